@@ -1,0 +1,31 @@
+# Two commands do all set-up on a fresh machine: `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test bench lint clean deps
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev,spark]'
+	touch $(STAMP)
+
+deps: $(STAMP)
+	@bash scripts/system-deps.sh
+
+run: $(STAMP)
+	$(BIN)/srota run --config config/demo.yaml
+
+test: deps
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m tests.bench
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,412 @@
+"""Aggregate functions for selectors (``sum``, ``count``, ``avg``, ...).
+
+An aggregator extension's factory checks the argument types and returns ``(result type,
+state class)``.  The selector keeps one state object per aggregator and group key; events add
+to it when current, remove from it when expired, and a reset event clears it (DESIGN.md
+decision 6).  ``add``/``remove`` return the new value.  Nulls are ignored.  State objects
+hold only plain values, so they pickle for snapshots.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from grammar.errors import SiddhiAppCreationError
+from grammar.model import AttrType
+
+from .expression import ArgInfo
+from .registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
+
+
+class AggregatorState:
+    """Base of aggregator states: ``add``/``remove`` return the current value; ``reset`` clears."""
+
+    __slots__ = ()
+
+    def add(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def remove(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def value(self) -> Any:
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {s: getattr(self, s) for s in self._all_slots()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+
+    @classmethod
+    def _all_slots(cls) -> list[str]:
+        out: list[str] = []
+        for klass in cls.__mro__:
+            out.extend(getattr(klass, "__slots__", ()))
+        return out
+
+
+def _one_arg(name: str, args: list[ArgInfo], types: tuple[AttrType, ...]) -> AttrType:
+    if len(args) != 1:
+        raise SiddhiAppCreationError(f"{name}() takes 1 argument, {len(args)} given")
+    t = args[0].type
+    if t not in types:
+        raise SiddhiAppCreationError(
+            f"{name}() cannot aggregate {t.value}; expected {', '.join(x.value for x in types)}")
+    return t
+
+
+class _Sum(AggregatorState):
+    __slots__ = ("total", "count", "integral")
+
+    def __init__(self, integral: bool) -> None:
+        self.integral = integral
+        self.total: Any = 0 if integral else 0.0
+        self.count = 0
+
+    def add(self, value: Any) -> Any:
+        if value is not None:
+            self.total += value
+            self.count += 1
+        return self.value()
+
+    def remove(self, value: Any) -> Any:
+        if value is not None:
+            self.total -= value
+            self.count -= 1
+        return self.value()
+
+    def reset(self) -> None:
+        self.total = 0 if self.integral else 0.0
+        self.count = 0
+
+    def value(self) -> Any:
+        return self.total if self.count > 0 else None
+
+
+@extension(Kind.AGGREGATOR, "sum", params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
+           doc="Sum of the values (long for int/long, double for float/double).")
+def _sum(args: list[ArgInfo]) -> tuple[AttrType, Any]:
+    t = _one_arg("sum", args, NUMERIC_TYPES)
+    integral = t in (AttrType.INT, AttrType.LONG)
+    return (AttrType.LONG if integral else AttrType.DOUBLE), lambda: _Sum(integral)
+
+
+class _Count(AggregatorState):
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def add(self, value: Any = None) -> int:
+        self.count += 1
+        return self.count
+
+    def remove(self, value: Any = None) -> int:
+        self.count -= 1
+        return self.count
+
+    def reset(self) -> None:
+        self.count = 0
+
+    def value(self) -> int:
+        return self.count
+
+
+@extension(Kind.AGGREGATOR, "count", params=(Param("arg", ANY_TYPE, optional=True, dynamic=True),),
+           doc="Number of events (a long).")
+def _count(args: list[ArgInfo]) -> tuple[AttrType, Any]:
+    if len(args) > 1:
+        raise SiddhiAppCreationError(f"count() takes at most 1 argument, {len(args)} given")
+    return AttrType.LONG, _Count
+
+
+class _Avg(AggregatorState):
+    __slots__ = ("total", "count")
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.count = 0
+
+    def add(self, value: Any) -> Any:
+        if value is not None:
+            self.total += value
+            self.count += 1
+        return self.value()
+
+    def remove(self, value: Any) -> Any:
+        if value is not None:
+            self.total -= value
+            self.count -= 1
+        return self.value()
+
+    def reset(self) -> None:
+        self.total = 0.0
+        self.count = 0
+
+    def value(self) -> Any:
+        return self.total / self.count if self.count else None
+
+
+@extension(Kind.AGGREGATOR, "avg", params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
+           doc="Average of the values (a double).")
+def _avg(args: list[ArgInfo]) -> tuple[AttrType, Any]:
+    _one_arg("avg", args, NUMERIC_TYPES)
+    return AttrType.DOUBLE, _Avg
+
+
+class _MinMax(AggregatorState):
+    """Min or max over a window: counts per value, so removals are exact."""
+
+    __slots__ = ("counts", "best", "is_max")
+
+    def __init__(self, is_max: bool) -> None:
+        self.is_max = is_max
+        self.counts: dict[Any, int] = {}
+        self.best: Any = None
+
+    def add(self, value: Any) -> Any:
+        if value is not None:
+            self.counts[value] = self.counts.get(value, 0) + 1
+            if self.best is None or (value > self.best if self.is_max else value < self.best):
+                self.best = value
+        return self.best
+
+    def remove(self, value: Any) -> Any:
+        if value is not None and value in self.counts:
+            left = self.counts[value] - 1
+            if left:
+                self.counts[value] = left
+            else:
+                del self.counts[value]
+                if value == self.best:
+                    if self.counts:
+                        self.best = max(self.counts) if self.is_max else min(self.counts)
+                    else:
+                        self.best = None
+        return self.best
+
+    def reset(self) -> None:
+        self.counts = {}
+        self.best = None
+
+    def value(self) -> Any:
+        return self.best
+
+
+def _min_max(name: str, is_max: bool) -> None:
+    def factory(args: list[ArgInfo]) -> tuple[AttrType, Any]:
+        t = _one_arg(name, args, NUMERIC_TYPES)
+        return t, lambda: _MinMax(is_max)
+
+    extension(Kind.AGGREGATOR, name, params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
+              doc=f"The {'largest' if is_max else 'smallest'} value in the window.")(factory)
+
+
+_min_max("max", True)
+_min_max("min", False)
+
+
+class _Forever(AggregatorState):
+    """minForever/maxForever: ignores expiry, only a reset clears it... and not even that."""
+
+    __slots__ = ("best", "is_max")
+
+    def __init__(self, is_max: bool) -> None:
+        self.is_max = is_max
+        self.best: Any = None
+
+    def add(self, value: Any) -> Any:
+        if value is not None and (self.best is None or (value > self.best if self.is_max else value < self.best)):
+            self.best = value
+        return self.best
+
+    def remove(self, value: Any) -> Any:
+        return self.add(value)
+
+    def reset(self) -> None:
+        # Siddhi keeps the extreme "forever": resets of batch windows do not clear it.
+        return None
+
+    def value(self) -> Any:
+        return self.best
+
+
+def _forever(name: str, is_max: bool) -> None:
+    def factory(args: list[ArgInfo]) -> tuple[AttrType, Any]:
+        t = _one_arg(name, args, NUMERIC_TYPES)
+        return t, lambda: _Forever(is_max)
+
+    extension(Kind.AGGREGATOR, name, params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
+              doc=f"The {'largest' if is_max else 'smallest'} value ever seen.")(factory)
+
+
+_forever("maxForever", True)
+_forever("minForever", False)
+
+
+class _DistinctCount(AggregatorState):
+    __slots__ = ("counts",)
+
+    def __init__(self) -> None:
+        self.counts: dict[Any, int] = {}
+
+    def add(self, value: Any) -> int:
+        if value is not None:
+            self.counts[value] = self.counts.get(value, 0) + 1
+        return len(self.counts)
+
+    def remove(self, value: Any) -> int:
+        if value is not None and value in self.counts:
+            left = self.counts[value] - 1
+            if left:
+                self.counts[value] = left
+            else:
+                del self.counts[value]
+        return len(self.counts)
+
+    def reset(self) -> None:
+        self.counts = {}
+
+    def value(self) -> int:
+        return len(self.counts)
+
+
+@extension(Kind.AGGREGATOR, "distinctCount", params=(Param("arg", ANY_TYPE, dynamic=True),),
+           doc="Number of distinct values (a long).")
+def _distinct_count(args: list[ArgInfo]) -> tuple[AttrType, Any]:
+    _one_arg("distinctCount", args, ANY_TYPE)
+    return AttrType.LONG, _DistinctCount
+
+
+class _StdDev(AggregatorState):
+    """Population standard deviation, by Welford's running mean and M2 (stable on removal)."""
+
+    __slots__ = ("count", "mean", "m2")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+
+    def add(self, value: Any) -> Any:
+        if value is not None:
+            self.count += 1
+            delta = value - self.mean
+            self.mean += delta / self.count
+            self.m2 += delta * (value - self.mean)
+        return self.value()
+
+    def remove(self, value: Any) -> Any:
+        if value is not None and self.count > 0:
+            if self.count == 1:
+                self.reset()
+            else:
+                delta = value - self.mean
+                self.mean = (self.mean * self.count - value) / (self.count - 1)
+                self.m2 -= delta * (value - self.mean)
+                self.count -= 1
+        return self.value()
+
+    def reset(self) -> None:
+        self.count = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+
+    def value(self) -> Any:
+        if self.count == 0:
+            return None
+        if self.count == 1:
+            return 0.0
+        return math.sqrt(max(self.m2, 0.0) / self.count)
+
+
+@extension(Kind.AGGREGATOR, "stdDev", params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
+           doc="Population standard deviation (a double).")
+def _std_dev(args: list[ArgInfo]) -> tuple[AttrType, Any]:
+    _one_arg("stdDev", args, NUMERIC_TYPES)
+    return AttrType.DOUBLE, _StdDev
+
+
+class _BoolAgg(AggregatorState):
+    """``and``/``or`` over a window: counts of true and false values."""
+
+    __slots__ = ("trues", "falses", "is_and")
+
+    def __init__(self, is_and: bool) -> None:
+        self.is_and = is_and
+        self.trues = 0
+        self.falses = 0
+
+    def _bump(self, value: Any, step: int) -> None:
+        if value is True:
+            self.trues += step
+        elif value is False:
+            self.falses += step
+
+    def add(self, value: Any) -> bool:
+        self._bump(value, 1)
+        return self.value()
+
+    def remove(self, value: Any) -> bool:
+        self._bump(value, -1)
+        return self.value()
+
+    def reset(self) -> None:
+        self.trues = self.falses = 0
+
+    def value(self) -> bool:
+        if self.is_and:
+            return self.falses == 0 and self.trues > 0
+        return self.trues > 0
+
+
+def _bool_agg(name: str, is_and: bool) -> None:
+    def factory(args: list[ArgInfo]) -> tuple[AttrType, Any]:
+        _one_arg(name, args, (AttrType.BOOL,))
+        return AttrType.BOOL, lambda: _BoolAgg(is_and)
+
+    extension(Kind.AGGREGATOR, name, params=(Param("arg", (AttrType.BOOL,), dynamic=True),),
+              doc=f"Logical {name} of the values.")(factory)
+
+
+_bool_agg("and", True)
+_bool_agg("or", False)
+
+
+class _UnionSet(AggregatorState):
+    __slots__ = ("counts",)
+
+    def __init__(self) -> None:
+        self.counts: dict[Any, int] = {}
+
+    def add(self, value: Any) -> set[Any]:
+        for v in value or ():
+            self.counts[v] = self.counts.get(v, 0) + 1
+        return set(self.counts)
+
+    def remove(self, value: Any) -> set[Any]:
+        for v in value or ():
+            left = self.counts.get(v, 0) - 1
+            if left > 0:
+                self.counts[v] = left
+            else:
+                self.counts.pop(v, None)
+        return set(self.counts)
+
+    def reset(self) -> None:
+        self.counts = {}
+
+    def value(self) -> set[Any]:
+        return set(self.counts)
+
+
+@extension(Kind.AGGREGATOR, "unionSet", params=(Param("set", (AttrType.OBJECT,), dynamic=True),),
+           doc="Union of the sets (made with createSet).")
+def _union_set(args: list[ArgInfo]) -> tuple[AttrType, Any]:
+    _one_arg("unionSet", args, (AttrType.OBJECT,))
+    return AttrType.OBJECT, _UnionSet

@@ -1,0 +1,95 @@
+"""The app context: what every planner and processor of one app runtime shares."""
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from grammar.errors import SiddhiAppCreationError
+from grammar.model import AttrType, SiddhiApp, StreamDefinition
+
+from .clock import Clock, PlaybackClock, Scheduler, WallClock
+from .expression import ArgInfo
+from .registry import Kind, registry
+
+_log = logging.getLogger("srota.engine")
+
+
+class AppContext:
+    """Shared state of one app runtime: clock, scheduler, lock, definitions, stateful elements.
+
+    ``elements`` maps a stable element id (``query1/window``, ``table:T``, ...) to every object
+    that keeps state, for snapshots; ``element_id`` hands out ids that do not depend on
+    object identity so that a restored snapshot finds the same element again.
+    """
+
+    def __init__(self, app: SiddhiApp, name: str, clock: Clock | None = None) -> None:
+        self.app = app
+        self.name = name
+        self.lock = threading.RLock()
+        self.clock: Clock = clock or WallClock()
+        self.playback = isinstance(self.clock, PlaybackClock)
+        self.scheduler = Scheduler(self.clock, self.lock)
+        self.streams: dict[str, StreamDefinition] = {}
+        self.junctions: dict[str, Any] = {}
+        self.tables: dict[str, Any] = {}
+        self.windows: dict[str, Any] = {}
+        self.aggregations: dict[str, Any] = {}
+        self.triggers: dict[str, Any] = {}
+        self.script_functions: dict[str, tuple[AttrType, Callable[..., Any]]] = {}
+        self.elements: dict[str, Any] = {}
+        self.start_hooks: list[Callable[[], None]] = []
+        self.stop_hooks: list[Callable[[], None]] = []
+        self.errors: Counter[str] = Counter()
+        self.in_hook: Any = None
+        self._ids = itertools.count()
+        # Set while planning a partition: the key-local scope for inner streams, etc.
+        self.partition: Any = None
+
+    # ------------------------------------------------------------------ functions
+    def find_function(self, namespace: str, name: str) -> Callable[[list[ArgInfo], Any], Any] | None:
+        """A function factory by name: app-defined script functions first, then extensions."""
+        if not namespace and name in self.script_functions:
+            rtype, fn = self.script_functions[name]
+            return lambda args, ctx: (rtype, fn)
+        ext = registry.get(Kind.FUNCTION, namespace, name)
+        return ext.factory if ext is not None else None
+
+    def is_aggregator(self, namespace: str, name: str) -> bool:
+        return registry.get(Kind.AGGREGATOR, namespace, name) is not None
+
+    # ------------------------------------------------------------------ state
+    def register_element(self, element_id: str, element: Any) -> str:
+        """Record a stateful element under a stable id (made unique if taken)."""
+        eid = element_id
+        n = 1
+        while eid in self.elements:
+            n += 1
+            eid = f"{element_id}#{n}"
+        self.elements[eid] = element
+        return eid
+
+    def define_stream(self, definition: StreamDefinition, key: str | None = None) -> Any:
+        """Add a stream (and its junction); returns the junction."""
+        from .junction import StreamJunction
+
+        key = key or definition.id
+        self.streams[key] = definition
+        junction = StreamJunction(definition, self)
+        self.junctions[key] = junction
+        return junction
+
+    def metrics_error(self, stream_id: str) -> None:
+        self.errors[stream_id] += 1
+
+    def stream(self, stream_id: str, node: Any = None) -> StreamDefinition:
+        """The definition of a stream, or a creation error at ``node``."""
+        found = self.streams.get(stream_id)
+        if found is None:
+            pos = getattr(node, "pos", None)
+            raise SiddhiAppCreationError(f"stream '{stream_id}' is not defined",
+                                         pos.line if pos else None, pos.column if pos else None)
+        return found

@@ -1,0 +1,349 @@
+"""The expression compiler: app-model expressions to Python source with Siddhi's typing.
+
+Typing follows Siddhi: int < long < float < double promotion, integer division truncating
+toward zero, 32-bit results for ``float``, ``null`` propagating through arithmetic, and
+comparisons with ``null`` being false.  Every rule is decided here, once, at app creation;
+the generated code does only what the types require.
+
+Where variables live depends on the query (one stream, a join, a pattern), so the compiler
+asks a :class:`Scope` for the code that reads an attribute.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from grammar.errors import SiddhiAppCreationError
+from grammar.model import (
+    And,
+    AttrType,
+    Compare,
+    CompareOperator,
+    Constant,
+    Expression,
+    FunctionCall,
+    In,
+    IsNull,
+    IsNullStream,
+    MathOp,
+    MathOperator,
+    Not,
+    Or,
+    Pos,
+    TimeConstant,
+    Variable,
+)
+
+from .codegen import CodeGen
+from .types import NUMERIC_RANK, f32, java_fdiv, java_fmod, java_idiv, java_imod, math_type
+
+# Helpers every generated namespace has.
+BASE_NAMESPACE: dict[str, Any] = {
+    "_f32": f32,
+    "_idiv": java_idiv,
+    "_imod": java_imod,
+    "_fdiv": java_fdiv,
+    "_fmod": java_fmod,
+    "_inf": math.inf,
+    "_nan": math.nan,
+}
+
+
+def error_at(message: str, node: Any) -> SiddhiAppCreationError:
+    """A creation error positioned at ``node`` (any model node with ``pos``)."""
+    pos: Pos | None = getattr(node, "pos", None)
+    return SiddhiAppCreationError(message, pos.line if pos else None, pos.column if pos else None)
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """Generated source for one expression, with its Siddhi type.
+
+    ``constant`` is True when the value is known at creation (then ``value`` holds it).
+    """
+
+    code: str
+    type: AttrType
+    constant: bool = False
+    value: Any = None
+    nullable: bool = True
+
+
+class Scope(Protocol):
+    """Where the attributes an expression reads come from."""
+
+    def resolve(self, var: Variable) -> tuple[str, AttrType]:
+        """Source code reading ``var`` and its type; raises SiddhiAppCreationError if unknown."""
+
+    def resolve_stream(self, node: IsNullStream) -> str:
+        """Source code giving the referenced event, or None when it is absent."""
+
+    def timestamp(self, node: Expression | None) -> str:
+        """Source code for the timestamp of the event (or of the referenced event)."""
+
+
+@dataclass(frozen=True)
+class ArgInfo:
+    """What a function or aggregator is told about one argument at creation."""
+
+    type: AttrType
+    constant: bool
+    value: Any
+    node: Expression
+
+
+# A function factory gets the arguments' info and returns (return type, callable).
+FunctionFactory = Callable[[list[ArgInfo], Any], tuple[AttrType, Callable[..., Any]]]
+# A hook that handles aggregator calls in selectors: returns generated code or None.
+AggregatorHook = Callable[[FunctionCall, "ExpressionCompiler"], Compiled | None]
+# A hook that compiles ``expr in Table``.
+InHook = Callable[[In, "ExpressionCompiler"], Compiled]
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "_nan"
+        if math.isinf(value):
+            return "_inf" if value > 0 else "(-_inf)"
+    return repr(value)
+
+
+class ExpressionCompiler:
+    """Compiles expressions of one scope into source text over one :class:`CodeGen`."""
+
+    def __init__(self, ctx: Any, scope: Scope, gen: CodeGen,
+                 aggregator_hook: AggregatorHook | None = None,
+                 in_hook: InHook | None = None) -> None:
+        self.ctx = ctx
+        self.scope = scope
+        self.gen = gen
+        self.aggregator_hook = aggregator_hook
+        self.in_hook = in_hook if in_hook is not None else getattr(ctx, "in_hook", None)
+
+    # ------------------------------------------------------------------ entry points
+    def compile(self, expr: Expression) -> Compiled:
+        """Source and type for ``expr``."""
+        method = getattr(self, "_c_" + type(expr).__name__, None)
+        if method is None:
+            raise error_at(f"unsupported expression {type(expr).__name__}", expr)
+        return method(expr)
+
+    def compile_condition(self, expr: Expression, what: str = "condition") -> str:
+        """Source of a boolean condition (a non-boolean expression is a creation error)."""
+        c = self.compile(expr)
+        if c.type is not AttrType.BOOL:
+            raise error_at(f"{what} must be a bool expression, found {c.type.value}", expr)
+        if c.constant:
+            return "True" if c.value else "False"
+        if c.nullable and not isinstance(expr, (Compare, And, Or, Not, IsNull, IsNullStream, In)):
+            return f"({c.code} is True)"
+        return c.code
+
+    def arg_info(self, expr: Expression) -> tuple[ArgInfo, Compiled]:
+        c = self.compile(expr)
+        return ArgInfo(c.type, c.constant, c.value, expr), c
+
+    # ------------------------------------------------------------------ leaves
+    def _c_Constant(self, e: Constant) -> Compiled:
+        value = e.value
+        if e.type is AttrType.FLOAT and value is not None:
+            value = f32(float(value))
+        return Compiled(_literal(value), e.type, True, value, value is None)
+
+    def _c_TimeConstant(self, e: TimeConstant) -> Compiled:
+        return Compiled(repr(e.millis), AttrType.LONG, True, e.millis, False)
+
+    def _c_Variable(self, e: Variable) -> Compiled:
+        code, type_ = self.scope.resolve(e)
+        return Compiled(code, type_)
+
+    # ------------------------------------------------------------------ arithmetic
+    def _c_MathOp(self, e: MathOp) -> Compiled:
+        left, right = self.compile(e.left), self.compile(e.right)
+        for side, node in ((left, e.left), (right, e.right)):
+            if side.type not in NUMERIC_RANK:
+                raise error_at(f"'{e.op.value}' needs numeric operands, found {side.type.value}", node)
+        rtype = math_type(left.type, right.type)
+        if left.constant and right.constant:
+            value = _fold(e.op, rtype, left.value, right.value)
+            return Compiled(_literal(value), rtype, True, value, value is None)
+        a, b = self._operand(left), self._operand(right)
+        op = e.op
+        if rtype in (AttrType.INT, AttrType.LONG):
+            if op is MathOperator.DIVIDE:
+                core = f"_idiv({a.use}, {b.use})"
+            elif op is MathOperator.MOD:
+                core = f"_imod({a.use}, {b.use})"
+            else:
+                core = f"{a.use} {op.value} {b.use}"
+        else:
+            if op is MathOperator.DIVIDE:
+                core = f"_fdiv({a.use}, {b.use})"
+            elif op is MathOperator.MOD:
+                core = f"_fmod({a.use}, {b.use})"
+            else:
+                core = f"{a.use} {op.value} {b.use}"
+            if rtype is AttrType.FLOAT:
+                core = f"_f32({core})"
+        checks = [c for c in (a.check, b.check) if c]
+        if not checks:
+            return Compiled(f"({core})", rtype, nullable=False)
+        return Compiled(f"(None if {' or '.join(checks)} else {core})", rtype)
+
+    # ------------------------------------------------------------------ conditions
+    def _c_Compare(self, e: Compare) -> Compiled:
+        left, right = self.compile(e.left), self.compile(e.right)
+        lt, rt = left.type, right.type
+        numeric = lt in NUMERIC_RANK and rt in NUMERIC_RANK
+        if not numeric:
+            if e.op in (CompareOperator.EQ, CompareOperator.NE):
+                if lt != rt and AttrType.OBJECT not in (lt, rt):
+                    raise error_at(f"cannot compare {lt.value} with {rt.value}", e)
+            elif not (lt == rt == AttrType.STRING) and AttrType.OBJECT not in (lt, rt):
+                raise error_at(f"'{e.op.value}' cannot compare {lt.value} with {rt.value}", e)
+        if left.constant and right.constant:
+            value = _compare(e.op, left.value, right.value)
+            return Compiled(repr(value), AttrType.BOOL, True, value, False)
+        a, b = self._operand(left), self._operand(right)
+        core = f"{a.use} {e.op.value} {b.use}"
+        checks = [f"{c.replace(' is None', ' is not None')}" for c in (a.check_first, b.check_first) if c]
+        if not checks:
+            return Compiled(f"({core})", AttrType.BOOL, nullable=False)
+        return Compiled(f"({' and '.join(checks)} and {core})", AttrType.BOOL, nullable=False)
+
+    def _bool_operand(self, expr: Expression, what: str) -> str:
+        c = self.compile(expr)
+        if c.type is not AttrType.BOOL:
+            raise error_at(f"'{what}' needs bool operands, found {c.type.value}", expr)
+        if c.nullable:
+            return f"({c.code} is True)"
+        return c.code
+
+    def _c_And(self, e: And) -> Compiled:
+        return Compiled(f"({self._bool_operand(e.left, 'and')} and {self._bool_operand(e.right, 'and')})",
+                        AttrType.BOOL, nullable=False)
+
+    def _c_Or(self, e: Or) -> Compiled:
+        return Compiled(f"({self._bool_operand(e.left, 'or')} or {self._bool_operand(e.right, 'or')})",
+                        AttrType.BOOL, nullable=False)
+
+    def _c_Not(self, e: Not) -> Compiled:
+        return Compiled(f"(not {self._bool_operand(e.expression, 'not')})", AttrType.BOOL, nullable=False)
+
+    def _c_IsNull(self, e: IsNull) -> Compiled:
+        inner = e.expression
+        if isinstance(inner, Variable) and inner.stream_id is None and self._is_stream_ref(inner):
+            return self._c_IsNullStream(IsNullStream(inner.attribute, pos=inner.pos))
+        c = self.compile(inner)
+        return Compiled(f"({c.code} is None)", AttrType.BOOL, nullable=False)
+
+    def _is_stream_ref(self, var: Variable) -> bool:
+        probe = getattr(self.scope, "is_stream_reference", None)
+        return bool(probe and probe(var.attribute))
+
+    def _c_IsNullStream(self, e: IsNullStream) -> Compiled:
+        return Compiled(f"({self.scope.resolve_stream(e)} is None)", AttrType.BOOL, nullable=False)
+
+    def _c_In(self, e: In) -> Compiled:
+        if self.in_hook is None:
+            raise error_at(f"'in {e.source_id}' needs a table named {e.source_id}", e)
+        return self.in_hook(e, self)
+
+    # ------------------------------------------------------------------ functions
+    def _c_FunctionCall(self, e: FunctionCall) -> Compiled:
+        if self.aggregator_hook is not None:
+            got = self.aggregator_hook(e, self)
+            if got is not None:
+                return got
+        name = e.name
+        if not e.namespace and name == "eventTimestamp":
+            if len(e.args) > 1:
+                raise error_at("eventTimestamp() takes at most one argument", e)
+            return Compiled(self.scope.timestamp(e.args[0] if e.args else None), AttrType.LONG,
+                            nullable=False)
+        infos: list[ArgInfo] = []
+        codes: list[str] = []
+        for arg in e.args:
+            info, c = self.arg_info(arg)
+            infos.append(info)
+            codes.append(c.code)
+        factory = self.ctx.find_function(e.namespace, name)
+        if factory is None:
+            if self.ctx.is_aggregator(e.namespace, name):
+                raise error_at(f"aggregate function '{_qual(e)}' is not allowed here", e)
+            raise error_at(f"unknown function '{_qual(e)}'", e)
+        try:
+            rtype, fn = factory(infos, self.ctx)
+        except SiddhiAppCreationError as exc:
+            if exc.line is None and e.pos is not None:
+                raise SiddhiAppCreationError(exc.message, e.pos.line, e.pos.column) from None
+            raise
+        except (TypeError, ValueError) as exc:
+            raise error_at(f"{_qual(e)}: {exc}", e) from None
+        if isinstance(fn, str):  # an inline template such as "({0} or {1})"
+            return Compiled(fn.format(*codes), rtype)
+        ref = self.gen.ref(fn, "fn")
+        return Compiled(f"{ref}({', '.join(codes)})", rtype)
+
+    # ------------------------------------------------------------------ helpers
+    def _operand(self, c: Compiled) -> _Operand:
+        if c.constant:
+            if c.value is None:
+                return _Operand("None", "True", "True")
+            return _Operand(c.code, "", "")
+        if not c.nullable:
+            return _Operand(c.code, "", "")
+        if _simple(c.code):
+            return _Operand(c.code, f"{c.code} is None", f"{c.code} is None")
+        t = self.gen.temp()
+        # The first mention assigns the temporary; the operation uses it.
+        return _Operand(t, f"({t} := {c.code}) is None", f"({t} := {c.code}) is None")
+
+
+@dataclass(frozen=True)
+class _Operand:
+    use: str
+    check: str
+    check_first: str
+
+
+def _simple(code: str) -> bool:
+    """Cheap, side-effect-free code that may be evaluated twice (``d[3]``, a name)."""
+    return code.replace("_", "a").replace("[", "").replace("]", "").replace(".", "").isalnum()
+
+
+def _qual(e: FunctionCall) -> str:
+    return f"{e.namespace}:{e.name}" if e.namespace else e.name
+
+
+def _fold(op: MathOperator, rtype: AttrType, a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return None
+    integral = rtype in (AttrType.INT, AttrType.LONG)
+    if op is MathOperator.ADD:
+        v = a + b
+    elif op is MathOperator.SUBTRACT:
+        v = a - b
+    elif op is MathOperator.MULTIPLY:
+        v = a * b
+    elif op is MathOperator.DIVIDE:
+        v = java_idiv(a, b) if integral else java_fdiv(a, b)
+    else:
+        v = java_imod(a, b) if integral else java_fmod(a, b)
+    if rtype is AttrType.FLOAT:
+        v = f32(v)
+    elif rtype is AttrType.DOUBLE:
+        v = float(v)
+    return v
+
+
+def _compare(op: CompareOperator, a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return False
+    return {
+        CompareOperator.EQ: a == b, CompareOperator.NE: a != b, CompareOperator.GT: a > b,
+        CompareOperator.GE: a >= b, CompareOperator.LT: a < b, CompareOperator.LE: a <= b,
+    }[op]

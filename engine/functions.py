@@ -1,0 +1,238 @@
+"""Built-in scalar functions, registered through the extension registry.
+
+A function extension's factory receives the arguments' :class:`ArgInfo` (type, and value when
+constant) and the app context, checks them, and returns ``(return type, implementation)``.
+The implementation is a callable taking the argument values, or an inline source template
+(``"({0} if {0} is not None else {1})"``) that the compiler splices into generated code.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from grammar.errors import SiddhiAppCreationError
+from grammar.model import AttrType
+
+from .expression import ArgInfo
+from .registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
+from .types import coerce, python_type_ok
+
+_TYPE_NAMES = {t.value: t for t in AttrType}
+_TYPE_NAMES["boolean"] = AttrType.BOOL
+_TYPE_NAMES["integer"] = AttrType.INT
+_PRIMITIVES = (AttrType.STRING, AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE, AttrType.BOOL)
+
+FunctionImpl = tuple[AttrType, "Callable[..., Any] | str"]
+
+
+def _err(message: str) -> SiddhiAppCreationError:
+    return SiddhiAppCreationError(message)
+
+
+def _count(name: str, args: list[ArgInfo], low: int, high: int | None = None) -> None:
+    high = low if high is None else high
+    if not (low <= len(args) <= (high if high >= 0 else len(args))):
+        want = str(low) if low == high else (f"at least {low}" if high < 0 else f"{low} to {high}")
+        raise _err(f"{name}() takes {want} argument(s), {len(args)} given")
+
+
+def _same_types(name: str, args: list[ArgInfo]) -> AttrType:
+    first = args[0].type
+    for a in args[1:]:
+        if a.type != first:
+            raise _err(f"{name}() needs arguments of one type, found {first.value} and {a.type.value}")
+    return first
+
+
+def _type_name_arg(name: str, arg: ArgInfo) -> AttrType:
+    if not arg.constant or arg.type is not AttrType.STRING:
+        raise _err(f"{name}() needs a constant string type name as its second argument")
+    found = _TYPE_NAMES.get(str(arg.value).lower())
+    if found is None:
+        raise _err(f"{name}(): unknown type '{arg.value}'; expected one of "
+                   "string, int, long, float, double, bool, object")
+    return found
+
+
+@extension(Kind.FUNCTION, "coalesce", params=(Param("args", ANY_TYPE, dynamic=True, repeat=True),),
+           doc="The first argument that is not null.")
+def _coalesce(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+    _count("coalesce", args, 1, -1)
+    rtype = _same_types("coalesce", args)
+    if len(args) == 1:
+        return rtype, "{0}"
+
+    def coalesce(*values: Any) -> Any:
+        for v in values:
+            if v is not None:
+                return v
+        return None
+
+    return rtype, coalesce
+
+
+@extension(Kind.FUNCTION, "default",
+           params=(Param("attribute", ANY_TYPE, dynamic=True), Param("default", ANY_TYPE)),
+           doc="The attribute, or the default when the attribute is null.")
+def _default(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+    _count("default", args, 2)
+    if args[0].type != args[1].type:
+        raise _err(f"default(): the default ({args[1].type.value}) must have the attribute's "
+                   f"type ({args[0].type.value})")
+    return args[0].type, "(lambda _v, _d: _d if _v is None else _v)({0}, {1})"
+
+
+@extension(Kind.FUNCTION, "ifThenElse",
+           params=(Param("condition", (AttrType.BOOL,), dynamic=True), Param("if.expression", ANY_TYPE, dynamic=True),
+                   Param("else.expression", ANY_TYPE, dynamic=True)),
+           doc="The second argument when the condition holds, else the third.")
+def _if_then_else(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+    _count("ifThenElse", args, 3)
+    if args[0].type is not AttrType.BOOL:
+        raise _err("ifThenElse() needs a bool condition as its first argument")
+    if args[1].type != args[2].type:
+        raise _err(f"ifThenElse(): both branches must have one type, found {args[1].type.value} "
+                   f"and {args[2].type.value}")
+    return args[1].type, "({1} if {0} is True else {2})"
+
+
+def _instance_of(name: str, check: Callable[[Any], bool]) -> None:
+    def factory(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+        _count(name, args, 1)
+        return AttrType.BOOL, check
+
+    extension(Kind.FUNCTION, name, params=(Param("arg", ANY_TYPE, dynamic=True),),
+              doc=f"Whether the value is a {name[10:]}.")(factory)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and -(2 ** 31) <= v < 2 ** 31
+
+
+_instance_of("instanceOfBoolean", lambda v: isinstance(v, bool))
+_instance_of("instanceOfString", lambda v: isinstance(v, str))
+_instance_of("instanceOfInteger", _is_int)
+_instance_of("instanceOfLong", lambda v: isinstance(v, int) and not isinstance(v, bool) and not _is_int(v))
+_instance_of("instanceOfDouble", lambda v: isinstance(v, float))
+_instance_of("instanceOfFloat", lambda v: isinstance(v, float))
+
+
+@extension(Kind.FUNCTION, "cast",
+           params=(Param("to.be.caster", ANY_TYPE, dynamic=True), Param("cast.to", (AttrType.STRING,))),
+           doc="Declares the value's type (no conversion: use convert for that).")
+def _cast(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+    _count("cast", args, 2)
+    target = _type_name_arg("cast", args[1])
+    return target, "{0}"
+
+
+@extension(Kind.FUNCTION, "convert",
+           params=(Param("to.be.converted", ANY_TYPE, dynamic=True), Param("converted.to", (AttrType.STRING,))),
+           doc="Converts the value to the given type (null when it cannot).")
+def _convert(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+    _count("convert", args, 2)
+    target = _type_name_arg("convert", args[1])
+    if target is AttrType.OBJECT:
+        raise _err("convert(): cannot convert to object")
+
+    def convert(value: Any, _type: Any = None) -> Any:
+        try:
+            return coerce(value, target)
+        except (ValueError, TypeError, OverflowError):
+            return None
+
+    return target, convert
+
+
+def _extreme(name: str, pick: Callable[..., Any]) -> None:
+    def factory(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+        _count(name, args, 1, -1)
+        rtype = _same_types(name, args)
+        if rtype not in NUMERIC_TYPES:
+            raise _err(f"{name}() needs numeric arguments, found {rtype.value}")
+
+        def impl(*values: Any) -> Any:
+            present = [v for v in values if v is not None]
+            return pick(present) if present else None
+
+        return rtype, impl
+
+    extension(Kind.FUNCTION, name, params=(Param("arg", NUMERIC_TYPES, dynamic=True, repeat=True),),
+              doc=f"The {name} of the arguments, ignoring nulls.")(factory)
+
+
+_extreme("maximum", max)
+_extreme("minimum", min)
+
+
+@extension(Kind.FUNCTION, "currentTimeMillis", doc="The app clock's current time (ms).")
+def _current_time(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+    _count("currentTimeMillis", args, 0)
+    clock = ctx.clock
+    return AttrType.LONG, lambda: clock.now()
+
+
+@extension(Kind.FUNCTION, "UUID", doc="A random UUID string.")
+def _uuid(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+    _count("UUID", args, 0)
+    return AttrType.STRING, lambda: str(uuid.uuid4())
+
+
+@extension(Kind.FUNCTION, "createSet", params=(Param("input", _PRIMITIVES, dynamic=True),),
+           doc="A set holding the value (for unionSet and sizeOfSet).")
+def _create_set(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+    _count("createSet", args, 1)
+    if args[0].type not in _PRIMITIVES:
+        raise _err(f"createSet() needs a primitive argument, found {args[0].type.value}")
+    return AttrType.OBJECT, lambda v: {v}
+
+
+@extension(Kind.FUNCTION, "sizeOfSet", params=(Param("set", (AttrType.OBJECT,), dynamic=True),),
+           doc="The size of a set (0 for null).")
+def _size_of_set(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
+    _count("sizeOfSet", args, 1)
+    if args[0].type is not AttrType.OBJECT:
+        raise _err(f"sizeOfSet() needs an object (set) argument, found {args[0].type.value}")
+
+    def size(value: Any) -> int:
+        if value is None:
+            return 0
+        if not isinstance(value, (set, frozenset)):
+            raise TypeError(f"sizeOfSet() got {type(value).__name__}, not a set")
+        return len(value)
+
+    return AttrType.INT, size
+
+
+def script_function(language: str, name: str, return_type: AttrType, body: str) -> Callable[..., Any]:
+    """A function defined in the app (``define function f[python] return T {body}``).
+
+    The body sees the arguments as ``data`` (a list); it may ``return`` a value or be a single
+    expression.  Results are converted to the declared return type.
+    """
+    if language.lower() not in ("python", "py"):
+        raise _err(f"script language '{language}' is not supported (use python)")
+    src = body.strip("\n")
+    lines = [ln for ln in src.splitlines() if ln.strip()]
+    indent = min((len(ln) - len(ln.lstrip()) for ln in lines), default=0)
+    lines = [ln[indent:] for ln in lines]
+    if len(lines) == 1 and not lines[0].lstrip().startswith("return") and "=" not in lines[0].split("==")[0]:
+        lines = ["return " + lines[0]]
+    code = "def _script(data):\n" + "".join("    " + ln + "\n" for ln in lines or ["return None"])
+    ns: dict[str, Any] = {}
+    try:
+        exec(compile(code, f"<function {name}>", "exec"), ns)  # noqa: S102 - the app author's code
+    except SyntaxError as exc:
+        raise _err(f"function '{name}' does not compile: {exc.msg} (line {exc.lineno})") from None
+    script = ns["_script"]
+
+    def call(*args: Any) -> Any:
+        value = script(list(args))
+        if value is None or return_type is AttrType.OBJECT:
+            return value
+        if not python_type_ok(value, return_type):
+            value = coerce(value, return_type)
+        return value
+
+    return call

@@ -1,0 +1,55 @@
+"""The end of a query: query callbacks and the output target.
+
+A query's rate limiter hands its chunks to :class:`QueryOutput`, which calls the query
+callbacks with ``(timestamp, in_events, remove_events)`` and then the target (a stream
+junction, a table, a named window).  ``insert ... into`` a stream turns expired events into
+current ones (Siddhi's ``InsertIntoStreamCallback``, conformance note 3).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from .event import CURRENT, EXPIRED, Event
+
+_log = logging.getLogger("srota.engine")
+
+QueryCallback = Callable[[int, "list[Event] | None", "list[Event] | None"], None]
+
+
+class QueryOutput:
+    """Delivers a query's output chunks to its callbacks and target."""
+
+    def __init__(self, query_name: str) -> None:
+        self.query_name = query_name
+        self.callbacks: list[QueryCallback] = []
+        self.target: Callable[[list[Event]], None] | None = None
+        self.events_out = 0
+
+    def __call__(self, chunk: list[Event]) -> None:
+        if not chunk:
+            return
+        self.events_out += len(chunk)
+        if self.callbacks:
+            current = [e for e in chunk if e.type == CURRENT]
+            expired = [e for e in chunk if e.type == EXPIRED]
+            ts = chunk[-1].timestamp
+            for cb in self.callbacks:
+                cb(ts, current or None, expired or None)
+        if self.target is not None:
+            self.target(chunk)
+
+
+def insert_into_stream(junction: Any) -> Callable[[list[Event]], None]:
+    """A target that sends output chunks into a stream as current events."""
+    send = junction.send
+
+    def target(chunk: list[Event]) -> None:
+        for e in chunk:
+            if e.type != CURRENT:
+                send([Event(x.timestamp, x.data) for x in chunk if x.type <= EXPIRED])
+                return
+        send(chunk)
+
+    return target

@@ -1,0 +1,355 @@
+"""The query planner: one app-model ``Query`` to a running query instance.
+
+Like Siddhi's ``QueryParser``, it delegates each part to the planner of that construct:
+single-stream inputs here (filters, stream functions, windows), joins to :mod:`engine.join`,
+patterns and sequences to :mod:`engine.pattern`, the selector to :mod:`engine.selector`,
+rate limiting to :mod:`engine.ratelimit`, table outputs to :mod:`engine.table`.
+
+Where a query's inputs come from and where its output goes is asked of a :class:`Sources`
+object, so that a partition can plan the same query against key-local inner streams.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from grammar.model import (
+    Attribute,
+    DeleteStream,
+    Filter,
+    InsertIntoStream,
+    JoinInputStream,
+    OutputEventType,
+    Query,
+    ReturnStream,
+    SingleInputStream,
+    SnapshotOutputRate,
+    StateInputStream,
+    StreamDefinition,
+    StreamFunction,
+    UpdateOrInsertStream,
+    UpdateStream,
+    WindowHandler,
+)
+
+from .codegen import CodeGen
+from .event import Event
+from .expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from .junction import StreamJunction
+from .output import QueryOutput, insert_into_stream
+from .registry import Kind, registry
+from .scope import StreamScope
+from .selector import comprehension_bindings, plan_selector
+
+Emit = Callable[[list[Event]], None]
+
+
+def source_key(stream_id: str, is_inner: bool = False, is_fault: bool = False) -> str:
+    """How a stream is keyed in the app: ``S``, ``!S`` (fault) or ``#S`` (partition inner)."""
+    return ("#" if is_inner else "") + ("!" if is_fault else "") + stream_id
+
+
+class Sources:
+    """Where a query's inputs and outputs live (the app's junctions, tables, windows)."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.prefix = ""
+
+    def lookup(self, stream_id: str, is_inner: bool, is_fault: bool, node: Any) -> tuple[str, Any]:
+        """``(kind, object)``: a stream definition, named window, table or aggregation."""
+        ctx = self.ctx
+        if is_inner:
+            raise error_at(f"inner stream '#{stream_id}' can only be used inside a partition", node)
+        key = source_key(stream_id, False, is_fault)
+        if key in ctx.streams:
+            return "stream", ctx.streams[key]
+        if not is_fault:
+            if stream_id in ctx.windows:
+                return "window", ctx.windows[stream_id]
+            if stream_id in ctx.tables:
+                return "table", ctx.tables[stream_id]
+            if stream_id in ctx.aggregations:
+                return "aggregation", ctx.aggregations[stream_id]
+        raise error_at(f"stream '{key}' is not defined", node)
+
+    def subscribe(self, stream_id: str, is_inner: bool, is_fault: bool, receiver: Emit) -> None:
+        kind, obj = self.lookup(stream_id, is_inner, is_fault, None)
+        if kind == "window":
+            obj.subscribe(receiver)
+        else:
+            self.ctx.junctions[source_key(stream_id, is_inner, is_fault)].subscribe(receiver)
+
+    def output_junction(self, stream_id: str, attributes: list[Attribute], is_inner: bool,
+                        is_fault: bool, node: Any) -> StreamJunction:
+        """The junction to insert into, defining the stream from the output when it is new."""
+        ctx = self.ctx
+        if is_inner:
+            raise error_at(f"inner stream '#{stream_id}' can only be used inside a partition", node)
+        key = source_key(stream_id, False, is_fault)
+        existing = ctx.streams.get(key)
+        if existing is None:
+            definition = StreamDefinition(stream_id, tuple(attributes), is_fault=is_fault)
+            return ctx.define_stream(definition, key)
+        check_schema(existing, attributes, node)
+        return ctx.junctions[key]
+
+
+def check_schema(existing: Any, attributes: list[Attribute], node: Any) -> None:
+    """A query may insert into an existing stream only with the same attribute types."""
+    have = [a.type for a in existing.attributes]
+    want = [a.type for a in attributes]
+    if have != want:
+        shown = ", ".join(f"{a.name} {a.type.value}" for a in attributes)
+        target = ", ".join(f"{a.name} {a.type.value}" for a in existing.attributes)
+        raise error_at(f"output ({shown}) does not match the definition of '{existing.id}' ({target})", node)
+
+
+@dataclass
+class QueryRuntime:
+    """One running query (or one partition-key instance of it)."""
+
+    name: str
+    query: Query
+    output: QueryOutput
+    output_attributes: list[Attribute]
+    elements: dict[str, Any] = field(default_factory=dict)
+    stop_hooks: list[Callable[[], None]] = field(default_factory=list)
+
+    def add_callback(self, fn: Any) -> None:
+        self.output.callbacks.append(fn)
+
+
+@dataclass
+class InputPlan:
+    """What an input planner hands to the query planner.
+
+    ``scope`` resolves attributes for the selector; ``columns`` lists ``select *``;
+    ``connect(emit)`` subscribes this instance's processors to their sources.
+    """
+
+    scope: Any
+    connect: Callable[[Emit], None]
+    columns: Callable[[], list[Any]] | None = None
+    elements: dict[str, Any] = field(default_factory=dict)
+
+
+def query_output_event_type(query: Query) -> OutputEventType:
+    out = query.output
+    return getattr(out, "event_type", OutputEventType.CURRENT)
+
+
+def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRuntime:
+    """Plan ``query`` and wire a running instance of it."""
+    name = query.name or f"query_{index}"
+    gen = CodeGen(BASE_NAMESPACE)
+    element_prefix = f"{sources.prefix}{name}"
+    out_type = query_output_event_type(query)
+    inp = query.input
+    if isinstance(inp, SingleInputStream):
+        plan = plan_single_input(inp, ctx, sources, gen, element_prefix)
+    elif isinstance(inp, JoinInputStream):
+        from .join import plan_join_input
+        plan = plan_join_input(inp, ctx, sources, gen, element_prefix)
+    elif isinstance(inp, StateInputStream):
+        from .pattern import plan_state_input
+        plan = plan_state_input(inp, ctx, sources, gen, element_prefix)
+    else:  # pragma: no cover - the model has no other input kinds
+        raise error_at(f"unsupported input {type(inp).__name__}", inp)
+
+    batching = not isinstance(query.output_rate, SnapshotOutputRate)
+    selector_plan = plan_selector(query.selector, plan.scope, ctx, gen, out_type, batching, plan.columns)
+    selector = selector_plan.instantiate()
+    output = QueryOutput(name)
+    runtime = QueryRuntime(name, query, output, selector_plan.output_attributes)
+    runtime.elements.update(plan.elements)
+    runtime.elements[f"{element_prefix}/selector"] = selector
+
+    if query.output_rate is not None:
+        from .ratelimit import build_rate_limiter
+        limiter = build_rate_limiter(query.output_rate, query, selector, ctx, element_prefix)
+        runtime.elements[f"{element_prefix}/rate"] = limiter
+        selector.next = limiter.process
+        limiter.next = output
+        runtime.stop_hooks.append(getattr(limiter, "stop", lambda: None))
+    else:
+        selector.next = output
+
+    output.target = plan_output(query, selector_plan.output_attributes, ctx, sources, gen)
+    plan.connect(selector.process)
+    for eid, element in runtime.elements.items():
+        ctx.register_element(eid, element)
+    return runtime
+
+
+def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: Sources,
+                gen: CodeGen) -> Emit | None:
+    """The output target of a query: a stream, named window or table."""
+    out = query.output
+    if isinstance(out, ReturnStream):
+        return None
+    if isinstance(out, InsertIntoStream):
+        if not out.is_inner and not out.is_fault:
+            if out.target in ctx.tables:
+                from .table import plan_table_insert
+                return plan_table_insert(out, attributes, ctx, gen)
+            if out.target in ctx.windows:
+                window = ctx.windows[out.target]
+                check_schema(window.definition, attributes, out)
+                return window.insert
+            if out.target in ctx.aggregations:
+                raise error_at(f"cannot insert into aggregation '{out.target}'", out)
+        junction = sources.output_junction(out.target, attributes, out.is_inner, out.is_fault, out)
+        return insert_into_stream(junction)
+    if isinstance(out, (DeleteStream, UpdateStream, UpdateOrInsertStream)):
+        from .table import plan_table_output
+        return plan_table_output(out, attributes, ctx, gen)
+    raise error_at(f"unsupported output {type(out).__name__}", out)
+
+
+# ---------------------------------------------------------------------------- single stream
+def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: CodeGen,
+                      element_prefix: str, scope_data: str = "d") -> InputPlan:
+    """``from S[filter]#fn()#window.w()[filter] as a``: a chain of processors per instance."""
+    kind, obj = sources.lookup(inp.stream_id, inp.is_inner, inp.is_fault, inp)
+    if kind == "table":
+        raise error_at(f"table '{inp.stream_id}' can only be joined or queried on demand", inp)
+    if kind == "aggregation":
+        raise error_at(f"aggregation '{inp.stream_id}' can only be joined or queried on demand", inp)
+    definition = obj.definition if kind == "window" else obj
+    if kind == "window" and any(isinstance(h, WindowHandler) for h in inp.handlers):
+        raise error_at(f"window '{inp.stream_id}' cannot take another window", inp)
+    names = [inp.reference_id] if inp.reference_id else []
+    attributes = list(definition.attributes)
+    scope = StreamScope(inp.stream_id, attributes, names, scope_data)
+    stages: list[Callable[[], Any]] = []  # each builds one processor for an instance
+    elements: dict[str, Any] = {}
+    windows = 0
+    for n, handler in enumerate(inp.handlers):
+        if isinstance(handler, Filter):
+            # Before any window only current events flow; after one, timer/reset events too.
+            stages.append(_filter_stage(handler, scope, ctx, gen, mixed=windows > 0 or n > 0))
+        elif isinstance(handler, WindowHandler):
+            windows += 1
+            if windows > 1:
+                raise error_at("a stream can have only one window", handler)
+            from .windows import build_window
+            eid = f"{element_prefix}/window"
+            stages.append(_window_stage(build_window, handler, scope, ctx, gen, eid, elements))
+        elif isinstance(handler, StreamFunction):
+            stage, scope = _stream_function_stage(handler, scope, ctx, gen, f"{element_prefix}/fn{n}",
+                                                  elements)
+            stages.append(stage)
+        else:  # pragma: no cover
+            raise error_at(f"unsupported stream handler {type(handler).__name__}", handler)
+
+    stream_id, is_inner, is_fault = inp.stream_id, inp.is_inner, inp.is_fault
+
+    def connect(emit: Emit) -> None:
+        processors = [make() for make in stages]
+        head = emit
+        for proc in reversed(processors):
+            proc.next = head
+            head = proc.process
+        sources.subscribe(stream_id, is_inner, is_fault, head)
+
+    return InputPlan(scope, connect, scope.columns, elements)
+
+
+class FilterProcessor:
+    """Keeps the events of a chunk for which the compiled condition holds."""
+
+    __slots__ = ("select", "next")
+
+    def __init__(self, select: Callable[[list[Event]], list[Event]]) -> None:
+        self.select = select
+        self.next: Emit = _nothing
+
+    def process(self, chunk: list[Event]) -> None:
+        out = self.select(chunk)
+        if out:
+            self.next(out)
+
+
+def _nothing(chunk: list[Event]) -> None:
+    return None
+
+
+def _filter_stage(handler: Filter, scope: StreamScope, ctx: Any, gen: CodeGen,
+                  mixed: bool) -> Callable[[], Any]:
+    compiler = ExpressionCompiler(ctx, scope, gen)
+    cond = compiler.compile_condition(handler.expression, "filter")
+    binds = comprehension_bindings(scope.prologue)
+    # Timer and reset events pass through filters untouched (windows downstream need them).
+    select = gen.function("_filter_chunk", "chunk",
+                          [f"return [e for e in chunk if e.type > 1 or [1 {binds} if {cond}]]"
+                           if binds else f"return [e for e in chunk if e.type > 1 or {cond}]"])
+    fast = gen.function("_filter_chunk_fast", "chunk",
+                        [f"return [e for e in chunk {binds} if {cond}]"])
+
+    run = _mixed(select, fast) if mixed else fast
+
+    def make() -> FilterProcessor:
+        return FilterProcessor(run)
+
+    return make
+
+
+def _mixed(select: Callable[[list[Event]], list[Event]],
+           fast: Callable[[list[Event]], list[Event]]) -> Callable[[list[Event]], list[Event]]:
+    """Use the fast comprehension when the chunk holds only current/expired events."""
+
+    def run(chunk: list[Event]) -> list[Event]:
+        for e in chunk:
+            if e.type > 1:
+                return select(chunk)
+        return fast(chunk)
+
+    return run
+
+
+def _window_stage(build_window: Any, handler: WindowHandler, scope: StreamScope, ctx: Any, gen: CodeGen,
+                  eid: str, elements: dict[str, Any]) -> Callable[[], Any]:
+    factory = build_window(handler, scope, ctx, gen)
+
+    def make() -> Any:
+        window = factory()
+        elements[eid] = window
+        ctx.register_element(eid, window)
+        return window
+
+    return make
+
+
+def _stream_function_stage(handler: StreamFunction, scope: StreamScope, ctx: Any, gen: CodeGen,
+                           eid: str, elements: dict[str, Any]) -> tuple[Callable[[], Any], StreamScope]:
+    ext = registry.get(Kind.STREAM_PROCESSOR, handler.namespace, handler.name)
+    if ext is None:
+        if registry.get(Kind.WINDOW, handler.namespace, handler.name) is not None:
+            raise error_at(f"'{handler.name}' is a window: write #window.{handler.name}(...)", handler)
+        qual = f"{handler.namespace}:{handler.name}" if handler.namespace else handler.name
+        raise error_at(f"unknown stream function '#{qual}'", handler)
+    compiler = ExpressionCompiler(ctx, scope, gen)
+    infos = []
+    getters = []
+    for arg in handler.args:
+        info, c = compiler.arg_info(arg)
+        infos.append(info)
+        getters.append(gen.function("_arg", "e", list(scope.prologue) + [f"return {c.code}"]))
+    try:
+        extra, make_processor = ext.factory(infos, getters, list(scope.attributes), ctx)
+    except Exception as exc:
+        raise error_at(str(getattr(exc, "message", exc)), handler) from None
+    names = {a.name for a in scope.attributes}
+    for a in extra:
+        if a.name in names:
+            raise error_at(f"stream function output '{a.name}' clashes with an input attribute", handler)
+    new_scope = StreamScope(scope.stream_id, [*scope.attributes, *extra], scope.names, scope.data)
+
+    def make() -> Any:
+        proc = make_processor()
+        elements[eid] = proc
+        return proc
+
+    return make, new_scope

@@ -1,0 +1,319 @@
+"""The embedding API: :class:`SiddhiManager` and :class:`SiddhiAppRuntime`.
+
+Mirrors Siddhi's Java API and PySiddhi::
+
+    runtime = SiddhiManager().create_siddhi_app_runtime(app_text)
+    runtime.add_callback("OutStream", lambda events: ...)
+    runtime.start()
+    runtime.get_input_handler("InStream").send(["IBM", 75.6, 100])
+    runtime.shutdown()
+"""
+from __future__ import annotations
+
+import logging
+import pickle
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from grammar.errors import SiddhiAppCreationError
+from grammar.model import (
+    Annotation,
+    Attribute,
+    AttrType,
+    Partition,
+    Query,
+    SiddhiApp,
+    StreamDefinition,
+    find_annotation,
+)
+
+from . import aggregators as _aggregators  # noqa: F401 - registers the built-in aggregators
+from . import functions as _functions  # noqa: F401 - registers the built-in functions
+from . import stream_processors as _stream_processors  # noqa: F401 - registers #log, #pol2Cart
+from .clock import Clock, PlaybackClock, WallClock
+from .context import AppContext
+from .event import Event
+from .expression import error_at
+from .junction import InputHandler
+from .output import QueryCallback
+from .query import QueryRuntime, Sources, build_query, source_key
+from .timeutil import parse_duration
+
+_log = logging.getLogger("srota.engine")
+
+StreamCallback = Callable[[list[Event]], None]
+
+
+class QueryNotExistError(KeyError):
+    """``add_query_callback`` named a query the app does not have."""
+
+
+class DefinitionNotExistError(KeyError):
+    """A stream, table or window named in the API does not exist."""
+
+
+class SiddhiAppRuntime:
+    """A created app: callbacks, input handlers, start/shutdown, on-demand queries, snapshots."""
+
+    def __init__(self, app: SiddhiApp, text: str | None = None, clock: Clock | None = None) -> None:
+        self.app = app
+        self.text = text
+        self.name = app.name or f"app-{id(self):x}"
+        self._ctx = AppContext(app, self.name, clock or _clock_for(app))
+        self.queries: dict[str, QueryRuntime] = {}
+        self.partitions: list[Any] = []
+        self._started = False
+        self._stream_callbacks: list[tuple[str, StreamCallback]] = []
+        _plan_app(self, self._ctx)
+
+    # ------------------------------------------------------------------ definitions
+    @property
+    def context(self) -> AppContext:
+        """The app context (for extensions and the service host)."""
+        return self._ctx
+
+    @property
+    def stream_definitions(self) -> dict[str, StreamDefinition]:
+        """Every stream, defined or inferred, including fault streams (``!S``)."""
+        return dict(self._ctx.streams)
+
+    @property
+    def tables(self) -> dict[str, Any]:
+        return dict(self._ctx.tables)
+
+    # ------------------------------------------------------------------ callbacks and input
+    def add_callback(self, stream_id: str, callback: StreamCallback) -> None:
+        """Call ``callback(events)`` with every chunk of ``stream_id`` (``!S`` for a fault stream)."""
+        junction = self._ctx.junctions.get(stream_id)
+        if junction is None:
+            window = self._ctx.windows.get(stream_id)
+            if window is None:
+                raise DefinitionNotExistError(f"stream '{stream_id}' is not defined in app {self.name}")
+            window.subscribe(callback)
+            return
+        junction.subscribe(callback)
+        self._stream_callbacks.append((stream_id, callback))
+
+    def remove_callback(self, stream_id: str, callback: StreamCallback) -> None:
+        junction = self._ctx.junctions.get(stream_id)
+        if junction is not None:
+            junction.unsubscribe(callback)
+
+    def add_query_callback(self, query_name: str, callback: QueryCallback) -> None:
+        """Call ``callback(timestamp, in_events, remove_events)`` with every output of a query."""
+        query = self.queries.get(query_name)
+        if query is None:
+            raise QueryNotExistError(f"no query named '{query_name}' in app {self.name}")
+        query.add_callback(callback)
+
+    def get_input_handler(self, stream_id: str) -> InputHandler:
+        """The handler that sends events into ``stream_id``."""
+        junction = self._ctx.junctions.get(stream_id)
+        if junction is None:
+            window = self._ctx.windows.get(stream_id)
+            if window is not None:
+                return window.input_handler()
+            raise DefinitionNotExistError(f"stream '{stream_id}' is not defined in app {self.name}")
+        return InputHandler(junction, self._ctx)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Start timers, triggers and sources of time."""
+        if self._started:
+            return
+        self._started = True
+        with self._ctx.lock:
+            for hook in list(self._ctx.start_hooks):
+                hook()
+        self._ctx.scheduler.start()
+
+    def shutdown(self) -> None:
+        """Stop timers and release resources (tables flush to their stores)."""
+        self._ctx.scheduler.stop()
+        with self._ctx.lock:
+            for hook in reversed(self._ctx.stop_hooks):
+                try:
+                    hook()
+                except Exception:
+                    _log.exception("error while shutting down app %s", self.name)
+            for q in self.queries.values():
+                for hook in q.stop_hooks:
+                    hook()
+        self._started = False
+
+    # ------------------------------------------------------------------ on-demand queries
+    def query(self, text: str) -> list[Event]:
+        """Run an on-demand (store) query and return its events."""
+        from .ondemand import run_on_demand_query
+        return run_on_demand_query(self._ctx, text)
+
+    # ------------------------------------------------------------------ snapshots
+    def snapshot(self) -> bytes:
+        """Serialise the state of every stateful element (per element, keyed by stable id)."""
+        from .snapshot import take_snapshot
+        with self._ctx.lock:
+            return take_snapshot(self._ctx)
+
+    def restore(self, data: bytes) -> list[str]:
+        """Restore a snapshot; returns the ids of elements that could not be restored."""
+        from .snapshot import restore_snapshot
+        with self._ctx.lock:
+            return restore_snapshot(self._ctx, data)
+
+    def __enter__(self) -> SiddhiAppRuntime:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+
+class SiddhiManager:
+    """Creates app runtimes (and keeps them, like Siddhi's SiddhiManager)."""
+
+    def __init__(self) -> None:
+        self._runtimes: dict[str, SiddhiAppRuntime] = {}
+        self._lock = threading.Lock()
+
+    def create_siddhi_app_runtime(self, app: str | SiddhiApp, clock: Clock | None = None) -> SiddhiAppRuntime:
+        """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""
+        if isinstance(app, str):
+            from grammar.parser import parse
+
+            model = parse(app)
+            text: str | None = app
+        else:
+            model, text = app, None
+        runtime = SiddhiAppRuntime(model, text, clock)
+        with self._lock:
+            self._runtimes[runtime.name] = runtime
+        return runtime
+
+    def validate_siddhi_app(self, app: str | SiddhiApp) -> None:
+        """Check syntax and semantics without keeping the runtime."""
+        self.create_siddhi_app_runtime(app).shutdown()
+
+    def get_siddhi_app_runtime(self, name: str) -> SiddhiAppRuntime | None:
+        return self._runtimes.get(name)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            runtimes = list(self._runtimes.values())
+            self._runtimes.clear()
+        for r in runtimes:
+            r.shutdown()
+
+
+# ---------------------------------------------------------------------------- planning
+def _clock_for(app: SiddhiApp) -> Clock:
+    playback = find_annotation(app.annotations, "app:playback")
+    if playback is None:
+        return WallClock()
+    clock = PlaybackClock()
+    idle = playback.get("idle.time")
+    increment = playback.get("increment")
+    if idle is not None or increment is not None:
+        try:
+            if idle is None or increment is None:
+                raise ValueError("@app:playback needs both idle.time and increment")
+            clock_idle = parse_duration(idle)
+            clock_inc = parse_duration(increment)
+            if not any(c.isalpha() for c in increment) or not any(c.isalpha() for c in idle):
+                raise ValueError("a time value needs a unit, e.g. '2 sec'")
+        except ValueError as exc:
+            pos = playback.pos
+            raise SiddhiAppCreationError(f"@app:playback: {exc}", pos.line if pos else None,
+                                         pos.column if pos else None) from None
+        clock.idle_millis = clock_idle  # type: ignore[attr-defined]
+        clock.increment_millis = clock_inc  # type: ignore[attr-defined]
+    return clock
+
+
+_FAULT_ATTRIBUTE = Attribute("_error", AttrType.OBJECT)
+
+
+def _on_error_action(annotations: tuple[Annotation, ...]) -> str:
+    a = find_annotation(annotations, "OnError")
+    if a is None:
+        return "LOG"
+    action = (a.get("action") or (a.positional() or ("LOG",))[0]).upper()
+    if action not in ("LOG", "STREAM", "WAIT"):
+        raise error_at(f"@OnError action must be LOG, STREAM or WAIT, not '{action}'", a)
+    return action
+
+
+def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
+    app = runtime.app
+    seen: dict[str, str] = {}
+
+    def claim(kind: str, ident: str, node: Any) -> None:
+        other = seen.get(ident)
+        if other is not None and other != kind:
+            raise error_at(f"'{ident}' is already defined as a {other}", node)
+        seen[ident] = kind
+
+    for sd in app.stream_definitions:
+        claim("stream", sd.id, sd)
+        _define_stream(ctx, sd)
+    for fd in app.function_definitions:
+        from .functions import script_function
+        claim("function", fd.id, fd)
+        try:
+            ctx.script_functions[fd.id] = (fd.return_type,
+                                           script_function(fd.language, fd.id, fd.return_type, fd.body))
+        except SiddhiAppCreationError as exc:
+            raise error_at(exc.message, fd) from None
+    for td in app.table_definitions:
+        claim("table", td.id, td)
+        from .table import define_table
+        ctx.tables[td.id] = define_table(td, ctx)
+    for wd in app.window_definitions:
+        claim("window", wd.id, wd)
+        from .named_window import define_window
+        ctx.windows[wd.id] = define_window(wd, ctx)
+    for trd in app.trigger_definitions:
+        claim("trigger", trd.id, trd)
+        from .trigger import define_trigger
+        ctx.triggers[trd.id] = define_trigger(trd, ctx)
+    for ad in app.aggregation_definitions:
+        claim("aggregation", ad.id, ad)
+        from .aggregation import define_aggregation
+        ctx.aggregations[ad.id] = define_aggregation(ad, ctx)
+
+    sources = Sources(ctx)
+    for n, element in enumerate(app.execution_elements, start=1):
+        if isinstance(element, Query):
+            q = build_query(element, ctx, sources, n)
+            if q.name in runtime.queries:
+                raise error_at(f"duplicate query name '{q.name}'", element)
+            runtime.queries[q.name] = q
+        elif isinstance(element, Partition):
+            from .partition import build_partition
+            partition = build_partition(element, ctx, n)
+            runtime.partitions.append(partition)
+            for q in partition.query_runtimes():
+                if q.name in runtime.queries:
+                    raise error_at(f"duplicate query name '{q.name}'", element)
+                runtime.queries[q.name] = q
+
+
+def _define_stream(ctx: AppContext, sd: StreamDefinition) -> None:
+    existing = ctx.streams.get(sd.id)
+    if existing is not None:
+        if [(a.name, a.type) for a in existing.attributes] != [(a.name, a.type) for a in sd.attributes]:
+            raise error_at(f"stream '{sd.id}' is already defined with another schema", sd)
+        return
+    names = [a.name for a in sd.attributes]
+    for a in sd.attributes:
+        if names.count(a.name) > 1:
+            raise error_at(f"stream '{sd.id}' defines attribute '{a.name}' twice", a)
+    junction = ctx.define_stream(sd)
+    if _on_error_action(sd.annotations) == "STREAM":
+        fault = StreamDefinition(sd.id, (*sd.attributes, _FAULT_ATTRIBUTE), is_fault=True)
+        junction.fault_junction = ctx.define_stream(fault, source_key(sd.id, is_fault=True))
+
+
+def snapshot_bytes(obj: Any) -> bytes:
+    """Pickle with the highest protocol (helper for element snapshots)."""
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)

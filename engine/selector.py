@@ -1,0 +1,366 @@
+"""The query selector: projection, aggregation, group by, having, order by, limit and offset.
+
+Semantics follow Siddhi's ``QuerySelector`` (conformance notes 1, 2 and 8):
+
+* without aggregators or ``group by``, every event that matches the output event type and
+  ``having`` is emitted;
+* with aggregators and no ``group by``, every event of a chunk updates the aggregators but
+  only the LAST qualifying event of the chunk is emitted;
+* with ``group by``, one event per key is emitted per chunk: the last for that key, in order
+  of the key's first appearance in the chunk;
+* then ``order by`` (stable), ``offset`` and ``limit`` apply per chunk;
+* ``having`` sees output names first (an alias shadows an input attribute).
+
+``batching=False`` (used by ``output snapshot``) emits a row for every event instead.
+The projection and the whole no-aggregation path are generated code.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from grammar.model import (
+    Attribute,
+    AttrType,
+    Constant,
+    FunctionCall,
+    Order,
+    OutputEventType,
+    Selector,
+    Variable,
+)
+
+from .codegen import CodeGen
+from .event import CURRENT, EXPIRED, RESET, Event
+from .expression import ArgInfo, Compiled, ExpressionCompiler, error_at
+from .registry import Kind, registry
+from .scope import OutputScope
+
+Emit = Callable[[list[Event]], None]
+
+
+def comprehension_bindings(prologue: tuple[str, ...] | list[str]) -> str:
+    """Turn ``name = expr`` prologue lines into comprehension clauses ``for name in (expr,)``."""
+    parts = []
+    for line in prologue:
+        name, _, expr = line.partition(" = ")
+        parts.append(f"for {name.strip()} in ({expr.strip()},)")
+    return " ".join(parts)
+
+
+class _AggregatorSlots:
+    """Collects aggregator calls found while compiling the select list."""
+
+    def __init__(self) -> None:
+        self.factories: list[Callable[[], Any]] = []
+        self.survive_reset: list[bool] = []
+
+    def hook(self, call: FunctionCall, compiler: ExpressionCompiler) -> Compiled | None:
+        ext = registry.get(Kind.AGGREGATOR, call.namespace, call.name)
+        if ext is None:
+            return None
+        infos: list[ArgInfo] = []
+        codes: list[str] = []
+        inner = ExpressionCompiler(compiler.ctx, compiler.scope, compiler.gen)  # no nested aggregates
+        for arg in call.args:
+            info, c = inner.arg_info(arg)
+            infos.append(info)
+            codes.append(c.code)
+        try:
+            rtype, factory = ext.factory(infos)
+        except Exception as exc:
+            raise error_at(str(getattr(exc, "message", exc)), call) from None
+        slot = len(self.factories)
+        self.factories.append(factory)
+        self.survive_reset.append(bool(getattr(factory, "survives_reset", False)))
+        arg = codes[0] if codes else ""
+        # "{op}" is replaced by add/remove when the two projection variants are generated.
+        return Compiled(f"A[{slot}].{{op}}({arg})", rtype)
+
+
+class QuerySelector:
+    """Runs the selector of one query instance.  ``next`` receives output chunks."""
+
+    def __init__(self, plan: SelectorPlan) -> None:
+        self.plan = plan
+        self.next: Emit = _drop
+        # group key -> aggregator states; the no-group-by case uses key None
+        self.states: dict[Any, list[Any]] = {}
+        self.live: dict[Any, int] = {}
+
+    # ------------------------------------------------------------------ processing
+    def process(self, chunk: list[Event]) -> None:
+        p = self.plan
+        if p.fast is not None:
+            out = p.fast(chunk)
+        elif p.group_key is not None:
+            out = self._grouped(chunk)
+        elif p.factories:
+            out = self._aggregated(chunk)
+        else:
+            out = self._plain(chunk)
+        if out:
+            if p.post is not None:
+                out = p.post(out)
+                if not out:
+                    return
+            self.next(out)
+
+    def _states_for(self, key: Any) -> list[Any]:
+        states = self.states.get(key)
+        if states is None:
+            states = [f() for f in self.plan.factories]
+            self.states[key] = states
+        return states
+
+    def _reset(self) -> None:
+        p = self.plan
+        if any(p.survive_reset):
+            for states in self.states.values():
+                for s in states:
+                    s.reset()
+        else:
+            self.states.clear()
+            self.live.clear()
+
+    def _plain(self, chunk: list[Event]) -> list[Event]:
+        p = self.plan
+        out = []
+        for e in chunk:
+            t = e.type
+            if (t == CURRENT and p.current_on) or (t == EXPIRED and p.expired_on):
+                row = p.project(e)
+                if p.having is None or p.having(e, row):
+                    out.append(Event(e.timestamp, row, t))
+        return out
+
+    def _aggregated(self, chunk: list[Event]) -> list[Event]:
+        p = self.plan
+        states = self._states_for(None)
+        last = None
+        out = [] if not p.batching else None
+        for e in chunk:
+            t = e.type
+            if t == CURRENT:
+                row = p.project_add(e, states)
+            elif t == EXPIRED:
+                row = p.project_remove(e, states)
+            elif t == RESET:
+                self._reset()
+                states = self._states_for(None)
+                continue
+            else:
+                continue
+            if ((t == CURRENT and p.current_on) or (t == EXPIRED and p.expired_on)) and \
+                    (p.having is None or p.having(e, row)):
+                last = Event(e.timestamp, row, t)
+                if out is not None:
+                    out.append(last)
+        if out is not None:
+            return out
+        return [last] if last is not None else []
+
+    def _grouped(self, chunk: list[Event]) -> list[Event]:
+        p = self.plan
+        key_of = p.group_key
+        groups: dict[Any, Event] = {}
+        out = [] if not p.batching else None
+        has_aggs = bool(p.factories)
+        for e in chunk:
+            t = e.type
+            if t == RESET:
+                self._reset()
+                continue
+            if t != CURRENT and t != EXPIRED:
+                continue
+            key = key_of(e)
+            if has_aggs:
+                states = self._states_for(key)
+                if t == CURRENT:
+                    row = p.project_add(e, states)
+                    self.live[key] = self.live.get(key, 0) + 1
+                else:
+                    row = p.project_remove(e, states)
+                    left = self.live.get(key, 0) - 1
+                    if left <= 0:
+                        # the window emptied this group: release its state
+                        self.live.pop(key, None)
+                        self.states.pop(key, None)
+                    else:
+                        self.live[key] = left
+            else:
+                row = p.project(e)
+            if ((t == CURRENT and p.current_on) or (t == EXPIRED and p.expired_on)) and \
+                    (p.having is None or p.having(e, row)):
+                ev = Event(e.timestamp, row, t)
+                if out is not None:
+                    out.append(ev)
+                else:
+                    groups[key] = ev
+        return out if out is not None else list(groups.values())
+
+    # ------------------------------------------------------------------ state
+    def snapshot_state(self) -> Any:
+        return {"states": self.states, "live": self.live}
+
+    def restore_state(self, state: Any) -> None:
+        self.states = state["states"]
+        self.live = state["live"]
+
+
+def _drop(chunk: list[Event]) -> None:
+    return None
+
+
+class SelectorPlan:
+    """Everything compiled for a selector; shared by every instance of the query."""
+
+    def __init__(self) -> None:
+        self.output_attributes: list[Attribute] = []
+        self.project: Callable[[Event], tuple[Any, ...]] | None = None
+        self.project_add: Callable[..., tuple[Any, ...]] | None = None
+        self.project_remove: Callable[..., tuple[Any, ...]] | None = None
+        self.fast: Callable[[list[Event]], list[Event]] | None = None
+        self.group_key: Callable[[Event], Any] | None = None
+        self.having: Callable[[Event, tuple[Any, ...]], bool] | None = None
+        self.post: Callable[[list[Event]], list[Event]] | None = None
+        self.factories: list[Callable[[], Any]] = []
+        self.survive_reset: list[bool] = []
+        self.current_on = True
+        self.expired_on = False
+        self.batching = True
+
+    def instantiate(self) -> QuerySelector:
+        return QuerySelector(self)
+
+
+def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
+                  output_event_type: OutputEventType, batching: bool = True,
+                  columns: Callable[[], list[Any]] | None = None) -> SelectorPlan:
+    """Compile a selector for events of ``scope``.
+
+    ``columns`` lists the input attributes for ``select *`` (defaults to ``scope.columns``).
+    """
+    plan = SelectorPlan()
+    plan.batching = batching
+    plan.current_on = output_event_type in (OutputEventType.CURRENT, OutputEventType.ALL)
+    plan.expired_on = output_event_type in (OutputEventType.EXPIRED, OutputEventType.ALL)
+    slots = _AggregatorSlots()
+    compiler = ExpressionCompiler(ctx, scope, gen, aggregator_hook=slots.hook)
+    prologue = tuple(getattr(scope, "prologue", ()))
+
+    names: list[str] = []
+    types: list[AttrType] = []
+    codes: list[str] = []
+    if selector.attributes is None:
+        cols = columns() if columns is not None else scope.columns()
+        for col in cols:
+            names.append(col.name)
+            types.append(col.type)
+            codes.append(col.code)
+    else:
+        for oa in selector.attributes:
+            if not oa.rename:
+                raise error_at("a select expression needs a name: add 'as <name>'", oa)
+            if oa.rename in names:
+                raise error_at(f"duplicate output attribute '{oa.rename}'", oa)
+            c = compiler.compile(oa.expression)
+            names.append(oa.rename)
+            types.append(c.type)
+            codes.append(c.code)
+    plan.output_attributes = [Attribute(n, t) for n, t in zip(names, types)]
+    plan.factories = slots.factories
+    plan.survive_reset = slots.survive_reset
+    body = list(prologue)
+    row = "(" + "".join(c + ", " for c in codes) + ")"
+
+    if plan.factories:
+        plan.project_add = gen.function("_project_add", "e, A", body + [f"return {row.replace('{op}', 'add')}"])
+        plan.project_remove = gen.function("_project_remove", "e, A",
+                                           body + [f"return {row.replace('{op}', 'remove')}"])
+    else:
+        star_passthrough = selector.attributes is None and prologue == ("d = e.data",) and \
+            [c for c in codes] == [f"d[{i}]" for i in range(len(codes))]
+        plan.project = (gen.function("_project_star", "e", ["return e.data"]) if star_passthrough
+                        else gen.function("_project", "e", body + [f"return {row}"]))
+
+    having_cond = None
+    if selector.having is not None:
+        hscope = OutputScope(names, types, scope)
+        hcompiler = ExpressionCompiler(ctx, hscope, gen)
+        having_cond = hcompiler.compile_condition(selector.having, "having")
+        plan.having = gen.function("_having", "e, o", body + [f"return {having_cond}"])
+
+    if selector.group_by:
+        kcompiler = ExpressionCompiler(ctx, scope, gen)
+        keys = [kcompiler.compile(v).code for v in selector.group_by]
+        key_expr = keys[0] if len(keys) == 1 else "(" + ", ".join(keys) + ",)"
+        plan.group_key = gen.function("_group_key", "e", body + [f"return {key_expr}"])
+
+    plan.post = _plan_post(selector, names, types, ctx, gen)
+
+    if not plan.factories and plan.group_key is None and batching:
+        plan.fast = _fast_path(plan, prologue, row, having_cond, gen)
+    return plan
+
+
+def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: str | None,
+               gen: CodeGen) -> Callable[[list[Event]], list[Event]]:
+    """One generated comprehension for the stateless selector (the hot path of filters)."""
+    gen.ns.setdefault("_Event", Event)
+    if plan.current_on and plan.expired_on:
+        type_test = "e.type <= 1"
+        etype = "e.type"
+    elif plan.current_on:
+        type_test, etype = "e.type == 0", "0"
+    else:
+        type_test, etype = "e.type == 1", "1"
+    binds = comprehension_bindings(prologue)
+    if plan.project is not None and plan.project.__name__ == "_project_star":
+        row_code = "e.data"
+    else:
+        row_code = row
+    if having is None:
+        src = f"return [_Event(e.timestamp, {row_code}, {etype}) for e in chunk if {type_test} {binds}]"
+    else:
+        src = (f"return [_Event(e.timestamp, o, {etype}) for e in chunk if {type_test} {binds} "
+               f"for o in ({row_code},) if {having}]")
+    return gen.function("_select_chunk", "chunk", [src])
+
+
+def _constant_int(expr: Any, what: str, ctx: Any, gen: CodeGen) -> int | None:
+    if expr is None:
+        return None
+    if not isinstance(expr, Constant) or expr.type not in (AttrType.INT, AttrType.LONG):
+        raise error_at(f"{what} must be a constant int or long", expr)
+    if expr.value < 0:
+        raise error_at(f"{what} cannot be negative ({expr.value})", expr)
+    return int(expr.value)
+
+
+def _plan_post(selector: Selector, names: list[str], types: list[AttrType], ctx: Any,
+               gen: CodeGen) -> Callable[[list[Event]], list[Event]] | None:
+    """order by, offset and limit over each output chunk."""
+    limit = _constant_int(selector.limit, "limit", ctx, gen)
+    offset = _constant_int(selector.offset, "offset", ctx, gen)
+    order: list[tuple[int, bool]] = []
+    for ob in selector.order_by:
+        var: Variable = ob.variable
+        if var.attribute not in names:
+            raise error_at(f"order by '{var.attribute}': not an output attribute", ob)
+        order.append((names.index(var.attribute), ob.order is Order.DESC))
+    if limit is None and offset is None and not order:
+        return None
+
+    def post(chunk: list[Event]) -> list[Event]:
+        if order:
+            # Python's sort is stable: sort by the last key first.  Nulls sort first.
+            for idx, desc in reversed(order):
+                chunk = sorted(chunk, key=lambda ev, i=idx: (ev.data[i] is not None, ev.data[i]), reverse=desc)
+        if offset:
+            chunk = chunk[offset:]
+        if limit is not None:
+            chunk = chunk[:limit]
+        return chunk
+
+    return post

@@ -1,0 +1,135 @@
+"""Siddhi's type rules, as used by the expression compiler and the mappers."""
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+from grammar.model import AttrType
+
+_F32 = struct.Struct("f")
+
+NUMERIC_RANK = {AttrType.INT: 0, AttrType.LONG: 1, AttrType.FLOAT: 2, AttrType.DOUBLE: 3}
+
+
+def f32(value: float) -> float:
+    """Round a Python float to the nearest 32-bit float (Java ``float`` arithmetic)."""
+    try:
+        return _F32.unpack(_F32.pack(value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def math_type(left: AttrType, right: AttrType) -> AttrType:
+    """The result type of ``left op right`` for numeric operands (Java promotion)."""
+    return left if NUMERIC_RANK[left] >= NUMERIC_RANK[right] else right
+
+
+def java_idiv(a: int, b: int) -> int:
+    """Java integer division: truncates toward zero; division by zero raises."""
+    if b == 0:
+        raise ZeroDivisionError("/ by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def java_imod(a: int, b: int) -> int:
+    """Java integer remainder: takes the sign of the dividend."""
+    if b == 0:
+        raise ZeroDivisionError("/ by zero")
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
+def java_fdiv(a: float, b: float) -> float:
+    """Java floating division: x/0 is +-Infinity, 0/0 is NaN."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def java_fmod(a: float, b: float) -> float:
+    """Java floating remainder (``fmod``; x%0 is NaN)."""
+    if b == 0:
+        return math.nan
+    return math.fmod(a, b)
+
+
+_INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
+_LONG_MIN, _LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def coerce(value: Any, type_: AttrType) -> Any:
+    """Convert ``value`` to ``type_`` as Siddhi's ``convert`` does; raises ValueError/TypeError."""
+    if value is None:
+        return None
+    if type_ is AttrType.STRING:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float):
+            return java_float_str(value)
+        return str(value)
+    if type_ in (AttrType.INT, AttrType.LONG):
+        if isinstance(value, bool):
+            return 1 if value else 0
+        if isinstance(value, str):
+            value = value.strip()
+            return int(value) if "." not in value and "e" not in value.lower() else int(float(value))
+        return int(value)
+    if type_ is AttrType.DOUBLE:
+        if isinstance(value, bool):
+            return 1.0 if value else 0.0
+        return float(value)
+    if type_ is AttrType.FLOAT:
+        if isinstance(value, bool):
+            return 1.0 if value else 0.0
+        return f32(float(value))
+    if type_ is AttrType.BOOL:
+        if isinstance(value, str):
+            low = value.strip().lower()
+            if low in ("true", "false"):
+                return low == "true"
+            raise ValueError(f"cannot convert {value!r} to bool")
+        if isinstance(value, (int, float)):
+            return value != 0
+        return bool(value)
+    return value
+
+
+def java_float_str(value: float) -> str:
+    """Format a float the way Java's ``Double.toString`` does for common values."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == int(value) and abs(value) < 1e7:
+        return f"{value:.1f}"
+    return repr(value)
+
+
+def python_type_ok(value: Any, type_: AttrType) -> bool:
+    """Whether ``value`` is acceptable for an attribute of ``type_`` (None always is)."""
+    if value is None or type_ is AttrType.OBJECT:
+        return True
+    if type_ is AttrType.STRING:
+        return isinstance(value, str)
+    if type_ is AttrType.BOOL:
+        return isinstance(value, bool)
+    if type_ in (AttrType.INT, AttrType.LONG):
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def type_of_value(value: Any) -> AttrType:
+    """The Siddhi type of a Python value (used for ``object`` attributes)."""
+    if isinstance(value, bool):
+        return AttrType.BOOL
+    if isinstance(value, int):
+        return AttrType.LONG if not _INT_MIN <= value <= _INT_MAX else AttrType.INT
+    if isinstance(value, float):
+        return AttrType.DOUBLE
+    if isinstance(value, str):
+        return AttrType.STRING
+    return AttrType.OBJECT
