@@ -41,6 +41,7 @@ class AppContext:
         self.triggers: dict[str, Any] = {}
         self.script_functions: dict[str, tuple[AttrType, Callable[..., Any]]] = {}
         self.elements: dict[str, Any] = {}
+        self.fingerprints: dict[str, str | None] = {}
         self.start_hooks: list[Callable[[], None]] = []
         self.stop_hooks: list[Callable[[], None]] = []
         self.errors: Counter[str] = Counter()
@@ -62,15 +63,26 @@ class AppContext:
         return registry.get(Kind.AGGREGATOR, namespace, name) is not None
 
     # ------------------------------------------------------------------ state
-    def register_element(self, element_id: str, element: Any) -> str:
-        """Record a stateful element under a stable id (made unique if taken)."""
+    def register_element(self, element_id: str, element: Any, fingerprint: str | None = None) -> str:
+        """Record a stateful element under a stable id (made unique if taken).
+
+        ``fingerprint`` identifies the definition the element was built from (see
+        :mod:`engine.snapshot`), so a snapshot is restored only into a matching element.
+        """
         eid = element_id
         n = 1
-        while eid in self.elements:
+        while eid in self.elements and self.elements[eid] is not element:
             n += 1
             eid = f"{element_id}#{n}"
         self.elements[eid] = element
+        self.fingerprints[eid] = fingerprint
         return eid
+
+    def unregister_prefix(self, prefix: str) -> None:
+        """Forget every element whose id starts with ``prefix`` (a purged partition key)."""
+        for eid in [k for k in self.elements if k.startswith(prefix)]:
+            del self.elements[eid]
+            self.fingerprints.pop(eid, None)
 
     def define_stream(self, definition: StreamDefinition, key: str | None = None) -> Any:
         """Add a stream (and its junction); returns the junction."""

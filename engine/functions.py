@@ -97,25 +97,38 @@ def _if_then_else(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     return args[1].type, "({1} if {0} is True else {2})"
 
 
-def _instance_of(name: str, check: Callable[[Any], bool]) -> None:
+def _instance_of(name: str, check: Callable[[Any, AttrType], bool]) -> None:
+    """``instanceOfX(v)`` judges the value at run time, as Java's ``instanceof`` does.
+
+    Python has one float and one int type, so float/double and int/long are told apart by
+    the attribute's declared type (and, for ``object``, by the value's range).
+    """
+
     def factory(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
         _count(name, args, 1)
-        return AttrType.BOOL, check
+        declared = args[0].type
+        return AttrType.BOOL, lambda v: check(v, declared)
 
     extension(Kind.FUNCTION, name, params=(Param("arg", ANY_TYPE, dynamic=True),),
               doc=f"Whether the value is a {name[10:]}.")(factory)
 
 
 def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and -(2 ** 31) <= v < 2 ** 31
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
-_instance_of("instanceOfBoolean", lambda v: isinstance(v, bool))
-_instance_of("instanceOfString", lambda v: isinstance(v, str))
-_instance_of("instanceOfInteger", _is_int)
-_instance_of("instanceOfLong", lambda v: isinstance(v, int) and not isinstance(v, bool) and not _is_int(v))
-_instance_of("instanceOfDouble", lambda v: isinstance(v, float))
-_instance_of("instanceOfFloat", lambda v: isinstance(v, float))
+def _fits_int(v: int) -> bool:
+    return -(2 ** 31) <= v < 2 ** 31
+
+
+_instance_of("instanceOfBoolean", lambda v, t: isinstance(v, bool))
+_instance_of("instanceOfString", lambda v, t: isinstance(v, str))
+_instance_of("instanceOfInteger", lambda v, t: _is_int(v) and (
+    t is AttrType.INT or (t is not AttrType.LONG and _fits_int(v))))
+_instance_of("instanceOfLong", lambda v, t: _is_int(v) and (
+    t is AttrType.LONG or (t is not AttrType.INT and not _fits_int(v))))
+_instance_of("instanceOfDouble", lambda v, t: isinstance(v, float) and t is not AttrType.FLOAT)
+_instance_of("instanceOfFloat", lambda v, t: isinstance(v, float) and t is AttrType.FLOAT)
 
 
 @extension(Kind.FUNCTION, "cast",

@@ -41,6 +41,7 @@ from .output import QueryOutput, insert_into_stream
 from .registry import Kind, registry
 from .scope import StreamScope
 from .selector import comprehension_bindings, plan_selector
+from .snapshot import fingerprint
 
 Emit = Callable[[list[Event]], None]
 
@@ -163,7 +164,6 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     selector = selector_plan.instantiate()
     output = QueryOutput(name)
     runtime = QueryRuntime(name, query, output, selector_plan.output_attributes)
-    runtime.elements.update(plan.elements)
     runtime.elements[f"{element_prefix}/selector"] = selector
 
     if query.output_rate is not None:
@@ -178,8 +178,10 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
 
     output.target = plan_output(query, selector_plan.output_attributes, ctx, sources, gen)
     plan.connect(selector.process)
+    runtime.elements.update(plan.elements)  # filled by connect(): one instance's processors
+    version = fingerprint(query)
     for eid, element in runtime.elements.items():
-        ctx.register_element(eid, element)
+        ctx.register_element(eid, element, version)
     return runtime
 
 
@@ -316,7 +318,6 @@ def _window_stage(build_window: Any, handler: WindowHandler, scope: StreamScope,
     def make() -> Any:
         window = factory()
         elements[eid] = window
-        ctx.register_element(eid, window)
         return window
 
     return make

@@ -1,0 +1,94 @@
+"""The ``srota`` command: ``run``, ``validate`` and the ``aggregation`` batch jobs."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grammar.errors import SiddhiAppCreationError
+
+from .config import ConfigError, load_config, substitute_env
+
+
+def _validate_app(path: Path) -> list[str]:
+    """``file:line:col: message`` for each problem of one app file."""
+    from engine import SiddhiManager
+
+    try:
+        text = substitute_env(path.read_text(encoding="utf-8"), str(path))
+    except OSError as exc:
+        return [f"{path}: {exc.strerror}"]
+    except ConfigError as exc:
+        return [f"{path}: {exc}"]
+    try:
+        SiddhiManager().validate_siddhi_app(text)
+    except SiddhiAppCreationError as exc:
+        line = exc.line if exc.line is not None else 0
+        col = exc.column if exc.column is not None else 0
+        return [f"{path}:{line}:{col}: {exc.message}"]
+    return []
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    problems: list[str] = []
+    for name in args.files:
+        path = Path(name)
+        if path.suffix in (".yaml", ".yml"):
+            try:
+                config = load_config(path)
+            except ConfigError as exc:
+                problems.append(f"{path}: {exc}")
+                continue
+            for app in config.app_files():
+                problems.extend(_validate_app(app))
+        else:
+            problems.extend(_validate_app(path))
+    for p in problems:
+        print(p)
+    if not problems:
+        print(f"ok: {len(args.files)} file(s) valid")
+    return 1 if problems else 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .host import run_service
+    from .logs import configure_logging
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"srota: invalid config: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(args.log_format or config.logging.format, args.log_level or config.logging.level)
+    apps = [Path(a) for a in args.apps] or config.app_files()
+    if not apps:
+        print("srota: no apps to run (name .siddhi files or list them under 'apps' in the config)",
+              file=sys.stderr)
+        return 2
+    return run_service(config, apps)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="srota", description="Siddhi streaming SQL apps as a service")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run apps until SIGTERM/SIGINT")
+    run.add_argument("apps", nargs="*", help=".siddhi app files (default: the config's apps)")
+    run.add_argument("--config", "-c", help="YAML config file (default: every default)")
+    run.add_argument("--log-format", choices=("console", "json"))
+    run.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
+    run.set_defaults(func=cmd_run)
+    val = sub.add_parser("validate", help="check apps (and configs) and print file:line:col: message")
+    val.add_argument("files", nargs="+", help=".siddhi apps or .yaml configs")
+    val.set_defaults(func=cmd_validate)
+    try:
+        from .spark import cli as spark_cli
+    except ImportError:
+        spark_cli = None
+    if spark_cli is not None and hasattr(spark_cli, "add_subparsers"):
+        spark_cli.add_subparsers(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

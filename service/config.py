@@ -1,0 +1,264 @@
+"""The service configuration: YAML with ``${ENV}`` values, checked at start.
+
+Every setting has a default, so ``srota run APP.siddhi`` needs no file at all.  An invalid
+file is rejected with the YAML path of the offending key (``http.port: expected an
+integer from 0 to 65535, got 'abc'``).
+
+``${NAME}`` and ``${NAME:-default}`` are replaced in every YAML string value and in app
+texts; a variable that is unset and has no default is an error naming it.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.timeutil import parse_duration
+
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; ``path`` is the YAML path of the offending key."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+def substitute_env(text: str, where: str = "", env: dict[str, str] | None = None) -> str:
+    """Replace ``${NAME}`` / ``${NAME:-default}`` in ``text``."""
+    env = os.environ if env is None else env
+
+    def repl(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        value = env.get(name)
+        if value is None or (value == "" and default is not None):
+            if default is None:
+                raise ConfigError(where, f"environment variable {name} is not set (use ${{{name}:-default}})")
+            return default
+        return value
+
+    return _ENV.sub(repl, text)
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    """The admin HTTP server: health, readiness, metrics, apps, on-demand queries."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 9090
+    query_enabled: bool = False
+    query_token: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class PersistenceConfig:
+    """Where state snapshots, table stores and offsets live, and how often snapshots are taken."""
+
+    enabled: bool = False
+    database: str = "data/srota.db"
+    interval_ms: int = 60_000
+    revisions: int = 3
+
+
+@dataclass(frozen=True)
+class LoggingConfig:
+    format: str = "console"  # console | json
+    level: str = "info"
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    """Guards that stop one bad input from taking the process down."""
+
+    max_payload_bytes: int = 1_048_576
+    source_buffer: int = 10_000
+    sink_buffer: int = 10_000
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """The whole service configuration."""
+
+    apps: tuple[Path, ...] = ()
+    refs: dict[str, dict[str, str]] = field(default_factory=dict)
+    http: HttpConfig = HttpConfig()
+    persistence: PersistenceConfig = PersistenceConfig()
+    logging: LoggingConfig = LoggingConfig()
+    limits: LimitsConfig = LimitsConfig()
+    shutdown_timeout_ms: int = 30_000
+    base_dir: Path = Path(".")
+
+    def app_files(self) -> list[Path]:
+        """Every app file: listed files, and ``*.siddhi`` in listed directories (sorted)."""
+        out: list[Path] = []
+        for p in self.apps:
+            path = p if p.is_absolute() else self.base_dir / p
+            if path.is_dir():
+                out.extend(sorted(path.glob("*.siddhi")))
+            else:
+                out.append(path)
+        return out
+
+
+# ---------------------------------------------------------------------------- loading
+_TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown"}
+
+
+def load_config(path: str | Path | None, env: dict[str, str] | None = None) -> ServiceConfig:
+    """Read and check a YAML config file (None: every default)."""
+    if path is None:
+        return ServiceConfig()
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError("", f"config file {p} does not exist") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ConfigError("", f"{p}: {where}not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    return parse_config(raw, base_dir=p.parent, env=env)
+
+
+def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | None = None) -> ServiceConfig:
+    """Check a parsed YAML document and build a :class:`ServiceConfig`."""
+    if raw is None:
+        raw = {}
+    doc = _Doc(env)
+    root = doc.mapping(raw, "")
+    for key in root:
+        if key not in _TOP_KEYS:
+            raise ConfigError(key, f"unknown setting; expected one of {', '.join(sorted(_TOP_KEYS))}")
+    apps = tuple(Path(doc.string(a, f"apps[{i}]")) for i, a in enumerate(doc.sequence(root.get("apps", []), "apps")))
+    refs: dict[str, dict[str, str]] = {}
+    for name, body in doc.mapping(root.get("refs", {}), "refs").items():
+        entry = doc.mapping(body, f"refs.{name}")
+        if "type" not in entry:
+            raise ConfigError(f"refs.{name}", "a connector ref needs a 'type' (kafka, mqtt, ...)")
+        props: dict[str, str] = {"type": doc.string(entry["type"], f"refs.{name}.type")}
+        for k, v in doc.mapping(entry.get("properties", {}), f"refs.{name}.properties").items():
+            props[str(k)] = doc.scalar(v, f"refs.{name}.properties.{k}")
+        for k in entry:
+            if k not in ("type", "properties"):
+                raise ConfigError(f"refs.{name}.{k}", "unknown setting; expected 'type' or 'properties'")
+        refs[str(name)] = props
+
+    h = doc.mapping(root.get("http", {}), "http")
+    doc.only(h, "http", {"enabled", "host", "port", "query"})
+    q = doc.mapping(h.get("query", {}), "http.query")
+    doc.only(q, "http.query", {"enabled", "token"})
+    http = HttpConfig(
+        enabled=doc.boolean(h.get("enabled", True), "http.enabled"),
+        host=doc.string(h.get("host", "127.0.0.1"), "http.host"),
+        port=doc.integer(h.get("port", 9090), "http.port", 0, 65535),
+        query_enabled=doc.boolean(q.get("enabled", False), "http.query.enabled"),
+        query_token=(doc.string(q["token"], "http.query.token") or None) if q.get("token") is not None else None,
+    )
+    pc = doc.mapping(root.get("persistence", {}), "persistence")
+    doc.only(pc, "persistence", {"enabled", "database", "interval", "revisions"})
+    persistence = PersistenceConfig(
+        enabled=doc.boolean(pc.get("enabled", False), "persistence.enabled"),
+        database=doc.string(pc.get("database", "data/srota.db"), "persistence.database"),
+        interval_ms=doc.duration(pc.get("interval", "60 sec"), "persistence.interval"),
+        revisions=doc.integer(pc.get("revisions", 3), "persistence.revisions", 1, 1000),
+    )
+    lc = doc.mapping(root.get("logging", {}), "logging")
+    doc.only(lc, "logging", {"format", "level"})
+    fmt = doc.string(lc.get("format", "console"), "logging.format")
+    if fmt not in ("console", "json"):
+        raise ConfigError("logging.format", f"expected 'console' or 'json', got {fmt!r}")
+    level = doc.string(lc.get("level", "info"), "logging.level").lower()
+    if level not in ("debug", "info", "warning", "error", "critical"):
+        raise ConfigError("logging.level", f"expected debug, info, warning, error or critical, got {level!r}")
+    li = doc.mapping(root.get("limits", {}), "limits")
+    doc.only(li, "limits", {"max_payload_bytes", "source_buffer", "sink_buffer"})
+    limits = LimitsConfig(
+        max_payload_bytes=doc.integer(li.get("max_payload_bytes", 1_048_576), "limits.max_payload_bytes", 1, 2**31),
+        source_buffer=doc.integer(li.get("source_buffer", 10_000), "limits.source_buffer", 1, 10**8),
+        sink_buffer=doc.integer(li.get("sink_buffer", 10_000), "limits.sink_buffer", 1, 10**8),
+    )
+    sd = doc.mapping(root.get("shutdown", {}), "shutdown")
+    doc.only(sd, "shutdown", {"timeout"})
+    return ServiceConfig(
+        apps=apps, refs=refs, http=http, persistence=persistence,
+        logging=LoggingConfig(fmt, level), limits=limits,
+        shutdown_timeout_ms=doc.duration(sd.get("timeout", "30 sec"), "shutdown.timeout"),
+        base_dir=base_dir,
+    )
+
+
+class _Doc:
+    """Typed accessors that substitute ``${ENV}`` and report the YAML path on error."""
+
+    def __init__(self, env: dict[str, str] | None) -> None:
+        self.env = env
+
+    def mapping(self, value: Any, path: str) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ConfigError(path, f"expected a mapping, got {type(value).__name__}")
+        return {str(k): v for k, v in value.items()}
+
+    def sequence(self, value: Any, path: str) -> list[Any]:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [value]
+        if not isinstance(value, list):
+            raise ConfigError(path, f"expected a list, got {type(value).__name__}")
+        return value
+
+    def only(self, value: dict[str, Any], path: str, allowed: set[str]) -> None:
+        for k in value:
+            if k not in allowed:
+                raise ConfigError(f"{path}.{k}", f"unknown setting; expected one of {', '.join(sorted(allowed))}")
+
+    def string(self, value: Any, path: str) -> str:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ConfigError(path, f"expected a string, got {type(value).__name__}")
+        return substitute_env(str(value), path, self.env)
+
+    def scalar(self, value: Any, path: str) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return self.string(value, path)
+
+    def integer(self, value: Any, path: str, low: int, high: int) -> int:
+        if isinstance(value, str):
+            value = substitute_env(value, path, self.env)
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            n = int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(path, f"expected an integer from {low} to {high}, got {value!r}") from None
+        if not low <= n <= high:
+            raise ConfigError(path, f"expected an integer from {low} to {high}, got {n}")
+        return n
+
+    def boolean(self, value: Any, path: str) -> bool:
+        if isinstance(value, str):
+            value = substitute_env(value, path, self.env).strip().lower()
+            if value in ("true", "yes", "on", "1"):
+                return True
+            if value in ("false", "no", "off", "0"):
+                return False
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(path, f"expected true or false, got {value!r}")
+
+    def duration(self, value: Any, path: str) -> int:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return int(value)
+        try:
+            return parse_duration(self.string(value, path))
+        except ValueError as exc:
+            raise ConfigError(path, str(exc)) from None

@@ -1,0 +1,1 @@
+"""Benchmarks (not run by pytest): ``python -m tests.bench [name ...]``."""
