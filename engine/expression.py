@@ -171,6 +171,10 @@ class ExpressionCompiler:
             value = _fold(e.op, rtype, left.value, right.value)
             return Compiled(_literal(value), rtype, True, value, value is None)
         a, b = self._operand(left), self._operand(right)
+        if rtype is AttrType.FLOAT:
+            # A float attribute holds a 32-bit value even when the sender gave a wider one.
+            a = a if left.constant else _Operand(f"_f32({a.use})", a.check, a.check_first)
+            b = b if right.constant else _Operand(f"_f32({b.use})", b.check, b.check_first)
         op = e.op
         if rtype in (AttrType.INT, AttrType.LONG):
             if op is MathOperator.DIVIDE:

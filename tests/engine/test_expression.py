@@ -1,0 +1,96 @@
+"""Siddhi's expression typing and null rules, through filters and projections."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from engine import SiddhiAppCreationError, SiddhiManager
+from engine.types import f32
+
+STREAM = "define stream S (i int, l long, f float, d double, s string, b bool, o object);\n"
+
+
+def project(run_app, select: str, row: list) -> list:
+    runtime, got = run_app(STREAM + f"from S select {select} insert into Out;")
+    runtime.get_input_handler("S").send(row)
+    assert len(got.rows) == 1
+    return got.rows[0]
+
+
+ROW = [7, 10_000_000_000, 2.5, 1.25, "x", True, None]
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("i / 2 as v", 3),                   # int division truncates
+    ("-7 / 2 as v", -3),                 # toward zero, as in Java
+    ("i % 4 as v", 3),
+    ("-7 % 4 as v", -3),                 # sign of the dividend
+    ("l / 3 as v", 3_333_333_333),
+    ("i + l as v", 10_000_000_007),
+    ("d / 0 as v", math.inf),
+    ("i * 2.0 as v", 14.0),
+])
+def test_arithmetic_follows_java(run_app, expr, expected):
+    assert project(run_app, expr, ROW) == [expected]
+
+
+def test_float_arithmetic_is_32_bit(run_app):
+    got = project(run_app, "f - 0.1f as v", [1, 1, 13.66, 0.0, "", False, None])
+    assert got[0] == f32(f32(13.66) - f32(0.1))
+
+
+def test_null_propagates_through_arithmetic(run_app):
+    assert project(run_app, "i + 1 as a, d * 2 as b", [None, 1, 1.0, None, "", False, None]) == [None, None]
+
+
+def test_output_types_are_promoted():
+    runtime = SiddhiManager().create_siddhi_app_runtime(
+        STREAM + "from S select i + l as a, i + f as b, f + d as c, i / i as e insert into Out;")
+    types = [a.type.value for a in runtime.stream_definitions["Out"].attributes]
+    assert types == ["long", "float", "double", "int"]
+
+
+@pytest.mark.parametrize("cond, row, passes", [
+    ("i > 5", ROW, True),
+    ("i > 5L", ROW, True),
+    ("f >= 2.5f", ROW, True),
+    ("d < 2", ROW, True),
+    ("s == 'x'", ROW, True),
+    ("s != 'x'", ROW, False),
+    ("b", ROW, True),
+    ("not b", ROW, False),
+    ("i > 5 and d > 5", ROW, False),
+    ("i > 5 or d > 5", ROW, True),
+    ("o is null", ROW, True),
+    ("not (i is null)", ROW, True),
+])
+def test_conditions(run_app, cond, row, passes):
+    runtime, got = run_app(STREAM + f"from S[{cond}] select i insert into Out;")
+    runtime.get_input_handler("S").send(row)
+    assert bool(got.rows) is passes
+
+
+@pytest.mark.parametrize("cond", ["i > 5", "i == 7", "i != 7", "s == 'x'", "s != 'x'"])
+def test_comparison_with_null_is_false(run_app, cond):
+    runtime, got = run_app(STREAM + f"from S[{cond}] select i insert into Out;")
+    runtime.get_input_handler("S").send([None, 1, 1.0, 1.0, None, False, None])
+    assert got.rows == []
+
+
+@pytest.mark.parametrize("query, message", [
+    ("from S[i] select i insert into Out;", "bool"),
+    ("from S[i > 1 and d] select i insert into Out;", "bool"),
+    ("from S[s > 1] select i insert into Out;", "compare"),
+    ("from S select s + 1 as x insert into Out;", "numeric"),
+    ("from S select nope insert into Out;", "no attribute 'nope'"),
+    ("from T select i insert into Out;", "not defined"),
+    ("from S select foo(i) as x insert into Out;", "unknown function"),
+    ("from S select X.i as x insert into Out;", "no stream or alias"),
+])
+def test_creation_errors_name_line_and_column(query, message):
+    with pytest.raises(SiddhiAppCreationError) as info:
+        SiddhiManager().create_siddhi_app_runtime(STREAM + query)
+    assert message in str(info.value)
+    assert info.value.line == 2
+    assert info.value.column is not None

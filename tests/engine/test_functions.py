@@ -1,0 +1,87 @@
+"""The built-in scalar functions."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from engine import SiddhiAppCreationError, SiddhiManager
+
+STREAM = "define stream S (i int, l long, f float, d double, s string, b bool, o object);\n"
+ROW = [7, 10_000_000_000, 2.5, 1.25, "42", True, None]
+
+
+def project(run_app, select: str, row: list = ROW) -> list:
+    runtime, got = run_app(STREAM + f"from S select {select} insert into Out;")
+    runtime.get_input_handler("S").send(row)
+    return got.rows[0]
+
+
+@pytest.mark.parametrize("select, expected", [
+    ("coalesce(o, s) as v", None),  # types differ: see the error test; here o is object
+    ("convert(s, 'int') as v", 42),
+    ("convert(i, 'string') as v", "7"),
+    ("convert(d, 'long') as v", 1),
+    ("convert('x', 'int') as v", None),
+    ("cast(o, 'double') as v", None),
+    ("default(o, 'z') as v", None),
+    ("ifThenElse(i > 5, 'big', 'small') as v", "big"),
+    ("instanceOfString(s) as v", True),
+    ("instanceOfInteger(i) as v", True),
+    ("instanceOfLong(i) as v", False),
+    ("instanceOfDouble(d) as v", True),
+    ("instanceOfFloat(f) as v", True),
+    ("instanceOfBoolean(s) as v", False),
+    ("maximum(i, 9, 3) as v", 9),
+    ("minimum(d, 0.5, 3.0) as v", 0.5),
+    ("sizeOfSet(createSet(s)) as v", 1),
+])
+def test_functions(run_app, select, expected):
+    if select.startswith(("coalesce(o", "default(o")):
+        with pytest.raises(SiddhiAppCreationError):
+            SiddhiManager().create_siddhi_app_runtime(STREAM + f"from S select {select} insert into Out;")
+        return
+    assert project(run_app, select) == [expected]
+
+
+def test_coalesce_and_default_pick_the_first_non_null(run_app):
+    got = project(run_app, "coalesce(d, 3.0) as a, default(i, 5) as b", [None, 1, 1.0, None, "", False, None])
+    assert got == [3.0, 5]
+
+
+def test_cast_does_not_convert(run_app):
+    # cast declares a type; a value of another type is returned unchanged (conformance note 7)
+    assert project(run_app, "cast(o, 'double') as v", [1, 1, 1.0, 1.0, "", False, True]) == [True]
+
+
+def test_event_timestamp_and_uuid(run_app):
+    runtime, got = run_app(STREAM + "from S select eventTimestamp() as t, UUID() as u insert into Out;")
+    runtime.get_input_handler("S").send(ROW, timestamp=1234)
+    t, u = got.rows[0]
+    assert t == 1234
+    uuid.UUID(u)
+
+
+def test_current_time_millis_reads_the_app_clock(run_app):
+    runtime, got = run_app("@app:playback " + STREAM + "from S select currentTimeMillis() as t insert into Out;")
+    runtime.get_input_handler("S").send(ROW, timestamp=5000)
+    assert got.rows == [[5000]]
+
+
+def test_script_function_in_python(run_app):
+    runtime, got = run_app(
+        "define function twice[python] return double { return data[0] * 2 };\n"
+        + STREAM + "from S select twice(d) as v insert into Out;")
+    runtime.get_input_handler("S").send(ROW)
+    assert got.rows == [[2.5]]
+
+
+@pytest.mark.parametrize("select", [
+    "coalesce() as v", "coalesce(d, f) as v", "default(d, 1) as v", "default(d, 0.0, i) as v",
+    "ifThenElse(i, 'a', 'b') as v", "ifThenElse(i > 1, 'a', 5) as v", "cast(d, 'newType') as v",
+    "cast(d, s) as v", "convert(d) as v", "convert(d, 'string', 'int') as v", "maximum(i, d) as v",
+    "sizeOfSet(s) as v", "createSet(s, i) as v", "instanceOfString(s, i) as v", "eventTimestamp(s) as v",
+])
+def test_wrong_arguments_are_rejected_at_creation(select):
+    with pytest.raises(SiddhiAppCreationError):
+        SiddhiManager().create_siddhi_app_runtime(STREAM + f"from S select {select} insert into Out;")

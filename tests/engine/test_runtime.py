@@ -1,0 +1,141 @@
+"""The embedding API: callbacks, input handlers, errors, fault streams, snapshots."""
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from engine import (
+    DefinitionNotExistError,
+    Event,
+    QueryNotExistError,
+    SiddhiAppCreationError,
+    SiddhiManager,
+    SiddhiParserError,
+)
+
+APP = """
+@app:name('T')
+define stream S (symbol string, price double, volume long);
+@info(name='q1') from S[price > 10] select symbol, price insert into Mid;
+@info(name='q2') from Mid select symbol insert into Out;
+"""
+
+
+def test_chained_queries_and_callbacks(run_app):
+    runtime, got = run_app(APP)
+    seen = []
+    runtime.add_query_callback("q1", lambda ts, ins, rem: seen.append((ts, [e.data for e in ins], rem)))
+    h = runtime.get_input_handler("S")
+    h.send(["IBM", 75.6, 100], timestamp=10)
+    h.send(["X", 1.0, 1], timestamp=11)
+    assert got.rows == [["IBM"]]
+    assert seen == [(10, [("IBM", 75.6)], None)]
+
+
+def test_send_events_is_one_chunk(run_app):
+    runtime, got = run_app(APP)
+    runtime.get_input_handler("S").send_events([Event(1, ["A", 11.0, 1]), Event(2, ["B", 12.0, 1])])
+    assert got.chunks == [2]
+    assert [e.timestamp for e in got.events] == [1, 2]
+
+
+def test_inferred_stream_definition():
+    runtime = SiddhiManager().create_siddhi_app_runtime(APP)
+    out = runtime.stream_definitions["Mid"]
+    assert [(a.name, a.type.value) for a in out.attributes] == [("symbol", "string"), ("price", "double")]
+
+
+def test_unknown_query_and_stream_raise():
+    runtime = SiddhiManager().create_siddhi_app_runtime(APP)
+    with pytest.raises(QueryNotExistError):
+        runtime.add_query_callback("nope", lambda *a: None)
+    with pytest.raises(DefinitionNotExistError):
+        runtime.add_callback("Nope", lambda e: None)
+    with pytest.raises(DefinitionNotExistError):
+        runtime.get_input_handler("Nope")
+
+
+def test_syntax_error_has_line_column_and_caret():
+    with pytest.raises(SiddhiParserError) as info:
+        SiddhiManager().create_siddhi_app_runtime("define stream S (a int);\nfrom S selct a insert into O;")
+    err = info.value
+    assert err.line == 2 and err.column is not None
+    assert "^" in str(err)
+    assert isinstance(err, SiddhiAppCreationError)
+
+
+def test_duplicate_definition_with_another_schema_is_rejected():
+    with pytest.raises(SiddhiAppCreationError, match="already defined"):
+        SiddhiManager().create_siddhi_app_runtime("define stream S (a int); define stream S (a long);")
+
+
+def test_insert_into_existing_stream_must_match_its_schema():
+    with pytest.raises(SiddhiAppCreationError, match="does not match"):
+        SiddhiManager().create_siddhi_app_runtime(
+            "define stream S (a int); define stream O (a string); from S select a insert into O;")
+
+
+FAULT_APP = """
+@OnError(action='STREAM')
+define stream S (symbol string, volume long);
+from S[custom:fault() > volume] select symbol insert into Out;
+from !S select symbol, _error insert into Faults;
+"""
+
+
+def test_error_in_query_goes_to_fault_stream(run_app):
+    runtime, got = run_app(FAULT_APP, stream="Faults")
+    runtime.get_input_handler("S").send(["IBM", 5])
+    assert len(got.rows) == 1
+    symbol, error = got.rows[0]
+    assert symbol == "IBM" and isinstance(error, RuntimeError)
+
+
+def test_error_in_query_is_logged_and_dropped_by_default(run_app, caplog):
+    runtime, got = run_app(FAULT_APP.replace("@OnError(action='STREAM')", "").replace(
+        "from !S select symbol, _error insert into Faults;", ""))
+    with caplog.at_level(logging.ERROR):
+        runtime.get_input_handler("S").send(["IBM", 5])
+        runtime.get_input_handler("S").send(["IBM", 6])  # the runtime goes on
+    assert got.rows == []
+    assert "error processing events of stream S" in caplog.text
+    assert runtime.context.errors["S"] == 2
+
+
+def test_sends_from_many_threads_are_serialised(run_app):
+    runtime, got = run_app(APP)
+    h = runtime.get_input_handler("S")
+
+    def send() -> None:
+        for i in range(500):
+            h.send(["A", 20.0, i])
+
+    threads = [threading.Thread(target=send) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got.rows) == 2000
+
+
+def test_snapshot_round_trip_restores_matching_elements():
+    app = ("define stream S (k string, v long);"
+           "@info(name='q') from S select k, sum(v) as total group by k insert into Out;")
+    first = SiddhiManager().create_siddhi_app_runtime(app)
+    first.start()
+    first.get_input_handler("S").send(["a", 5])
+    data = first.snapshot()
+    first.shutdown()
+
+    second = SiddhiManager().create_siddhi_app_runtime(app)
+    rows = []
+    second.add_callback("Out", lambda evs: rows.extend(e.data for e in evs))
+    assert second.restore(data) == []
+    second.start()
+    second.get_input_handler("S").send(["a", 1])
+    assert rows == [("a", 6)]
+
+    changed = SiddhiManager().create_siddhi_app_runtime(app.replace("sum(v)", "count()"))
+    assert changed.restore(data) == ["q/selector"]

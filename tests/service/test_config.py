@@ -1,0 +1,72 @@
+"""YAML config: defaults, ${ENV} substitution, errors with the YAML path."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from service.config import ConfigError, ServiceConfig, load_config, parse_config, substitute_env
+
+
+def test_defaults_need_no_file():
+    config = load_config(None)
+    assert config == ServiceConfig()
+    assert config.http.host == "127.0.0.1" and config.http.query_enabled is False
+
+
+def test_env_substitution_with_defaults():
+    env = {"HOST": "10.0.0.1", "EMPTY": ""}
+    assert substitute_env("${HOST}:${PORT:-9092}", env=env) == "10.0.0.1:9092"
+    assert substitute_env("${EMPTY:-x}", env=env) == "x"
+    with pytest.raises(ConfigError, match="MISSING"):
+        substitute_env("${MISSING}", "refs.k", env=env)
+
+
+def test_full_config(tmp_path: Path):
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "a.siddhi").write_text("define stream S (a int);")
+    f = tmp_path / "srota.yaml"
+    f.write_text("""
+apps: [apps]
+refs:
+  kafka-main:
+    type: kafka
+    properties:
+      bootstrap.servers: ${BOOT:-127.0.0.1:9092}
+      sasl.password: secret
+http: {port: 0, query: {enabled: true, token: t0k}}
+persistence: {enabled: true, interval: 5 sec, revisions: 2}
+logging: {format: json, level: debug}
+shutdown: {timeout: 10 sec}
+""")
+    config = load_config(f, env={})
+    assert config.refs["kafka-main"] == {"type": "kafka", "bootstrap.servers": "127.0.0.1:9092",
+                                         "sasl.password": "secret"}
+    assert config.http.port == 0 and config.http.query_token == "t0k"
+    assert config.persistence.interval_ms == 5000 and config.persistence.revisions == 2
+    assert config.shutdown_timeout_ms == 10_000
+    assert [p.name for p in config.app_files()] == ["a.siddhi"]
+    assert "t0k" not in repr(config.http)
+
+
+@pytest.mark.parametrize("doc, path", [
+    ({"http": {"port": "abc"}}, "http.port"),
+    ({"http": {"port": 70000}}, "http.port"),
+    ({"htp": {}}, "htp"),
+    ({"logging": {"format": "xml"}}, "logging.format"),
+    ({"persistence": {"interval": "soon"}}, "persistence.interval"),
+    ({"refs": {"k": {"properties": {}}}}, "refs.k"),
+    ({"http": {"query": {"enabled": "maybe"}}}, "http.query.enabled"),
+])
+def test_invalid_config_names_the_yaml_path(doc, path):
+    with pytest.raises(ConfigError) as info:
+        parse_config(doc, env={})
+    assert info.value.path == path
+    assert str(info.value).startswith(path)
+
+
+def test_yaml_syntax_error_has_a_position(tmp_path: Path):
+    f = tmp_path / "bad.yaml"
+    f.write_text("http:\n  port: [1,\n")
+    with pytest.raises(ConfigError, match="line"):
+        load_config(f)
