@@ -8,6 +8,8 @@ processes a chunk is handled the way the stream's ``@OnError`` says: logged and 
 from __future__ import annotations
 
 import logging
+import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +35,7 @@ class StreamJunction:
         self.receivers: list[Receiver] = []
         self.fault_junction: StreamJunction | None = None
         self.events_in = 0
+        self.async_buffer: AsyncBuffer | None = None
 
     def subscribe(self, receiver: Receiver) -> None:
         self.receivers.append(receiver)
@@ -41,8 +44,21 @@ class StreamJunction:
         if receiver in self.receivers:
             self.receivers.remove(receiver)
 
+    def enable_async(self, buffer_size: int, workers: int, batch_max: int) -> None:
+        """Decouple senders from processing (``@Async``): a bounded buffer and worker threads."""
+        self.async_buffer = AsyncBuffer(self, buffer_size, workers, batch_max)
+        self.ctx.start_hooks.append(self.async_buffer.start)
+        self.ctx.stop_hooks.append(self.async_buffer.stop)
+
     def send(self, chunk: list[Event]) -> None:
-        """Deliver a chunk to every receiver, routing failures per ``@OnError``."""
+        """Deliver a chunk to every receiver (or to the ``@Async`` buffer)."""
+        if self.async_buffer is not None:
+            self.async_buffer.put(chunk)
+        else:
+            self.dispatch(chunk)
+
+    def dispatch(self, chunk: list[Event]) -> None:
+        """Deliver a chunk to every receiver now, routing failures per ``@OnError``."""
         self.events_in += len(chunk)
         for receiver in self.receivers:
             try:
@@ -61,6 +77,86 @@ class StreamJunction:
                    exc_info=exc)
 
 
+class AsyncBuffer:
+    """The bounded buffer of an ``@Async`` stream.
+
+    Senders that do not hold the app lock wait while the buffer is full (back-pressure).
+    A sender that holds it (a query inserting into this stream) drains the buffer itself
+    instead of waiting, since the workers need that lock.  Chunks are taken out and
+    processed under the app lock only, so their order is kept.
+    """
+
+    def __init__(self, junction: StreamJunction, size: int, workers: int, batch_max: int) -> None:
+        self.junction = junction
+        self.size = size
+        self.batch_max = batch_max
+        self.workers = workers
+        self._events: deque[Event] = deque()
+        self._cond = threading.Condition()
+        self._running = False
+        self._threads: list[threading.Thread] = []
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def put(self, chunk: list[Event]) -> None:
+        lock = self.junction.ctx.lock
+        with self._cond:
+            while self._running and len(self._events) + len(chunk) > self.size and self._events:
+                if lock._is_owned():  # type: ignore[attr-defined]
+                    break
+                self._cond.wait(0.1)
+            self._events.extend(chunk)
+            self._cond.notify_all()
+        if lock._is_owned() and (len(self._events) > self.size or not self._running):  # type: ignore[attr-defined]
+            self._drain()
+
+    def _take(self) -> list[Event]:
+        with self._cond:
+            n = min(len(self._events), self.batch_max)
+            batch = [self._events.popleft() for _ in range(n)]
+            self._cond.notify_all()
+        return batch
+
+    def _drain(self) -> None:
+        while True:
+            batch = self._take()
+            if not batch:
+                return
+            self.junction.dispatch(batch)
+
+    def _work(self) -> None:
+        lock = self.junction.ctx.lock
+        while self._running:
+            with self._cond:
+                while self._running and not self._events:
+                    self._cond.wait(0.2)
+            with lock:
+                batch = self._take()
+                if batch:
+                    self.junction.dispatch(batch)
+
+    def start(self) -> None:
+        self._running = True
+        for n in range(self.workers):
+            t = threading.Thread(target=self._work, name=f"srota-async-{self.junction.stream_id}-{n}",
+                                 daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        """Process what is buffered, then stop the workers."""
+        with self.junction.ctx.lock:
+            self._drain()
+        self._running = False
+        with self._cond:
+            self._cond.notify_all()
+        if not self.junction.ctx.lock._is_owned():  # type: ignore[attr-defined]
+            for t in self._threads:  # (a caller holding the lock lets them end on release)
+                t.join(timeout=2)
+        self._threads.clear()
+
+
 class InputHandler:
     """Sends events into one stream: ``send(data[, timestamp])`` or ``send_events([Event...])``.
 
@@ -76,6 +172,9 @@ class InputHandler:
     def send(self, data: Sequence[Any], timestamp: int | None = None) -> None:
         """Send one event (timestamp defaults to the app clock's now)."""
         ctx = self._ctx
+        if self._junction.async_buffer is not None:
+            self._junction.send([Event(ctx.clock.now() if timestamp is None else timestamp, tuple(data))])
+            return
         with ctx.lock:
             if timestamp is None:
                 timestamp = ctx.clock.now()
@@ -88,11 +187,14 @@ class InputHandler:
         if not events:
             return
         ctx = self._ctx
+        chunk = [e if isinstance(e.data, tuple) and e.type == CURRENT
+                 else Event(e.timestamp, tuple(e.data)) for e in events]
+        if self._junction.async_buffer is not None:
+            self._junction.send(chunk)
+            return
         with ctx.lock:
             if ctx.playback:
                 ctx.clock.advance(max(e.timestamp for e in events))
-            chunk = [e if isinstance(e.data, tuple) and e.type == CURRENT
-                     else Event(e.timestamp, tuple(e.data)) for e in events]
             self._junction.send(chunk)
 
     def send_rows(self, rows: Sequence[Sequence[Any]], timestamp: int | None = None) -> None:

@@ -245,6 +245,10 @@ def _on_error_action(annotations: tuple[Annotation, ...]) -> str:
 
 def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
     app = runtime.app
+    legacy = find_annotation(app.annotations, "app:async")
+    if legacy is not None:
+        raise error_at("@app:async is not supported: put @Async(buffer.size='...', workers='...', "
+                       "batch.size.max='...') on the streams that should be asynchronous", legacy)
     seen: dict[str, str] = {}
 
     def claim(kind: str, ident: str, node: Any) -> None:
@@ -309,9 +313,28 @@ def _define_stream(ctx: AppContext, sd: StreamDefinition) -> None:
         if names.count(a.name) > 1:
             raise error_at(f"stream '{sd.id}' defines attribute '{a.name}' twice", a)
     junction = ctx.define_stream(sd)
+    async_annotation = find_annotation(sd.annotations, "Async")
+    if async_annotation is not None:
+        junction.enable_async(*_async_settings(async_annotation))
     if _on_error_action(sd.annotations) == "STREAM":
         fault = StreamDefinition(sd.id, (*sd.attributes, _FAULT_ATTRIBUTE), is_fault=True)
         junction.fault_junction = ctx.define_stream(fault, source_key(sd.id, is_fault=True))
+
+
+def _async_settings(a: Annotation) -> tuple[int, int, int]:
+    """``@Async(buffer.size='1024', workers='1', batch.size.max='...')`` with Siddhi's defaults."""
+    values = []
+    for key, default in (("buffer.size", 1024), ("workers", 1), ("batch.size.max", 0)):
+        raw = a.get(key)
+        try:
+            n = default if raw is None else int(raw)
+        except ValueError:
+            raise error_at(f"@Async {key} must be a whole number, not '{raw}'", a) from None
+        if n < 0 or (n == 0 and key != "batch.size.max"):
+            raise error_at(f"@Async {key} must be positive, not {n}", a)
+        values.append(n)
+    size, workers, batch = values
+    return size, workers, batch or size
 
 
 def snapshot_bytes(obj: Any) -> bytes:

@@ -139,3 +139,23 @@ def test_snapshot_round_trip_restores_matching_elements():
 
     changed = SiddhiManager().create_siddhi_app_runtime(app.replace("sum(v)", "count()"))
     assert changed.restore(data) == ["q/selector"]
+
+
+def test_app_async_is_rejected_with_advice():
+    with pytest.raises(SiddhiAppCreationError, match="@Async"):
+        SiddhiManager().create_siddhi_app_runtime("@app:async define stream S (a int);")
+
+
+def test_async_stream_processes_everything_in_order(run_app):
+    import time
+
+    runtime, got = run_app("@Async(buffer.size='4', workers='2', batch.size.max='3')"
+                           "define stream S (a int); from S select a insert into Mid; "
+                           "from Mid select a insert into Out;")
+    h = runtime.get_input_handler("S")
+    for i in range(200):
+        h.send([i])
+    deadline = time.monotonic() + 5
+    while len(got.rows) < 200 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [r[0] for r in got.rows] == list(range(200))
