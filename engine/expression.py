@@ -213,7 +213,8 @@ class ExpressionCompiler:
             return Compiled(repr(value), AttrType.BOOL, True, value, False)
         a, b = self._operand(left), self._operand(right)
         core = f"{a.use} {e.op.value} {b.use}"
-        checks = [f"{c.replace(' is None', ' is not None')}" for c in (a.check_first, b.check_first) if c]
+        # Only the trailing test flips: an operand's own code may contain ' is None' too.
+        checks = [_not_null(c) for c in (a.check_first, b.check_first) if c]
         if not checks:
             return Compiled(f"({core})", AttrType.BOOL, nullable=False)
         return Compiled(f"({' and '.join(checks)} and {core})", AttrType.BOOL, nullable=False)
@@ -270,7 +271,7 @@ class ExpressionCompiler:
                             nullable=False)
         infos: list[ArgInfo] = []
         codes: list[str] = []
-        for arg in e.args:
+        for arg in self.star_args(e) if e.star else e.args:
             info, c = self.arg_info(arg)
             infos.append(info)
             codes.append(c.code)
@@ -293,6 +294,13 @@ class ExpressionCompiler:
         return Compiled(f"{ref}({', '.join(codes)})", rtype)
 
     # ------------------------------------------------------------------ helpers
+    def star_args(self, node: Any) -> tuple[Variable, ...]:
+        """``f(*)``: every attribute of the input, in order (as Siddhi expands it)."""
+        columns = getattr(self.scope, "columns", None)
+        if columns is None:
+            raise error_at("'*' arguments need a single input stream", node)
+        return tuple(Variable(c.name, pos=getattr(node, "pos", None)) for c in columns())
+
     def _operand(self, c: Compiled) -> _Operand:
         if c.constant:
             if c.value is None:
@@ -312,6 +320,13 @@ class _Operand:
     use: str
     check: str
     check_first: str
+
+
+def _not_null(check: str) -> str:
+    """Negate an operand's ``... is None`` test (a null constant's test is ``True``)."""
+    if check.endswith(" is None"):
+        return check[:-len(" is None")] + " is not None"
+    return f"(not {check})"
 
 
 def _simple(code: str) -> bool:

@@ -149,7 +149,8 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     out_type = query_output_event_type(query)
     inp = query.input
     if isinstance(inp, SingleInputStream):
-        plan = plan_single_input(inp, ctx, sources, gen, element_prefix)
+        plan = plan_single_input(inp, ctx, sources, gen, element_prefix,
+                                 expects_expired=out_type is not OutputEventType.CURRENT)
     elif isinstance(inp, JoinInputStream):
         from .join import plan_join_input
         plan = plan_join_input(inp, ctx, sources, gen, element_prefix)
@@ -212,7 +213,7 @@ def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: So
 
 # ---------------------------------------------------------------------------- single stream
 def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: CodeGen,
-                      element_prefix: str, scope_data: str = "d") -> InputPlan:
+                      element_prefix: str, scope_data: str = "d", expects_expired: bool = True) -> InputPlan:
     """``from S[filter]#fn()#window.w()[filter] as a``: a chain of processors per instance."""
     kind, obj = sources.lookup(inp.stream_id, inp.is_inner, inp.is_fault, inp)
     if kind == "table":
@@ -238,7 +239,7 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
                 raise error_at("a stream can have only one window", handler)
             from .windows import build_window
             eid = f"{element_prefix}/window"
-            stages.append(_window_stage(build_window, handler, scope, ctx, gen, eid, elements))
+            stages.append(_window_stage(build_window, handler, scope, ctx, gen, eid, elements, expects_expired))
         elif isinstance(handler, StreamFunction):
             stage, scope = _stream_function_stage(handler, scope, ctx, gen, f"{element_prefix}/fn{n}",
                                                   elements)
@@ -312,8 +313,9 @@ def _mixed(select: Callable[[list[Event]], list[Event]],
 
 
 def _window_stage(build_window: Any, handler: WindowHandler, scope: StreamScope, ctx: Any, gen: CodeGen,
-                  eid: str, elements: dict[str, Any]) -> Callable[[], Any]:
-    factory = build_window(handler, scope, ctx, gen)
+                  eid: str, elements: dict[str, Any], expects_expired: bool = True) -> Callable[[], Any]:
+    # A single-stream query never scans its window; only batch windows care about `expired`.
+    factory = build_window(handler, scope, ctx, gen, expired=expects_expired, findable=False)
 
     def make() -> Any:
         window = factory()
@@ -334,7 +336,7 @@ def _stream_function_stage(handler: StreamFunction, scope: StreamScope, ctx: Any
     compiler = ExpressionCompiler(ctx, scope, gen)
     infos = []
     getters = []
-    for arg in handler.args:
+    for arg in compiler.star_args(handler) if handler.star else handler.args:
         info, c = compiler.arg_info(arg)
         infos.append(info)
         getters.append(gen.function("_arg", "e", list(scope.prologue) + [f"return {c.code}"]))

@@ -224,6 +224,7 @@ class FunctionCall:
     namespace: str
     name: str
     args: tuple[Expression, ...] = ()
+    star: bool = False
     pos: Pos | None = field(default=None, compare=False)
 
 
@@ -360,11 +361,12 @@ class Filter:
 
 @dataclass(frozen=True)
 class StreamFunction:
-    """``#ns:name(args)`` stream processor (not a window)."""
+    """``#ns:name(args)`` stream processor (not a window); ``star`` for ``#fn(*)`` (every attribute)."""
 
     namespace: str
     name: str
     args: tuple[Expression, ...] = ()
+    star: bool = False
     pos: Pos | None = field(default=None, compare=False)
 
 
