@@ -1,0 +1,93 @@
+"""The service host end to end over in-process connectors (no broker needed)."""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from connectors._inmemory import broker
+from service.config import HttpConfig, ServiceConfig
+from service.host import ServiceHost
+
+APP = """
+@app:name('HostTest')
+@OnError(action='STREAM')
+@source(type='inMemory', topic='{prefix}-in', @map(type='json'))
+define stream Readings (id string, temp double);
+
+@sink(type='inMemory', topic='{prefix}-out-{{{{id}}}}', @map(type='json'))
+define stream Alerts (id string, temp double);
+
+@sink(type='inMemory', topic='{prefix}-faults', @map(type='passThrough'))
+define stream Faults (temp double, error string);
+
+from Readings[temp > 30] select id, temp insert into Alerts;
+from !Readings select temp, convert(_error, 'string') as error insert into Faults;
+"""
+
+
+async def _collect(topic: str, n: int, timeout: float = 5.0) -> list[Any]:
+    sub = broker.subscribe(topic)
+    got: list[Any] = []
+    try:
+        async with asyncio.timeout(timeout):
+            while len(got) < n:
+                payload, _ = await sub.queue.get()
+                got.append(payload)
+    finally:
+        broker.unsubscribe(sub)
+    return got
+
+
+@pytest.fixture
+async def host(request):
+    prefix = request.node.name
+    config = ServiceConfig(http=HttpConfig(port=0, query_enabled=True, query_token="s3cret"))
+    h = ServiceHost(config, app_texts=[APP.format(prefix=prefix)])
+    await h.start()
+    yield h, prefix
+    await h.stop()
+
+
+async def test_json_in_filter_json_out_with_templated_topic(host):
+    h, prefix = host
+    waiter = asyncio.create_task(_collect(f"{prefix}-out-d1", 1))
+    await asyncio.sleep(0.05)
+    await broker.publish(f"{prefix}-in", b'{"event": {"id": "d1", "temp": 35.5}}')
+    await broker.publish(f"{prefix}-in", b'{"event": {"id": "d2", "temp": 20.0}}')
+    out = await waiter
+    assert orjson.loads(out[0]) == {"event": {"id": "d1", "temp": 35.5}}
+
+
+async def test_malformed_payload_goes_to_the_fault_stream_and_the_service_goes_on(host):
+    h, prefix = host
+    faults = asyncio.create_task(_collect(f"{prefix}-faults", 1))
+    good = asyncio.create_task(_collect(f"{prefix}-out-d3", 1))
+    await asyncio.sleep(0.05)
+    await broker.publish(f"{prefix}-in", b'{"event": {"id": "d1", "temp": ')
+    await broker.publish(f"{prefix}-in", b'{"event": {"id": "d3", "temp": 31.0}}')
+    (fault,) = await faults
+    assert fault[0] is None and fault[1]
+    assert orjson.loads((await good)[0])["event"]["id"] == "d3"
+    text = h.metrics.render().decode()
+    assert 'srota_mapping_errors_total{app="HostTest",stream="Readings"} 1.0' in text
+
+
+async def test_admin_endpoints(host):
+    h, prefix = host
+    base = f"http://127.0.0.1:{h.admin.port}"
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{base}/health") as r:
+            assert r.status == 200
+        async with session.get(f"{base}/ready") as r:
+            assert r.status == 200 and (await r.json())["ready"] is True
+        async with session.get(f"{base}/apps") as r:
+            apps = await r.json()
+            assert apps[0]["name"] == "HostTest" and "Readings" in apps[0]["streams"]
+        async with session.get(f"{base}/metrics") as r:
+            assert "srota_stream_events_total" in await r.text()
+        async with session.post(f"{base}/query", data=b"nonsense") as r:
+            assert r.status == 400
