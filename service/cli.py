@@ -7,12 +7,17 @@ from pathlib import Path
 
 from grammar.errors import SiddhiAppCreationError
 
-from .config import ConfigError, load_config, substitute_env
+from .config import ConfigError, ServiceConfig, load_config, substitute_env
 
 
-def _validate_app(path: Path) -> list[str]:
-    """``file:line:col: message`` for each problem of one app file."""
-    from engine import SiddhiManager
+def _validate_app(path: Path, config: ServiceConfig | None = None) -> list[str]:
+    """``file:line:col: message`` for each problem of one app file.
+
+    Checks the app and its ``@source``/``@sink`` bindings (connector types, options, mappers,
+    and ``ref=`` names against the config's refs).
+    """
+    from .host import AppHost, import_extensions
+    from .metrics import Metrics
 
     try:
         text = substitute_env(path.read_text(encoding="utf-8"), str(path))
@@ -20,8 +25,9 @@ def _validate_app(path: Path) -> list[str]:
         return [f"{path}: {exc.strerror}"]
     except ConfigError as exc:
         return [f"{path}: {exc}"]
+    import_extensions()
     try:
-        SiddhiManager().validate_siddhi_app(text)
+        AppHost(path, text, config or ServiceConfig(), Metrics()).runtime.shutdown()
     except SiddhiAppCreationError as exc:
         line = exc.line if exc.line is not None else 0
         col = exc.column if exc.column is not None else 0
@@ -40,7 +46,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 problems.append(f"{path}: {exc}")
                 continue
             for app in config.app_files():
-                problems.extend(_validate_app(app))
+                problems.extend(_validate_app(app, config))
         else:
             problems.extend(_validate_app(path))
     for p in problems:

@@ -47,7 +47,7 @@ log = structlog.get_logger("srota.service")
 _HOST_OPTIONS = {"type", "ref", "on.error", "dead.letter.ref"}
 
 
-def _import_connector_modules() -> None:
+def import_extensions() -> None:
     """Import every built-in connector and mapper module (each registers itself)."""
     import importlib
     import pkgutil
@@ -430,7 +430,7 @@ class ServiceHost:
     """Every app of the process, the admin server and persistence."""
 
     def __init__(self, config: ServiceConfig, app_paths: Sequence[Path] = (), app_texts: Sequence[str] = ()) -> None:
-        _import_connector_modules()
+        import_extensions()
         self.config = config
         self.apps: dict[str, AppHost] = {}
         self.metrics = Metrics(lambda: {name: a.runtime for name, a in self.apps.items()})

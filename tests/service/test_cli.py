@@ -27,3 +27,14 @@ def test_validate_checks_configs_and_their_apps(tmp_path: Path, capsys):
     cfg.write_text("http: {port: nope}\n")
     assert main(["validate", str(cfg)]) == 1
     assert "http.port" in capsys.readouterr().out
+
+
+def test_validate_checks_sources_and_sinks(tmp_path: Path, capsys):
+    app = tmp_path / "a.siddhi"
+    app.write_text("@source(type='kafka', topic.list='t', bootstrap.servers='h:1', group.id='g', nope='1',"
+                   " @map(type='json'))\ndefine stream S (a int);\n")
+    assert main(["validate", str(app)]) == 1
+    assert "unknown option 'nope'" in capsys.readouterr().out
+    app.write_text("@sink(ref='missing', @map(type='json'))\ndefine stream S (a int);\n")
+    assert main(["validate", str(app)]) == 1
+    assert "no such connector ref" in capsys.readouterr().out

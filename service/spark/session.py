@@ -1,0 +1,133 @@
+"""Starting Spark for the aggregation jobs, and loading the aggregation they work on.
+
+PySpark is imported here only, lazily.  ``local[*]`` is the default master; a ``--master``
+URL runs the same job on a cluster (the project's packages are shipped to the executors as a
+zip).  A missing Java or PySpark gives a clear :class:`SparkUnavailable` instead of a JVM
+stack trace.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_log = logging.getLogger("srota.spark")
+
+SQLITE_JAR = os.environ.get("SROTA_SQLITE_JDBC_JAR", "/usr/share/java/sqlite-jdbc.jar")
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+class SparkUnavailable(RuntimeError):
+    """Spark cannot run here: no Java, no PySpark, or no SQLite JDBC driver when one is needed."""
+
+
+def find_java() -> str:
+    """The java executable Spark will use; raises SparkUnavailable when there is none."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = Path(home) / "bin" / "java"
+        if candidate.exists():
+            return str(candidate)
+        raise SparkUnavailable(f"JAVA_HOME is {home}, but {candidate} does not exist")
+    java = shutil.which("java")
+    if java is None:
+        raise SparkUnavailable("Spark needs Java 17 and none was found: install a JRE "
+                               "(e.g. apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
+    return java
+
+
+def require_jdbc_jar() -> str:
+    """The SQLite JDBC jar path; raises SparkUnavailable when it is missing."""
+    if not Path(SQLITE_JAR).exists():
+        raise SparkUnavailable(f"the SQLite JDBC driver is missing ({SQLITE_JAR}): install "
+                               f"libxerial-sqlite-jdbc-java or set SROTA_SQLITE_JDBC_JAR")
+    return SQLITE_JAR
+
+
+def _code_zip() -> str:
+    """grammar/ and engine/ as a zip for executors on a cluster (local mode imports them directly)."""
+    path = Path(tempfile.gettempdir()) / f"srota-pyfiles-{os.getpid()}.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for package in ("grammar", "engine"):
+            for f in (_ROOT / package).rglob("*"):
+                if f.is_file() and "__pycache__" not in f.parts:
+                    zf.write(f, f.relative_to(_ROOT))
+    return str(path)
+
+
+def get_spark(master: str | None = None, app_name: str = "srota-aggregation", shuffle_partitions: int = 8) -> Any:
+    """A SparkSession (``local[*]`` unless ``master`` is given) with UTC session time."""
+    find_java()
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:  # pragma: no cover - pyspark is installed in the venv
+        raise SparkUnavailable("PySpark is not installed: pip install 'srota[spark]'") from exc
+    master = master or "local[*]"
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+               .config("spark.ui.showConsoleProgress", "true")
+               .config("spark.ui.enabled", "false"))
+    if Path(SQLITE_JAR).exists():
+        builder = builder.config("spark.jars", SQLITE_JAR)
+    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:
+        raise SparkUnavailable(f"Spark could not start ({type(exc).__name__}: {exc})") from exc
+    spark.sparkContext.setLogLevel("WARN")
+    if not master.startswith("local"):
+        spark.sparkContext.addPyFile(_code_zip())
+    return spark
+
+
+def _python() -> str:
+    import sys
+    return sys.executable
+
+
+@dataclass
+class LoadedAggregation:
+    """An app's aggregation, planned by the engine (its spec, store and purge policy)."""
+
+    app_text: str
+    runtime: Any
+    aggregation: Any
+
+    @property
+    def spec(self) -> Any:
+        return self.aggregation.spec
+
+    @property
+    def store(self) -> Any:
+        return self.aggregation.store
+
+    def close(self) -> None:
+        self.runtime.shutdown()
+
+
+def load_aggregation(app_path: str, aggregation_id: str) -> LoadedAggregation:
+    """Plan the app (not started: no timers, no sources) and find aggregation ``aggregation_id``.
+
+    The aggregation must use ``@store(type='sqlite', ...)``: the jobs write to that file.
+    """
+    from engine import SiddhiManager
+    from engine.aggregation.store import SqliteStore
+
+    text = Path(app_path).read_text()
+    runtime = SiddhiManager().create_siddhi_app_runtime(text)
+    agg = runtime.context.aggregations.get(aggregation_id)
+    if agg is None:
+        runtime.shutdown()
+        known = ", ".join(runtime.context.aggregations) or "none"
+        raise ValueError(f"{app_path} has no aggregation '{aggregation_id}' (it has: {known})")
+    if not isinstance(agg.store, SqliteStore):
+        runtime.shutdown()
+        raise ValueError(f"aggregation '{aggregation_id}' has no @store(type='sqlite', database='PATH'): "
+                         f"the batch jobs write to that database")
+    return LoadedAggregation(text, runtime, agg)
