@@ -1,0 +1,148 @@
+"""On-demand (store) queries: ``runtime.query("from T on price > 10 select symbol, price")``.
+
+Like Siddhi's ``OnDemandQueryRuntime``s:
+
+* ``from T|W [as t] [on cond] select ... [group by/having/order by/limit]`` reads a table or
+  a named window and returns the selected events (one chunk through the selector, so an
+  aggregate without ``group by`` gives one row);
+* ``select ... insert into T``, ``[select ...] delete T on ...``, ``select ... update T [set
+  ...] on ...`` and ``select ... update or insert into T [set ...] on ...`` evaluate the
+  select once (over no input, or over the rows ``from`` found) and change the table the way
+  the same output of a streaming query would; they return ``[]``;
+* an aggregation is asked itself (``on_demand(query)``).
+
+A query text is planned once per runtime and kept (keyed by its text), so an admin endpoint
+that repeats a query pays only for running it.
+"""
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from grammar.model import (
+    Attribute,
+    DeleteStream,
+    InsertIntoStream,
+    OnDemandQuery,
+    OutputEventType,
+    ReturnStream,
+    UpdateOrInsertStream,
+    UpdateStream,
+)
+
+from .codegen import CodeGen
+from .event import Event
+from .expression import BASE_NAMESPACE, error_at
+from .scope import StreamScope
+from .selector import plan_selector
+from .table import TableScope, compile_matcher
+
+_plans: weakref.WeakKeyDictionary[Any, dict[str, Callable[[], list[Event]]]] = weakref.WeakKeyDictionary()
+
+
+def run_on_demand_query(ctx: Any, text: str) -> list[Event]:
+    """Parse (once), plan (once) and run an on-demand query under the app lock."""
+    cache = _plans.setdefault(ctx, {})
+    run = cache.get(text)
+    if run is None:
+        from grammar.parser import parse_on_demand_query
+
+        query = parse_on_demand_query(text)
+        store = query.input_store
+        if store is not None and store in ctx.aggregations:
+            aggregation = ctx.aggregations[store]
+            with ctx.lock:
+                return list(aggregation.on_demand(query))
+        with ctx.lock:
+            run = _plan(ctx, query)
+        if len(cache) < 256:
+            cache[text] = run
+    with ctx.lock:
+        return run()
+
+
+class _Empty:
+    """The scope of a ``select`` with no ``from``: there are no attributes."""
+
+    prologue: tuple[str, ...] = ()
+
+    def resolve(self, var: Any) -> Any:
+        raise error_at(f"'{var.attribute}': this query reads no table (add 'from <table>')", var)
+
+    def resolve_stream(self, node: Any) -> str:
+        raise error_at("no event references here", node)
+
+    def timestamp(self, node: Any) -> str:
+        return "e.timestamp"
+
+    def columns(self) -> list[Any]:
+        return []
+
+
+def _plan(ctx: Any, query: OnDemandQuery) -> Callable[[], list[Event]]:
+    gen = CodeGen(BASE_NAMESPACE)
+    store_id = query.input_store
+    find: Callable[[], list[Event]]
+    if store_id is not None:
+        source = ctx.tables.get(store_id)
+        if source is None:
+            source = ctx.windows.get(store_id)
+        if source is None:
+            raise error_at(f"'{store_id}' is not a table, named window or aggregation", query)
+        if query.within or query.per is not None:
+            raise error_at("'within' and 'per' are only allowed when reading an aggregation", query)
+        names = [store_id] + ([query.reference_id] if query.reference_id else [])
+        match_scope = TableScope(source, names, "_td", None, "_r")
+        table = source if hasattr(source, "lookup_pk") else None
+        matcher = compile_matcher(query.on, match_scope, "_td", "_r", "_src", gen, ctx, table,
+                                  params="e, _src", what="on condition")
+        contents = source.contents
+
+        def find() -> list[Event]:
+            return matcher(None, contents())
+
+        scope: Any = StreamScope(store_id, source.definition.attributes, names)
+    else:
+        now = ctx.clock.now
+
+        def find() -> list[Event]:
+            return [Event(now(), ())]
+
+        scope = _Empty()
+
+    out = query.output
+    event_type = OutputEventType.CURRENT
+    selector_plan = plan_selector(query.selector, scope, ctx, gen, event_type, True, scope.columns)
+    attributes: list[Attribute] = selector_plan.output_attributes
+    target = _target(ctx, out, attributes, gen)
+
+    def run() -> list[Event]:
+        rows = find()
+        got: list[Event] = []
+        if rows:
+            selector = selector_plan.instantiate()
+            selector.next = got.extend
+            selector.process([r if r.type == 0 else Event(r.timestamp, r.data) for r in rows])
+        if target is not None:
+            if got:
+                target(got)
+            return []
+        return got
+
+    return run
+
+
+def _target(ctx: Any, out: Any, attributes: list[Attribute],
+            gen: CodeGen) -> Callable[[list[Event]], None] | None:
+    if out is None or isinstance(out, ReturnStream):
+        return None
+    from .table import plan_table_insert, plan_table_output
+
+    if isinstance(out, InsertIntoStream):
+        if out.target not in ctx.tables:
+            raise error_at(f"an on-demand query can insert only into a table; '{out.target}' is not one", out)
+        return plan_table_insert(out, attributes, ctx, gen)
+    if isinstance(out, (DeleteStream, UpdateStream, UpdateOrInsertStream)):
+        return plan_table_output(out, attributes, ctx, gen)
+    raise error_at(f"unsupported on-demand output {type(out).__name__}", out)

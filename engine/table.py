@@ -1,0 +1,603 @@
+"""Tables: ``define table``, their outputs (insert, delete, update, update or insert), ``in``.
+
+An in-memory table keeps its rows as immutable :class:`~engine.event.Event` objects in an
+insertion-ordered dict keyed by a row id, plus a dict per ``@PrimaryKey`` and ``@Index``.
+Conditions over a table (``on`` of joins, updates and deletes, ``expr in T``, on-demand
+queries) are compiled once by :func:`compile_matcher`: when the condition has equalities on the
+primary key or on an indexed attribute, the generated finder looks rows up by key instead of
+scanning (Siddhi's ``CompiledCondition`` / ``OperatorParser``).
+
+Semantics follow Siddhi (conformance note 16):
+
+* an insert whose primary key already exists is dropped and logged (``putIfAbsent``);
+* ``update`` without ``set`` updates every table column the output has an attribute of the
+  same name for, and keeps the others;
+* ``update or insert`` inserts the output event when no row matches, so the output must have
+  the table's schema.
+
+``@store(type='sqlite', database='...')`` keeps the rows in SQLite too (see
+:mod:`engine.store_sqlite`); any store is found through the registry (``Kind.STORE``).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from grammar.model import (
+    And,
+    Attribute,
+    AttrType,
+    Compare,
+    CompareOperator,
+    DeleteStream,
+    Expression,
+    In,
+    InsertIntoStream,
+    IsNullStream,
+    TableDefinition,
+    UpdateOrInsertStream,
+    UpdateStream,
+    Variable,
+    find_annotation,
+)
+
+from .codegen import CodeGen
+from .event import CURRENT, EXPIRED, Event
+from .expression import BASE_NAMESPACE, Compiled, ExpressionCompiler, error_at
+from .registry import Kind, registry
+from .scope import Column, StreamScope
+
+_log = logging.getLogger("srota.engine")
+
+Emit = Callable[[list[Event]], None]
+
+
+# ---------------------------------------------------------------------------- the table
+class InMemoryTable:
+    """Rows of one table, with primary-key and index dicts.
+
+    ``store`` (optional) is told about every change (``put(rid, row)``/``remove(rid)``) so
+    that a persistent store can write them behind; it never slows a lookup.
+    """
+
+    def __init__(self, definition: TableDefinition, primary_key: Sequence[int] = (),
+                 indexes: Sequence[int] = ()) -> None:
+        self.definition = definition
+        self.id = definition.id
+        self.attributes = tuple(definition.attributes)
+        self.pk_positions = tuple(primary_key)
+        self.index_positions = tuple(i for i in indexes if (i,) != self.pk_positions)
+        self._rows: dict[int, Event] = {}
+        self._pk: dict[Any, int] = {}
+        self._indexes: dict[int, dict[Any, dict[int, None]]] = {i: {} for i in self.index_positions}
+        self._next_rid = 0
+        # id(row event) -> row id: finders return row events, writes need their ids
+        self._rid_by_obj: dict[int, int] = {}
+        self.store: Any = None
+        self.name = definition.id
+
+    # ------------------------------------------------------------------ reading
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def rows(self) -> list[Event]:
+        """Every row, in insertion order (a copy: safe to mutate the table while iterating)."""
+        return list(self._rows.values())
+
+    def contents(self) -> list[Event]:
+        """Same as :meth:`rows` (the name joins and named windows use)."""
+        return list(self._rows.values())
+
+    def scan(self) -> Any:
+        """A live view of the rows for one read-only pass (generated finders use it)."""
+        return self._rows.values()
+
+    def lookup_pk(self, key: Any) -> list[Event]:
+        """The row whose primary key is ``key`` (a tuple for a composite key), as a list."""
+        rid = self._pk.get(key)
+        return [] if rid is None else [self._rows[rid]]
+
+    def lookup_index(self, position: int, value: Any) -> list[Event]:
+        """Rows whose indexed attribute at ``position`` equals ``value``."""
+        bucket = self._indexes[position].get(value)
+        if not bucket:
+            return []
+        rows = self._rows
+        return [rows[r] for r in bucket]
+
+    def _pk_of(self, data: Sequence[Any]) -> Any:
+        pk = self.pk_positions
+        if len(pk) == 1:
+            return data[pk[0]]
+        return tuple(data[i] for i in pk)
+
+    # ------------------------------------------------------------------ writing
+    def add(self, chunk: Sequence[Event]) -> None:
+        """Insert rows (their data must have the table's arity); duplicate keys are dropped."""
+        for e in chunk:
+            self._insert(e.timestamp, tuple(e.data))
+
+    def _insert(self, timestamp: int, data: tuple[Any, ...], rid: int | None = None) -> bool:
+        if self.pk_positions:
+            key = self._pk_of(data)
+            if key in self._pk:
+                _log.error("table %s: a row with primary key %r already exists; insert of %r dropped",
+                           self.id, key, list(data))
+                return False
+        if rid is None:
+            rid = self._next_rid
+            self._next_rid += 1
+        else:
+            self._next_rid = max(self._next_rid, rid + 1)
+        row = Event(timestamp, data, CURRENT)
+        self._rows[rid] = row
+        self._rid_by_obj[id(row)] = rid
+        if self.pk_positions:
+            self._pk[self._pk_of(data)] = rid
+        for pos, index in self._indexes.items():
+            index.setdefault(data[pos], {})[rid] = None
+        if self.store is not None:
+            self.store.put(rid, row)
+        return True
+
+    def _rid_of(self, row: Event) -> int | None:
+        rid = self._rid_by_obj.get(id(row))
+        if rid is not None and self._rows.get(rid) is row:
+            return rid
+        return None
+
+    def delete(self, rows: Sequence[Event]) -> None:
+        """Remove these rows (objects previously returned by a lookup)."""
+        for row in rows:
+            rid = self._rid_of(row)
+            if rid is not None:
+                self._remove(rid)
+
+    def _remove(self, rid: int) -> None:
+        row = self._rows.pop(rid)
+        self._rid_by_obj.pop(id(row), None)
+        data = row.data
+        if self.pk_positions:
+            self._pk.pop(self._pk_of(data), None)
+        for pos, index in self._indexes.items():
+            bucket = index.get(data[pos])
+            if bucket is not None:
+                bucket.pop(rid, None)
+                if not bucket:
+                    del index[data[pos]]
+        if self.store is not None:
+            self.store.remove(rid)
+
+    def replace(self, row: Event, data: tuple[Any, ...]) -> Event | None:
+        """Give ``row`` new data (an update); returns the new row, or None if it was refused."""
+        rid = self._rid_of(row)
+        if rid is None:
+            return None
+        old = row.data
+        if self.pk_positions:
+            old_key, new_key = self._pk_of(old), self._pk_of(data)
+            if new_key != old_key:
+                if new_key in self._pk:
+                    _log.error("table %s: update to primary key %r clashes with an existing row; "
+                               "update of %r dropped", self.id, new_key, list(old))
+                    return None
+                del self._pk[old_key]
+                self._pk[new_key] = rid
+        for pos, index in self._indexes.items():
+            if old[pos] != data[pos]:
+                bucket = index.get(old[pos])
+                if bucket is not None:
+                    bucket.pop(rid, None)
+                    if not bucket:
+                        del index[old[pos]]
+                index.setdefault(data[pos], {})[rid] = None
+        new = Event(row.timestamp, data, CURRENT)
+        self._rows[rid] = new
+        del self._rid_by_obj[id(row)]
+        self._rid_by_obj[id(new)] = rid
+        if self.store is not None:
+            self.store.put(rid, new)
+        return new
+
+    def clear(self) -> None:
+        for rid in list(self._rows):
+            self._remove(rid)
+
+    # ------------------------------------------------------------------ state
+    def snapshot_state(self) -> Any:
+        return [(rid, r.timestamp, r.data) for rid, r in self._rows.items()]
+
+    def restore_state(self, state: Any) -> None:
+        store, self.store = self.store, None
+        try:
+            self._rows.clear()
+            self._rid_by_obj.clear()
+            self._pk.clear()
+            for index in self._indexes.values():
+                index.clear()
+            for rid, ts, data in state:
+                self._insert(ts, tuple(data), rid)
+        finally:
+            self.store = store
+        if store is not None:
+            store.replace_all(self._rows)
+
+    def load(self, rows: Sequence[tuple[int, int, tuple[Any, ...]]]) -> None:
+        """Fill the table from a store at start (without writing back)."""
+        store, self.store = self.store, None
+        try:
+            for rid, ts, data in rows:
+                self._insert(ts, tuple(data), rid)
+        finally:
+            self.store = store
+
+
+def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
+    """Create the table of ``define table`` (``@PrimaryKey``, ``@Index``, ``@store``)."""
+    if td.id in ctx.streams:
+        raise error_at(f"'{td.id}' is already defined as a stream", td)
+    existing = ctx.tables.get(td.id)
+    if existing is not None:
+        if [(a.name, a.type) for a in existing.attributes] != [(a.name, a.type) for a in td.attributes]:
+            raise error_at(f"table '{td.id}' is already defined with another schema", td)
+        return existing
+    names = [a.name for a in td.attributes]
+    for a in td.attributes:
+        if names.count(a.name) > 1:
+            raise error_at(f"table '{td.id}' defines attribute '{a.name}' twice", a)
+    pk: list[int] = []
+    indexes: list[int] = []
+    for ann in td.annotations:
+        lname = ann.name.lower()
+        if lname not in ("primarykey", "index"):
+            continue
+        values = [v for el in ann.elements for v in el.value.split(",")]
+        if not values:
+            raise error_at(f"@{ann.name} needs at least one attribute name", ann)
+        for v in values:
+            v = v.strip()
+            if v not in names:
+                raise error_at(f"@{ann.name}: table '{td.id}' has no attribute '{v}'", ann)
+            pos = names.index(v)
+            if lname == "primarykey":
+                if pk:
+                    pass  # several values in one annotation build one composite key
+                pk.append(pos)
+            elif pos not in indexes:
+                indexes.append(pos)
+    table = InMemoryTable(td, pk, indexes)
+    store_ann = find_annotation(td.annotations, "store")
+    if store_ann is not None:
+        stype = store_ann.get("type")
+        if not stype:
+            raise error_at("@store needs a type, e.g. @store(type='sqlite', database='app.db')", store_ann)
+        ext = registry.get(Kind.STORE, "", stype)
+        if ext is None and stype.lower() == "sqlite":
+            from . import store_sqlite  # noqa: F401 - registers the sqlite store
+            ext = registry.get(Kind.STORE, "", stype)
+        if ext is None:
+            raise error_at(f"unknown store type '{stype}'", store_ann)
+        options = {el.key: el.value for el in store_ann.elements if el.key}
+        try:
+            store = ext.factory(table, options, ctx)
+        except (ValueError, OSError) as exc:
+            raise error_at(f"@store(type='{stype}'): {exc}", store_ann) from None
+        table.store = store
+        ctx.stop_hooks.append(store.close)
+    ctx.register_element(f"table:{td.id}", table)
+    if ctx.in_hook is None:
+        ctx.in_hook = in_hook
+    return table
+
+
+# ---------------------------------------------------------------------------- condition scopes
+class TableScope:
+    """Resolves table columns (``T.col``, or bare names the other side lacks) to ``{var}[i]``.
+
+    ``outer`` resolves everything else (the matching event: a stream event, a query's output
+    event); it may be None when only the table is in scope (on-demand queries).  In ``join``
+    mode an unqualified name both sides have is ambiguous, as in Siddhi's joins; otherwise the
+    matching side wins (``update T on T.symbol == symbol``).
+    """
+
+    def __init__(self, table: Any, names: Sequence[str], var: str, outer: Any = None,
+                 event_var: str | None = None, join: bool = False) -> None:
+        self.table = table
+        self.names = {n for n in names if n}
+        self.var = var
+        self.outer = outer
+        self.event_var = event_var
+        self.join = join
+        attrs = table.definition.attributes
+        self._index = {a.name: i for i, a in enumerate(attrs)}
+        self._types = [a.type for a in attrs]
+        self.prologue: tuple[str, ...] = tuple(getattr(outer, "prologue", ()))
+
+    def _column(self, var: Variable) -> tuple[str, AttrType]:
+        i = self._index.get(var.attribute)
+        if i is None:
+            raise error_at(f"table '{self.table.id}' has no attribute '{var.attribute}'", var)
+        return f"{self.var}[{i}]", self._types[i]
+
+    def resolve(self, var: Variable) -> tuple[str, AttrType]:
+        if var.stream_id is not None and var.stream_id in self.names:
+            return self._column(var)
+        if self.outer is None:
+            if var.stream_id is not None:
+                raise error_at(f"'{var.stream_id}.{var.attribute}': only table '{self.table.id}' is in "
+                               f"scope here", var)
+            return self._column(var)
+        if var.stream_id is not None:
+            return self.outer.resolve(var)
+        try:
+            got = self.outer.resolve(var)
+        except Exception:
+            if var.attribute in self._index:
+                return self._column(var)
+            raise
+        if self.join and var.attribute in self._index:
+            raise error_at(f"attribute '{var.attribute}' is ambiguous: both '{self.table.id}' and another "
+                           f"input have it; qualify it", var)
+        return got
+
+    def resolve_stream(self, node: IsNullStream) -> str:
+        if node.stream_id in self.names and self.event_var:
+            return self.event_var
+        if self.outer is None:
+            raise error_at(f"'{node.stream_id} is null' is not allowed here", node)
+        return self.outer.resolve_stream(node)
+
+    def timestamp(self, node: Expression | None) -> str:
+        if isinstance(node, Variable) and node.stream_id is None and node.attribute in self.names \
+                and self.event_var:
+            return f"{self.event_var}.timestamp"
+        if self.outer is None:
+            if node is None and self.event_var:
+                return f"{self.event_var}.timestamp"
+            raise error_at("eventTimestamp() needs an event here", node)
+        return self.outer.timestamp(node)
+
+    def is_stream_reference(self, name: str) -> bool:
+        if name in self.names:
+            return True
+        probe = getattr(self.outer, "is_stream_reference", None)
+        return bool(probe and probe(name))
+
+    def columns(self) -> list[Column]:
+        return [Column(a.name, a.type, f"{self.var}[{i}]")
+                for i, a in enumerate(self.table.definition.attributes)]
+
+
+# ---------------------------------------------------------------------------- matchers
+def _conjuncts(expr: Expression | None) -> list[Expression]:
+    if expr is None:
+        return []
+    if isinstance(expr, And):
+        return _conjuncts(expr.left) + _conjuncts(expr.right)
+    return [expr]
+
+
+def _and_all(parts: list[Expression]) -> Expression | None:
+    if not parts:
+        return None
+    out = parts[0]
+    for p in parts[1:]:
+        out = And(out, p)
+    return out
+
+
+def compile_matcher(condition: Expression | None, scope: Any, cand_var: str, cand_event: str,
+                    source: str, gen: CodeGen, ctx: Any, table: Any = None,
+                    params: str = "e", what: str = "on condition") -> Callable[..., list[Event]]:
+    """Compile ``condition`` into ``find(params) -> [matching candidate events]``.
+
+    ``scope`` binds the matching side through its ``prologue`` (from ``params``) and reads a
+    candidate's data as ``{cand_var}[i]`` (and the candidate event as ``cand_event``).
+    ``source`` is the expression giving every candidate (``_t.rows()``).  With a ``table``,
+    equalities between a primary-key or indexed column and an expression of the matching side
+    turn into key lookups; what remains of the condition filters the rows found.
+    """
+    compiler = ExpressionCompiler(ctx, scope, gen)
+    lookup: str | None = None
+    rest = _conjuncts(condition)
+    col_prefix = f"{cand_var}["
+    if table is not None and rest and (table.pk_positions or table.index_positions):
+        eq: dict[int, tuple[Expression, str]] = {}
+        for part in rest:
+            if not (isinstance(part, Compare) and part.op is CompareOperator.EQ):
+                continue
+            left, right = compiler.compile(part.left), compiler.compile(part.right)
+            for col, other in ((left, right), (right, left)):
+                code = col.code
+                if code.startswith(col_prefix) and code.endswith("]") and col_prefix not in other.code \
+                        and cand_event not in other.code:
+                    try:
+                        pos = int(code[len(col_prefix):-1])
+                    except ValueError:
+                        continue
+                    if pos not in eq and _lookup_compatible(col.type, other.type):
+                        eq[pos] = (part, other.code)
+                    break
+        tref = gen.ref(table, "tbl")
+        pk = table.pk_positions
+        if pk and all(p in eq for p in pk):
+            key = eq[pk[0]][1] if len(pk) == 1 else "(" + ", ".join(eq[p][1] for p in pk) + ",)"
+            lookup = f"{tref}.lookup_pk({key})"
+            used = {id(eq[p][0]) for p in pk}
+            rest = [p for p in rest if id(p) not in used]
+        else:
+            for pos in (*table.index_positions, *(pk if len(pk) == 1 else ())):
+                if pos in eq:
+                    if pos in table.index_positions:
+                        lookup = f"{tref}.lookup_index({pos}, {eq[pos][1]})"
+                    else:
+                        lookup = f"{tref}.lookup_pk({eq[pos][1]})"
+                    rest = [p for p in rest if p is not eq[pos][0]]
+                    break
+    cond = _and_all(rest)
+    cond_code = compiler.compile_condition(cond, what) if cond is not None else None
+    cands = lookup if lookup is not None else source
+    body = list(scope.prologue)
+    if cond_code is None or cond_code == "True":
+        body.append(f"return {cands}" if lookup is not None else f"return list({cands})")
+    elif cond_code == "False":
+        body.append("return []")
+    else:
+        body.append(f"return [{cand_event} for {cand_event} in {cands} "
+                    f"for {cand_var} in ({cand_event}.data,) if {cond_code}]")
+    return gen.function("_find", params, body)
+
+
+def _lookup_compatible(col: AttrType, other: AttrType) -> bool:
+    """A dict lookup agrees with ``==`` only when both sides hash alike (not float vs double)."""
+    if col == other:
+        return True
+    ints = (AttrType.INT, AttrType.LONG)
+    return col in ints and other in ints
+
+
+# ---------------------------------------------------------------------------- `in`
+def in_hook(node: In, compiler: ExpressionCompiler) -> Compiled:
+    """``cond in T``: true when a row of T satisfies ``cond`` (with the outer scope's variables)."""
+    ctx = compiler.ctx
+    table = ctx.tables.get(node.source_id)
+    if table is None:
+        window = ctx.windows.get(node.source_id)
+        if window is None:
+            raise error_at(f"'in {node.source_id}': no table named '{node.source_id}'", node)
+        table = window
+    gen = compiler.gen
+    var = gen.temp()
+    ev = gen.temp()
+    scope = TableScope(table, [node.source_id], var, compiler.scope, ev)
+    scope.prologue = ()  # the outer variables are already bound where the `in` is used
+    inner = ExpressionCompiler(ctx, scope, gen)
+    rest = _conjuncts(node.expression)
+    tref = gen.ref(table, "tbl")
+    lookup = None
+    if isinstance(table, InMemoryTable):
+        for part in rest:
+            if isinstance(part, Compare) and part.op is CompareOperator.EQ:
+                a, b = inner.compile(part.left), inner.compile(part.right)
+                for col, other in ((a, b), (b, a)):
+                    if col.code.startswith(f"{var}[") and f"{var}[" not in other.code:
+                        pos = int(col.code[len(var) + 1:-1])
+                        if _lookup_compatible(col.type, other.type):
+                            if table.pk_positions == (pos,):
+                                lookup = f"{tref}.lookup_pk({other.code})"
+                            elif pos in table.index_positions:
+                                lookup = f"{tref}.lookup_index({pos}, {other.code})"
+                        break
+                if lookup is not None:
+                    rest = [p for p in rest if p is not part]
+                    break
+    cond = _and_all(rest)
+    cands = lookup or (f"{tref}.scan()" if isinstance(table, InMemoryTable) else f"{tref}.contents()")
+    if cond is None:
+        return Compiled(f"bool({cands})", AttrType.BOOL, nullable=False)
+    code = inner.compile_condition(cond, "'in' condition")
+    return Compiled(f"any(True for {ev} in {cands} for {var} in ({ev}.data,) if {code})",
+                    AttrType.BOOL, nullable=False)
+
+
+# ---------------------------------------------------------------------------- query outputs
+def _check_table_schema(table: InMemoryTable, attributes: Sequence[Attribute], node: Any) -> None:
+    have = [a.type for a in table.attributes]
+    want = [a.type for a in attributes]
+    if have != want:
+        shown = ", ".join(f"{a.name} {a.type.value}" for a in attributes)
+        target = ", ".join(f"{a.name} {a.type.value}" for a in table.attributes)
+        raise error_at(f"output ({shown}) does not match the definition of table '{table.id}' ({target})",
+                       node)
+
+
+def _table(ctx: Any, target: str, node: Any) -> InMemoryTable:
+    table = ctx.tables.get(target)
+    if table is None:
+        raise error_at(f"table '{target}' is not defined", node)
+    return table
+
+
+def plan_table_insert(out: InsertIntoStream, attributes: list[Attribute], ctx: Any,
+                      gen: CodeGen) -> Emit:
+    """``insert into T``: the output must have the table's schema; expired events insert too."""
+    table = _table(ctx, out.target, out)
+    _check_table_schema(table, attributes, out)
+    add = table.add
+
+    def target(chunk: list[Event]) -> None:
+        add([e for e in chunk if e.type <= EXPIRED])
+
+    return target
+
+
+def plan_table_output(out: DeleteStream | UpdateStream | UpdateOrInsertStream,
+                      attributes: list[Attribute], ctx: Any, gen: CodeGen) -> Emit:
+    """``delete T on ...``, ``update T [set ...] on ...``, ``update or insert into T ...``."""
+    table = _table(ctx, out.target, out)
+    out_scope = StreamScope(f"{out.target}#output", attributes, (), "d")
+    var = "_td"
+    scope = TableScope(table, [out.target], var, out_scope, "_r")
+    find = compile_matcher(out.on, scope, var, "_r", f"{gen.ref(table, 'tbl')}.scan()", gen, ctx,
+                           table, what="on condition")
+    if isinstance(out, DeleteStream):
+        def delete(chunk: list[Event]) -> None:
+            for e in chunk:
+                if e.type <= EXPIRED:
+                    rows = find(e)
+                    if rows:
+                        table.delete(rows)
+        return delete
+
+    new_row = _plan_update_row(out, attributes, table, scope, var, gen, ctx)
+    upsert = isinstance(out, UpdateOrInsertStream)
+    if upsert:
+        _check_table_schema(table, attributes, out)
+
+    def update(chunk: list[Event]) -> None:
+        for e in chunk:
+            if e.type > EXPIRED:
+                continue
+            rows = find(e)
+            if rows:
+                for r in rows:
+                    table.replace(r, new_row(e, r))
+            elif upsert:
+                table.add([e])
+
+    return update
+
+
+def _plan_update_row(out: UpdateStream | UpdateOrInsertStream, attributes: list[Attribute],
+                     table: InMemoryTable, scope: TableScope, var: str, gen: CodeGen,
+                     ctx: Any) -> Callable[[Event, Event], tuple[Any, ...]]:
+    """A generated ``new(e, row) -> data``: set columns change, the others keep their value."""
+    names = [a.name for a in table.attributes]
+    values = [f"{var}[{i}]" for i in range(len(names))]
+    if out.set:
+        compiler = ExpressionCompiler(ctx, scope, gen)
+        for sa in out.set:
+            col = sa.table_column
+            if col.stream_id is not None and col.stream_id != out.target:
+                raise error_at(f"'set {col.stream_id}.{col.attribute}': only columns of '{out.target}' "
+                               f"can be set", col)
+            if col.attribute not in names:
+                raise error_at(f"table '{out.target}' has no attribute '{col.attribute}'", col)
+            c = compiler.compile(sa.expression)
+            values[names.index(col.attribute)] = c.code
+    else:
+        matched = False
+        for j, a in enumerate(attributes):
+            if a.name in names:
+                values[names.index(a.name)] = f"d[{j}]"
+                matched = True
+        if not matched:
+            raise error_at(f"update of '{out.target}': the output has no attribute of the table", out)
+    body = list(scope.prologue) + [f"{var} = _r.data", "return (" + "".join(v + ", " for v in values) + ")"]
+    return gen.function("_new_row", "e, _r", body)
+
+
+def new_codegen() -> CodeGen:
+    """A code generator with the expression helpers (for callers outside a query)."""
+    return CodeGen(BASE_NAMESPACE)

@@ -1,0 +1,64 @@
+"""On-demand queries: find, insert, delete, update, update or insert over tables and windows."""
+from __future__ import annotations
+
+import pytest
+
+from engine import SiddhiAppCreationError, SiddhiParserError
+
+APP = """
+define stream S (symbol string, price double, volume long);
+@PrimaryKey('symbol') define table StockTable (symbol string, price double, volume long);
+define window W (symbol string, price double, volume long) length(2);
+from S insert into StockTable;
+from S insert into W;
+"""
+
+
+def fill(runtime):
+    h = runtime.get_input_handler("S")
+    for row in (["IBM", 75.5, 10], ["WSO2", 5.5, 20], ["GOOG", 15.0, 30]):
+        h.send(row)
+
+
+def data(events):
+    return [list(e.data) for e in events]
+
+
+def test_find_with_condition_and_selector(run_app):
+    runtime, _ = run_app(APP, stream=None)
+    fill(runtime)
+    assert data(runtime.query("from StockTable on price > 10 select symbol, price")) == [
+        ["IBM", 75.5], ["GOOG", 15.0]]
+    assert data(runtime.query("from StockTable on StockTable.symbol == 'WSO2' select volume")) == [[20]]
+    assert data(runtime.query("from StockTable select sum(volume) as total")) == [[60]]
+    assert data(runtime.query("from StockTable as t select t.symbol as s order by s limit 2")) == [
+        ["GOOG"], ["IBM"]]
+
+
+def test_find_over_named_window(run_app):
+    runtime, _ = run_app(APP, stream=None)
+    fill(runtime)
+    assert data(runtime.query("from W select symbol")) == [["WSO2"], ["GOOG"]]
+
+
+def test_insert_delete_update_upsert(run_app):
+    runtime, _ = run_app(APP, stream=None)
+    fill(runtime)
+    assert runtime.query("select 'ORCL' as symbol, 1.0 as price, 5L as volume insert into StockTable") == []
+    runtime.query("delete StockTable on StockTable.symbol == 'WSO2'")
+    runtime.query("select 'IBM' as symbol, 99.0 as p update StockTable set StockTable.price = p "
+                  "on StockTable.symbol == symbol")
+    runtime.query("select 'NEW' as symbol, 2.0 as price, 1L as volume "
+                  "update or insert into StockTable on StockTable.symbol == symbol")
+    assert sorted(data(runtime.query("from StockTable select *"))) == [
+        ["GOOG", 15.0, 30], ["IBM", 99.0, 10], ["NEW", 2.0, 1], ["ORCL", 1.0, 5]]
+
+
+def test_errors(run_app):
+    runtime, _ = run_app(APP, stream=None)
+    with pytest.raises(SiddhiAppCreationError):
+        runtime.query("from Nope select *")
+    with pytest.raises(SiddhiAppCreationError):
+        runtime.query("from StockTable on nope > 1 select *")
+    with pytest.raises(SiddhiParserError):
+        runtime.query("from StockTable selec *")

@@ -1,0 +1,140 @@
+"""Partitions: per-key state, range keys, inner streams, global streams, purge, snapshots."""
+from __future__ import annotations
+
+import pytest
+
+from engine import PlaybackClock, SiddhiAppCreationError, SiddhiManager
+
+
+def test_each_key_has_its_own_state(run_app):
+    runtime, got = run_app("""
+        define stream S (symbol string, price double);
+        partition with (symbol of S) begin
+            @info(name='q') from S#window.length(2) select symbol, sum(price) as total insert into Out;
+        end;""")
+    h = runtime.get_input_handler("S")
+    for row in (["A", 1.0], ["B", 10.0], ["A", 2.0], ["A", 4.0], ["B", 20.0]):
+        h.send(row)
+    assert got.rows == [["A", 1.0], ["B", 10.0], ["A", 3.0], ["A", 6.0], ["B", 30.0]]
+
+
+def test_query_callback_sees_all_keys(run_app):
+    runtime, got = run_app("""
+        define stream S (symbol string, price double);
+        partition with (symbol of S) begin
+            @info(name='q') from S select symbol, count() as n insert into Out;
+        end;""", stream=None, query="q")
+    h = runtime.get_input_handler("S")
+    for s in ("A", "B", "A"):
+        h.send([s, 1.0])
+    assert got.rows == [["A", 1], ["B", 1], ["A", 2]]
+    assert runtime.queries["q"].output.events_out == 3  # summed over the keys, for metrics
+
+
+def test_range_partition_sends_to_every_matching_range(run_app):
+    runtime, got = run_app("""
+        define stream S (symbol string, volume long);
+        partition with (volume >= 100 as 'large' or volume < 100 and volume >= 0 as 'small' or volume >= 0 as 'all' of S)
+        begin
+            from S select symbol, count() as n insert into Out;
+        end;""")
+    h = runtime.get_input_handler("S")
+    h.send(["a", 150])
+    h.send(["b", 50])
+    h.send(["c", -1])  # matches no range: dropped
+    assert got.rows == [["a", 1], ["a", 1], ["b", 1], ["b", 2]]
+
+
+def test_inner_streams_are_local_and_global_streams_reach_every_key(run_app):
+    runtime, got = run_app("""
+        define stream S (symbol string, price double);
+        define stream Reset (flag string);
+        partition with (symbol of S) begin
+            from S select symbol, price * 2 as price insert into #Doubled;
+            from #Doubled#window.length(10) select symbol, sum(price) as total insert into Out;
+            from Reset select flag as symbol, 0.0 as total insert into Out;
+        end;""")
+    h = runtime.get_input_handler("S")
+    h.send(["A", 1.0])
+    h.send(["B", 5.0])
+    h.send(["A", 2.0])
+    runtime.get_input_handler("Reset").send(["r"])
+    assert got.rows == [["A", 2.0], ["B", 10.0], ["A", 6.0], ["r", 0.0], ["r", 0.0]]
+
+
+def test_purge_removes_idle_keys_and_keeps_active_ones():
+    clock = PlaybackClock(0)
+    runtime = SiddhiManager().create_siddhi_app_runtime("""
+        define stream S (symbol string, price double);
+        @purge(enable='true', interval='1 sec', idle.period='5 sec')
+        partition with (symbol of S) begin
+            from S#window.length(100) select symbol, sum(price) as total insert into Out;
+        end;""", clock=clock)
+    got = []
+    runtime.add_callback("Out", lambda events: got.extend(list(e.data) for e in events))
+    runtime.start()
+    h = runtime.get_input_handler("S")
+    partition = runtime.partitions[0]
+    h.send(["idle", 1.0], timestamp=1_000)
+    for t in range(1_000, 10_001, 1_000):
+        h.send(["busy", 1.0], timestamp=t)
+    # 'idle' saw nothing for more than 5 s: its instance and its elements are gone
+    assert partition.keys() == ["busy"]
+    assert not [eid for eid in runtime.context.elements if "/idle/" in eid]
+    assert any("/busy/" in eid for eid in runtime.context.elements)
+    h.send(["busy", 1.0], timestamp=10_500)
+    h.send(["idle", 1.0], timestamp=10_600)
+    assert got[-2:] == [["busy", 11.0], ["idle", 1.0]]  # busy kept its sum, idle starts over
+    runtime.shutdown()
+
+
+def test_memory_does_not_grow_with_keys_ever_seen():
+    clock = PlaybackClock(0)
+    runtime = SiddhiManager().create_siddhi_app_runtime("""
+        define stream S (symbol string);
+        @purge(enable='true', interval='1 sec', idle.period='2 sec')
+        partition with (symbol of S) begin
+            from S select symbol, count() as n insert into Out;
+        end;""", clock=clock)
+    runtime.start()
+    h = runtime.get_input_handler("S")
+    for i in range(500):
+        h.send([f"k{i}"], timestamp=i * 100)
+    partition = runtime.partitions[0]
+    assert len(partition.keys()) <= 40
+    assert len(runtime.context.elements) < 100
+    runtime.shutdown()
+
+
+def test_snapshot_restores_per_key_state():
+    app = """
+        define stream S (symbol string, price double);
+        partition with (symbol of S) begin
+            @info(name='q') from S select symbol, sum(price) as total insert into Out;
+        end;"""
+    first = SiddhiManager().create_siddhi_app_runtime(app)
+    first.start()
+    first.get_input_handler("S").send(["A", 1.0])
+    first.get_input_handler("S").send(["B", 2.0])
+    snap = first.snapshot()
+    first.shutdown()
+    second = SiddhiManager().create_siddhi_app_runtime(app)
+    got = []
+    second.add_callback("Out", lambda events: got.extend(list(e.data) for e in events))
+    second.start()
+    assert second.restore(snap) == []
+    second.get_input_handler("S").send(["A", 10.0])
+    second.get_input_handler("S").send(["B", 10.0])
+    second.shutdown()
+    assert got == [["A", 11.0], ["B", 12.0]]
+
+
+@pytest.mark.parametrize("app", [
+    "define stream S (a string); partition with (b of S) begin from S select a insert into O; end;",
+    "define stream S (a string); partition with (a of X) begin from S select a insert into O; end;",
+    "define stream S (a string); partition with (a of S) begin from #I select a insert into O; end;",
+    "define stream S (a string); partition with (a of S) begin from S select x insert into O; end;",
+])
+def test_partition_creation_errors(app):
+    with pytest.raises(SiddhiAppCreationError):
+        SiddhiManager().create_siddhi_app_runtime(app)

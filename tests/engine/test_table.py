@@ -1,0 +1,141 @@
+"""Tables: insert, primary keys, indexes, delete, update, update or insert, `in`."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from engine import SiddhiAppCreationError, SiddhiManager
+
+BASE = """
+define stream S (symbol string, price double, volume long);
+define stream Del (symbol string);
+define stream Upd (symbol string, volume long);
+define stream Check (symbol string);
+"""
+
+
+def rows(runtime, table="T"):
+    return sorted((list(e.data) for e in runtime.tables[table].rows()), key=repr)
+
+
+def test_insert_and_in_membership(run_app):
+    runtime, got = run_app(BASE + """
+        define table T (symbol string, price double, volume long);
+        from S insert into T;
+        @info(name='q') from Check[symbol == T.symbol in T] insert into Out;""")
+    runtime.get_input_handler("S").send(["IBM", 1.0, 10])
+    for s in ("IBM", "X"):
+        runtime.get_input_handler("Check").send([s])
+    assert got.rows == [["IBM"]]
+
+
+def test_primary_key_drops_duplicate_insert_with_error(run_app, caplog):
+    runtime, _ = run_app(BASE + """
+        @PrimaryKey('symbol') define table T (symbol string, price double, volume long);
+        from S insert into T;""", stream=None)
+    with caplog.at_level(logging.ERROR, logger="srota.engine"):
+        runtime.get_input_handler("S").send(["IBM", 1.0, 10])
+        runtime.get_input_handler("S").send(["IBM", 2.0, 20])
+    assert rows(runtime) == [["IBM", 1.0, 10]]
+    assert "already exists" in caplog.text
+
+
+def test_composite_primary_key(run_app):
+    runtime, _ = run_app(BASE + """
+        @PrimaryKey('symbol', 'volume') define table T (symbol string, price double, volume long);
+        from S insert into T;""", stream=None)
+    for r in (["A", 1.0, 1], ["A", 2.0, 2], ["A", 3.0, 1]):
+        runtime.get_input_handler("S").send(r)
+    assert rows(runtime) == [["A", 1.0, 1], ["A", 2.0, 2]]
+    assert runtime.tables["T"].lookup_pk(("A", 2))[0].data == ("A", 2.0, 2)
+
+
+def test_delete_on_condition(run_app):
+    runtime, _ = run_app(BASE + """
+        @Index('symbol') define table T (symbol string, price double, volume long);
+        from S insert into T;
+        from Del delete T on T.symbol == symbol;""", stream=None)
+    for r in (["A", 1.0, 1], ["B", 2.0, 2], ["A", 3.0, 3]):
+        runtime.get_input_handler("S").send(r)
+    runtime.get_input_handler("Del").send(["A"])
+    assert rows(runtime) == [["B", 2.0, 2]]
+    assert runtime.tables["T"].lookup_index(0, "A") == []
+
+
+def test_update_keeps_columns_it_does_not_set(run_app):
+    runtime, _ = run_app(BASE + """
+        define table T (symbol string, price double, volume long);
+        from S insert into T;
+        from Upd update T on T.symbol == symbol;""", stream=None)
+    runtime.get_input_handler("S").send(["A", 155.6, 1])
+    runtime.get_input_handler("Upd").send(["A", 200])
+    assert rows(runtime) == [["A", 155.6, 200]]
+
+
+def test_update_with_set_expression(run_app):
+    runtime, _ = run_app(BASE + """
+        @PrimaryKey('symbol') define table T (symbol string, price double, volume long);
+        from S insert into T;
+        from Upd update T set T.volume = T.volume + volume, T.price = 0.0 on T.symbol == symbol;""",
+                         stream=None)
+    runtime.get_input_handler("S").send(["A", 1.5, 10])
+    runtime.get_input_handler("Upd").send(["A", 5])
+    assert rows(runtime) == [["A", 0.0, 15]]
+
+
+def test_update_or_insert(run_app):
+    runtime, _ = run_app(BASE + """
+        @PrimaryKey('symbol') define table T (symbol string, price double, volume long);
+        from S update or insert into T on T.symbol == symbol;""", stream=None)
+    h = runtime.get_input_handler("S")
+    h.send(["A", 1.0, 1])
+    h.send(["B", 2.0, 2])
+    h.send(["A", 3.0, 3])
+    assert rows(runtime) == [["A", 3.0, 3], ["B", 2.0, 2]]
+
+
+def test_index_stays_consistent_after_update(run_app):
+    runtime, got = run_app(BASE + """
+        @Index('volume') define table T (symbol string, price double, volume long);
+        from S insert into T;
+        from Upd update T set T.volume = volume on T.symbol == symbol;
+        @info(name='q') from Check join T on T.volume == 7 select T.symbol as symbol insert into Out;""")
+    runtime.get_input_handler("S").send(["A", 1.0, 1])
+    runtime.get_input_handler("Upd").send(["A", 7])
+    runtime.get_input_handler("Check").send(["x"])
+    assert got.rows == [["A"]]
+    assert runtime.tables["T"].lookup_index(2, 1) == []
+
+
+@pytest.mark.parametrize("app", [
+    # a table redefined with another schema
+    "define table T (a string); define table T (a int);",
+    # a stream and a table with one name
+    "define stream T (a string); define table T (a string);",
+    # insert with a different schema
+    "define stream S (a string); define table T (a string, b int); from S insert into T;",
+    # update or insert must be able to insert: the schema must match
+    "define stream S (a string); define table T (a string, b int); "
+    "from S update or insert into T on T.a == a;",
+    # primary key on an unknown attribute
+    "@PrimaryKey('x') define table T (a string);",
+    # unknown store type
+    "@store(type='nope') define table T (a string);",
+])
+def test_table_creation_errors(app):
+    with pytest.raises(SiddhiAppCreationError):
+        SiddhiManager().create_siddhi_app_runtime(app)
+
+
+def test_snapshot_and_restore_table(run_app):
+    runtime, _ = run_app(BASE + """
+        @PrimaryKey('symbol') define table T (symbol string, price double, volume long);
+        from S insert into T;""", stream=None)
+    runtime.get_input_handler("S").send(["A", 1.0, 1])
+    snap = runtime.snapshot()
+    runtime.get_input_handler("S").send(["B", 1.0, 1])
+    runtime.restore(snap)
+    assert rows(runtime) == [["A", 1.0, 1]]
+    runtime.get_input_handler("S").send(["A", 9.0, 9])  # the key index was restored too
+    assert rows(runtime) == [["A", 1.0, 1]]
