@@ -13,9 +13,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from grammar.model import StreamDefinition
+from grammar.model import AttrType, StreamDefinition
 
 from .event import CURRENT, Event
+from .types import f32
 
 if TYPE_CHECKING:
     from .context import AppContext
@@ -168,27 +169,33 @@ class InputHandler:
         self._junction = junction
         self._ctx = ctx
         self.stream_id = junction.stream_id
+        self._convert = _float_converter(junction.definition)
 
     def send(self, data: Sequence[Any], timestamp: int | None = None) -> None:
         """Send one event (timestamp defaults to the app clock's now)."""
         ctx = self._ctx
         if self._junction.async_buffer is not None:
-            self._junction.send([Event(ctx.clock.now() if timestamp is None else timestamp, tuple(data))])
+            row = tuple(data) if self._convert is None else self._convert(data)
+            self._junction.send([Event(ctx.clock.now() if timestamp is None else timestamp, row)])
             return
         with ctx.lock:
             if timestamp is None:
                 timestamp = ctx.clock.now()
             elif ctx.playback:
                 ctx.clock.advance(timestamp)
-            self._junction.send([Event(timestamp, tuple(data))])
+            self._junction.send([Event(timestamp, tuple(data) if self._convert is None else self._convert(data))])
 
     def send_events(self, events: Sequence[Event]) -> None:
         """Send several events as one chunk."""
         if not events:
             return
         ctx = self._ctx
-        chunk = [e if isinstance(e.data, tuple) and e.type == CURRENT
-                 else Event(e.timestamp, tuple(e.data)) for e in events]
+        convert = self._convert
+        if convert is None:
+            chunk = [e if isinstance(e.data, tuple) and e.type == CURRENT
+                     else Event(e.timestamp, tuple(e.data)) for e in events]
+        else:
+            chunk = [Event(e.timestamp, convert(e.data)) for e in events]
         if self._junction.async_buffer is not None:
             self._junction.send(chunk)
             return
@@ -207,4 +214,26 @@ class InputHandler:
                 timestamp = ctx.clock.now()
             elif ctx.playback:
                 ctx.clock.advance(timestamp)
-            self._junction.send([Event(timestamp, tuple(r)) for r in rows])
+            convert = self._convert or tuple
+            self._junction.send([Event(timestamp, convert(r)) for r in rows])
+
+
+def _f32_or_none(value: Any) -> Any:
+    return value if value is None or not isinstance(value, (int, float)) else f32(value)
+
+
+def _float_converter(definition: Any) -> Callable[[Sequence[Any]], tuple[Any, ...]] | None:
+    """A row converter rounding ``float`` attributes to 32 bits, or None when there are none.
+
+    A ``float`` attribute holds a Java float; senders give Python (64-bit) floats, so they are
+    rounded once on the way in and every comparison and join sees the value Siddhi would.
+    """
+    attributes = getattr(definition, "attributes", ())
+    floats = [i for i, a in enumerate(attributes) if a.type is AttrType.FLOAT]
+    if not floats:
+        return None
+    width = len(attributes)
+    parts = ", ".join(f"_r(d[{i}])" if i in floats else f"d[{i}]" for i in range(width))
+    ns: dict[str, Any] = {"_r": _f32_or_none}
+    exec(f"def convert(d):\n    return ({parts},)\n", ns)  # noqa: S102 - generated from the schema
+    return ns["convert"]

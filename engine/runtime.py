@@ -312,6 +312,9 @@ def _define_stream(ctx: AppContext, sd: StreamDefinition) -> None:
     for a in sd.attributes:
         if names.count(a.name) > 1:
             raise error_at(f"stream '{sd.id}' defines attribute '{a.name}' twice", a)
+    for io in sd.annotations:
+        if io.name.lower() in ("source", "sink") and not (io.get("type") or io.get("ref")):
+            raise error_at(f"@{io.name} on stream '{sd.id}' needs a type (or a ref to a configured connector)", io)
     junction = ctx.define_stream(sd)
     async_annotation = find_annotation(sd.annotations, "Async")
     if async_annotation is not None:

@@ -159,3 +159,16 @@ def test_async_stream_processes_everything_in_order(run_app):
     while len(got.rows) < 200 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert [r[0] for r in got.rows] == list(range(200))
+
+
+def test_float_attributes_are_rounded_to_32_bits_on_input(run_app):
+    # 55.6f == 55.6f holds in Java; a table join on a float key must see the same value
+    runtime, got = run_app("define stream S (p float); from S[p == 55.6f] select p insert into Out;")
+    runtime.get_input_handler("S").send([55.6])
+    runtime.get_input_handler("S").send_events([Event(1, [55.6])])
+    assert len(got.rows) == 2
+
+
+def test_source_or_sink_without_a_type_is_rejected():
+    with pytest.raises(SiddhiAppCreationError, match="needs a type"):
+        SiddhiManager().create_siddhi_app_runtime("@sink(name='log') define stream S (a int);")
