@@ -239,7 +239,12 @@ class _Forever(AggregatorState):
 def _forever(name: str, is_max: bool) -> None:
     def factory(args: list[ArgInfo]) -> tuple[AttrType, Any]:
         t = _one_arg(name, args, NUMERIC_TYPES)
-        return t, lambda: _Forever(is_max)
+
+        def make() -> _Forever:
+            return _Forever(is_max)
+
+        make.survives_reset = True  # type: ignore[attr-defined]  # the selector keeps these states
+        return t, make
 
     extension(Kind.AGGREGATOR, name, params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
               doc=f"The {'largest' if is_max else 'smallest'} value ever seen.")(factory)

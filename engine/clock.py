@@ -42,26 +42,49 @@ class WallClock(Clock):
 
 
 class PlaybackClock(Clock):
-    """Time that follows event timestamps (never goes backwards)."""
+    """Time that follows event timestamps (never goes backwards).
+
+    As in Siddhi's playback mode, :meth:`advance` first moves time to the new timestamp and
+    then fires every timer due by then, in time order: a timer callback receives the time it
+    was scheduled for, while ``now()`` already answers the new time (so a time window expires
+    everything due in one go, as Siddhi's windows do).
+
+    ``@app:playback(idle.time, increment)``: when ``idle_millis`` is set, once the first event
+    has arrived a heartbeat thread (started with the scheduler) moves time forward by
+    ``increment_millis`` whenever no event has advanced it for ``idle_millis`` of wall time.
+    """
 
     playback = True
 
     def __init__(self, start: int = 0) -> None:
         self._now = start
         self.scheduler: Scheduler | None = None
+        self.idle_millis: int | None = None
+        self.increment_millis: int = 0
+        self._last_wall = 0.0
+        self._seen = False
 
     def now(self) -> int:
         return self._now
 
     def advance(self, timestamp: int) -> None:
         """Move time forward to ``timestamp`` (no-op if it is in the past), firing due timers."""
+        if timestamp >= self._now:
+            self._last_wall = time.monotonic()
+            self._seen = True
         if timestamp > self._now:
+            self._now = timestamp
             if self.scheduler is not None:
                 self.scheduler.fire_until(timestamp, self)
-            self._now = max(self._now, timestamp)
 
     def _set(self, timestamp: int) -> None:
         self._now = max(self._now, timestamp)
+
+    def idle_due(self) -> float | None:
+        """Seconds until the next idle advance is due (0 when due; None when idle is off)."""
+        if not self.idle_millis or not self._seen:
+            return None
+        return max(0.0, self._last_wall + self.idle_millis / 1000.0 - time.monotonic())
 
 
 class Scheduler:
@@ -107,13 +130,19 @@ class Scheduler:
                 if handle in self._cancelled:
                     self._cancelled.discard(handle)
                     continue
-            clock._set(at)
             self._run(callback, at)
 
     # ---------------------------------------------------------------- live mode
     def start(self) -> None:
-        """Start the timer thread (live mode only; playback fires timers on event arrival)."""
-        if isinstance(self.clock, PlaybackClock) or self._running:
+        """Start the timer thread (live mode) or the idle heartbeat (playback with idle.time)."""
+        if self._running:
+            return
+        if isinstance(self.clock, PlaybackClock):
+            if not self.clock.idle_millis:
+                return
+            self._running = True
+            self._thread = threading.Thread(target=self._idle_loop, name="srota-playback-idle", daemon=True)
+            self._thread.start()
             return
         self._running = True
         self._thread = threading.Thread(target=self._loop, name="srota-scheduler", daemon=True)
@@ -126,6 +155,20 @@ class Scheduler:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=2)
         self._thread = None
+
+    def _idle_loop(self) -> None:
+        """Playback heartbeat: advance event time by the increment after idle wall time."""
+        clock = self.clock
+        assert isinstance(clock, PlaybackClock)
+        while self._running:
+            due = clock.idle_due()
+            if due is None or due > 0:
+                with self._cond:
+                    self._cond.wait(min(due if due is not None else 0.05, 0.05))
+                continue
+            with self.lock:
+                if self._running and clock.idle_due() == 0:
+                    clock.advance(clock.now() + clock.increment_millis)
 
     def _loop(self) -> None:
         while self._running:

@@ -48,8 +48,29 @@ def comprehension_bindings(prologue: tuple[str, ...] | list[str]) -> str:
     return " ".join(parts)
 
 
-class _AggregatorSlots:
-    """Collects aggregator calls found while compiling the select list."""
+class GroupedEvent(Event):
+    """An output event of a ``group by`` selector, carrying its group key.
+
+    Siddhi's GroupedComplexEvent: per-key output rate limiters (``output first every 5
+    events`` with ``group by``) count and keep events per key.  Elsewhere it is a plain event.
+    """
+
+    __slots__ = ("group_key",)
+
+    def __init__(self, timestamp: int, data: Any, type: int, group_key: Any) -> None:  # noqa: A002
+        super().__init__(timestamp, data, type)
+        self.group_key = group_key
+
+    def __reduce__(self) -> Any:
+        return (GroupedEvent, (self.timestamp, self.data, self.type, self.group_key))
+
+
+class AggregatorSlots:
+    """Collects aggregator calls found while compiling the select list (or any expression).
+
+    Each call becomes ``A[slot].{op}(arg)`` in the generated code; the caller generates an
+    ``add`` and a ``remove`` variant and keeps one state per slot (and group key).
+    """
 
     def __init__(self) -> None:
         self.factories: list[Callable[[], Any]] = []
@@ -76,6 +97,9 @@ class _AggregatorSlots:
         arg = codes[0] if codes else ""
         # "{op}" is replaced by add/remove when the two projection variants are generated.
         return Compiled(f"A[{slot}].{{op}}({arg})", rtype)
+
+
+_AggregatorSlots = AggregatorSlots  # the name other modules used first
 
 
 class QuerySelector:
@@ -132,6 +156,8 @@ class QuerySelector:
                 row = p.project(e)
                 if p.having is None or p.having(e, row):
                     out.append(Event(e.timestamp, row, t))
+            elif t == RESET and not p.batching:
+                out.append(e)
         return out
 
     def _aggregated(self, chunk: list[Event]) -> list[Event]:
@@ -143,16 +169,19 @@ class QuerySelector:
             t = e.type
             if t == CURRENT:
                 row = p.project_add(e, states)
+                ok = p.having_add is None or p.having_add(e, row, states)
             elif t == EXPIRED:
                 row = p.project_remove(e, states)
+                ok = p.having_remove is None or p.having_remove(e, row, states)
             elif t == RESET:
                 self._reset()
                 states = self._states_for(None)
+                if out is not None:
+                    out.append(e)  # Siddhi's non-batch path passes resets on (snapshot limiters use them)
                 continue
             else:
                 continue
-            if ((t == CURRENT and p.current_on) or (t == EXPIRED and p.expired_on)) and \
-                    (p.having is None or p.having(e, row)):
+            if ok and ((t == CURRENT and p.current_on) or (t == EXPIRED and p.expired_on)):
                 last = Event(e.timestamp, row, t)
                 if out is not None:
                     out.append(last)
@@ -166,10 +195,13 @@ class QuerySelector:
         groups: dict[Any, Event] = {}
         out = [] if not p.batching else None
         has_aggs = bool(p.factories)
+        releasable = not any(p.survive_reset)
         for e in chunk:
             t = e.type
             if t == RESET:
                 self._reset()
+                if out is not None:
+                    out.append(e)
                 continue
             if t != CURRENT and t != EXPIRED:
                 continue
@@ -178,21 +210,25 @@ class QuerySelector:
                 states = self._states_for(key)
                 if t == CURRENT:
                     row = p.project_add(e, states)
+                    ok = p.having_add is None or p.having_add(e, row, states)
                     self.live[key] = self.live.get(key, 0) + 1
                 else:
                     row = p.project_remove(e, states)
+                    ok = p.having_remove is None or p.having_remove(e, row, states)
                     left = self.live.get(key, 0) - 1
                     if left <= 0:
-                        # the window emptied this group: release its state
+                        # the window emptied this group: release its state (unless an
+                        # aggregator such as maxForever must outlive the window)
                         self.live.pop(key, None)
-                        self.states.pop(key, None)
+                        if releasable:
+                            self.states.pop(key, None)
                     else:
                         self.live[key] = left
             else:
                 row = p.project(e)
-            if ((t == CURRENT and p.current_on) or (t == EXPIRED and p.expired_on)) and \
-                    (p.having is None or p.having(e, row)):
-                ev = Event(e.timestamp, row, t)
+                ok = p.having is None or p.having(e, row)
+            if ok and ((t == CURRENT and p.current_on) or (t == EXPIRED and p.expired_on)):
+                ev = GroupedEvent(e.timestamp, row, t, key)
                 if out is not None:
                     out.append(ev)
                 else:
@@ -223,6 +259,8 @@ class SelectorPlan:
         self.fast: Callable[[list[Event]], list[Event]] | None = None
         self.group_key: Callable[[Event], Any] | None = None
         self.having: Callable[[Event, tuple[Any, ...]], bool] | None = None
+        self.having_add: Callable[..., bool] | None = None
+        self.having_remove: Callable[..., bool] | None = None
         self.post: Callable[[list[Event]], list[Event]] | None = None
         self.factories: list[Callable[[], Any]] = []
         self.survive_reset: list[bool] = []
@@ -245,7 +283,7 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
     plan.batching = batching
     plan.current_on = output_event_type in (OutputEventType.CURRENT, OutputEventType.ALL)
     plan.expired_on = output_event_type in (OutputEventType.EXPIRED, OutputEventType.ALL)
-    slots = _AggregatorSlots()
+    slots = AggregatorSlots()
     compiler = ExpressionCompiler(ctx, scope, gen, aggregator_hook=slots.hook)
     prologue = tuple(getattr(scope, "prologue", ()))
 
@@ -268,28 +306,35 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
             names.append(oa.rename)
             types.append(c.type)
             codes.append(c.code)
-    plan.output_attributes = [Attribute(n, t) for n, t in zip(names, types)]
-    plan.factories = slots.factories
-    plan.survive_reset = slots.survive_reset
+    plan.output_attributes = [Attribute(n, t) for n, t in zip(names, types, strict=True)]
     body = list(prologue)
     row = "(" + "".join(c + ", " for c in codes) + ")"
+
+    # having may aggregate too (``having sum(price) > 10``): its aggregators share the slots
+    having_cond = None
+    if selector.having is not None:
+        hscope = OutputScope(names, types, scope)
+        hcompiler = ExpressionCompiler(ctx, hscope, gen, aggregator_hook=slots.hook)
+        having_cond = hcompiler.compile_condition(selector.having, "having")
+    plan.factories = slots.factories
+    plan.survive_reset = slots.survive_reset
 
     if plan.factories:
         plan.project_add = gen.function("_project_add", "e, A", body + [f"return {row.replace('{op}', 'add')}"])
         plan.project_remove = gen.function("_project_remove", "e, A",
                                            body + [f"return {row.replace('{op}', 'remove')}"])
+        if having_cond is not None:
+            plan.having_add = gen.function("_having_add", "e, o, A",
+                                           body + [f"return {having_cond.replace('{op}', 'add')}"])
+            plan.having_remove = gen.function("_having_remove", "e, o, A",
+                                              body + [f"return {having_cond.replace('{op}', 'remove')}"])
     else:
         star_passthrough = selector.attributes is None and prologue == ("d = e.data",) and \
             [c for c in codes] == [f"d[{i}]" for i in range(len(codes))]
         plan.project = (gen.function("_project_star", "e", ["return e.data"]) if star_passthrough
                         else gen.function("_project", "e", body + [f"return {row}"]))
-
-    having_cond = None
-    if selector.having is not None:
-        hscope = OutputScope(names, types, scope)
-        hcompiler = ExpressionCompiler(ctx, hscope, gen)
-        having_cond = hcompiler.compile_condition(selector.having, "having")
-        plan.having = gen.function("_having", "e, o", body + [f"return {having_cond}"])
+        if having_cond is not None:
+            plan.having = gen.function("_having", "e, o", body + [f"return {having_cond}"])
 
     if selector.group_by:
         kcompiler = ExpressionCompiler(ctx, scope, gen)

@@ -1,0 +1,353 @@
+"""``expression('cond')`` (sliding) and ``expressionBatch('cond'[, include.triggering.event][, stream.current.event])``.
+
+The condition is SiddhiQL text over the window's events: plain attributes read the event being
+added or removed, ``first.x``/``last.x`` the oldest and newest events, ``eventTimestamp(first)``
+their timestamps, and aggregators (``sum(price)``, ``count()``) run over the window contents.
+The text may come from an attribute; the window then recompiles when it changes and
+re-evaluates what it holds, as Siddhi does.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from grammar.errors import SiddhiAppCreationError
+from grammar.model import AttrType, Expression, IsNullStream, Variable
+
+from ..codegen import CodeGen
+from ..event import CURRENT, EXPIRED, Event
+from ..expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from ..registry import Kind, Param, extension
+from .base import WindowProcessor, WindowSpec
+
+
+class _WindowExpressionScope:
+    """Attributes of the current (``e``), ``first`` and ``last`` events of an expression window."""
+
+    prologue: tuple[str, ...] = ()
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.names = set(getattr(inner, "names", ()))
+
+    def resolve(self, var: Variable) -> tuple[str, AttrType]:
+        target = "e"
+        if var.stream_id in ("first", "last"):
+            target = var.stream_id
+        elif var.stream_id is not None and var.stream_id not in self.names:
+            raise error_at(f"'{var.stream_id}.{var.attribute}': use first.<attr> or last.<attr>", var)
+        i = self.inner.index(var.attribute)
+        if i is None:
+            raise error_at(f"stream '{self.inner.stream_id}' has no attribute '{var.attribute}'", var)
+        return f"{target}.data[{i}]", self.inner.attributes[i].type
+
+    def resolve_stream(self, node: IsNullStream) -> str:
+        if node.stream_id in ("first", "last"):
+            return node.stream_id
+        raise error_at(f"'{node.stream_id} is null' is not supported in a window expression", node)
+
+    def timestamp(self, node: Expression | None) -> str:
+        if node is None:
+            return "e.timestamp"
+        if isinstance(node, Variable) and node.stream_id is None and node.attribute in ("first", "last"):
+            return f"{node.attribute}.timestamp"
+        raise error_at("eventTimestamp() takes first or last here", node)
+
+
+class CompiledCondition:
+    """A window condition: ``add(e, first, last)``, ``remove(...)`` and ``reset()`` of its aggregators."""
+
+    def __init__(self, text: str, scope: Any, ctx: Any, node: Any) -> None:
+        from grammar.parser import parse_expression
+
+        from ..selector import AggregatorSlots
+
+        try:
+            expr = parse_expression(text)
+        except SiddhiAppCreationError as exc:
+            raise error_at(f"invalid window expression '{text}': {exc}", node) from None
+        except Exception as exc:  # the parser's own error types
+            raise error_at(f"invalid window expression '{text}': {exc}", node) from None
+        gen = CodeGen(BASE_NAMESPACE)
+        slots = AggregatorSlots()
+        compiler = ExpressionCompiler(ctx, _WindowExpressionScope(scope), gen, aggregator_hook=slots.hook)
+        try:
+            code = compiler.compile_condition(expr, "window expression")
+        except SiddhiAppCreationError as exc:
+            raise error_at(f"window expression '{text}': {exc.message}", node) from None
+        self.text = text
+        self.factories = slots.factories
+        self._add = gen.function("_wexpr_add", "e, first, last, A", [f"return {code.replace('{op}', 'add')}"])
+        self._remove = gen.function("_wexpr_remove", "e, first, last, A",
+                                    [f"return {code.replace('{op}', 'remove')}"])
+        self.states = [f() for f in self.factories]
+
+    def fresh(self) -> CompiledCondition:
+        """A copy with its own aggregator states (one per window instance)."""
+        other = object.__new__(CompiledCondition)
+        other.__dict__.update(self.__dict__)
+        other.states = [f() for f in self.factories]
+        return other
+
+    def add(self, e: Event, first: Event, last: Event) -> bool:
+        return self._add(e, first, last, self.states) is True
+
+    def remove(self, e: Event, first: Event, last: Event) -> bool:
+        return self._remove(e, first, last, self.states) is True
+
+    def reset(self) -> None:
+        for s in self.states:
+            s.reset()
+
+
+class _ConditionSource:
+    """The window's condition: a constant text, or text read from each event (recompiled on change)."""
+
+    def __init__(self, spec: WindowSpec) -> None:
+        arg = spec.args[0]
+        self.scope = spec.scope
+        self.ctx = spec.ctx
+        self.node = arg.node
+        self.getter = None if arg.constant else arg.getter
+        self.compiled = None
+        if arg.constant:
+            if arg.type is AttrType.STRING:
+                self.compiled = CompiledCondition(str(arg.value), spec.scope, spec.ctx, arg.node)
+            else:
+                raise spec.error("the expression should be a string", arg.node)
+        elif arg.type is not AttrType.STRING:
+            raise spec.error("the expression should be a string (a constant or a string attribute)", arg.node)
+        self._cache: dict[str, CompiledCondition] = {}
+
+    def initial(self) -> CompiledCondition | None:
+        return self.compiled.fresh() if self.compiled is not None else None
+
+    def for_text(self, text: str) -> CompiledCondition:
+        c = self._cache.get(text)
+        if c is None:
+            c = CompiledCondition(text, self.scope, self.ctx, self.node)
+            self._cache[text] = c
+        return c.fresh()
+
+
+class ExpressionWindow(WindowProcessor):
+    """Sliding window that keeps the newest events for which the condition holds."""
+
+    def __init__(self, spec: WindowSpec, source: _ConditionSource) -> None:
+        super().__init__(spec)
+        self.source = source
+        self.cond = source.initial()
+        self.text: str | None = None
+        self.queue: deque[Event] = deque()
+
+    def process(self, chunk: list[Event]) -> None:
+        out: list[Event] = []
+        now = self.clock.now()
+        for e in chunk:
+            if e.type != CURRENT:
+                continue
+            if self.source.getter is not None:
+                text = self.source.getter(e)
+                if text != self.text:
+                    self.text = text
+                    self.cond = self.source.for_text(text)
+                    held = list(self.queue)
+                    self.queue.clear()
+                    for old in held:
+                        self._add(old, now, out)
+            self._add(e, now, out)
+            out.append(e)
+        if out:
+            self.next(out)
+
+    def _add(self, e: Event, now: int, out: list[Event]) -> None:
+        cond = self.cond
+        assert cond is not None
+        q = self.queue
+        q.append(e)
+        if cond.add(e, q[0], e):
+            return
+        while q:
+            old = q.popleft()
+            out.append(Event(now, old.data, EXPIRED))
+            first = q[0] if q else old
+            if cond.remove(old, first, e):
+                break
+
+    def contents(self) -> Iterable[Event]:
+        return self.queue
+
+    def snapshot_state(self) -> Any:
+        return {"queue": list(self.queue), "text": self.text}
+
+    def restore_state(self, state: Any) -> None:
+        self.text = state["text"]
+        self.cond = self.source.for_text(self.text) if self.text is not None else self.source.initial()
+        self.queue = deque()
+        out: list[Event] = []
+        for e in state["queue"]:
+            self._add(e, self.clock.now(), out)
+
+
+@extension(Kind.WINDOW, "expression",
+           params=(Param("expression", (AttrType.STRING,), dynamic=True,
+                         doc="Condition the retained events must satisfy."),),
+           doc="A sliding window that retains the latest events while the expression holds.")
+def _expression(spec: WindowSpec) -> Callable[[], WindowProcessor]:
+    source = _ConditionSource(spec)
+    return lambda: ExpressionWindow(spec, source)
+
+
+class ExpressionBatchWindow(WindowProcessor):
+    """Batch window that collects events while the condition holds and flushes when it fails."""
+
+    def __init__(self, spec: WindowSpec, source: _ConditionSource, include: bool,
+                 include_getter: Callable[[Event], Any] | None, stream_current: bool) -> None:
+        super().__init__(spec)
+        self.source = source
+        self.cond = source.initial()
+        self.text: str | None = None
+        self.include = include
+        self.include_getter = include_getter
+        self.stream_current = stream_current
+        self.current: list[Event] = []
+        self.expired_q: list[Event] = []
+
+    def _includes(self, e: Event) -> bool:
+        if self.include_getter is not None:
+            return self.include_getter(e) is True
+        return self.include
+
+    def process(self, chunk: list[Event]) -> None:
+        outs: list[list[Event]] = []
+        now = self.clock.now()
+        for e in chunk:
+            if e.type != CURRENT:
+                continue
+            if self.source.getter is not None:
+                text = self.source.getter(e)
+                if text != self.text:
+                    self.text = text
+                    self.cond = self.source.for_text(text)
+                    self._reevaluate(now, outs)
+            if self.stream_current:
+                self._as_stream(e, now, outs, True)
+            else:
+                self._batch(e, now, outs)
+        for o in outs:
+            self.next(o)
+
+    def _reevaluate(self, now: int, outs: list[list[Event]]) -> None:
+        if not self.stream_current:
+            held, self.current = self.current, []
+            for e in held:
+                self._batch(e, now, outs)
+        else:
+            held, self.expired_q = self.expired_q, []
+            for e in held:
+                self._as_stream(e, now, outs, False)
+
+    def _batch(self, e: Event, now: int, outs: list[list[Event]]) -> None:
+        cond = self.cond
+        assert cond is not None
+        first = self.current[0] if self.current else e
+        if cond.add(e, first, e):
+            self.current.append(e)
+            return
+        cond.reset()
+        cond.add(e, first, e)
+        out: list[Event] = []
+        if self.expired_q:
+            out.extend(Event(now, x.data, EXPIRED) for x in self.expired_q)
+            self.expired_q = []
+        if self.current:
+            batch = [Event(now, x.data, CURRENT) for x in self.current]
+            self.expired_q = list(batch)
+            out.extend(batch)
+            self.current = []
+            if self._includes(e):
+                out.append(e)
+                self.expired_q.append(Event(now, e.data, CURRENT))
+            else:
+                self.current.append(e)
+        else:
+            out.append(Event(now, e.data, EXPIRED))
+            out.append(Event(now, e.data, CURRENT))
+        outs.append(out)
+
+    def _as_stream(self, e: Event, now: int, outs: list[list[Event]], output: bool) -> None:
+        cond = self.cond
+        assert cond is not None
+        first = self.expired_q[0] if self.expired_q else e
+        out: list[Event] = []
+        if output and self.current:
+            out.extend(self.current)
+            self.current = []
+        if cond.add(e, first, e):
+            self.expired_q.append(Event(e.timestamp, e.data, EXPIRED))
+            if output:
+                out.append(e)
+                outs.append(out)
+            return
+        cond.reset()
+        cond.add(e, first, e)
+        if self.expired_q:
+            held = [Event(now, x.data, EXPIRED) for x in self.expired_q]
+            if self._includes(e):
+                out.append(e)
+                if output:
+                    out.extend(held)
+                    out.append(Event(now, e.data, EXPIRED))
+                else:
+                    self.current.extend(held)
+                    self.current.append(Event(e.timestamp, e.data, EXPIRED))
+                self.expired_q = []
+            else:
+                if output:
+                    out.extend(held)
+                else:
+                    self.current.extend(held)
+                out.append(e)
+                self.expired_q = [Event(e.timestamp, e.data, EXPIRED)]
+        elif output:
+            out.append(Event(now, e.data, EXPIRED))
+            out.append(Event(now, e.data, CURRENT))
+        else:
+            self.current.append(e)
+        if output:
+            outs.append(out)
+
+    def contents(self) -> Iterable[Event]:
+        return self.current
+
+    def snapshot_state(self) -> Any:
+        return {"current": list(self.current), "expired": list(self.expired_q), "text": self.text}
+
+    def restore_state(self, state: Any) -> None:
+        self.text = state["text"]
+        self.cond = self.source.for_text(self.text) if self.text is not None else self.source.initial()
+        self.current = list(state["current"])
+        self.expired_q = list(state["expired"])
+        assert self.cond is not None
+        held = self.current if not self.stream_current else self.expired_q
+        if held:
+            for e in held:
+                self.cond.add(e, held[0], e)
+
+
+@extension(Kind.WINDOW, "expressionBatch",
+           params=(Param("expression", (AttrType.STRING,), dynamic=True,
+                         doc="Condition the batch must satisfy; the batch is emitted when it fails."),
+                   Param("include.triggering.event", (AttrType.BOOL,), optional=True, default=False, dynamic=True,
+                         doc="Put the event that broke the condition into the emitted batch."),
+                   Param("stream.current.event", (AttrType.BOOL,), optional=True, default=False,
+                         doc="Emit events as they arrive and expire them in batches.")),
+           doc="A batch window that grows while the expression holds and is emitted when it fails.")
+def _expression_batch(spec: WindowSpec) -> Callable[[], WindowProcessor]:
+    source = _ConditionSource(spec)
+    inc_arg = spec.named.get("include.triggering.event")
+    include = bool(inc_arg.value) if inc_arg is not None and inc_arg.constant else False
+    include_getter = inc_arg.getter if inc_arg is not None and not inc_arg.constant else None
+    stream_current = bool(spec.arg("stream.current.event", False))
+    return lambda: ExpressionBatchWindow(spec, source, include, include_getter, stream_current)

@@ -1,0 +1,157 @@
+"""``length(n)`` (sliding) and ``lengthBatch(n[, stream.current.event])`` (tumbling) windows."""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from grammar.model import AttrType
+
+from ..event import CURRENT, EXPIRED, RESET, Event
+from ..registry import Kind, Param, extension
+from .base import WindowProcessor, WindowSpec, int_value
+
+
+class LengthWindow(WindowProcessor):
+    """Keeps the last ``n`` events; each new event beyond ``n`` pushes the oldest out first."""
+
+    def __init__(self, spec: WindowSpec, length: int) -> None:
+        super().__init__(spec)
+        self.length = length
+        self.buffer: deque[Event] = deque()
+
+    def process(self, chunk: list[Event]) -> None:
+        buf = self.buffer
+        n = self.length
+        out: list[Event] = []
+        append = out.append
+        now = None
+        for e in chunk:
+            if e.type != CURRENT:
+                continue
+            if len(buf) < n:
+                buf.append(e)
+                append(e)
+            elif n > 0:
+                old = buf.popleft()
+                if now is None:
+                    now = self.clock.now()
+                append(Event(now, old.data, EXPIRED))
+                buf.append(e)
+                append(e)
+            else:
+                # length(0): the event passes and leaves at once, then the aggregates reset
+                append(e)
+                append(Event(e.timestamp, e.data, EXPIRED))
+                append(Event(e.timestamp, e.data, RESET))
+        if out:
+            self.next(out)
+
+    def contents(self) -> Iterable[Event]:
+        return self.buffer
+
+    def snapshot_state(self) -> Any:
+        return {"buffer": list(self.buffer)}
+
+    def restore_state(self, state: Any) -> None:
+        self.buffer = deque(state["buffer"])
+
+
+@extension(Kind.WINDOW, "length",
+           params=(Param("window.length", (AttrType.INT,), doc="Number of events to keep."),),
+           doc="A sliding window that keeps the last window.length events.")
+def _length(spec: WindowSpec) -> Callable[[], WindowProcessor]:
+    n = int_value(spec, spec.named["window.length"], "window.length")
+    assert n is not None
+    return lambda: LengthWindow(spec, n)
+
+
+class LengthBatchWindow(WindowProcessor):
+    """Collects ``n`` events and emits them together (Siddhi's LengthBatchWindowProcessor).
+
+    With ``stream.current.event`` every event passes at once and the batch boundary emits the
+    expired batch and a reset before the event that opens the next batch.
+    """
+
+    def __init__(self, spec: WindowSpec, length: int, stream_current: bool) -> None:
+        super().__init__(spec)
+        self.length = length
+        self.stream_current = stream_current
+        self.count = 0
+        self.current: list[Event] = []          # the accumulating batch (non-streaming mode)
+        self.last: list[Event] = []             # what a flush will expire (and what find scans)
+        self.keep_last = self.expired or self.findable
+
+    def process(self, chunk: list[Event]) -> None:
+        if self.length == 0:
+            self._zero(chunk)
+            return
+        outs: list[list[Event]] = []
+        out: list[Event] = []
+        for e in chunk:
+            if e.type != CURRENT:
+                continue
+            if self.stream_current:
+                self.count += 1
+                if self.count == self.length + 1:
+                    now = self.clock.now()
+                    if self.expired:
+                        out.extend(Event(now, x.data, EXPIRED) for x in self.last)
+                    self.last = []
+                    out.append(Event(now, e.data, RESET))
+                    self.count = 1
+                out.append(e)
+                if self.keep_last:
+                    self.last.append(e)
+                outs.append(out)
+                out = []
+            else:
+                self.current.append(e)
+                self.count += 1
+                if self.count == self.length:
+                    now = self.clock.now()
+                    if self.expired and self.last:
+                        out.extend(Event(now, x.data, EXPIRED) for x in self.last)
+                    out.append(Event(now, e.data, RESET))
+                    out.extend(self.current)
+                    self.last = self.current if self.keep_last else []
+                    self.current = []
+                    self.count = 0
+                    outs.append(out)
+                    out = []
+        for o in outs:
+            self.next(o)
+
+    def _zero(self, chunk: list[Event]) -> None:
+        now = self.clock.now()
+        for e in chunk:
+            if e.type != CURRENT:
+                continue
+            out = [e]
+            if self.expired:
+                out.append(Event(now, e.data, EXPIRED))
+            out.append(Event(now, e.data, RESET))
+            self.next(out)
+
+    def contents(self) -> Iterable[Event]:
+        return self.last
+
+    def snapshot_state(self) -> Any:
+        return {"count": self.count, "current": list(self.current), "last": list(self.last)}
+
+    def restore_state(self, state: Any) -> None:
+        self.count = state["count"]
+        self.current = list(state["current"])
+        self.last = list(state["last"])
+
+
+@extension(Kind.WINDOW, "lengthBatch",
+           params=(Param("window.length", (AttrType.INT,), doc="Number of events per batch."),
+                   Param("stream.current.event", (AttrType.BOOL,), optional=True, default=False,
+                         doc="Emit events as they arrive and expire them in batches.")),
+           doc="A tumbling window that emits every window.length events as one batch.")
+def _length_batch(spec: WindowSpec) -> Callable[[], WindowProcessor]:
+    n = int_value(spec, spec.named["window.length"], "window.length")
+    assert n is not None
+    stream_current = bool(spec.arg("stream.current.event", False))
+    return lambda: LengthBatchWindow(spec, n, stream_current)

@@ -1,0 +1,81 @@
+"""Aggregate functions: result types, null handling, add/remove/reset."""
+from __future__ import annotations
+
+import pytest
+
+from engine import SiddhiAppCreationError, SiddhiManager
+
+
+def _run(select: str, rows: list[tuple], window: str = "length(3)", types: str = "a int, b double, c bool, s string",
+         out: str = "current") -> tuple[list[list], dict]:
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        f"define stream S ({types}); @info(name='q') from S#window.{window} select {select} insert {out} events into O;")
+    got: list[list] = []
+    rt.add_query_callback("q", lambda ts, i, r: got.extend([list(e.data) for e in (i or []) + (r or [])]))
+    rt.start()
+    h = rt.get_input_handler("S")
+    for r in rows:
+        h.send(list(r))
+    schema = {a.name: a.type.value for a in rt.stream_definitions["O"].attributes}
+    rt.shutdown()
+    return got, schema
+
+
+ROWS = [(1, 1.5, True, "x"), (2, 2.5, False, "y"), (None, None, None, None), (4, 4.5, True, "x")]
+
+
+def test_result_types():
+    _, schema = _run("sum(a) as si, sum(b) as sd, avg(a) as av, count() as n, min(a) as mi, max(b) as mx, "
+                     "distinctCount(s) as dc, stdDev(b) as sdv, and(c) as an, or(c) as o", ROWS)
+    assert schema == {"si": "long", "sd": "double", "av": "double", "n": "long", "mi": "int", "mx": "double",
+                      "dc": "long", "sdv": "double", "an": "bool", "o": "bool"}
+
+
+def test_sliding_values_ignore_nulls():
+    got, _ = _run("sum(a) as s, avg(a) as av, count() as n, min(a) as mi, max(a) as mx, distinctCount(s) as dc",
+                  ROWS)
+    # length(3): the 4th row pushes (1, 1.5, ...) out
+    assert got == [[1, 1.0, 1, 1, 1, 1], [3, 1.5, 2, 1, 2, 2], [3, 1.5, 3, 1, 2, 2], [6, 3.0, 3, 2, 4, 2]]
+
+
+def test_std_dev_population():
+    got, _ = _run("stdDev(b) as d", [(0, 2.0, True, ""), (0, 4.0, True, ""), (0, 6.0, True, "")])
+    assert got[0] == [0.0]
+    assert got[-1][0] == pytest.approx(1.632993161855452)
+
+
+def test_and_or():
+    got, _ = _run("and(c) as an, or(c) as o", [(0, 0.0, True, ""), (0, 0.0, False, ""), (0, 0.0, True, "")],
+                  window="length(2)")
+    assert got == [[True, True], [False, True], [False, True]]
+
+
+def test_min_max_forever_survive_expiry_and_reset():
+    got, _ = _run("minForever(a) as lo, maxForever(a) as hi", [(5, 0, True, ""), (1, 0, True, ""), (3, 0, True, "")],
+                  window="lengthBatch(1)")
+    assert got == [[5, 5], [1, 5], [1, 5]]
+
+
+def test_union_set():
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "define stream S (v string); @info(name='q') from S#window.length(2) "
+        "select unionSet(createSet(v)) as u insert into O;")
+    got = []
+    rt.add_query_callback("q", lambda ts, i, r: got.extend(e.data[0] for e in i or ()))
+    rt.start()
+    for v in "aba":
+        rt.get_input_handler("S").send([v])
+    rt.shutdown()
+    assert got == [{"a"}, {"a", "b"}, {"a", "b"}]
+
+
+def test_reset_clears_batch_aggregates():
+    got, _ = _run("count() as n, sum(a) as s", [(1, 0, True, "")] * 5, window="lengthBatch(2)")
+    assert got == [[2, 2], [2, 2]]
+
+
+@pytest.mark.parametrize("bad", ["sum(s)", "sum(a, b)", "avg(c)", "stdDev(s)", "and(a)", "count(a, b)",
+                                 "min()"])
+def test_aggregator_argument_errors(bad):
+    with pytest.raises(SiddhiAppCreationError):
+        _run(f"{bad} as x", [])

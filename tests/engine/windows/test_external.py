@@ -1,0 +1,60 @@
+"""externalTime and externalTimeBatch windows (event time from an attribute)."""
+from __future__ import annotations
+
+import pytest
+
+from engine import SiddhiAppCreationError, SiddhiManager
+
+
+def test_external_time_expires_by_attribute(window_app):
+    send, out, _ = window_app("externalTime(ts, 1 sec)", playback=False)
+    send(1, ets=1000)
+    send(2, ets=1500)
+    send(3, ets=2000)  # 1000 + 1000 <= 2000: event 1 leaves before 3
+    assert out.calls[2] == ([["A", 3]], [["A", 1]])
+    assert out.expired == [["A", 1]]
+
+
+def test_external_time_batch_aligned_and_late_events(window_app):
+    send, out, _ = window_app("externalTimeBatch(ts, 1 sec, 0)", select="count() as c", out="current",
+                              playback=False)
+    for ets in (1100, 1200, 1300, 1900, 1000):   # the late 1000 still joins [1000, 2000)
+        send(1, ets=ets)
+    send(1, ets=2100)
+    assert out.current == [[5]]
+
+
+def test_external_time_batch_from_first_event(window_app):
+    send, out, _ = window_app("externalTimeBatch(ts, 1 sec)", out="all", playback=False)
+    for ets in (1500, 2000, 2500, 3600):
+        send(ets, ets=ets)
+    # batches [1500, 2500), [2500, 3500): expired of batch 1 come with batch 2
+    assert out.current == [["A", 1500], ["A", 2000], ["A", 2500]]
+    assert out.expired == [["A", 1500], ["A", 2000]]
+
+
+def test_external_time_batch_replace_timestamp(window_app):
+    send, out, _ = window_app("externalTimeBatch(ts, 1 sec, 0, 0, true)", select="ts", out="current",
+                              playback=False)
+    send(1, ets=1100)
+    send(1, ets=2100)
+    assert out.current == [[2000]]
+
+
+def test_external_time_batch_timeout_flushes(window_app):
+    send, out, rt = window_app("externalTimeBatch(ts, 10 sec, 0, 500)", out="current")
+    send(1, ts=1000, ets=100)
+    send(2, ts=1100, ets=200)
+    rt.context.clock.advance(1700)  # app time passes the 500 ms timeout: the batch leaves
+    assert out.current == [["A", 1], ["A", 2]]
+
+
+@pytest.mark.parametrize("bad", ["externalTime(volume, 1 sec)", "externalTime(ts)", "externalTime(1000, 1 sec)",
+                                 "externalTime(ts, 1.5)", "externalTimeBatch(ts)",
+                                 "externalTimeBatch(ts, 1 sec, 0, 1, 2)", "externalTimeBatch(volume, 1 sec)",
+                                 "externalTimeBatch(ts, 1 sec, symbol)"])
+def test_external_parameter_errors(bad):
+    with pytest.raises(SiddhiAppCreationError):
+        SiddhiManager().create_siddhi_app_runtime(
+            "define stream S (symbol string, volume int, ts long);"
+            f"from S#window.{bad} select symbol insert into O;")
