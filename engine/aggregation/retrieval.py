@@ -1,0 +1,246 @@
+"""Reading an aggregation: ``from S join A on ... within ... per ...`` and on-demand queries.
+
+A join with an aggregation is triggered by the stream side only.  For each stream event the
+``within`` bounds and the ``per`` granularity are evaluated (constants, or attributes of the
+event), the aggregation's rows of that granularity are read (tables plus open buckets), and
+each row that satisfies ``on`` makes one joined event.  A stream side without a window
+behaves as Siddhi's empty window: every current event is followed by its expired copy, so a
+query with ``insert all events`` emits each joined row again as an expired event.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from grammar.model import (
+    Attribute,
+    AttrType,
+    Expression,
+    IsNullStream,
+    JoinInputStream,
+    JoinType,
+    OnDemandQuery,
+    OnDemandQueryType,
+    OutputEventType,
+    SingleInputStream,
+    Variable,
+    WindowHandler,
+)
+
+from ..codegen import CodeGen
+from ..event import CURRENT, EXPIRED, Event, StateEvent
+from ..expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from ..scope import Column, StreamScope
+from .buckets import within_range
+
+if TYPE_CHECKING:
+    from .runtime import Aggregation
+
+
+class _AggJoinScope:
+    """Both sides of a stream-aggregation join over ``StateEvent.events``.
+
+    ``d0``/``d1`` are the data of the left and right events (all-None tuples for a missing
+    outer side).  Unqualified names resolve to the only side that has them.
+    """
+
+    def __init__(self, sides: Sequence[tuple[frozenset[str], list[Attribute]]], nulls: Sequence[str | None]) -> None:
+        self.sides = list(sides)
+        self._index = [{a.name: i for i, a in enumerate(attrs)} for _, attrs in sides]
+        lines = []
+        for pos, null in enumerate(nulls):
+            if null is None:
+                lines.append(f"d{pos} = e.events[{pos}].data")
+            else:
+                lines.append(f"d{pos} = (e.events[{pos}].data if e.events[{pos}] is not None else {null})")
+        self.prologue = tuple(lines)
+
+    def _side(self, name: str, node: Any) -> int:
+        found = [i for i, (names, _) in enumerate(self.sides) if name in names]
+        if not found:
+            known = sorted(n for names, _ in self.sides for n in names)
+            raise error_at(f"'{name}' is neither of the joined inputs ({', '.join(known)})", node)
+        if len(found) > 1:
+            raise error_at(f"'{name}' names both sides of the join: give them aliases with 'as'", node)
+        return found[0]
+
+    def resolve(self, var: Variable) -> tuple[str, AttrType]:
+        if var.stream_index is not None:
+            raise error_at(f"'{var.stream_id}[{var.stream_index}]' indexes are only allowed in patterns", var)
+        if var.stream_id is not None:
+            pos = self._side(var.stream_id, var)
+            i = self._index[pos].get(var.attribute)
+            if i is None:
+                raise error_at(f"'{var.stream_id}' has no attribute '{var.attribute}'", var)
+        else:
+            hits = [p for p in range(len(self.sides)) if var.attribute in self._index[p]]
+            if not hits:
+                raise error_at(f"no input of the join has an attribute '{var.attribute}'", var)
+            if len(hits) > 1:
+                raise error_at(f"'{var.attribute}' is ambiguous: qualify it with a stream name or alias", var)
+            pos = hits[0]
+            i = self._index[pos][var.attribute]
+        return f"d{pos}[{i}]", self.sides[pos][1][i].type
+
+    def resolve_stream(self, node: IsNullStream) -> str:
+        return f"e.events[{self._side(node.stream_id, node)}]"
+
+    def is_stream_reference(self, name: str) -> bool:
+        return any(name in names for names, _ in self.sides)
+
+    def timestamp(self, node: Expression | None) -> str:
+        if node is None:
+            return "e.timestamp"
+        if isinstance(node, Variable):
+            return f"e.events[{self._side(node.attribute, node)}].timestamp"
+        raise error_at("eventTimestamp() takes a stream reference", node)
+
+    def columns(self) -> list[Column]:
+        return [Column(a.name, a.type, f"d{pos}[{i}]") for pos, (_, attrs) in enumerate(self.sides)
+                for i, a in enumerate(attrs)]
+
+
+def _names(inp: SingleInputStream) -> frozenset[str]:
+    return frozenset([inp.reference_id] if inp.reference_id else [inp.stream_id])
+
+
+def _bounds_function(agg: Aggregation, within: tuple[Expression, ...], per: Expression | None,
+                     compiler: ExpressionCompiler, gen: CodeGen, prologue: tuple[str, ...], node: Any) -> Any:
+    """``bounds(e) -> (start, end, per)`` for a stream event, or a constant triple."""
+    if per is None:
+        raise error_at(f"reading aggregation '{agg.id}' needs 'within <start>, <end> per <granularity>'", node)
+    if len(within) > 2:
+        raise error_at("within takes one pattern or a start and an end", node)
+    parts = [compiler.compile(w) for w in within]
+    for w, c in zip(within, parts, strict=True):
+        if c.type not in (AttrType.LONG, AttrType.INT, AttrType.STRING):
+            raise error_at(f"a within value must be a long or a string, not {c.type.value}", w)
+    pc = compiler.compile(per)
+    if pc.type is not AttrType.STRING:
+        raise error_at(f"per must be a string such as 'days', not {pc.type.value}", per)
+    if all(c.constant for c in parts) and pc.constant:
+        try:
+            start, end = within_range(tuple(c.value for c in parts)) if parts else (None, None)
+            duration = agg.per_duration(pc.value)
+        except ValueError as exc:
+            raise error_at(str(exc), node) from None
+        return (start, end, duration)
+    gen.ns["_within_range"] = within_range
+    gen.ns["_per"] = agg.per_duration
+    rng = f"_within_range(({''.join(c.code + ', ' for c in parts)}))" if parts else "(None, None)"
+    return gen.function("_agg_bounds", "e", [*prologue, f"_r = {rng}", f"return _r[0], _r[1], _per({pc.code})"])
+
+
+def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sources: Any, gen: CodeGen,
+                          element_prefix: str) -> Any:
+    """The InputPlan of a join between a stream (or named window) and aggregation ``agg``."""
+    from ..query import InputPlan, plan_single_input
+
+    kinds = [sources.lookup(s.stream_id, s.is_inner, s.is_fault, s)[0] for s in (inp.left, inp.right)]
+    if kinds == ["aggregation", "aggregation"]:
+        raise error_at("cannot join two aggregations", inp)
+    agg_pos = 0 if kinds[0] == "aggregation" else 1
+    stream_pos = 1 - agg_pos
+    agg_inp = (inp.left, inp.right)[agg_pos]
+    stream_inp = (inp.left, inp.right)[stream_pos]
+    if agg_inp.handlers:
+        raise error_at(f"aggregation '{agg.id}' cannot take filters or windows in a join", agg_inp)
+    if kinds[stream_pos] == "table":
+        raise error_at(f"table '{stream_inp.stream_id}' cannot be joined with aggregation '{agg.id}'", inp)
+
+    splan = plan_single_input(stream_inp, ctx, sources, gen, f"{element_prefix}/{('left', 'right')[stream_pos]}",
+                              scope_data=f"d{stream_pos}")
+    stream_scope: StreamScope = splan.scope
+    has_window = kinds[stream_pos] == "window" or any(isinstance(h, WindowHandler) for h in stream_inp.handlers)
+    outer = {JoinType.LEFT_OUTER: 0, JoinType.RIGHT_OUTER: 1}.get(inp.join_type)
+    keep_unmatched = inp.join_type is JoinType.FULL_OUTER or outer == stream_pos
+
+    sides: list[tuple[frozenset[str], list[Attribute]]] = [None, None]  # type: ignore[list-item]
+    sides[stream_pos] = (_names(stream_inp), list(stream_scope.attributes))
+    sides[agg_pos] = (_names(agg_inp), list(agg.attributes))
+    nulls: list[str | None] = [None, None]
+    if keep_unmatched:
+        nulls[agg_pos] = gen.ref(tuple([None] * len(agg.attributes)), "nulls")
+    scope = _AggJoinScope(sides, nulls)
+
+    compiler = ExpressionCompiler(ctx, stream_scope, gen)
+    bounds = _bounds_function(agg, inp.within, inp.per, compiler, gen, stream_scope.prologue, inp)
+    on = None
+    if inp.on is not None:
+        cond = ExpressionCompiler(ctx, scope, gen).compile_condition(inp.on, "on")
+        on = gen.function("_agg_on", "e", [*scope.prologue, f"return {cond}"])
+
+    def connect(emit: Any) -> None:
+        def receive(chunk: list[Event]) -> None:
+            out: list[StateEvent] = []
+            for e in chunk:
+                t = e.type
+                if t != CURRENT and t != EXPIRED:
+                    continue
+                start, end, per = bounds if isinstance(bounds, tuple) else bounds(e)
+                joined = []
+                for row in agg.rows(per, start, end):
+                    pair = [None, None]
+                    pair[stream_pos] = e
+                    pair[agg_pos] = Event(row[0], row)
+                    se = StateEvent(e.timestamp, pair, t)
+                    if on is None or on(se):
+                        joined.append(pair)
+                if not joined and keep_unmatched:
+                    pair = [None, None]
+                    pair[stream_pos] = e
+                    joined.append(pair)
+                out.extend(StateEvent(e.timestamp, p, t) for p in joined)
+                if not has_window and t == CURRENT:
+                    # Siddhi's empty window: the event expires at once.
+                    out.extend(StateEvent(e.timestamp, p, EXPIRED) for p in joined)
+            if out:
+                emit(out)
+
+        with ctx.lock:
+            splan.connect(receive)
+
+    return InputPlan(scope, connect, scope.columns, splan.elements)
+
+
+# ---------------------------------------------------------------------------- on demand
+class _OnDemandPlan:
+    def __init__(self, agg: Aggregation, query: OnDemandQuery) -> None:
+        from ..selector import plan_selector
+
+        ctx = agg.ctx
+        if query.type is not OnDemandQueryType.FIND:
+            raise error_at(f"aggregation '{agg.id}' is read-only: only 'from {agg.id} ... select' queries", query)
+        names = [query.reference_id] if query.reference_id else []
+        self.scope = StreamScope(agg.id, agg.attributes, names)
+        gen = CodeGen(BASE_NAMESPACE)
+        compiler = ExpressionCompiler(ctx, self.scope, gen)
+        self.bounds = _bounds_function(agg, query.within, query.per, compiler, gen, (), query)
+        if not isinstance(self.bounds, tuple):
+            raise error_at("within and per of an on-demand query must be constants", query)
+        self.on = None
+        if query.on is not None:
+            cond = compiler.compile_condition(query.on, "on")
+            self.on = gen.function("_agg_od_on", "chunk",
+                                   [f"return [e for e in chunk for d in (e.data,) if {cond}]"])
+        self.selector = plan_selector(query.selector, self.scope, ctx, gen, OutputEventType.CURRENT, True)
+
+
+def run_on_demand(agg: Aggregation, query: OnDemandQuery) -> list[Event]:
+    """Evaluate an on-demand find query against ``agg`` (plans are cached per query)."""
+    plan = agg._plans.get(query)
+    if plan is None:
+        plan = _OnDemandPlan(agg, query)
+        if len(agg._plans) < 256:
+            agg._plans[query] = plan
+    start, end, per = plan.bounds
+    events = [Event(row[0], row) for row in agg.rows(per, start, end)]
+    if plan.on is not None:
+        events = plan.on(events)
+    if not events:
+        return []
+    selector = plan.selector.instantiate()
+    out: list[Event] = []
+    selector.next = out.extend
+    selector.process(events)
+    return out

@@ -1,0 +1,400 @@
+"""Where completed buckets live: one table per granularity, ``<Agg>_SECONDS`` ... ``<Agg>_YEARS``.
+
+Two stores share one interface:
+
+* :class:`MemoryStore` (no ``@store``): dicts, lost when the process ends, as in Siddhi.
+* :class:`SqliteStore` (``@store(type='sqlite', database='PATH')``): one SQLite file, written by
+  a background thread in batches so that a slow disk never stalls event processing (one
+  writer per database file, DESIGN.md).  Reads go through the same thread, after the writes
+  queued before them, so a query always sees what the engine has dispatched.
+
+Rows hold base values only (sums, counts, minimums, maximums, distinct sets, the latest
+event's values), never averages: that is what lets the Spark jobs write the same rows.
+
+Writes come in two modes.  ``merge`` (the live engine) combines a row with the row already
+stored under its key, because an out-of-order event can complete a bucket a second time;
+``replace`` (backfill, rebuild) overwrites, which makes re-running a batch job idempotent.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from grammar.model import AttrType, TimeDuration
+
+from .buckets import TABLE_SUFFIX, format_offset, parse_offset
+
+if TYPE_CHECKING:
+    from .spec import AggSpec
+
+_log = logging.getLogger("srota.engine.aggregation")
+
+StoredRow = tuple[int, tuple[Any, ...], list[Any]]
+"""``(AGG_TIMESTAMP, group key, row)``; row = ``[last_ts, offset, *latest, *bases]``."""
+
+_SQL_TYPES = {
+    AttrType.STRING: "TEXT", AttrType.INT: "INTEGER", AttrType.LONG: "INTEGER",
+    AttrType.FLOAT: "REAL", AttrType.DOUBLE: "REAL", AttrType.BOOL: "INTEGER", AttrType.OBJECT: "BLOB",
+}
+
+
+def table_name(agg_id: str, duration: TimeDuration) -> str:
+    """``A_SECONDS`` for aggregation ``A``."""
+    return f"{agg_id}_{TABLE_SUFFIX[duration]}"
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def encode_distinct(values: set[Any]) -> str:
+    """A distinct set as the JSON text both the engine and Spark write (sorted, compact)."""
+    return json.dumps(sorted(values, key=lambda v: (type(v).__name__, v)), separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def decode_distinct(text: str | None) -> set[Any]:
+    return set(json.loads(text)) if text else set()
+
+
+class Store:
+    """Interface of an aggregation's tables (see the module docstring)."""
+
+    persistent = False
+
+    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
+        """Queue ``rows`` for ``duration``'s table (``mode``: ``merge`` or ``replace``)."""
+        raise NotImplementedError
+
+    def scan(self, duration: TimeDuration, start: int | None = None, end: int | None = None) -> list[StoredRow]:
+        """Rows with ``start <= AGG_TIMESTAMP < end`` (either bound optional), oldest first."""
+        raise NotImplementedError
+
+    def latest(self, duration: TimeDuration) -> int | None:
+        """The newest ``AGG_TIMESTAMP`` of a table, or None when it is empty."""
+        raise NotImplementedError
+
+    def delete_before(self, duration: TimeDuration, before: int) -> int:
+        """Delete rows with ``AGG_TIMESTAMP < before``; returns how many went."""
+        raise NotImplementedError
+
+    def newest(self, duration: TimeDuration) -> tuple[int, int] | None:
+        """``(AGG_TIMESTAMP, utc offset)`` of the newest row, or None when the table is empty."""
+        ts = self.latest(duration)
+        if ts is None:
+            return None
+        rows = self.scan(duration, ts, ts + 1)
+        return ts, (rows[0][2][1] if rows else 0)
+
+    def flush(self) -> None:
+        """Wait until every queued write is stored."""
+
+    def close(self) -> None:
+        """Flush and release the store."""
+
+
+class MemoryStore(Store):
+    """Tables as dicts (the default without ``@store``)."""
+
+    def __init__(self, spec: AggSpec) -> None:
+        self._spec = spec
+        self._tables: dict[TimeDuration, dict[tuple[int, tuple[Any, ...]], list[Any]]] = {
+            d: {} for d in spec.durations}
+
+    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
+        table = self._tables[duration]
+        copy, merge = self._spec.copy_row, self._spec.merge
+        for start, key, row in rows:
+            k = (start, key)
+            have = table.get(k)
+            if have is None or mode == "replace":
+                table[k] = copy(row)
+            else:
+                merge(have, row)
+
+    def scan(self, duration: TimeDuration, start: int | None = None, end: int | None = None) -> list[StoredRow]:
+        copy = self._spec.copy_row
+        out = [(ts, key, copy(row)) for (ts, key), row in self._tables[duration].items()
+               if (start is None or ts >= start) and (end is None or ts < end)]
+        out.sort(key=lambda r: r[0])
+        return out
+
+    def latest(self, duration: TimeDuration) -> int | None:
+        table = self._tables[duration]
+        return max((ts for ts, _ in table), default=None)
+
+    def delete_before(self, duration: TimeDuration, before: int) -> int:
+        table = self._tables[duration]
+        gone = [k for k in table if k[0] < before]
+        for k in gone:
+            del table[k]
+        return len(gone)
+
+    def snapshot_state(self) -> Any:
+        return self._tables
+
+    def restore_state(self, state: Any) -> None:
+        self._tables = state
+
+
+class SqliteSchema:
+    """Table layout and SQL of one aggregation in SQLite (shared with the Spark jobs)."""
+
+    def __init__(self, spec: AggSpec) -> None:
+        self.spec = spec
+        self.key_columns = [name for name, _ in spec.group_by]
+        self.columns: list[tuple[str, str]] = [("AGG_TIMESTAMP", "INTEGER")]
+        self.columns += [(name, _SQL_TYPES[t]) for name, t in spec.group_by]
+        self.columns += [("AGG_TIMEZONE", "TEXT"), ("AGG_LAST_EVENT_TIMESTAMP", "INTEGER")]
+        self.columns += [(name, _SQL_TYPES[t]) for name, t in spec.latest]
+        self.columns += [(b.name, "TEXT" if b.op == "distinct" else _SQL_TYPES[b.type]) for b in spec.bases]
+        self.column_names = [c for c, _ in self.columns]
+
+    def create_sql(self, table: str) -> str:
+        cols = ", ".join(f"{_q(c)} {t}" for c, t in self.columns)
+        pk = ", ".join(_q(c) for c in ["AGG_TIMESTAMP", *self.key_columns])
+        return f"CREATE TABLE IF NOT EXISTS {_q(table)} ({cols}, PRIMARY KEY ({pk}))"
+
+    def upsert_sql(self, table: str, mode: str) -> str:
+        names = ", ".join(_q(c) for c in self.column_names)
+        marks = ", ".join("?" for _ in self.column_names)
+        conflict = ", ".join(_q(c) for c in ["AGG_TIMESTAMP", *self.key_columns])
+        if mode == "replace":
+            sets = [f"{_q(c)} = excluded.{_q(c)}" for c in self.column_names[1 + len(self.key_columns):]]
+        else:
+            sets = self._merge_sets()
+        return (f"INSERT INTO {_q(table)} ({names}) VALUES ({marks}) "
+                f"ON CONFLICT ({conflict}) DO UPDATE SET {', '.join(sets)}")
+
+    def _merge_sets(self) -> list[str]:
+        # SQLite evaluates every SET expression against the old row, so the latest-value
+        # columns can compare timestamps before AGG_LAST_EVENT_TIMESTAMP changes.
+        newer = 'excluded."AGG_LAST_EVENT_TIMESTAMP" >= "AGG_LAST_EVENT_TIMESTAMP"'
+        sets = [f'"AGG_TIMEZONE" = CASE WHEN {newer} THEN excluded."AGG_TIMEZONE" ELSE "AGG_TIMEZONE" END']
+        for name, _ in self.spec.latest:
+            c = _q(name)
+            sets.append(f"{c} = CASE WHEN {newer} THEN excluded.{c} ELSE {c} END")
+        sets.append('"AGG_LAST_EVENT_TIMESTAMP" = max("AGG_LAST_EVENT_TIMESTAMP", '
+                    'excluded."AGG_LAST_EVENT_TIMESTAMP")')
+        for b in self.spec.bases:
+            c = _q(b.name)
+            if b.op in ("sum", "count"):
+                sets.append(f"{c} = CASE WHEN {c} IS NULL THEN excluded.{c} WHEN excluded.{c} IS NULL "
+                            f"THEN {c} ELSE {c} + excluded.{c} END")
+            elif b.op in ("min", "max"):
+                sets.append(f"{c} = CASE WHEN excluded.{c} IS NULL THEN {c} WHEN {c} IS NULL THEN "
+                            f"excluded.{c} ELSE {b.op}({c}, excluded.{c}) END")
+            else:
+                sets.append(f"{c} = srota_union({c}, excluded.{c})")
+        return sets
+
+    # ------------------------------------------------------------------ row conversion
+    def to_params(self, start: int, key: tuple[Any, ...], row: list[Any]) -> tuple[Any, ...]:
+        spec = self.spec
+        n_latest = len(spec.latest)
+        bases = []
+        for b, v in zip(spec.bases, row[2 + n_latest:], strict=True):
+            if b.op == "distinct":
+                v = encode_distinct(v)
+            elif b.type is AttrType.BOOL and v is not None:
+                v = int(v)
+            bases.append(v)
+        latest = [int(v) if t is AttrType.BOOL and v is not None else v
+                  for (_, t), v in zip(spec.latest, row[2:2 + n_latest], strict=True)]
+        return (start, *key, format_offset(row[1]), row[0], *latest, *bases)
+
+    def from_params(self, values: Sequence[Any]) -> StoredRow:
+        spec = self.spec
+        nk = len(spec.group_by)
+        start = values[0]
+        key = tuple(_from_sql(v, t) for v, (_, t) in zip(values[1:1 + nk], spec.group_by, strict=True))
+        tz, last = values[1 + nk], values[2 + nk]
+        rest = values[3 + nk:]
+        n_latest = len(spec.latest)
+        latest = [_from_sql(v, t) for v, (_, t) in zip(rest[:n_latest], spec.latest, strict=True)]
+        bases = []
+        for b, v in zip(spec.bases, rest[n_latest:], strict=True):
+            bases.append(decode_distinct(v) if b.op == "distinct" else _from_sql(v, b.type))
+        return start, key, [last, parse_offset(tz), *latest, *bases]
+
+
+def _from_sql(value: Any, type_: AttrType) -> Any:
+    if value is None:
+        return None
+    if type_ is AttrType.BOOL:
+        return bool(value)
+    if type_ in (AttrType.FLOAT, AttrType.DOUBLE):
+        return float(value)
+    return value
+
+
+def _union(a: str | None, b: str | None) -> str:
+    return encode_distinct(decode_distinct(a) | decode_distinct(b))
+
+
+_STOP = object()
+
+
+class SqliteStore(Store):
+    """An aggregation's tables in one SQLite file, written off the hot path."""
+
+    persistent = True
+
+    def __init__(self, spec: AggSpec, database: str, batch_size: int = 5000) -> None:
+        self.spec = spec
+        self.database = database
+        self.schema = SqliteSchema(spec)
+        self.tables = {d: table_name(spec.id, d) for d in spec.durations}
+        self._batch_size = batch_size
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._sql = {(d, m): self.schema.upsert_sql(t, m) for d, t in self.tables.items()
+                     for m in ("merge", "replace")}
+        self.errors = 0
+        self._closed = False
+        ready: Future[None] = Future()
+        self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
+                                        name=f"srota-agg-{spec.id}")
+        self._thread.start()
+        ready.result()  # surfaces a bad path or a schema error at app creation
+
+    # ------------------------------------------------------------------ writer thread
+    def _run(self, ready: Future[None]) -> None:
+        try:
+            conn = sqlite3.connect(self.database, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.create_function("srota_union", 2, _union, deterministic=True)
+            for t in self.tables.values():
+                conn.execute(self.schema.create_sql(t))
+        except Exception as exc:
+            ready.set_exception(exc)
+            return
+        ready.set_result(None)
+        while True:
+            item = self._queue.get()
+            batch = [item]
+            pending = 0 if item is _STOP or callable(item) else len(item[1])
+            while pending < self._batch_size:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                batch.append(more)
+                if more is _STOP or callable(more):
+                    break
+                pending += len(more[1])
+            writes: list[tuple[str, list[tuple[Any, ...]]]] = []
+            for it in batch:
+                if it is _STOP or callable(it):
+                    self._apply(conn, writes)
+                    writes = []
+                    if it is _STOP:
+                        conn.close()
+                        return
+                    it(conn)
+                else:
+                    writes.append(it)
+            self._apply(conn, writes)
+
+    def _apply(self, conn: sqlite3.Connection, writes: list[tuple[str, list[tuple[Any, ...]]]]) -> None:
+        if not writes:
+            return
+        try:
+            conn.execute("BEGIN")
+            for sql, params in writes:
+                conn.executemany(sql, params)
+            conn.execute("COMMIT")
+        except Exception:
+            self.errors += 1
+            _log.exception("aggregation %s: writing %d batch(es) to %s failed", self.spec.id, len(writes),
+                           self.database)
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def _call(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``fn(conn)`` on the writer thread after the queued writes; return its result."""
+        if self._closed:
+            conn = sqlite3.connect(self.database)
+            conn.create_function("srota_union", 2, _union, deterministic=True)
+            try:
+                return fn(conn)
+            finally:
+                conn.commit()
+                conn.close()
+        done: Future[Any] = Future()
+
+        def job(conn: sqlite3.Connection) -> None:
+            try:
+                done.set_result(fn(conn))
+            except Exception as exc:
+                done.set_exception(exc)
+
+        self._queue.put(job)
+        return done.result()
+
+    # ------------------------------------------------------------------ Store
+    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
+        if not rows:
+            return
+        to_params = self.schema.to_params
+        params = [to_params(start, key, row) for start, key, row in rows]
+        if self._closed:
+            self._call(lambda conn: conn.executemany(self._sql[(duration, mode)], params))
+            return
+        self._queue.put((self._sql[(duration, mode)], params))
+
+    def write_params(self, duration: TimeDuration, params: Iterable[Sequence[Any]], mode: str = "replace") -> int:
+        """Write rows already in column order (the Spark jobs); returns how many."""
+        sql = self._sql[(duration, mode)]
+        rows = [tuple(p) for p in params]
+
+        def run(conn: sqlite3.Connection) -> int:
+            conn.execute("BEGIN")
+            conn.executemany(sql, rows)
+            conn.execute("COMMIT")
+            return len(rows)
+
+        return self._call(run)
+
+    def scan(self, duration: TimeDuration, start: int | None = None, end: int | None = None) -> list[StoredRow]:
+        where, args = [], []
+        if start is not None:
+            where.append('"AGG_TIMESTAMP" >= ?')
+            args.append(start)
+        if end is not None:
+            where.append('"AGG_TIMESTAMP" < ?')
+            args.append(end)
+        cols = ", ".join(_q(c) for c in self.schema.column_names)
+        sql = f"SELECT {cols} FROM {_q(self.tables[duration])}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += ' ORDER BY "AGG_TIMESTAMP"'
+        raw = self._call(lambda conn: conn.execute(sql, args).fetchall())
+        return [self.schema.from_params(r) for r in raw]
+
+    def latest(self, duration: TimeDuration) -> int | None:
+        sql = f'SELECT max("AGG_TIMESTAMP") FROM {_q(self.tables[duration])}'
+        return self._call(lambda conn: conn.execute(sql).fetchone()[0])
+
+    def delete_before(self, duration: TimeDuration, before: int) -> int:
+        sql = f'DELETE FROM {_q(self.tables[duration])} WHERE "AGG_TIMESTAMP" < ?'
+        return self._call(lambda conn: conn.execute(sql, (before,)).rowcount)
+
+    def flush(self) -> None:
+        if not self._closed:
+            self._call(lambda conn: None)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._queue.put(_STOP)
+        self._thread.join()
+        self._closed = True

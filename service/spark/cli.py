@@ -1,0 +1,95 @@
+"""The ``srota aggregation`` command group (wired into ``service/cli.py`` by ``add_subparsers``).
+
+::
+
+    srota aggregation backfill APP.siddhi --aggregation A --input 'events/*.json' [--format json|csv|parquet]
+                                          [--from T --to T] [--master URL] [--writer driver|jdbc]
+    srota aggregation purge APP.siddhi --aggregation A [--now T] [--master URL] [--rebuild GRANULARITY]
+
+Times (``--from``, ``--to``, ``--now``) are epoch milliseconds or ``'yyyy-MM-dd HH:mm:ss[ Z]'``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def _time(text: str) -> int:
+    from engine.aggregation.buckets import time_value
+
+    try:
+        return time_value(int(text)) if text.lstrip("-").isdigit() else time_value(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_subparsers(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``aggregation backfill|purge`` to a CLI's subparsers; handlers go to ``func``."""
+    p = subparsers.add_parser("aggregation", help="Spark batch jobs on incremental aggregation tables")
+    sub = p.add_subparsers(dest="aggregation_command", required=True)
+
+    b = sub.add_parser("backfill", help="compute an aggregation's tables from historical events")
+    b.add_argument("app", help="the SiddhiQL app defining the aggregation")
+    b.add_argument("--aggregation", required=True, help="aggregation id")
+    b.add_argument("--input", required=True, action="append",
+                   help="events: a path or glob (repeatable)")
+    b.add_argument("--format", default="json", choices=("json", "csv", "parquet"))
+    b.add_argument("--from", dest="start", type=_time, help="first event time to include")
+    b.add_argument("--to", dest="end", type=_time, help="event time to stop before")
+    b.add_argument("--master", help="Spark master URL (default local[*])")
+    b.add_argument("--writer", default="driver", choices=("driver", "jdbc"),
+                   help="write through the driver (default) or the SQLite JDBC driver from one partition")
+    b.set_defaults(func=main)
+
+    u = sub.add_parser("purge", help="apply the retention policy, or rebuild a table from the finer one")
+    u.add_argument("app")
+    u.add_argument("--aggregation", required=True)
+    u.add_argument("--now", type=_time, help="purge as if it were this time (default: now)")
+    u.add_argument("--master", help="Spark master URL (default local[*])")
+    u.add_argument("--rebuild", metavar="GRANULARITY",
+                   help="recompute this granularity's table from the next finer one instead of purging")
+    u.set_defaults(func=main)
+    return p
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the selected job; returns the process exit code."""
+    from grammar.errors import SiddhiAppCreationError, SiddhiParserError
+
+    from .session import SparkUnavailable
+
+    try:
+        if args.aggregation_command == "backfill":
+            from .backfill import backfill
+
+            inputs = args.input if len(args.input) > 1 else args.input[0]
+            result = backfill(args.app, args.aggregation, inputs, args.format, args.start, args.end,
+                              args.master, args.writer)
+            total = sum(result["rows"].values())
+            print(f"backfilled {result['events']} events into {total} rows in {result['seconds']:.1f}s")
+            return 0
+        if args.rebuild:
+            from .purge import rebuild
+
+            n = rebuild(args.app, args.aggregation, args.rebuild, args.master)
+            print(f"rebuilt {n} rows")
+            return 0
+        from .purge import purge
+
+        deleted = purge(args.app, args.aggregation, args.now, args.master)
+        print(f"purged {sum(deleted.values())} rows")
+        return 0
+    except SparkUnavailable as exc:
+        print(f"srota aggregation: {exc}", file=sys.stderr)
+        return 3
+    except (ValueError, OSError, SiddhiAppCreationError, SiddhiParserError) as exc:
+        print(f"srota aggregation: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m service.spark.cli ...`
+    parser = argparse.ArgumentParser(prog="srota")
+    add_subparsers(parser.add_subparsers(dest="command", required=True))
+    ns = parser.parse_args()
+    sys.exit(ns.func(ns))

@@ -1,0 +1,154 @@
+"""``srota aggregation purge``: apply an aggregation's retention policy, or rebuild a table, with Spark.
+
+Purge: Spark reads every table through the SQLite JDBC driver and computes, per
+granularity, the newest bucket and how many rows fall before the purge bound
+(:func:`engine.aggregation.purge.purge_bounds`: the retention, but never past the end of the
+newest bucket the next coarser table holds).  The deletes themselves are one ``DELETE`` per
+table on the driver, because SQLite has a single writer.
+
+Rebuild (``--rebuild hours``): Spark recomputes the coarser table from the next finer one
+(sums of sums, minimum of minimums, union of distinct sets, the latest row's values) and
+upserts it.  Only buckets the finer table covers completely are written: those starting at or
+after the oldest finer row, and before the bucket of the newest finer row (still open in a
+live engine).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from engine.aggregation.buckets import duration_named, next_bucket_start
+from engine.aggregation.purge import purge_bounds
+from grammar.model import AttrType, TimeDuration
+
+from .backfill import write_rows
+from .buckets import bucket_sql, tz_offset_sql
+from .session import LoadedAggregation, get_spark, load_aggregation, require_jdbc_jar
+
+
+def _say(msg: str) -> None:
+    print(f"[srota purge] {msg}", file=sys.stderr, flush=True)
+
+
+def read_table(spark: Any, loaded: LoadedAggregation, duration: TimeDuration) -> Any:
+    """One aggregation table as a Spark DataFrame (through the SQLite JDBC driver)."""
+    require_jdbc_jar()
+    store = loaded.store
+    store.flush()
+    # Declared SQLite types map to 32-bit ints through the driver: read INTEGER as BIGINT.
+    spark_types = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "STRING", "BLOB": "BINARY"}
+    custom = ", ".join(f"`{c}` {spark_types[t]}" for c, t in store.schema.columns)
+    return (spark.read.format("jdbc").option("url", f"jdbc:sqlite:{store.database}")
+            .option("dbtable", f'"{store.tables[duration]}"').option("driver", "org.sqlite.JDBC")
+            .option("customSchema", custom).load())
+
+
+def purge(app_path: str, aggregation_id: str, now: int | None = None, master: str | None = None,
+          spark: Any = None, progress: Any = _say) -> dict[str, int]:
+    """Delete rows outside the retention policy; returns rows deleted per table."""
+    from pyspark.sql import functions as F
+
+    say = progress or (lambda msg: None)
+    loaded = load_aggregation(app_path, aggregation_id)
+    own = spark is None
+    try:
+        spark = spark or get_spark(master, f"srota-purge-{aggregation_id}")
+        agg = loaded.aggregation
+        now = int(time.time() * 1000) if now is None else now
+        durations = agg.durations
+        newest: dict[TimeDuration, tuple[int, int] | None] = {}
+        frames = {}
+        for d in durations:
+            df = read_table(spark, loaded, d)
+            frames[d] = df
+            top = df.orderBy(F.col("AGG_TIMESTAMP").desc()).select("AGG_TIMESTAMP", "AGG_TIMEZONE").first()
+            newest[d] = None if top is None else (int(top[0]), _offset(top[1]))
+        bounds = purge_bounds(agg.policy, durations, now, newest)
+        deleted: dict[str, int] = {}
+        for d, bound in bounds.items():
+            table = loaded.store.tables[d]
+            due = frames[d].where(F.col("AGG_TIMESTAMP") < F.lit(bound)).count()
+            n = loaded.store.delete_before(d, bound) if due else 0
+            deleted[table] = n
+            say(f"{table}: {n} row(s) before {bound} deleted")
+        return deleted
+    finally:
+        loaded.close()
+        if own and spark is not None:
+            spark.stop()
+
+
+def _offset(tz: str | None) -> int:
+    from engine.aggregation.buckets import parse_offset
+    return parse_offset(tz)
+
+
+def rebuild_sql(spec: Any, duration: TimeDuration, view: str, low: int, high: int) -> str:
+    """Spark SQL rolling the finer table in ``view`` up into ``duration`` buckets in ``[low, high)``."""
+    off = tz_offset_sql("AGG_TIMEZONE")
+    keys = [f"`{n}`" for n, _ in spec.group_by]
+    order = "AGG_LAST_EVENT_TIMESTAMP"
+    sel = [f"{bucket_sql('AGG_TIMESTAMP', off, duration)} AS `AGG_TIMESTAMP`", *keys,
+           f"max_by(AGG_TIMEZONE, {order}) AS `AGG_TIMEZONE`", f"max({order}) AS `{order}`"]
+    sel += [f"max_by(`{n}`, {order}) AS `{n}`" for n, _ in spec.latest]
+    for b in spec.bases:
+        c = f"`{b.name}`"
+        if b.op in ("sum", "count"):
+            sel.append(f"sum({c}) AS {c}")
+        elif b.op in ("min", "max"):
+            sel.append(f"{b.op}({c}) AS {c}")
+        else:
+            elem = {AttrType.STRING: "string", AttrType.INT: "int", AttrType.LONG: "bigint",
+                    AttrType.BOOL: "boolean", AttrType.FLOAT: "float", AttrType.DOUBLE: "double"}[b.arg_type]
+            sel.append(f"to_json(array_sort(array_distinct(flatten(collect_list(from_json({c}, "
+                       f"'array<{elem}>')))))) AS {c}")
+    group = ", ".join(["1", *keys])
+    return (f"SELECT * FROM (SELECT {', '.join(sel)} FROM {view} GROUP BY {group}) "
+            f"WHERE AGG_TIMESTAMP >= {low}L AND AGG_TIMESTAMP < {high}L")
+
+
+def rebuild(app_path: str, aggregation_id: str, granularity: str, master: str | None = None,
+            spark: Any = None, progress: Any = _say) -> int:
+    """Recompute ``granularity``'s table from the next finer table; returns rows upserted."""
+    from pyspark.sql import functions as F
+
+    from engine.aggregation.buckets import bucket_start
+
+    say = progress or (lambda msg: None)
+    loaded = load_aggregation(app_path, aggregation_id)
+    own = spark is None
+    try:
+        agg = loaded.aggregation
+        duration = duration_named(granularity)
+        if duration not in agg.durations:
+            raise ValueError(f"aggregation '{aggregation_id}' does not keep {duration.value}")
+        i = agg.durations.index(duration)
+        if i == 0:
+            raise ValueError(f"{duration.value} is the finest granularity of '{aggregation_id}': "
+                             f"there is no finer table to rebuild it from")
+        finer = agg.durations[i - 1]
+        spark = spark or get_spark(master, f"srota-rebuild-{aggregation_id}")
+        df = read_table(spark, loaded, finer)
+        stats = df.agg(F.min("AGG_TIMESTAMP"), F.max("AGG_TIMESTAMP")).first()
+        if stats[0] is None:
+            say(f"{loaded.store.tables[finer]} is empty: nothing to rebuild")
+            return 0
+        oldest, newest_row = int(stats[0]), int(stats[1])
+        tz = df.where(F.col("AGG_TIMESTAMP") == newest_row).select("AGG_TIMEZONE").first()[0]
+        off = _offset(tz)
+        # The first coarse bucket counts only if the finer table starts exactly at its start.
+        first = bucket_start(oldest, duration, off)
+        low = first if first == oldest else next_bucket_start(first, duration, off)
+        high = bucket_start(newest_row, duration, off)
+        view = f"srota_rebuild_{aggregation_id}"
+        df.createOrReplaceTempView(view)
+        rows = spark.sql(rebuild_sql(loaded.spec, duration, view, low, high))
+        n = write_rows(loaded, duration, rows)
+        loaded.store.flush()
+        say(f"{loaded.store.tables[duration]}: {n} row(s) rebuilt from {loaded.store.tables[finer]}")
+        return n
+    finally:
+        loaded.close()
+        if own and spark is not None:
+            spark.stop()
