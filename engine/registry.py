@@ -26,7 +26,7 @@ ANY_TYPE: tuple[AttrType, ...] = tuple(AttrType)
 NUMERIC_TYPES: tuple[AttrType, ...] = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 
 
-class Kind(str, enum.Enum):
+class Kind(enum.StrEnum):
     """What an extension is."""
 
     WINDOW = "window"

@@ -80,7 +80,7 @@ def _log_processor(args: list[ArgInfo], getters: list[Getter], attributes: list[
             for e in chunk:
                 text = message(e) if message is not None else ""
                 if logged:
-                    _log.log(level, "%s: %s %s", ctx.name, text, dict(zip(names, e.data)))
+                    _log.log(level, "%s: %s %s", ctx.name, text, dict(zip(names, e.data, strict=False)))
                 else:
                     _log.log(level, "%s: %s", ctx.name, text)
         return chunk

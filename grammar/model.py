@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Pos:
         return f"{self.line}:{self.column}"
 
 
-class AttrType(str, enum.Enum):
+class AttrType(enum.StrEnum):
     """Siddhi attribute types."""
 
     STRING = "string"
@@ -129,7 +129,7 @@ class Variable:
     pos: Pos | None = field(default=None, compare=False)
 
 
-class MathOperator(str, enum.Enum):
+class MathOperator(enum.StrEnum):
     ADD = "+"
     SUBTRACT = "-"
     MULTIPLY = "*"
@@ -147,7 +147,7 @@ class MathOp:
     pos: Pos | None = field(default=None, compare=False)
 
 
-class CompareOperator(str, enum.Enum):
+class CompareOperator(enum.StrEnum):
     EQ = "=="
     NE = "!="
     GT = ">"
@@ -228,9 +228,8 @@ class FunctionCall:
     pos: Pos | None = field(default=None, compare=False)
 
 
-Expression = Union[
-    Constant, TimeConstant, Variable, MathOp, Compare, And, Or, Not, IsNull, IsNullStream, In, FunctionCall
-]
+Expression = (Constant | TimeConstant | Variable | MathOp | Compare | And | Or | Not | IsNull |
+    IsNullStream | In | FunctionCall)
 
 
 # ------------------------------------------------------------------------------------ definitions
@@ -262,7 +261,7 @@ class TableDefinition:
     pos: Pos | None = field(default=None, compare=False)
 
 
-class OutputEventType(str, enum.Enum):
+class OutputEventType(enum.StrEnum):
     CURRENT = "current"
     EXPIRED = "expired"
     ALL = "all"
@@ -316,7 +315,7 @@ class FunctionDefinition:
     pos: Pos | None = field(default=None, compare=False)
 
 
-class TimeDuration(str, enum.Enum):
+class TimeDuration(enum.StrEnum):
     """Granularities of incremental aggregation, finest first."""
 
     SECONDS = "seconds"
@@ -344,10 +343,8 @@ class AggregationDefinition:
     pos: Pos | None = field(default=None, compare=False)
 
 
-Definition = Union[
-    StreamDefinition, TableDefinition, WindowDefinition, TriggerDefinition, FunctionDefinition,
-    AggregationDefinition,
-]
+Definition = (StreamDefinition | TableDefinition | WindowDefinition | TriggerDefinition |
+    FunctionDefinition | AggregationDefinition)
 
 
 # ------------------------------------------------------------------------------------ inputs
@@ -370,7 +367,7 @@ class StreamFunction:
     pos: Pos | None = field(default=None, compare=False)
 
 
-StreamHandler = Union[Filter, StreamFunction, WindowHandler]
+StreamHandler = (Filter | StreamFunction | WindowHandler)
 
 
 @dataclass(frozen=True)
@@ -395,14 +392,14 @@ class SingleInputStream:
         return None
 
 
-class JoinType(str, enum.Enum):
+class JoinType(enum.StrEnum):
     JOIN = "join"  # inner join
     LEFT_OUTER = "left_outer"
     RIGHT_OUTER = "right_outer"
     FULL_OUTER = "full_outer"
 
 
-class JoinTrigger(str, enum.Enum):
+class JoinTrigger(enum.StrEnum):
     """Which side's arrivals trigger the join (``unidirectional``)."""
 
     ALL = "all"
@@ -455,7 +452,7 @@ class CountStateElement:
     pos: Pos | None = field(default=None, compare=False)
 
 
-class LogicalOperator(str, enum.Enum):
+class LogicalOperator(enum.StrEnum):
     AND = "and"
     OR = "or"
 
@@ -496,13 +493,11 @@ class GroupStateElement:
     pos: Pos | None = field(default=None, compare=False)
 
 
-StateElement = Union[
-    StreamStateElement, AbsentStreamStateElement, CountStateElement, LogicalStateElement,
-    NextStateElement, EveryStateElement, GroupStateElement,
-]
+StateElement = (StreamStateElement | AbsentStreamStateElement | CountStateElement |
+    LogicalStateElement | NextStateElement | EveryStateElement | GroupStateElement)
 
 
-class StateType(str, enum.Enum):
+class StateType(enum.StrEnum):
     PATTERN = "pattern"
     SEQUENCE = "sequence"
 
@@ -517,7 +512,7 @@ class StateInputStream:
     pos: Pos | None = field(default=None, compare=False)
 
 
-InputStream = Union[SingleInputStream, JoinInputStream, StateInputStream]
+InputStream = (SingleInputStream | JoinInputStream | StateInputStream)
 
 
 # ------------------------------------------------------------------------------------ selector
@@ -530,7 +525,7 @@ class OutputAttribute:
     pos: Pos | None = field(default=None, compare=False)
 
 
-class Order(str, enum.Enum):
+class Order(enum.StrEnum):
     ASC = "asc"
     DESC = "desc"
 
@@ -619,10 +614,10 @@ class UpdateOrInsertStream:
     pos: Pos | None = field(default=None, compare=False)
 
 
-OutputStream = Union[InsertIntoStream, ReturnStream, DeleteStream, UpdateStream, UpdateOrInsertStream]
+OutputStream = (InsertIntoStream | ReturnStream | DeleteStream | UpdateStream | UpdateOrInsertStream)
 
 
-class RateType(str, enum.Enum):
+class RateType(enum.StrEnum):
     ALL = "all"
     FIRST = "first"
     LAST = "last"
@@ -655,7 +650,7 @@ class SnapshotOutputRate:
     pos: Pos | None = field(default=None, compare=False)
 
 
-OutputRate = Union[EventOutputRate, TimeOutputRate, SnapshotOutputRate]
+OutputRate = (EventOutputRate | TimeOutputRate | SnapshotOutputRate)
 
 
 # ------------------------------------------------------------------------------------ queries
@@ -703,7 +698,7 @@ class RangePartitionType:
     pos: Pos | None = field(default=None, compare=False)
 
 
-PartitionType = Union[ValuePartitionType, RangePartitionType]
+PartitionType = (ValuePartitionType | RangePartitionType)
 
 
 @dataclass(frozen=True)
@@ -716,10 +711,10 @@ class Partition:
     pos: Pos | None = field(default=None, compare=False)
 
 
-ExecutionElement = Union[Query, Partition]
+ExecutionElement = (Query | Partition)
 
 
-class OnDemandQueryType(str, enum.Enum):
+class OnDemandQueryType(enum.StrEnum):
     FIND = "find"
     INSERT = "insert"
     DELETE = "delete"

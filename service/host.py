@@ -144,7 +144,7 @@ class AppHost:
 
     # ------------------------------------------------------------------ wiring
     def _bind(self) -> None:
-        for stream_id, definition in self.runtime.stream_definitions.items():
+        for _stream_id, definition in self.runtime.stream_definitions.items():
             if definition.is_fault:
                 continue
             for n, ann in enumerate(a for a in definition.annotations if a.name.lower() == "source"):
