@@ -94,3 +94,13 @@ def test_creation_errors_name_line_and_column(query, message):
     assert message in str(info.value)
     assert info.value.line == 2
     assert info.value.column is not None
+
+
+def test_comparison_of_nullable_arithmetic(run_app):
+    # Regression: the null check of a compound operand once negated the operand's own
+    # inner null tests, so `i + l > 5` rejected rows it should pass.
+    runtime, got = run_app(STREAM + "from S[i + l > 5 and not (d * 2 < 0)] select i insert into Out;")
+    h = runtime.get_input_handler("S")
+    h.send(ROW)
+    h.send([None, 10, 1.0, 1.0, "", False, None])
+    assert got.rows == [[7]]

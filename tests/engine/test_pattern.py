@@ -1,0 +1,269 @@
+"""Patterns (``->``): every, counting, indexes, logical and absent states, within, bounds."""
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from engine import SiddhiAppCreationError, SiddhiManager
+
+STREAMS = """
+@app:playback
+define stream S1 (symbol string, price double, volume int);
+define stream S2 (symbol string, price double, volume int);
+define stream S3 (symbol string, price double, volume int);
+"""
+
+
+def send(runtime, stream, *rows, ts=None):
+    """Send rows one by one; ``ts`` is the first timestamp (then +1 ms each)."""
+    h = runtime.get_input_handler(stream)
+    for n, row in enumerate(rows):
+        h.send(list(row), timestamp=None if ts is None else ts + n)
+
+
+def app(query: str) -> str:
+    return STREAMS + "@info(name='q') " + query + " insert into Out;"
+
+
+# ------------------------------------------------------------------ basic and every
+def test_followed_by_skips_unrelated_events(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20] -> e2=S2[price > e1.price] "
+                          "select e1.symbol as a, e2.symbol as b"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ts=1000)
+    send(rt, "S2", ("LOW", 10.0, 1), ts=1100)      # does not match: skipped, not fatal
+    send(rt, "S2", ("IBM", 55.7, 1), ts=1200)
+    send(rt, "S2", ("IBM2", 56.7, 1), ts=1300)     # no every: only the first match
+    assert got.rows == [["WSO2", "IBM"]]
+
+
+def test_without_every_the_start_state_does_not_rearm(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20] -> e2=S2[price > e1.price] "
+                          "select e1.symbol as a, e2.symbol as b"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ("GOOG", 55.6, 1), ts=1000)
+    send(rt, "S2", ("IBM", 55.7, 1), ts=2000)
+    assert got.rows == [["WSO2", "IBM"]]
+
+
+def test_every_single_state_starts_a_match_per_event(run_app):
+    rt, got = run_app(app("from every e1=S1[price > 20] -> e2=S2[price > e1.price] "
+                          "select e1.symbol as a, e2.symbol as b"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ("GOOG", 55.6, 1), ts=1000)
+    send(rt, "S2", ("IBM", 55.7, 1), ts=2000)
+    send(rt, "S2", ("IBM", 55.8, 1), ts=3000)      # both matches are complete
+    assert got.rows == [["WSO2", "IBM"], ["GOOG", "IBM"]]
+
+
+def test_every_group_rearms_only_after_the_group_completes(run_app):
+    rt, got = run_app(app("from every (e1=S1[price > 20] -> e3=S1[price > 20]) -> e2=S2[price > e1.price] "
+                          "select e1.price as p1, e3.price as p3, e2.price as p2"))
+    send(rt, "S1", ("A", 55.6, 1), ("B", 54.0, 1), ("C", 53.6, 1), ("D", 53.0, 1), ts=1000)
+    send(rt, "S2", ("IBM", 57.7, 1), ts=2000)
+    assert got.rows == [[55.6, 54.0, 57.7], [53.6, 53.0, 57.7]]
+
+
+def test_same_stream_event_cannot_fill_two_states_at_once(run_app):
+    rt, got = run_app(app("from every e1=S1[symbol == 'MSFT'] -> e2=S1[price > 0] "
+                          "select e1.price as a, e2.price as b"))
+    send(rt, "S1", ("MSFT", 1.0, 1), ("MSFT", 2.0, 1), ("X", 3.0, 1), ts=1000)
+    assert got.rows == [[1.0, 2.0], [2.0, 3.0]]
+
+
+# ------------------------------------------------------------------ counting and indexes
+def test_count_collects_until_next_state_and_missing_indexes_are_null(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20]<2:5> -> e2=S2[price > 20] "
+                          "select e1[0].price as a, e1[1].price as b, e1[2].price as c, "
+                          "e1[3].price as d, e2.price as e"))
+    send(rt, "S1", ("A", 25.6, 1), ("B", 47.6, 1), ("C", 13.7, 1), ts=1000)
+    send(rt, "S2", ("IBM", 45.7, 1), ts=2000)
+    send(rt, "S1", ("D", 47.8, 1), ts=3000)
+    send(rt, "S2", ("IBM", 55.7, 1), ts=4000)
+    assert got.rows == [[25.6, 47.6, None, None, 45.7]]
+
+
+def test_count_below_minimum_gives_nothing(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20]<2:5> -> e2=S2[price > 20] "
+                          "select e1[0].price as a, e2.price as e"))
+    send(rt, "S1", ("A", 25.6, 1), ts=1000)
+    send(rt, "S2", ("IBM", 45.7, 1), ts=2000)
+    assert got.rows == []
+
+
+def test_count_zero_minimum_matches_without_events(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20]<0:5> -> e2=S2[price > 20] "
+                          "select e1[0].price as a, e1[1].price as b, e2.price as e"))
+    send(rt, "S2", ("IBM", 45.7, 1), ts=1000)
+    assert got.rows == [[None, None, 45.7]]
+
+
+def test_count_stops_at_maximum(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20]<2:5> -> e2=S2[price > 20] "
+                          "select e1[0].price as a, e1[3].price as d, e1[4].price as e, e2.price as f"))
+    send(rt, "S1", *[("A", 21.0 + i, 1) for i in range(7)], ts=1000)
+    send(rt, "S2", ("IBM", 45.7, 1), ts=2000)
+    assert got.rows == [[21.0, 24.0, 25.0, 45.7]]
+
+
+def test_last_indexes(run_app):
+    rt, got = run_app(app("from e1=S1[price > 0]<1:> -> e2=S2 "
+                          "select e1[last].price as l0, e1[last-1].price as l1, e1[last-2].price as l2"))
+    send(rt, "S1", ("A", 1.0, 1), ("B", 2.0, 1), ts=1000)
+    send(rt, "S2", ("X", 0.0, 1), ts=2000)
+    assert got.rows == [[2.0, 1.0, None]]
+
+
+def test_last_inside_own_condition_means_the_previous_event(run_app):
+    # e1[last] in e1's own filter skips the candidate: a strictly rising run.
+    rt, got = run_app(app("from e1=S1[e1[last].price is null or price > e1[last].price]<1:> -> e2=S2 "
+                          "select e1[0].price as a, e1[last].price as b"))
+    send(rt, "S1", ("A", 1.0, 1), ("B", 2.0, 1), ("C", 1.5, 1), ("D", 3.0, 1), ts=1000)
+    send(rt, "S2", ("X", 0.0, 1), ts=2000)
+    assert got.rows == [[1.0, 3.0]]
+
+
+def test_is_null_on_event_references(run_app):
+    rt, got = run_app(app("from e1=S1 -> e2=S2[price > 0]<0:3> -> e3=S3[e2[last] is null] "
+                          "select e1.symbol as a, e3.symbol as c"))
+    send(rt, "S1", ("A", 1.0, 1), ts=1000)
+    send(rt, "S3", ("C", 1.0, 1), ts=2000)
+    assert got.rows == [["A", "C"]]
+
+
+# ------------------------------------------------------------------ logical
+def test_or_gives_null_for_the_side_that_did_not_arrive(run_app):
+    rt, got = run_app(app("from every e1=S1[price > 20] -> e2=S2['IBM' == symbol] or e3=S3['WSO2' == symbol] "
+                          "select e1.price as a, e2.price as b, e3.price as c"))
+    send(rt, "S1", ("IBM", 25.5, 1), ("IBM", 59.65, 1), ts=1000)
+    send(rt, "S2", ("IBM", 45.5, 1), ts=2000)
+    assert got.rows == [[25.5, 45.5, None], [59.65, 45.5, None]]
+
+
+def test_and_waits_for_both_in_either_order(run_app):
+    rt, got = run_app(app("from every (e1=S1[price > 20] and e2=S2[price > 30]) "
+                          "select e1.symbol as a, e2.price as b"))
+    send(rt, "S1", ("WSO2", 25.0, 1), ts=1000)
+    send(rt, "S2", ("IBM", 35.0, 1), ts=1100)
+    send(rt, "S2", ("ORCL", 55.0, 1), ts=1200)
+    send(rt, "S1", ("GOOG", 45.0, 1), ts=1300)
+    assert got.rows == [["WSO2", 35.0], ["GOOG", 55.0]]
+
+
+# ------------------------------------------------------------------ within
+def test_within_expires_partial_matches_from_the_first_event(run_app):
+    rt, got = run_app(app("from every e1=S1[price > 20] -> e2=S2[price > e1.price] within 1 sec "
+                          "select e1.symbol as a, e2.symbol as b"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ts=1000)
+    send(rt, "S1", ("GOOG", 54.0, 1), ts=2500)
+    send(rt, "S2", ("IBM", 55.7, 1), ts=3000)
+    assert got.rows == [["GOOG", "IBM"]]
+
+
+def test_every_group_within_rearms_when_the_match_expires(run_app):
+    rt, got = run_app(app("from every (e1=S1 -> e2=S1[symbol == e1.symbol]) within 5 sec "
+                          "select e1.volume as v1, e2.volume as v2"))
+    send(rt, "S1", ("WSO2", 1.0, 100), ts=1000)
+    send(rt, "S1", ("WSO2", 1.0, 150), ts=7000)
+    send(rt, "S1", ("WSO2", 1.0, 200), ts=7500)
+    assert got.rows == [[150, 200]]
+
+
+# ------------------------------------------------------------------ absent (event time)
+def test_absent_for_fires_after_waiting_time(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20] -> not S2[price > e1.price] for 1 sec "
+                          "select e1.symbol as a"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ts=1000)
+    send(rt, "S3", ("tick", 0.0, 0), ts=2500)      # moves event time past the wait
+    assert got.rows == [["WSO2"]]
+
+
+def test_absent_is_cancelled_by_a_matching_event(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20] -> not S2[price > e1.price] for 1 sec "
+                          "select e1.symbol as a"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ts=1000)
+    send(rt, "S2", ("IBM", 60.0, 1), ts=1500)
+    send(rt, "S3", ("tick", 0.0, 0), ts=3000)
+    assert got.rows == []
+
+
+def test_not_and_fires_when_partner_arrives_without_the_absent_event(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20] -> not S2[price > 30] and e3=S3 "
+                          "select e1.symbol as a, e3.symbol as c"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ts=1000)
+    send(rt, "S3", ("C", 1.0, 1), ts=1100)
+    assert got.rows == [["WSO2", "C"]]
+
+
+# ------------------------------------------------------------------ selector and errors
+def test_unqualified_attribute_resolves_across_streams(run_app):
+    rt, got = run_app(STREAMS + "define stream T (code string); @info(name='q') "
+                      "from e1=S1 -> e2=T select code, e1.symbol as s insert into Out;")
+    send(rt, "S1", ("A", 1.0, 1), ts=1000)
+    rt.get_input_handler("T").send(["x"], timestamp=1100)
+    assert got.rows == [["x", "A"]]
+
+
+def test_ambiguous_unqualified_attribute_is_an_error():
+    with pytest.raises(SiddhiAppCreationError):
+        SiddhiManager().create_siddhi_app_runtime(app("from e1=S1 -> e2=S2 select symbol"))
+
+
+def test_unknown_reference_is_an_error():
+    with pytest.raises(SiddhiAppCreationError):
+        SiddhiManager().create_siddhi_app_runtime(app("from e1=S1 -> e2=S2[price > e9.price] "
+                                                      "select e1.symbol as s"))
+
+
+def test_event_timestamp_of_a_reference(run_app):
+    rt, got = run_app(app("from e1=S1 -> e2=S2 select eventTimestamp(e1) as t1, eventTimestamp(e2) as t2"))
+    send(rt, "S1", ("A", 1.0, 1), ts=1000)
+    send(rt, "S2", ("B", 1.0, 1), ts=2000)
+    assert got.rows == [[1000, 2000]]
+
+
+def test_aggregation_sees_one_match_per_chunk(run_app):
+    rt, got = run_app(app("from every e1=S1 -> e2=S2 select count() as n"))
+    send(rt, "S1", ("A", 1.0, 1), ("B", 1.0, 1), ts=1000)
+    send(rt, "S2", ("C", 1.0, 1), ts=2000)
+    assert got.rows == [[1], [2]]
+
+
+# ------------------------------------------------------------------ bounds, metrics, snapshots, partitions
+def test_max_pending_drops_the_oldest_partial_matches(run_app):
+    text = STREAMS + ("@info(name='q') @pattern(max.pending='3') "
+                      "from every e1=S1 -> e2=S2[symbol == e1.symbol] "
+                      "select e1.symbol as a insert into Out;")
+    rt, got = run_app(text)
+    send(rt, "S1", *[(f"K{i}", 1.0, 1) for i in range(10)], ts=1000)
+    send(rt, "S2", ("K0", 1.0, 1), ts=2000)     # dropped long ago
+    send(rt, "S2", ("K9", 1.0, 1), ts=2001)
+    pattern = rt.context.elements["q/pattern"]
+    assert got.rows == [["K9"]]
+    assert pattern.dropped >= 6
+    assert pattern.pending <= 4
+
+
+def test_pending_count_and_within_keep_state_bounded(run_app):
+    rt, got = run_app(app("from every e1=S1 -> e2=S2[symbol == e1.symbol] within 1 sec select e1.symbol as a"))
+    pattern = rt.context.elements["q/pattern"]
+    send(rt, "S1", *[(f"K{i}", 1.0, 1) for i in range(50)], ts=1000)
+    assert pattern.pending >= 50
+    send(rt, "S1", ("late", 1.0, 1), ts=5000)
+    assert pattern.pending <= 3
+
+
+def test_snapshot_restores_partial_matches():
+    text = app("from every e1=S1 -> e2=S2[symbol == e1.symbol] select e1.price as a, e2.price as b")
+    first = SiddhiManager().create_siddhi_app_runtime(text)
+    first.start()
+    send(first, "S1", ("A", 1.0, 1), ts=1000)
+    data = first.snapshot()
+    first.shutdown()
+    second = SiddhiManager().create_siddhi_app_runtime(text)
+    rows = []
+    second.add_callback("Out", lambda evs: rows.extend(list(e.data) for e in evs))
+    second.start()
+    second.restore(data)
+    send(second, "S2", ("A", 2.0, 1), ts=2000)
+    second.shutdown()
+    assert rows == [[1.0, 2.0]]
+    assert pickle.loads(pickle.dumps(first.context.elements["q/pattern"].snapshot_state()))

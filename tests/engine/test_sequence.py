@@ -1,0 +1,115 @@
+"""Sequences (``,``): strict succession, counting with * + ?, every, logical and absent states."""
+from __future__ import annotations
+
+STREAMS = """
+@app:playback
+define stream S1 (symbol string, price double, volume int);
+define stream S2 (symbol string, price double, volume int);
+define stream S3 (symbol string, price double, volume int);
+"""
+
+
+def app(query: str) -> str:
+    return STREAMS + "@info(name='q') " + query + " insert into Out;"
+
+
+def send(runtime, stream, *rows, ts=1000):
+    h = runtime.get_input_handler(stream)
+    for n, row in enumerate(rows):
+        h.send(list(row), timestamp=ts + n)
+
+
+def test_strict_next_event_must_match(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20], e2=S2[price > e1.price] "
+                          "select e1.symbol as a, e2.symbol as b"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ("GOOG", 57.6, 1))    # the second S1 breaks the sequence
+    send(rt, "S2", ("IBM", 65.7, 1), ts=2000)
+    assert got.rows == []
+
+
+def test_every_restarts_at_each_event_and_only_the_last_survives(run_app):
+    rt, got = run_app(app("from every e1=S1[price > 20], e2=S2[price > e1.price] "
+                          "select e1.symbol as a, e2.symbol as b"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ts=1000)
+    send(rt, "S2", ("IBM", 55.7, 1), ts=1100)
+    send(rt, "S1", ("ORCL", 55.6, 1), ("MSFT", 55.8, 1), ts=1200)
+    send(rt, "S2", ("GOOG", 55.9, 1), ts=1300)
+    assert got.rows == [["WSO2", "IBM"], ["MSFT", "GOOG"]]
+
+
+def test_trailing_star_matches_zero_events_at_once(run_app):
+    rt, got = run_app(app("from every e1=S1[price > 20], e2=S2[price > e1.price]* "
+                          "select e1.symbol as a, e2[0].symbol as b, e2[1].symbol as c"))
+    send(rt, "S1", ("WSO2", 55.6, 1), ("IBM", 55.7, 1))
+    assert got.rows == [["WSO2", None, None], ["IBM", None, None]]
+
+
+def test_leading_star_collects_greedily(run_app):
+    rt, got = run_app(app("from every e1=S2[price > 20]*, e2=S1[price > e1[0].price] "
+                          "select e1[0].price as a, e1[1].price as b, e2.price as c"))
+    send(rt, "S1", ("WSO2", 59.6, 1), ts=1000)
+    send(rt, "S2", ("WSO2", 55.6, 1), ("IBM", 55.7, 1), ts=1100)
+    send(rt, "S1", ("WSO2", 57.6, 1), ts=1200)
+    assert got.rows == [[55.6, 55.7, 57.6]]
+
+
+def test_plus_needs_one_event(run_app):
+    rt, got = run_app(app("from every e1=S2[price > 20]+, e2=S1[price > e1[0].price] "
+                          "select e1[0].price as a, e1[1].price as b, e2.price as c"))
+    send(rt, "S1", ("WSO2", 59.6, 1), ts=1000)
+    send(rt, "S2", ("WSO2", 55.6, 1), ts=1100)
+    send(rt, "S1", ("WSO2", 57.6, 1), ts=1200)
+    assert got.rows == [[55.6, None, 57.6]]
+
+
+def test_question_mark_takes_at_most_one(run_app):
+    rt, got = run_app(app("from every e1=S2[price > 20]?, e2=S1[price > e1[0].price] "
+                          "select e1[0].price as a, e2.price as c"))
+    send(rt, "S1", ("WSO2", 59.6, 1), ts=1000)
+    send(rt, "S2", ("WSO2", 55.6, 1), ("IBM", 55.7, 1), ts=1100)
+    send(rt, "S1", ("WSO2", 57.6, 1), ts=1200)
+    assert got.rows == [[55.7, 57.6]]
+
+
+def test_rising_run_with_last_indexes(run_app):
+    rt, got = run_app(app(
+        "from every e1=S1[price > 20], "
+        "e2=S1[((e2[last].price is null) and price >= e1.price) or "
+        "((not (e2[last].price is null)) and price >= e2[last].price)]+, "
+        "e3=S1[price < e2[last].price] "
+        "select e1.price as p1, e2[0].price as p2, e2[1].price as p3, e3.price as p4"))
+    send(rt, "S1", ("A", 29.6, 1), ("A", 25.0, 1), ("A", 35.6, 1), ("A", 57.6, 1), ("A", 47.6, 1))
+    assert got.rows == [[25.0, 35.6, 57.6, 47.6]]
+
+
+def test_logical_or_in_a_sequence(run_app):
+    rt, got = run_app(app("from every e1=S2[price > 20], e2=S2[price > e1.price] or e3=S2[symbol == 'IBM'] "
+                          "select e1.price as a, e2.price as b, e3.price as c"))
+    send(rt, "S2", ("WSO2", 59.6, 1), ("WSO2", 55.6, 1), ("IBM", 55.0, 1), ("WSO2", 57.6, 1))
+    assert got.rows == [[55.6, None, 55.0], [55.0, 57.6, None]]
+
+
+def test_logical_and_in_a_sequence(run_app):
+    rt, got = run_app(app("from e1=S1[price > 20], e2=S2['IBM' == symbol] and e3=S3['WSO2' == symbol] "
+                          "select e1.price as a, e2.price as b, e3.price as c"))
+    send(rt, "S1", ("IBM", 25.5, 1), ts=1000)
+    send(rt, "S2", ("IBM", 45.5, 1), ts=1100)
+    send(rt, "S3", ("WSO2", 46.56, 1), ts=1200)
+    assert got.rows == [[25.5, 45.5, 46.56]]
+
+
+def test_absent_in_a_sequence_fires_on_event_time(run_app):
+    rt, got = run_app(app("from e1=S1[price > 10], not S2[price > 20] for 1 sec "
+                          "select e1.symbol as a"))
+    send(rt, "S1", ("WSO2", 15.0, 1), ts=1000)
+    send(rt, "S3", ("tick", 0.0, 0), ts=2500)
+    assert got.rows == [["WSO2"]]
+
+
+def test_sequences_in_a_partition_keep_one_state_machine_per_key(run_app):
+    text = STREAMS + ("partition with (symbol of S1) begin "
+                      "@info(name='q') from every e1=S1[price > 20], e2=S1[price > e1.price] "
+                      "select e1.symbol as s, e1.price as a, e2.price as b insert into Out; end;")
+    rt, got = run_app(text)
+    send(rt, "S1", ("A", 21.0, 1), ("B", 30.0, 1), ("A", 22.0, 1), ("B", 31.0, 1))
+    assert sorted(got.rows) == [["A", 21.0, 22.0], ["B", 30.0, 31.0]]
