@@ -1,0 +1,610 @@
+"""``kafka``: consumer-group source and producer sink on aiokafka (options follow siddhi-io-kafka).
+
+Source
+    Subscribes ``topic.list`` with consumer group ``group.id`` (or, with ``partition.no.list``,
+    assigns those partitions of every topic explicitly).  Each ``getmany()`` result is handed
+    to the host as one chunk, records in partition order (``threading.option='topic.wise'`` or
+    ``'partition.wise'`` hands each topic's or partition's records as a separate chunk instead;
+    there are no threads in an asyncio process, the chunking is what remains of the option).
+    Offsets are never auto-committed: a chunk's :class:`KafkaAck` carries the next offset of
+    every partition in it, and ``await source.commit(tokens)`` commits the highest offset per
+    partition in one request, only for partitions this consumer still owns and only forward.
+    The consumer restarts from the committed offsets, so what was not committed is delivered
+    again (at least once).  ``pause()`` pauses every assigned partition (also those assigned
+    later by a rebalance) while the consumer keeps polling, so the group stays alive.
+    :meth:`KafkaSource.lag` reads the high-water marks the fetcher already has.
+
+Sink
+    Publishes with ``acks`` (default ``all``) to ``topic`` (which may be an
+    ``{{attribute}}`` template rendered by the host), with the message key from ``key``
+    (typically ``'{{deviceId}}'``) and an optional ``partition.no``.  ``publish`` queues the
+    records; ``flush`` waits for the broker's acknowledgements; ``is.synchronous='true'`` makes
+    every ``publish`` wait.
+
+Both take ``optional.configuration='key:value,...'`` in Kafka's (Java) property names, passed
+to aiokafka (``session.timeout.ms:2000`` -> ``session_timeout_ms=2000``), and the security
+options ``security.protocol``, ``sasl.mechanism``, ``sasl.username``, ``sasl.password``,
+``ssl.cafile``, ``ssl.certfile``, ``ssl.keyfile``, ``ssl.password``.  Passwords are never
+logged.
+
+``seq.enabled`` (source) and ``sequence.id`` (sink) implement Siddhi's duplicate filtering:
+the sink stamps records with ``sequence.id``/``sequence.no`` headers, numbering from the
+start time in microseconds so a restarted sink keeps counting upwards; the source drops a
+record whose number is not above the last one seen from that sink on that partition.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
+from aiokafka.helpers import create_ssl_context
+
+from engine.registry import Kind, Param, extension
+from grammar.model import AttrType
+
+from ._options import creation_error
+from .base import (
+    AckToken,
+    Backoff,
+    ConnectionUnavailableError,
+    Message,
+    PublishError,
+    Sink,
+    Source,
+)
+
+_S = (AttrType.STRING,)
+_B = (AttrType.BOOL,)
+_I = (AttrType.INT,)
+
+SEQ_ID_HEADER = "sequence.id"
+SEQ_NO_HEADER = "sequence.no"
+
+_SECURITY_PARAMS = (
+    Param("security.protocol", _S, optional=True, default="PLAINTEXT",
+          doc="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."),
+    Param("sasl.mechanism", _S, optional=True, default="PLAIN",
+          doc="PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI or OAUTHBEARER."),
+    Param("sasl.username", _S, optional=True, default=None, doc="SASL user name."),
+    Param("sasl.password", _S, optional=True, default=None, doc="SASL password (never logged)."),
+    Param("ssl.cafile", _S, optional=True, default=None, doc="CA bundle to verify the brokers."),
+    Param("ssl.certfile", _S, optional=True, default=None, doc="Client certificate (mutual TLS)."),
+    Param("ssl.keyfile", _S, optional=True, default=None, doc="Client private key (mutual TLS)."),
+    Param("ssl.password", _S, optional=True, default=None, doc="Password of the private key (never logged)."),
+)
+
+# Arguments of the aiokafka constructors that optional.configuration must not set: objects,
+# or things this module manages itself.
+_RESERVED = frozenset({"loop", "bootstrap_servers", "key_deserializer", "value_deserializer",
+                       "key_serializer", "value_serializer", "partition_assignment_strategy",
+                       "ssl_context", "sasl_oauth_token_provider", "partitioner", "transactional_id",
+                       "security_protocol", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password"})
+
+
+_INT_SUFFIXES = ("_ms", "_bytes", "_records", "_size")
+
+
+def _kwargs_of(cls: type) -> dict[str, Any]:
+    return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in _RESERVED}
+
+
+def parse_optional_configuration(text: str | None, cls: type, where: str) -> dict[str, Any]:
+    """``'session.timeout.ms:2000,auto.offset.reset:latest'`` -> aiokafka keyword arguments.
+
+    Kafka's property names become aiokafka's argument names (dots to underscores); values are
+    typed after the argument's default.  Unknown names are creation errors.
+    """
+    if not text:
+        return {}
+    known = _kwargs_of(cls)
+    out: dict[str, Any] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, raw = item.partition(":")
+        if not sep:
+            raise creation_error(f"{where}: optional.configuration item {item.strip()!r} is not key:value", None)
+        name = key.strip().replace(".", "_").replace("-", "_")
+        value = raw.strip()
+        if name not in known:
+            raise creation_error(f"{where}: optional.configuration has '{key.strip()}', which "
+                                 f"{cls.__name__} does not support", None)
+        default = known[name]
+        if default is None and name.endswith(_INT_SUFFIXES):
+            default = 0  # e.g. rebalance_timeout_ms=None, max_poll_records=None: numbers when given
+        try:
+            if isinstance(default, bool):
+                if value.lower() not in ("true", "false"):
+                    raise ValueError(value)
+                out[name] = value.lower() == "true"
+            elif isinstance(default, int):
+                out[name] = int(value)
+            elif isinstance(default, float):
+                out[name] = float(value)
+            elif name == "acks":
+                out[name] = value if value == "all" else int(value)
+            else:
+                out[name] = None if value.lower() == "null" else value
+        except ValueError:
+            raise creation_error(f"{where}: optional.configuration '{key.strip()}' has a bad value "
+                                 f"{value!r}", None) from None
+    return out
+
+
+def _security_kwargs(o: Mapping[str, Any]) -> dict[str, Any]:
+    protocol = str(o["security.protocol"]).upper()
+    kw: dict[str, Any] = {"security_protocol": protocol}
+    if protocol in ("SSL", "SASL_SSL"):
+        kw["ssl_context"] = create_ssl_context(cafile=o["ssl.cafile"], certfile=o["ssl.certfile"],
+                                               keyfile=o["ssl.keyfile"], password=o["ssl.password"])
+    if protocol.startswith("SASL"):
+        kw["sasl_mechanism"] = o["sasl.mechanism"]
+        kw["sasl_plain_username"] = o["sasl.username"]
+        kw["sasl_plain_password"] = o["sasl.password"]
+    return kw
+
+
+def _split(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+class KafkaAck(AckToken):
+    """The next offset of every partition in one delivered chunk."""
+
+    __slots__ = ("offsets",)
+
+    def __init__(self, offsets: dict[TopicPartition, int]) -> None:
+        self.offsets = offsets
+
+    def __repr__(self) -> str:
+        return f"KafkaAck({ {f'{tp.topic}[{tp.partition}]': o for tp, o in self.offsets.items()} })"
+
+
+class _Rebalance(ConsumerRebalanceListener):
+    def __init__(self, source: KafkaSource) -> None:
+        self._source = source
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        if revoked:
+            self._source._log.info("kafka partitions revoked",
+                                   partitions=sorted(f"{tp.topic}[{tp.partition}]" for tp in revoked))
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        src = self._source
+        src._log.info("kafka partitions assigned",
+                      partitions=sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
+        if src.paused and src._consumer is not None and assigned:
+            src._consumer.pause(*assigned)
+        src._ready.set()
+
+
+_SOURCE_PARAMS = (
+    Param("bootstrap.servers", _S, doc="Comma-separated host:port list of brokers."),
+    Param("topic.list", _S, doc="Comma-separated topics to consume."),
+    Param("group.id", _S, doc="The consumer group (offsets are committed for it)."),
+    Param("threading.option", _S, optional=True, default="single.thread",
+          doc="single.thread: a chunk per fetch; topic.wise: a chunk per topic; partition.wise: a chunk "
+              "per partition."),
+    Param("partition.no.list", _S, optional=True, default=None,
+          doc="Comma-separated partitions to assign explicitly (no group rebalancing)."),
+    Param("seq.enabled", _B, optional=True, default=False,
+          doc="Drop duplicate records by the sequence.id/sequence.no headers of a kafka sink."),
+    Param("is.binary.message", _B, optional=True, default=False,
+          doc="Accepted for compatibility: payloads are always bytes; mappers decode text."),
+    Param("topic.offsets.map", _S, optional=True, default=None,
+          doc="topic=offset,...: skip records of that topic at or below the offset."),
+    Param("enable.offsets.commit", _B, optional=True, default=True,
+          doc="Commit offsets when the host acknowledges chunks (false: never commit)."),
+    Param("enable.async.commit", _B, optional=True, default=True,
+          doc="Accepted for compatibility: commit() is awaited by the host, off the delivery path."),
+    Param("optional.configuration", _S, optional=True, default=None,
+          doc="More consumer settings as key:value pairs in Kafka's property names."),
+    Param("batch.size", _I, optional=True, default=500, doc="The most records one fetch returns."),
+    Param("poll.timeout", _I, optional=True, default=500, doc="Milliseconds a fetch waits for records."),
+    *_SECURITY_PARAMS,
+)
+
+
+@extension(Kind.SOURCE, "kafka", params=_SOURCE_PARAMS,
+           doc="Consume Kafka topics with a consumer group; commit offsets when the host acknowledges.")
+class KafkaSource(Source):
+    """Kafka consumer (see the module doc)."""
+
+    type_name = "kafka"
+    PARAMS = _SOURCE_PARAMS
+
+    def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", **kw: Any) -> None:
+        super().__init__(options, name=name, **kw)
+        o = self.options
+        where = f"kafka source '{self.name}'"
+        pos = kw.get("pos")
+        self.topics = _split(o["topic.list"])
+        if not self.topics:
+            raise creation_error(f"{where}: topic.list is empty", pos)
+        threading = o["threading.option"].lower()
+        if threading not in ("single.thread", "topic.wise", "partition.wise"):
+            raise creation_error(f"{where}: threading.option must be single.thread, topic.wise or "
+                                 f"partition.wise, not {o['threading.option']!r}", pos)
+        self._threading = threading
+        try:
+            self._partitions = [int(p) for p in _split(o["partition.no.list"])]
+            self._skip_to: dict[str, int] = {}
+            for item in _split(o["topic.offsets.map"]):
+                topic, _, offset = item.partition("=")
+                self._skip_to[topic.strip()] = int(offset)
+        except ValueError:
+            raise creation_error(f"{where}: partition.no.list and topic.offsets.map need integers", pos) from None
+        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaConsumer, where)
+        # Auto-commit would commit what the host has not processed yet; it is only honoured
+        # when asked for explicitly, and then commit() leaves offsets to aiokafka.
+        self._auto_commit = bool(self._extra.pop("enable_auto_commit", False))
+        self._commit_enabled = o["enable.offsets.commit"] and not self._auto_commit
+        self._consumer: AIOKafkaConsumer | None = None
+        self._positions: dict[TopicPartition, int] = {}
+        self._committed: dict[TopicPartition, int] = {}
+        self._last_seq: dict[tuple[bytes, int], int] = {}
+        self._log = self._log.bind(topics=self.topics, group=o["group.id"])
+
+    def _make_consumer(self) -> AIOKafkaConsumer:
+        o = self.options
+        kw: dict[str, Any] = {
+            "bootstrap_servers": o["bootstrap.servers"],
+            "group_id": o["group.id"],
+            "enable_auto_commit": self._auto_commit,
+            "auto_offset_reset": "earliest",
+            "max_poll_records": o["batch.size"],
+            **_security_kwargs(o),
+        }
+        kw.update(self._extra)
+        return AIOKafkaConsumer(**kw)
+
+    async def _run(self) -> None:
+        backoff = Backoff()
+        while not self._stopping:
+            consumer = self._make_consumer()
+            try:
+                await consumer.start()
+            except (KafkaError, OSError) as exc:
+                await _quiet_stop(consumer)
+                delay = backoff.next_delay()
+                self._log.warning("kafka source cannot connect; retrying", error=str(exc),
+                                  retry_in=round(delay, 2))
+                await asyncio.sleep(delay)
+                continue
+            self._consumer = consumer
+            try:
+                if self._partitions:
+                    missing = self._missing_partitions(consumer)
+                    if missing:
+                        # Assigned to a partition the broker does not know yet, the consumer
+                        # would sit idle until its next metadata refresh (minutes); a new
+                        # consumer bootstraps with fresh metadata instead.
+                        delay = backoff.next_delay()
+                        self._log.warning("kafka partitions do not exist yet; waiting", missing=missing,
+                                          retry_in=round(delay, 2))
+                        await asyncio.sleep(delay)
+                        continue
+                    consumer.assign([TopicPartition(t, p) for t in self.topics for p in self._partitions])
+                    if self.paused:
+                        consumer.pause(*consumer.assignment())
+                    self._ready.set()
+                else:
+                    consumer.subscribe(self.topics, listener=_Rebalance(self))
+                self._log.info("kafka source connected")
+                backoff.reset()
+                await self._consume(consumer, backoff)
+            except (KafkaError, IllegalStateError, OSError) as exc:
+                delay = backoff.next_delay()
+                self._log.warning("kafka source failed; reconnecting", error=repr(exc), retry_in=round(delay, 2))
+                await asyncio.sleep(delay)
+            finally:
+                self._ready.clear()
+                self._consumer = None
+                await _quiet_stop(consumer)
+
+    def _missing_partitions(self, consumer: AIOKafkaConsumer) -> list[str]:
+        """The configured ``topic[partition]``s absent from the metadata the consumer bootstrapped with."""
+        return [f"{t}[{p}]" for t in self.topics for p in self._partitions
+                if p not in (consumer.partitions_for_topic(t) or ())]
+
+    async def _consume(self, consumer: AIOKafkaConsumer, backoff: Backoff) -> None:
+        o = self.options
+        timeout = o["poll.timeout"]
+        limit = o["batch.size"]
+        while not self._stopping:
+            # Polling continues while paused (partitions are paused, so it returns nothing):
+            # a consumer that stops polling is thrown out of its group.
+            fetched = await consumer.getmany(timeout_ms=timeout, max_records=limit)
+            if not fetched or self._stopping:
+                continue
+            groups = self._groups(fetched)
+            for i, group in enumerate(groups):
+                if self.paused:
+                    # Paused after this fetch: put the records back rather than hold them, so
+                    # polling (and group membership) goes on however long the pause lasts.
+                    _rewind(consumer, groups[i:])
+                    break
+                messages, token, first = self._chunk(group)
+                ok = True
+                if messages:
+                    ok = await self._deliver(messages)
+                if ok:
+                    self._positions.update(token.offsets)
+                    continue
+                # The host failed: rewind everything not yet delivered and try again later.
+                _rewind(consumer, groups[i:])
+                delay = backoff.next_delay()
+                self._log.warning("redelivering after a host failure", retry_in=round(delay, 2),
+                                  partitions=sorted(f"{tp.topic}[{tp.partition}]@{off}" for tp, off in first.items()))
+                await asyncio.sleep(delay)
+                break
+            else:
+                backoff.reset()
+
+    def _groups(self, fetched: Mapping[TopicPartition, list[Any]]) -> list[list[tuple[TopicPartition, list[Any]]]]:
+        items = sorted(fetched.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
+        if self._threading == "partition.wise":
+            return [[item] for item in items]
+        if self._threading == "topic.wise":
+            by_topic: dict[str, list[tuple[TopicPartition, list[Any]]]] = {}
+            for tp, records in items:
+                by_topic.setdefault(tp.topic, []).append((tp, records))
+            return list(by_topic.values())
+        return [items]
+
+    def _chunk(self, group: list[tuple[TopicPartition, list[Any]]]
+               ) -> tuple[list[Message], KafkaAck, dict[TopicPartition, int]]:
+        offsets: dict[TopicPartition, int] = {}
+        first: dict[TopicPartition, int] = {}
+        token = KafkaAck(offsets)
+        messages: list[Message] = []
+        seq = self.options["seq.enabled"]
+        for tp, records in group:
+            if not records:
+                continue
+            first[tp] = records[0].offset
+            offsets[tp] = records[-1].offset + 1
+            skip_to = self._skip_to.get(tp.topic, -1)
+            for r in records:
+                if r.offset <= skip_to:
+                    continue
+                if seq and self._duplicate(r):
+                    continue
+                messages.append(Message(r.value, {
+                    "topic": r.topic, "partition": r.partition, "offset": r.offset, "key": r.key,
+                    "timestamp": r.timestamp, "headers": r.headers,
+                }, token))
+        return messages, token, first
+
+    def _duplicate(self, record: Any) -> bool:
+        headers = dict(record.headers or ())
+        seq_id, seq_no = headers.get(SEQ_ID_HEADER), headers.get(SEQ_NO_HEADER)
+        if seq_id is None or seq_no is None:
+            self._log.warning("seq.enabled but the record has no sequence headers; dropped",
+                              topic=record.topic, partition=record.partition, offset=record.offset)
+            return True
+        try:
+            number = int(seq_no)
+        except ValueError:
+            self._log.warning("bad sequence.no header; dropped", topic=record.topic,
+                              partition=record.partition, offset=record.offset)
+            return True
+        key = (seq_id, record.partition)
+        if number <= self._last_seq.get(key, -1):
+            self._log.debug("duplicate record dropped", topic=record.topic, partition=record.partition,
+                            offset=record.offset, sequence_no=number)
+            return True
+        self._last_seq[key] = number
+        return False
+
+    def _on_pause(self) -> None:
+        if self._consumer is not None:
+            self._consumer.pause(*self._consumer.assignment())
+
+    def _on_resume(self) -> None:
+        if self._consumer is not None:
+            self._consumer.resume(*self._consumer.assignment())
+
+    async def commit(self, tokens: Iterable[AckToken]) -> None:
+        """Commit the highest offset per partition over ``tokens`` (see the module doc).
+
+        Partitions no longer assigned are skipped (their new owner redelivers them); a commit
+        rejected by a rebalance is logged, not raised, for the same reason.  Other broker
+        errors raise ``aiokafka.errors.KafkaError`` so the host can retry.
+        """
+        if not self._commit_enabled:
+            return
+        offsets: dict[TopicPartition, int] = {}
+        for token in tokens:
+            if not isinstance(token, KafkaAck):
+                raise TypeError(f"not a kafka acknowledgement: {token!r}")
+            for tp, off in token.offsets.items():
+                if off > offsets.get(tp, -1):
+                    offsets[tp] = off
+        consumer = self._consumer
+        if consumer is None or not offsets:
+            if offsets:
+                self._log.warning("kafka commit skipped: not connected", partitions=len(offsets))
+            return
+        owned = consumer.assignment()
+        todo = {tp: off for tp, off in offsets.items() if tp in owned and off > self._committed.get(tp, -1)}
+        if not todo:
+            return
+        try:
+            await consumer.commit(todo)
+        except CommitFailedError as exc:
+            self._log.warning("kafka commit rejected (group rebalanced); the records will be redelivered",
+                              error=str(exc))
+            return
+        self._committed.update(todo)
+        self._log.debug("kafka offsets committed",
+                        offsets={f"{tp.topic}[{tp.partition}]": off for tp, off in todo.items()})
+
+    def lag(self) -> dict[str, int]:
+        """Records not yet delivered per ``topic[partition]``: high-water mark - next offset.
+
+        Uses the high-water marks the fetcher already received (``consumer.highwater``), so it
+        costs no request; partitions not fetched yet are left out.
+        """
+        consumer = self._consumer
+        if consumer is None:
+            return {}
+        out: dict[str, int] = {}
+        for tp in consumer.assignment():
+            high = consumer.highwater(tp)
+            pos = self._positions.get(tp)
+            if high is None:
+                continue
+            if pos is None:
+                pos = self._committed.get(tp)
+            if pos is not None:
+                out[f"{tp.topic}[{tp.partition}]"] = max(0, high - pos)
+        return out
+
+    def assignment(self) -> set[tuple[str, int]]:
+        """The ``(topic, partition)`` pairs this consumer owns now."""
+        consumer = self._consumer
+        return {(tp.topic, tp.partition) for tp in consumer.assignment()} if consumer else set()
+
+
+def _rewind(consumer: AIOKafkaConsumer, groups: list[list[tuple[TopicPartition, list[Any]]]]) -> None:
+    """Seek back to the first record of every partition in ``groups`` (fetch them again)."""
+    for group in groups:
+        for tp, records in group:
+            if records:
+                consumer.seek(tp, records[0].offset)
+
+
+async def _quiet_stop(client: Any) -> None:
+    try:
+        await client.stop()
+    except Exception:  # stopping a half-started client can fail; nothing more to release
+        pass
+
+
+_SINK_PARAMS = (
+    Param("bootstrap.servers", _S, doc="Comma-separated host:port list of brokers."),
+    Param("topic", _S, dynamic=True, doc="The topic to publish to; may be an {{attribute}} template."),
+    Param("partition.no", _I, optional=True, default=None, dynamic=True,
+          doc="The partition to publish to (default: chosen by key hash)."),
+    Param("key", _S, optional=True, default=None, dynamic=True,
+          doc="The message key, usually an {{attribute}} template such as '{{deviceId}}'."),
+    Param("sequence.id", _S, optional=True, default=None,
+          doc="Stamp records with this id and a growing number for seq.enabled sources."),
+    Param("is.binary.message", _B, optional=True, default=False,
+          doc="Accepted for compatibility: payloads are always sent as bytes."),
+    Param("optional.configuration", _S, optional=True, default=None,
+          doc="More producer settings as key:value pairs in Kafka's property names."),
+    Param("is.synchronous", _B, optional=True, default=False,
+          doc="Wait for the broker's acknowledgement inside every publish."),
+    Param("acks", _S, optional=True, default="all", doc="all, 1 or 0."),
+    Param("max.pending", _I, optional=True, default=10_000,
+          doc="Records queued without acknowledgement before publish waits for them."),
+    *_SECURITY_PARAMS,
+)
+
+
+@extension(Kind.SINK, "kafka", params=_SINK_PARAMS, doc="Publish to Kafka with acks, keys and dynamic topics.")
+class KafkaSink(Sink):
+    """Kafka producer (see the module doc)."""
+
+    type_name = "kafka"
+    PARAMS = _SINK_PARAMS
+
+    def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", **kw: Any) -> None:
+        super().__init__(options, name=name, **kw)
+        o = self.options
+        where = f"kafka sink '{self.name}'"
+        if str(o["acks"]) not in ("all", "1", "0", "-1"):
+            raise creation_error(f"{where}: acks must be all, 1 or 0", kw.get("pos"))
+        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaProducer, where)
+        if self._extra.get("enable_idempotence"):
+            self._log.warning("enable.idempotence requested; some brokers (tansu) do not support it")
+        self._producer: AIOKafkaProducer | None = None
+        self._pending: list[asyncio.Future[Any]] = []
+        seq_id = o["sequence.id"]
+        self._seq_id = seq_id.encode() if seq_id else None
+        # Microseconds since the epoch: a restarted sink continues above its last number.
+        self._seq_no = time.time_ns() // 1000
+        self._log = self._log.bind(topic=o["topic"])
+
+    @property
+    def connected(self) -> bool:
+        """True once the producer has started."""
+        return self._producer is not None
+
+    async def connect(self) -> None:
+        """Start the producer; raises :class:`ConnectionUnavailableError` when no broker answers."""
+        if self._producer is not None:
+            return
+        o = self.options
+        acks: Any = "all" if str(o["acks"]) in ("all", "-1") else int(o["acks"])
+        producer = AIOKafkaProducer(bootstrap_servers=o["bootstrap.servers"], acks=acks,
+                                    **_security_kwargs(o), **self._extra)
+        try:
+            await producer.start()
+        except (KafkaError, OSError) as exc:
+            await _quiet_stop(producer)
+            raise ConnectionUnavailableError(f"kafka sink '{self.name}': {exc}") from exc
+        self._producer = producer
+        self._log.info("kafka sink connected")
+
+    async def publish(self, items: Sequence[tuple[Any, Mapping[str, Any]]]) -> None:
+        """Queue the records (see the module doc); waits when ``max.pending`` are unacknowledged."""
+        producer = self._producer
+        if producer is None:
+            raise ConnectionUnavailableError(f"kafka sink '{self.name}' is not connected")
+        for n, (payload, props) in enumerate(items):
+            topic = str(self._option(props, "topic"))
+            key = self._option(props, "key")
+            partition = self._option(props, "partition.no")
+            if isinstance(payload, str):
+                payload = payload.encode()
+            elif not isinstance(payload, (bytes, bytearray, memoryview)):
+                raise TypeError(f"kafka sink '{self.name}' publishes bytes, not {type(payload).__name__}; "
+                                "map the stream with a json or csv mapper")
+            headers = None
+            if self._seq_id is not None:
+                self._seq_no += 1
+                headers = [(SEQ_ID_HEADER, self._seq_id), (SEQ_NO_HEADER, str(self._seq_no).encode())]
+            try:
+                fut = await producer.send(
+                    topic, bytes(payload),
+                    key=key.encode() if isinstance(key, str) else key,
+                    partition=int(partition) if partition is not None else None,
+                    headers=headers)
+            except KafkaError as exc:
+                raise ConnectionUnavailableError(f"kafka sink '{self.name}': cannot send to {topic}: {exc!r}",
+                                                 published=n) from exc
+            self._pending.append(fut)
+        if self.options["is.synchronous"] or len(self._pending) >= self.options["max.pending"]:
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Wait for the broker to acknowledge every queued record; raises :class:`PublishError`."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        results = await asyncio.gather(*pending, return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException)]
+        if failed:
+            self._log.error("kafka records not acknowledged", failed=len(failed), total=len(results),
+                            error=repr(failed[0]))
+            raise PublishError(f"kafka sink '{self.name}': {len(failed)} of {len(results)} records were not "
+                               f"acknowledged: {failed[0]!r}", failed=len(failed), total=len(results))
+
+    async def close(self) -> None:
+        """Flush (logging failures) and stop the producer."""
+        try:
+            await self.flush()
+        except PublishError:
+            pass
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await _quiet_stop(producer)

@@ -1,0 +1,56 @@
+"""Mappers: payload bytes <-> rows for one stream schema (DESIGN.md, room ``mappers/``).
+
+Pure and synchronous.  The host builds one mapper per ``@source``/``@sink`` from its nested
+``@map`` annotation and calls ``map()``:
+
+* :func:`create_source_mapper` -> :class:`SourceMapper`;
+  ``mapper.map(payload, transport_properties) -> list[tuple]``
+* :func:`create_sink_mapper` -> :class:`SinkMapper`; ``mapper.map(rows) -> list[payload]``;
+  :func:`option_templates` + :func:`map_for_sink` add per-event transport properties for
+  dynamic sink options (``topic='{{symbol}}'``).
+
+A payload that does not map raises :class:`MappingError` (and nothing else), so the host can
+route the original bytes to the error route.  Built-in mappers (``json``, ``csv``,
+``passThrough``) register themselves in :data:`engine.registry.registry` on import.
+"""
+from __future__ import annotations
+
+from . import _csv, _json, _passthrough  # noqa: F401  (import registers the built-in mappers)
+from ._base import (
+    DEFAULT_MAP_TYPE,
+    TRP_PREFIX,
+    MappingError,
+    SinkMapper,
+    SourceMapper,
+    create_sink_mapper,
+    create_source_mapper,
+)
+from ._csv import CsvSinkMapper, CsvSourceMapper
+from ._json import JsonSinkMapper, JsonSourceMapper
+from ._jsonpath import JsonPathError, parse_path
+from ._passthrough import PassThroughSinkMapper, PassThroughSourceMapper
+from ._sinkmap import map_for_sink
+from ._template import Template, TemplateError, is_template, option_templates
+
+__all__ = [
+    "DEFAULT_MAP_TYPE",
+    "TRP_PREFIX",
+    "CsvSinkMapper",
+    "CsvSourceMapper",
+    "JsonPathError",
+    "JsonSinkMapper",
+    "JsonSourceMapper",
+    "MappingError",
+    "PassThroughSinkMapper",
+    "PassThroughSourceMapper",
+    "SinkMapper",
+    "SourceMapper",
+    "Template",
+    "TemplateError",
+    "create_sink_mapper",
+    "create_source_mapper",
+    "is_template",
+    "map_for_sink",
+    "option_templates",
+    "parse_path",
+]

@@ -1,0 +1,180 @@
+"""What every mapper is: the two interfaces, the one error type, and the factories.
+
+A *source mapper* turns one transport payload (plus the message's transport properties) into
+rows for one stream schema; a *sink mapper* turns a chunk of rows into payloads.  Mappers are
+pure and synchronous; they know nothing about transports.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from engine.registry import Kind, registry
+from grammar.model import Annotation, Attribute
+
+from ._options import creation_error
+
+#: Prefix of a transport property in ``@attributes``: ``@attributes(topic='trp:topic')``.
+TRP_PREFIX = "trp:"
+
+Row = tuple[Any, ...]
+
+
+class MappingError(ValueError):
+    """A payload could not be mapped to (or from) rows.
+
+    The host catches this one type and routes the offending payload, with its original bytes,
+    to the error route (``@OnError``/fault stream/error topic).  Nothing else is raised by
+    ``map()`` for bad input.
+
+    ``reason`` is a one-line, human-readable cause; ``attribute`` names the stream attribute
+    involved (when there is one); ``index`` is the position of the failing event inside a
+    multi-event payload (when known); ``payload`` is the input as given.
+    """
+
+    def __init__(self, reason: str, *, attribute: str | None = None, index: int | None = None,
+                 payload: Any = None) -> None:
+        self.reason = reason
+        self.attribute = attribute
+        self.index = index
+        self.payload = payload
+        where = []
+        if index is not None:
+            where.append(f"event {index}")
+        if attribute is not None:
+            where.append(f"attribute '{attribute}'")
+        super().__init__(f"{', '.join(where)}: {reason}" if where else reason)
+
+
+class SourceMapper(ABC):
+    """Payload -> rows for one stream schema.
+
+    ``map(payload, transport)`` returns a list of rows (tuples in attribute order; ``None`` is
+    null).  ``transport`` is the message's transport-properties dict (``topic``,
+    ``partition``, ``offset``, ``key`` ...) read by ``trp:`` attribute mappings.
+    """
+
+    #: The registry name (``json``, ``csv``, ``passThrough``).
+    type_name: ClassVar[str] = ""
+
+    def __init__(self, attributes: Sequence[Attribute]) -> None:
+        self.attributes: tuple[Attribute, ...] = tuple(attributes)
+        self.names: tuple[str, ...] = tuple(a.name for a in self.attributes)
+
+    @abstractmethod
+    def map(self, payload: Any, transport: Mapping[str, Any] | None = None) -> list[Row]:
+        """Rows of one payload; raises :class:`MappingError` when it does not map."""
+
+
+class SinkMapper(ABC):
+    """Rows -> payloads for one stream schema.
+
+    ``map(rows)`` returns the payloads to publish, in order: one per row, or one for the whole
+    chunk when the mapper groups events.  ``produces_bytes`` tells the host whether the
+    payloads are ``bytes`` (JSON, CSV) or Python objects (passthrough), so it can refuse to
+    wire an object mapper to a byte transport when the app is created.
+    """
+
+    type_name: ClassVar[str] = ""
+    produces_bytes: ClassVar[bool] = True
+
+    def __init__(self, attributes: Sequence[Attribute]) -> None:
+        self.attributes: tuple[Attribute, ...] = tuple(attributes)
+        self.names: tuple[str, ...] = tuple(a.name for a in self.attributes)
+
+    @property
+    def groups_events(self) -> bool:
+        """True when ``map`` writes a whole chunk as one payload (event grouping)."""
+        return bool(getattr(self, "event_grouping_enabled", False))
+
+    @abstractmethod
+    def map(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
+        """Payloads for a chunk of rows; raises :class:`MappingError` when a row cannot be written."""
+
+
+DEFAULT_MAP_TYPE = "passThrough"
+
+
+def _create(kind: Kind, attributes: Sequence[Attribute], annotation: Annotation | None,
+            stream_id: str) -> Any:
+    map_type = (annotation.get("type") if annotation is not None else None) or DEFAULT_MAP_TYPE
+    namespace, _, name = map_type.rpartition(":")
+    ext = registry.get(kind, namespace, name)
+    pos = annotation.pos if annotation is not None else None
+    if ext is None:
+        what = "source" if kind is Kind.SOURCE_MAPPER else "sink"
+        known = ", ".join(e.qualified_name for e in registry.all(kind))
+        raise creation_error(f"no {what} mapper called '{map_type}' for stream '{stream_id}' "
+                             f"(known: {known})", pos)
+    return ext.factory(tuple(attributes), annotation, stream_id)
+
+
+def create_source_mapper(attributes: Sequence[Attribute], annotation: Annotation | None = None,
+                         stream_id: str = "") -> SourceMapper:
+    """Build the source mapper described by a ``@map(type=..., ...)`` annotation.
+
+    ``annotation`` is the ``@map`` nested in a stream's ``@source`` (None means Siddhi's
+    default, ``passThrough``).  Options, ``@attributes`` and JSONPaths are validated here;
+    errors are :class:`grammar.errors.SiddhiAppCreationError` with the annotation's position.
+    """
+    return _create(Kind.SOURCE_MAPPER, attributes, annotation, stream_id)
+
+
+def create_sink_mapper(attributes: Sequence[Attribute], annotation: Annotation | None = None,
+                       stream_id: str = "") -> SinkMapper:
+    """Build the sink mapper described by a ``@map(type=..., ...)`` annotation (see above)."""
+    return _create(Kind.SINK_MAPPER, attributes, annotation, stream_id)
+
+
+def attribute_mapping(annotation: Annotation | None, attributes: Sequence[Attribute],
+                      where: str) -> dict[str, str] | None:
+    """The ``@attributes(...)`` nested in ``@map`` as {attribute name: mapping}, or None.
+
+    Both Siddhi forms are accepted: keyed (``@attributes(id='$.id', t='$.t')``, any order,
+    every attribute named) and positional (``@attributes('$.id', '$.t')``, one per attribute
+    in stream order).
+    """
+    if annotation is None:
+        return None
+    nested = annotation.nested("attributes")
+    if not nested:
+        return None
+    if len(nested) > 1:
+        raise creation_error(f"{where}: only one @attributes is allowed", nested[1].pos or annotation.pos)
+    ann = nested[0]
+    pos = ann.pos or annotation.pos
+    names = [a.name for a in attributes]
+    keyed = [el for el in ann.elements if el.key is not None]
+    positional = [el for el in ann.elements if el.key is None]
+    if keyed and positional:
+        raise creation_error(f"{where}: @attributes mixes keyed and positional values", pos)
+    if positional:
+        if len(positional) != len(names):
+            raise creation_error(f"{where}: @attributes has {len(positional)} values but the stream "
+                                 f"has {len(names)} attributes", pos)
+        return {n: el.value for n, el in zip(names, positional, strict=True)}
+    mapping: dict[str, str] = {}
+    for el in keyed:
+        assert el.key is not None
+        if el.key not in names:
+            raise creation_error(f"{where}: @attributes names '{el.key}', which is not an attribute "
+                                 f"of the stream ({', '.join(names)})", el.pos or pos)
+        if el.key in mapping:
+            raise creation_error(f"{where}: @attributes maps '{el.key}' twice", el.pos or pos)
+        mapping[el.key] = el.value
+    missing = [n for n in names if n not in mapping]
+    if missing:
+        raise creation_error(f"{where}: @attributes does not map {', '.join(repr(m) for m in missing)}",
+                             pos)
+    return mapping
+
+
+def payload_annotation(annotation: Annotation | None, where: str) -> Annotation | None:
+    """The single ``@payload(...)`` nested in ``@map``, or None."""
+    if annotation is None:
+        return None
+    nested = annotation.nested("payload")
+    if len(nested) > 1:
+        raise creation_error(f"{where}: only one @payload is allowed", nested[1].pos or annotation.pos)
+    return nested[0] if nested else None

@@ -1,0 +1,359 @@
+"""The kafka source and sink against a real (tansu) broker."""
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaProducer
+
+import connectors
+import mappers
+from connectors import ConnectionUnavailableError, KafkaAck, KafkaSink, KafkaSource, Message
+from grammar.errors import SiddhiAppCreationError
+from grammar.model import Attribute, AttrType
+
+pytestmark = pytest.mark.integration
+
+
+class Collector:
+    def __init__(self, fail_first: int = 0) -> None:
+        self.chunks: list[list[Message]] = []
+        self.fail_first = fail_first
+        self.calls = 0
+
+    async def __call__(self, messages: list[Message]) -> None:
+        self.calls += 1
+        if self.calls <= self.fail_first:
+            raise RuntimeError("host not ready")
+        self.chunks.append(messages)
+
+    @property
+    def messages(self) -> list[Message]:
+        return [m for c in self.chunks for m in c]
+
+    @property
+    def payloads(self) -> list[Any]:
+        return [m.payload for m in self.messages]
+
+    async def wait_for(self, n: int, timeout: float = 20.0) -> None:
+        async with asyncio.timeout(timeout):
+            while len(self.messages) < n:
+                await asyncio.sleep(0.02)
+
+
+def group() -> str:
+    return f"g-{uuid.uuid4().hex[:8]}"
+
+
+async def produce(bootstrap: str, topic: str, payloads: list[bytes], partition: int | None = None,
+                  headers: list[tuple[str, bytes]] | None = None) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    await producer.start()
+    try:
+        for p in payloads:
+            await producer.send_and_wait(topic, p, partition=partition, headers=headers)
+    finally:
+        await producer.stop()
+
+
+def source(kafka_broker: Any, topic: str, group_id: str, **extra: Any) -> KafkaSource:
+    options = {"bootstrap.servers": kafka_broker.bootstrap_servers, "topic.list": topic, "group.id": group_id,
+               "threading.option": "single.thread", "optional.configuration": kafka_broker.fast_group,
+               "poll.timeout": "100", **extra}
+    src = connectors.create_source("kafka", options, name="In")
+    assert isinstance(src, KafkaSource)
+    return src
+
+
+async def test_sink_to_source_with_keys_across_partitions(kafka_broker: Any) -> None:
+    """Produce through KafkaSink with a templated key; consume with a consumer group."""
+    topic = await kafka_broker.create_topic(partitions=3)
+    attrs = (Attribute("id", AttrType.STRING), Attribute("n", AttrType.INT))
+    templates = mappers.option_templates({"key": "{{id}}"}, attrs)
+    rows = [(f"dev-{i % 5}", i) for i in range(30)]
+    sink = connectors.create_sink("kafka", {"bootstrap.servers": kafka_broker.bootstrap_servers,
+                                            "topic": topic, "key": "{{id}}"}, name="Out")
+    await sink.connect()
+    await sink.publish(mappers.map_for_sink(mappers.JsonSinkMapper(attrs), rows, templates))
+    await sink.flush()
+    await sink.close()
+
+    src = source(kafka_broker, topic, group())
+    got = Collector()
+    await src.start(got)
+    await got.wait_for(30)
+    mapper = mappers.JsonSourceMapper(attrs)
+    received = [(m.properties["key"], r) for m in got.messages for r in mapper.map(m.payload)]
+    assert sorted(r for _, r in received) == sorted(rows)
+    assert all(key == r[0].encode() for key, r in received)
+    by_partition: dict[int, list[Message]] = {}
+    for m in got.messages:
+        assert m.properties["topic"] == topic
+        by_partition.setdefault(m.properties["partition"], []).append(m)
+    # Same key -> same partition, and each partition arrives in offset order.
+    for msgs in by_partition.values():
+        offsets = [m.properties["offset"] for m in msgs]
+        assert offsets == sorted(offsets)
+    keys_per_partition = [{m.properties["key"] for m in msgs} for msgs in by_partition.values()]
+    for a in keys_per_partition:
+        for b in keys_per_partition:
+            assert a is b or not (a & b)
+    assert src.assignment() == {(topic, p) for p in range(3)}
+    assert src.lag() == {f"{topic}[{p}]": 0 for p in by_partition}
+    await src.stop()
+
+
+async def test_commit_after_ack_and_resume_after_restart(kafka_broker: Any) -> None:
+    """Only acknowledged chunks are committed; a restarted consumer resumes after them."""
+    topic = await kafka_broker.create_topic()
+    g = group()
+    await produce(kafka_broker.bootstrap_servers, topic, [f"m{i}".encode() for i in range(10)])
+    # Explicit assignment (partition.no.list) still commits to group.id, without group joins.
+    opts = {"partition.no.list": "0", "batch.size": "4"}
+
+    first = source(kafka_broker, topic, g, **opts)
+    got = Collector()
+    await first.start(got)
+    await got.wait_for(10)
+    assert got.payloads == [f"m{i}".encode() for i in range(10)]
+    assert [len(c) for c in got.chunks][:2] == [4, 4]
+    token = got.chunks[0][0].ack
+    assert isinstance(token, KafkaAck) and all(m.ack is token for m in got.chunks[0])
+    await first.commit([token])  # the host processed and flushed only the first chunk
+    await first.stop()
+
+    second = source(kafka_broker, topic, g, **opts)
+    got2 = Collector()
+    await second.start(got2)
+    await got2.wait_for(6)
+    assert got2.payloads == [f"m{i}".encode() for i in range(4, 10)]
+    await second.commit([m.ack for m in got2.messages if m.ack is not None])
+    # Committing an older token again never moves the offset back.
+    await second.commit([token])
+    await second.stop()
+
+    await produce(kafka_broker.bootstrap_servers, topic, [b"m10", b"m11"])
+    third = source(kafka_broker, topic, g, **opts)
+    got3 = Collector()
+    await third.start(got3)
+    await got3.wait_for(2)
+    await asyncio.sleep(0.3)
+    assert got3.payloads == [b"m10", b"m11"]
+    await third.stop()
+
+
+async def test_group_member_resumes_from_committed_offsets(kafka_broker: Any) -> None:
+    """The same with a subscribed consumer group (a rejoin takes a few seconds on tansu)."""
+    topic = await kafka_broker.create_topic(partitions=2)
+    g = group()
+    await produce(kafka_broker.bootstrap_servers, topic, [b"a0", b"a1", b"a2"], partition=0)
+    await produce(kafka_broker.bootstrap_servers, topic, [b"b0", b"b1"], partition=1)
+    # partition.wise: one chunk (and token) per partition, so partitions are acknowledged apart.
+    src = source(kafka_broker, topic, g, **{"threading.option": "partition.wise"})
+    got = Collector()
+    await src.start(got)
+    await got.wait_for(5)
+    await src.commit([m.ack for m in got.messages if m.properties["partition"] == 0 and m.ack])
+    await src.stop()
+
+    again = source(kafka_broker, topic, g, **{"threading.option": "partition.wise"})
+    got2 = Collector()
+    await again.start(got2)
+    await got2.wait_for(2)
+    await asyncio.sleep(0.3)
+    assert sorted(got2.payloads) == [b"b0", b"b1"]
+    await again.stop()
+
+
+async def test_host_failure_rewinds_and_redelivers(kafka_broker: Any) -> None:
+    topic = await kafka_broker.create_topic()
+    await produce(kafka_broker.bootstrap_servers, topic, [b"x", b"y"])
+    src = source(kafka_broker, topic, group(), **{"partition.no.list": "0"})
+    got = Collector(fail_first=2)
+    await src.start(got)
+    await got.wait_for(2, timeout=10)
+    assert got.payloads == [b"x", b"y"]
+    assert got.calls == 3
+    await src.stop()
+
+
+async def test_pause_and_resume(kafka_broker: Any) -> None:
+    topic = await kafka_broker.create_topic()
+    src = source(kafka_broker, topic, group(), **{"partition.no.list": "0"})
+    got = Collector()
+    await src.start(got)
+    await src.wait_ready(10)
+    src.pause()
+    await produce(kafka_broker.bootstrap_servers, topic, [b"p1", b"p2"])
+    await asyncio.sleep(0.6)
+    assert got.payloads == []
+    src.resume()
+    await got.wait_for(2)
+    assert got.payloads == [b"p1", b"p2"]
+    await src.stop()
+
+
+async def test_pause_inside_a_fetch_puts_the_rest_back(kafka_broker: Any) -> None:
+    """Pausing from the callback: the fetched records not yet delivered come again on resume, once."""
+    topic = await kafka_broker.create_topic(partitions=2)
+    await produce(kafka_broker.bootstrap_servers, topic, [b"a0", b"a1"], partition=0)
+    await produce(kafka_broker.bootstrap_servers, topic, [b"b0", b"b1"], partition=1)
+    src = source(kafka_broker, topic, group(), **{"partition.no.list": "0,1", "threading.option": "partition.wise"})
+    got = Collector()
+
+    async def pausing(messages: list[Message]) -> None:
+        await got(messages)
+        src.pause()
+
+    await src.start(pausing)
+    await got.wait_for(2)
+    await asyncio.sleep(0.5)
+    assert len(got.chunks) == 1 and src.paused
+    src.resume()
+    await got.wait_for(4)
+    await asyncio.sleep(0.3)
+    assert sorted(got.payloads) == [b"a0", b"a1", b"b0", b"b1"]
+    await src.stop()
+
+
+async def test_partition_wise_chunks_offsets_map_and_transport_props(kafka_broker: Any) -> None:
+    topic = await kafka_broker.create_topic(partitions=2)
+    await produce(kafka_broker.bootstrap_servers, topic, [b"0", b"1", b"2", b"3"], partition=0)
+    await produce(kafka_broker.bootstrap_servers, topic, [b"a", b"b", b"c", b"d"], partition=1)
+    src = source(kafka_broker, topic, group(), **{"partition.no.list": "0,1", "threading.option": "partition.wise",
+                                                  "topic.offsets.map": f"{topic}=1"})
+    got = Collector()
+    await src.start(got)
+    await got.wait_for(4)
+    await asyncio.sleep(0.3)
+    assert sorted(got.payloads) == [b"2", b"3", b"c", b"d"]  # offsets <= 1 are skipped
+    assert all(len({m.properties["partition"] for m in c}) == 1 for c in got.chunks)
+    # trp: properties flow into a mapping.
+    attrs = (Attribute("v", AttrType.STRING), Attribute("topic", AttrType.STRING),
+             Attribute("partition", AttrType.INT), Attribute("offset", AttrType.LONG))
+    m = mappers.PassThroughSourceMapper((attrs[0],))
+    trp = mappers.CsvSourceMapper(attrs, attribute_map={"v": "0", "topic": "trp:topic", "partition": "trp:partition",
+                                                        "offset": "trp:offset"})
+    first = next(msg for msg in got.messages if msg.payload == b"c")
+    assert trp.map(first.payload, first.properties) == [("c", topic, 1, 2)]
+    assert m.map(first.payload) == [("c",)]
+    await src.stop()
+
+
+async def test_sequence_ids_drop_duplicates(kafka_broker: Any) -> None:
+    topic = await kafka_broker.create_topic()
+    sink = KafkaSink({"bootstrap.servers": kafka_broker.bootstrap_servers, "topic": topic,
+                      "sequence.id": "sink-1", "is.synchronous": "true", "partition.no": "0"})
+    await sink.connect()
+    await sink.publish([(b"one", {}), (b"two", {})])
+    await sink.close()
+    # A replayed duplicate (same sequence number) and a record without sequence headers.
+    src_raw = source(kafka_broker, topic, group(), **{"partition.no.list": "0"})
+    raw = Collector()
+    await src_raw.start(raw)
+    await raw.wait_for(2)
+    await src_raw.stop()
+    dup_headers = list(raw.messages[1].properties["headers"])
+    await produce(kafka_broker.bootstrap_servers, topic, [b"two-again"], partition=0, headers=dup_headers)
+    await produce(kafka_broker.bootstrap_servers, topic, [b"anonymous"], partition=0)
+    restarted = KafkaSink({"bootstrap.servers": kafka_broker.bootstrap_servers, "topic": topic,
+                           "sequence.id": "sink-1", "partition.no": "0"})
+    await restarted.connect()
+    await restarted.publish([(b"three", {})])
+    await restarted.flush()
+    await restarted.close()
+
+    src = source(kafka_broker, topic, group(), **{"partition.no.list": "0", "seq.enabled": "true"})
+    got = Collector()
+    await src.start(got)
+    await got.wait_for(3)
+    await asyncio.sleep(0.3)
+    assert got.payloads == [b"one", b"two", b"three"]
+    await src.stop()
+
+
+async def test_dynamic_topic_and_publish_errors(kafka_broker: Any) -> None:
+    t1 = await kafka_broker.create_topic()
+    t2 = await kafka_broker.create_topic()
+    sink = KafkaSink({"bootstrap.servers": kafka_broker.bootstrap_servers, "topic": "{{region}}"})
+    with pytest.raises(ConnectionUnavailableError):
+        await sink.publish([(b"x", {"topic": t1})])
+    await sink.connect()
+    await sink.publish([(b"to-1", {"topic": t1}), ("to-2", {"topic": t2})])
+    await sink.flush()
+    with pytest.raises(ValueError, match="template"):
+        await sink.publish([(b"x", {})])
+    with pytest.raises(TypeError, match="bytes"):
+        await sink.publish([(("row",), {"topic": t1})])
+    await sink.close()
+    for t, expected in ((t1, b"to-1"), (t2, b"to-2")):
+        src = source(kafka_broker, t, group(), **{"partition.no.list": "0"})
+        got = Collector()
+        await src.start(got)
+        await got.wait_for(1)
+        assert got.payloads == [expected]
+        await src.stop()
+
+
+async def test_source_connects_when_the_broker_appears(tansu_factory: Any) -> None:
+    """A source started before its broker retries with back-off and then consumes."""
+    late = tansu_factory(start=False)
+    src = source(late, "late-topic", group(), **{"partition.no.list": "0"})
+    got = Collector()
+    await src.start(got)
+    await asyncio.sleep(0.5)
+    assert not src.ready
+    await asyncio.to_thread(late.start)
+    await late.create_topic("late-topic")
+    sink = KafkaSink({"bootstrap.servers": late.bootstrap_servers, "topic": "late-topic"})
+    await sink.connect()
+    await sink.publish([(b"hello", {})])
+    await sink.flush()
+    await sink.close()
+    await got.wait_for(1, timeout=30)
+    assert got.payloads == [b"hello"]
+    await src.stop()
+
+
+async def test_unreachable_broker() -> None:
+    from tests.conftest import free_port
+
+    bootstrap = f"127.0.0.1:{free_port()}"
+    sink = KafkaSink({"bootstrap.servers": bootstrap, "topic": "t",
+                      "optional.configuration": "request.timeout.ms:1000"})
+    with pytest.raises(ConnectionUnavailableError):
+        await sink.connect()
+    src = KafkaSource({"bootstrap.servers": bootstrap, "topic.list": "t", "group.id": "g",
+                       "optional.configuration": "request.timeout.ms:1000"})
+    await src.start(Collector())
+    await asyncio.sleep(0.5)
+    assert not src.ready and src.lag() == {}
+    await src.commit([])
+    async with asyncio.timeout(5):
+        await src.stop()
+
+
+def test_option_errors() -> None:
+    base = {"bootstrap.servers": "x:1", "topic.list": "t", "group.id": "g"}
+    with pytest.raises(SiddhiAppCreationError, match="threading.option"):
+        KafkaSource({**base, "threading.option": "many"})
+    with pytest.raises(SiddhiAppCreationError, match="does not support"):
+        KafkaSource({**base, "optional.configuration": "no.such.setting:1"})
+    with pytest.raises(SiddhiAppCreationError, match="bad value"):
+        KafkaSource({**base, "optional.configuration": "session.timeout.ms:soon"})
+    with pytest.raises(SiddhiAppCreationError, match="key:value"):
+        KafkaSource({**base, "optional.configuration": "session.timeout.ms"})
+    with pytest.raises(SiddhiAppCreationError, match="integers"):
+        KafkaSource({**base, "partition.no.list": "0,x"})
+    with pytest.raises(SiddhiAppCreationError, match="group.id"):
+        KafkaSource({"bootstrap.servers": "x:1", "topic.list": "t"})
+    with pytest.raises(SiddhiAppCreationError, match="acks"):
+        KafkaSink({"bootstrap.servers": "x:1", "topic": "t", "acks": "most"})
+    with pytest.raises(SiddhiAppCreationError, match="cannot be an"):
+        KafkaSink({"bootstrap.servers": "{{x}}", "topic": "t"})
+    src = KafkaSource({**base, "optional.configuration": "auto.offset.reset:latest,check.crcs:false,"
+                                                         "enable.auto.commit:true"})
+    assert src._extra == {"auto_offset_reset": "latest", "check_crcs": False}
+    assert not src._commit_enabled

@@ -1,0 +1,212 @@
+"""The mqtt source and sink against a real (Mosquitto) broker."""
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+
+import connectors
+from connectors import ConnectionUnavailableError, Message, MqttSink, MqttSource
+from grammar.errors import SiddhiAppCreationError
+
+pytestmark = pytest.mark.integration
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    async def __call__(self, messages: list[Message]) -> None:
+        self.messages.extend(messages)
+
+    @property
+    def payloads(self) -> list[Any]:
+        return [m.payload for m in self.messages]
+
+    async def wait_for(self, n: int, timeout: float = 10.0) -> None:
+        async with asyncio.timeout(timeout):
+            while len(self.messages) < n:
+                await asyncio.sleep(0.01)
+
+
+def prefix() -> str:
+    return f"srota-{uuid.uuid4().hex[:8]}"
+
+
+async def started(url: str, topic: str, **extra: Any) -> tuple[MqttSource, Collector]:
+    src = connectors.create_source("mqtt", {"url": url, "topic": topic, **extra}, name="In")
+    assert isinstance(src, MqttSource)
+    got = Collector()
+    await src.start(got)
+    await src.wait_ready(10)
+    return src, got
+
+
+async def connected_sink(url: str, **options: Any) -> MqttSink:
+    sink = connectors.create_sink("mqtt", {"url": url, **options}, name="Out")
+    assert isinstance(sink, MqttSink)
+    await sink.connect()
+    return sink
+
+
+async def test_qos1_wildcards_and_dynamic_topic(mqtt_broker: Any) -> None:
+    p = prefix()
+    src, got = await started(mqtt_broker.url, f"{p}/sensors/+/temp, {p}/alerts/#", **{"quality.of.service": "1"})
+    sink = await connected_sink(mqtt_broker.url, topic="{{topic}}", **{"quality.of.service": "1"})
+    await sink.publish([
+        (b'{"t":1}', {"topic": f"{p}/sensors/d1/temp"}),
+        (b'{"t":2}', {"topic": f"{p}/sensors/d2/temp"}),
+        (b"ignored", {"topic": f"{p}/sensors/d1/humidity"}),
+        ("a\u00e9", {"topic": f"{p}/alerts/x/y"}),
+    ])
+    await sink.flush()
+    await got.wait_for(3)
+    await asyncio.sleep(0.2)
+    assert sorted(got.payloads) == sorted([b'{"t":1}', b'{"t":2}', "a\u00e9".encode()])
+    first = next(m for m in got.messages if m.payload == b'{"t":1}')
+    assert first.properties == {"topic": f"{p}/sensors/d1/temp", "qos": 1, "retain": False}
+    await sink.close()
+    await src.stop()
+
+
+@pytest.mark.parametrize("qos", [0, 2])
+async def test_other_qos_levels_keep_order(mqtt_broker: Any, qos: int) -> None:
+    topic = f"{prefix()}/q"
+    src, got = await started(mqtt_broker.url, topic, **{"quality.of.service": qos})
+    sink = await connected_sink(mqtt_broker.url, topic=topic, **{"quality.of.service": qos})
+    await sink.publish([(f"m{i}".encode(), {}) for i in range(50)])
+    await got.wait_for(50)
+    assert got.payloads == [f"m{i}".encode() for i in range(50)]
+    assert {m.properties["qos"] for m in got.messages} == {qos}
+    await sink.close()
+    await src.stop()
+
+
+async def test_retained_message_reaches_late_subscriber(mqtt_broker: Any) -> None:
+    topic = f"{prefix()}/status"
+    sink = await connected_sink(mqtt_broker.url, topic=topic, **{"message.retain": "true"})
+    await sink.publish([(b"online", {})])
+    await sink.close()
+    src, got = await started(mqtt_broker.url, topic)
+    await got.wait_for(1)
+    assert got.messages[0].payload == b"online" and got.messages[0].properties["retain"] is True
+    await src.stop()
+    # A per-message override: retain off (clears nothing, delivered live).
+    src2, got2 = await started(mqtt_broker.url, topic)
+    await got2.wait_for(1)
+    sink2 = await connected_sink(mqtt_broker.url, topic=topic, **{"message.retain": "true"})
+    await sink2.publish([(b"live", {"message.retain": "false"})])
+    await got2.wait_for(2)
+    assert got2.messages[1].properties["retain"] is False
+    await sink2.close()
+    await src2.stop()
+
+
+async def test_persistent_session_gets_messages_sent_while_away(mqtt_broker: Any) -> None:
+    topic = f"{prefix()}/persist"
+    client_id = f"srota-test-{uuid.uuid4().hex[:8]}"
+    options = {"client.id": client_id, "clean.session": "false", "quality.of.service": "1"}
+    src, got = await started(mqtt_broker.url, topic, **options)
+    await src.stop()
+    sink = await connected_sink(mqtt_broker.url, topic=topic, **{"quality.of.service": "1"})
+    await sink.publish([(b"while-away-1", {}), (b"while-away-2", {})])
+    await sink.close()
+    src2, got2 = await started(mqtt_broker.url, topic, **options)
+    await got2.wait_for(2)
+    assert got2.payloads == [b"while-away-1", b"while-away-2"]
+    await src2.stop()
+
+
+async def test_reconnects_and_resubscribes_after_broker_restart(mosquitto_factory: Any) -> None:
+    broker = mosquitto_factory()
+    topic = f"{prefix()}/r"
+    src, got = await started(broker.url, topic, **{"max.reconnect.delay": "500"})
+    sink = await connected_sink(broker.url, topic=topic, **{"max.reconnect.delay": "500"})
+    await sink.publish([(b"before", {})])
+    await got.wait_for(1)
+
+    broker.stop()
+    async with asyncio.timeout(5):
+        while src.ready:
+            await asyncio.sleep(0.02)
+    with pytest.raises(ConnectionUnavailableError):
+        await sink.publish([(b"lost", {})])
+    assert not sink.connected
+    broker.start()
+    await src.wait_ready(10)
+    await sink.wait_connected(10)
+    await sink.publish([(b"after", {})])
+    await got.wait_for(2)
+    assert got.payloads == [b"before", b"after"]
+    assert src.connections == 2
+    await sink.close()
+    await src.stop()
+
+
+async def test_username_and_password(mosquitto_factory: Any) -> None:
+    broker = mosquitto_factory(users={"srota": "s3cret"})
+    topic = f"{prefix()}/auth"
+    with pytest.raises(ConnectionUnavailableError):
+        await connected_sink(broker.url, topic=topic)  # anonymous is refused
+    src, got = await started(broker.url, topic, username="srota", password="s3cret")
+    sink = await connected_sink(broker.url, topic=topic, username="srota", password="s3cret")
+    await sink.publish([(b"authorised", {})])
+    await got.wait_for(1)
+    assert got.payloads == [b"authorised"]
+    await sink.close()
+    await src.stop()
+    wrong = MqttSource({"url": broker.url, "topic": topic, "username": "srota", "password": "guess"})
+    await wrong.start(Collector())
+    await asyncio.sleep(0.3)
+    assert not wrong.ready
+    await wrong.stop()
+
+
+async def test_tls(mosquitto_factory: Any) -> None:
+    broker = mosquitto_factory(tls=True)
+    topic = f"{prefix()}/tls"
+    with pytest.raises(ConnectionUnavailableError):
+        await connected_sink(broker.url, topic=topic)  # the self-signed certificate is not trusted
+    tls = {"tls.ca.file": str(broker.ca_file)}
+    src, got = await started(broker.url, topic, **tls)
+    sink = await connected_sink(broker.url, topic=topic, **tls)
+    await sink.publish([(b"encrypted", {})])
+    await got.wait_for(1)
+    assert got.payloads == [b"encrypted"]
+    await sink.close()
+    await src.stop()
+
+
+async def test_unreachable_broker() -> None:
+    from tests.conftest import free_port
+
+    url = f"tcp://127.0.0.1:{free_port()}"
+    sink = MqttSink({"url": url, "topic": "t", "connection.timeout": "2"})
+    with pytest.raises(ConnectionUnavailableError):
+        await sink.connect()
+    with pytest.raises(ConnectionUnavailableError):
+        await sink.publish([(b"x", {})])
+    src = MqttSource({"url": url, "topic": "t", "connection.timeout": "2"})
+    await src.start(Collector())
+    await asyncio.sleep(0.3)
+    assert not src.ready
+    async with asyncio.timeout(5):
+        await src.stop()
+    await sink.close()
+
+
+def test_option_errors() -> None:
+    with pytest.raises(SiddhiAppCreationError, match="client.id"):
+        MqttSource({"url": "tcp://h:1", "topic": "t", "clean.session": "false"})
+    with pytest.raises(SiddhiAppCreationError, match="0, 1 or 2"):
+        MqttSource({"url": "tcp://h:1", "topic": "t", "quality.of.service": "3"})
+    with pytest.raises(SiddhiAppCreationError, match="scheme"):
+        MqttSink({"url": "http://h:1", "topic": "t"})
+    with pytest.raises(SiddhiAppCreationError, match="topic is empty"):
+        MqttSource({"url": "tcp://h:1", "topic": " , "})
+    tls = MqttSink({"url": "ssl://broker.example", "topic": "t"})
+    assert tls._conn.tls and tls._conn.port == 8883
+    plain = MqttSource({"url": "broker.example", "topic": "a,b"})
+    assert plain._conn.port == 1883 and plain.topics == ["a", "b"]

@@ -1,0 +1,150 @@
+"""The csv source and sink mappers."""
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+import mappers
+from grammar.errors import SiddhiAppCreationError
+from grammar.model import Annotation, AnnotationElement, Attribute, AttrType
+from mappers import CsvSinkMapper, CsvSourceMapper, MappingError
+
+T = AttrType
+STOCK = (Attribute("symbol", T.STRING), Attribute("price", T.FLOAT), Attribute("volume", T.LONG))
+ALL = (Attribute("s", T.STRING), Attribute("i", T.INT), Attribute("l", T.LONG), Attribute("f", T.FLOAT),
+       Attribute("d", T.DOUBLE), Attribute("b", T.BOOL), Attribute("o", T.OBJECT))
+
+
+def f32(x: float) -> float:
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def ann(*nested: Annotation, **options: str) -> Annotation:
+    return Annotation("map", (AnnotationElement("type", "csv"),) + tuple(
+        AnnotationElement(k.replace("_", "."), v) for k, v in options.items()), nested)
+
+
+class TestSource:
+    def test_default_mapping(self) -> None:
+        assert CsvSourceMapper(STOCK).map(b"WSO2,55.6,100\n") == [("WSO2", f32(55.6), 100)]
+
+    def test_many_lines_crlf_and_blank_lines(self) -> None:
+        rows = CsvSourceMapper(STOCK).map(b"A,1,1\r\n\r\nB,2,2\r\n\n")
+        assert rows == [("A", 1.0, 1), ("B", 2.0, 2)]
+
+    def test_quoting(self) -> None:
+        payload = b'"WSO2,No10,Palm Grove Rd",55.6, 100\n"say ""hi""",1,2\n"multi\nline",3,4'
+        rows = CsvSourceMapper(STOCK).map(payload)
+        assert rows == [("WSO2,No10,Palm Grove Rd", f32(55.6), 100), ('say "hi"', 1.0, 2), ("multi\nline", 3.0, 4)]
+
+    def test_all_types_and_empty_fields_are_null(self) -> None:
+        m = CsvSourceMapper(ALL)
+        assert m.map(b"x,1,2,0.5,0.25,TRUE,obj") == [("x", 1, 2, 0.5, 0.25, True, "obj")]
+        assert m.map(b",,,,,,") == [(None,) * 7]
+
+    def test_delimiter_and_header(self) -> None:
+        m = CsvSourceMapper(STOCK, delimiter="|", header=True)
+        assert m.map("symbol|price|volume\nA|1|2\n") == [("A", 1.0, 2)]
+        assert CsvSourceMapper(STOCK, delimiter="\\t").map(b"A\t1\t2") == [("A", 1.0, 2)]
+
+    def test_attributes_by_column_and_transport(self) -> None:
+        m = CsvSourceMapper((*STOCK, Attribute("topic", T.STRING)),
+                            attribute_map={"symbol": "2", "price": "0", "volume": "1", "topic": "trp:topic"})
+        assert m.map(b"55.6,100,WSO2", {"topic": "stocks"}) == [("WSO2", f32(55.6), 100, "stocks")]
+
+    def test_unicode(self) -> None:
+        assert CsvSourceMapper(STOCK).map("\u6771\u4eac \U0001f600,1,2".encode()) == [("\u6771\u4eac \U0001f600", 1.0, 2)]
+
+    def test_fail_on_unknown_attribute(self) -> None:
+        strict = CsvSourceMapper(STOCK)
+        with pytest.raises(MappingError) as err:
+            strict.map(b"A,1")
+        assert err.value.attribute == "volume" and "missing" in err.value.reason
+        with pytest.raises(MappingError) as err:
+            strict.map(b"A,1,2\nB,x,3")
+        assert err.value.index == 1 and err.value.attribute == "price"
+        with pytest.raises(MappingError, match="4 fields"):
+            strict.map(b"A,1,2,extra")
+        lenient = CsvSourceMapper(STOCK, fail_on_unknown_attribute=False)
+        assert lenient.map(b"A,x") == [("A", None, None)]
+        assert lenient.map(b"A,1,2,extra") == [("A", 1.0, 2)]
+
+    @pytest.mark.parametrize("payload", [b"\xff\xfe,1,2", b"A,1,2\x00\x01", b'"unterminated,1,2', b'"ab"c,1,2'])
+    def test_malformed_and_binary(self, payload: bytes) -> None:
+        with pytest.raises(MappingError) as err:
+            CsvSourceMapper(STOCK).map(payload)
+        assert err.value.payload == payload
+
+    def test_rejects_non_text(self) -> None:
+        with pytest.raises(MappingError, match="bytes or text"):
+            CsvSourceMapper(STOCK).map(["A", 1, 2])
+
+    def test_range_errors(self) -> None:
+        with pytest.raises(MappingError, match="out of range for int"):
+            CsvSourceMapper((Attribute("i", T.INT),)).map(b"3000000000")
+
+    @pytest.mark.parametrize(("kwargs", "message"), [
+        ({"delimiter": "::"}, "one character"),
+        ({"delimiter": '"'}, "cannot be the delimiter"),
+        ({"attribute_map": {"symbol": "x", "price": "1", "volume": "2"}}, "column index"),
+        ({"attribute_map": {"symbol": "-1", "price": "1", "volume": "2"}}, "negative"),
+    ])
+    def test_bad_configuration(self, kwargs: dict, message: str) -> None:
+        with pytest.raises(ValueError, match=message):
+            CsvSourceMapper(STOCK, **kwargs)
+
+    def test_from_annotation(self) -> None:
+        attrs = Annotation("attributes", (AnnotationElement("symbol", "2"), AnnotationElement("price", "0"),
+                                          AnnotationElement("volume", "1")))
+        m = mappers.create_source_mapper(STOCK, ann(attrs, header="true", delimiter="-"), "S")
+        assert m.map(b"price-volume-symbol\n55.6-100-WSO2") == [("WSO2", f32(55.6), 100)]
+        m2 = mappers.create_source_mapper(STOCK, ann(**{"header.present": "true", "fail.on.unknown.attribute": "false"}))
+        assert m2.map(b"h\nA") == [("A", None, None)]
+        with pytest.raises(SiddhiAppCreationError, match="one character"):
+            mappers.create_source_mapper(STOCK, ann(delimiter="ab"))
+
+
+class TestSink:
+    def test_default(self) -> None:
+        assert CsvSinkMapper(STOCK).map([("WSO2", f32(55.6), 100)]) == [b"WSO2,55.6,100\n"]
+
+    def test_header_delimiter_grouping(self) -> None:
+        m = CsvSinkMapper(STOCK, delimiter="-", header=True, event_grouping_enabled=True)
+        assert m.map([("A", 1.0, 1), ("B", 2.5, 2)]) == [b"symbol-price-volume\nA-1.0-1\nB-2.5-2\n"]
+        per_event = CsvSinkMapper(STOCK, header=True)
+        assert per_event.map([("A", 1.0, 1), ("B", 2.5, 2)]) == [b"symbol,price,volume\nA,1.0,1\n",
+                                                                 b"symbol,price,volume\nB,2.5,2\n"]
+
+    def test_payload_columns(self) -> None:
+        m = CsvSinkMapper(STOCK, payload_columns={"symbol": 0, "price": 2, "volume": 1}, header=True)
+        assert m.map([("WSO2", f32(55.6), 100)]) == [b"symbol,volume,price\nWSO2,100,55.6\n"]
+
+    def test_quoting_nulls_and_types(self) -> None:
+        (out,) = CsvSinkMapper(ALL).map([('a,"b"', 1, None, f32(0.1), 1e-9, False, {"k": 1})])
+        assert out == b'"a,""b""",1,,0.1,1e-09,false,"{""k"":1}"\n'
+
+    def test_round_trip(self) -> None:
+        rows = [("multi\nline \u00e9", 1, 2 ** 40, f32(3.3), 0.1, True, "o"), (None, None, None, None, None, None, None)]
+        sink, src = CsvSinkMapper(ALL), CsvSourceMapper(ALL)
+        assert [r for p in sink.map(rows) for r in src.map(p)] == rows
+        grouped = CsvSinkMapper(ALL, event_grouping_enabled=True, header=True).map(rows)
+        assert CsvSourceMapper(ALL, header=True).map(grouped[0]) == rows
+
+    def test_errors(self) -> None:
+        with pytest.raises(ValueError, match="0..1"):
+            CsvSinkMapper(STOCK, payload_columns={"symbol": 0, "price": 2})
+        with pytest.raises(ValueError, match="not an attribute"):
+            CsvSinkMapper(STOCK, payload_columns={"nope": 0})
+        with pytest.raises(MappingError, match="fewer values"):
+            CsvSinkMapper(STOCK).map([("A",)])
+
+    def test_from_annotation(self) -> None:
+        payload = Annotation("payload", (AnnotationElement("symbol", "0"), AnnotationElement("price", "2"),
+                                         AnnotationElement("volume", "1")))
+        m = mappers.create_sink_mapper(STOCK, ann(payload, delimiter=";"), "S")
+        assert m.map([("A", 1.5, 3)]) == [b"A;3;1.5\n"]
+        with pytest.raises(SiddhiAppCreationError, match="must be an integer"):
+            mappers.create_sink_mapper(STOCK, ann(Annotation("payload", (AnnotationElement("symbol", "x"),))))
+        with pytest.raises(SiddhiAppCreationError, match="pairs"):
+            mappers.create_sink_mapper(STOCK, ann(Annotation("payload", (AnnotationElement(None, "x"),))))
