@@ -1,4 +1,4 @@
-"""The service configuration: YAML with ``${ENV}`` values, checked at start.
+"""The service configuration: YAML with ``${ENV}`` and ``${file:...}`` values, checked at start.
 
 Every setting has a default, so ``srota run APP.siddhi`` needs no file at all.  An invalid
 file is rejected with the YAML path of the offending key (``http.port: expected an
@@ -19,7 +19,7 @@ import yaml
 
 from engine.timeutil import parse_duration
 
-_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_ENV = re.compile(r"\$\{(?:file:(?P<file>[^}]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?)\}")
 
 
 class ConfigError(ValueError):
@@ -31,11 +31,22 @@ class ConfigError(ValueError):
 
 
 def substitute_env(text: str, where: str = "", env: dict[str, str] | None = None) -> str:
-    """Replace ``${NAME}`` / ``${NAME:-default}`` in ``text``."""
+    """Replace ``${NAME}``, ``${NAME:-default}`` and ``${file:/path}`` in ``text``.
+
+    ``${file:/run/secrets/kafka-password}`` reads a secret from a file (a Docker or
+    Kubernetes secret), without its trailing newline, so secrets need not be in the
+    environment or in the config file.
+    """
     env = os.environ if env is None else env
 
     def repl(m: re.Match[str]) -> str:
-        name, default = m.group(1), m.group(2)
+        if m.group("file") is not None:
+            path = Path(m.group("file").strip())
+            try:
+                return path.read_text(encoding="utf-8").rstrip("\r\n")
+            except OSError as exc:
+                raise ConfigError(where, f"cannot read secret file {path}: {exc.strerror}") from None
+        name, default = m.group("name"), m.group("default")
         value = env.get(name)
         if value is None or (value == "" and default is not None):
             if default is None:

@@ -70,3 +70,11 @@ def test_yaml_syntax_error_has_a_position(tmp_path: Path):
     f.write_text("http:\n  port: [1,\n")
     with pytest.raises(ConfigError, match="line"):
         load_config(f)
+
+
+def test_secrets_from_files(tmp_path: Path):
+    secret = tmp_path / "kafka-password"
+    secret.write_text("hunter2\n")
+    assert substitute_env(f"${{file:{secret}}}", env={}) == "hunter2"
+    with pytest.raises(ConfigError, match="cannot read secret file"):
+        substitute_env("${file:/nonexistent/secret}", "refs.k.properties.sasl.password", env={})
