@@ -54,11 +54,11 @@ _EVENT = ("_el", "_er")
 
 
 @dataclass
-class _Side:
+class JoinSide:
     """What the planner knows about one side of a join."""
 
     inp: SingleInputStream
-    kind: str  # "stream", "window" (named window) or "table"
+    kind: str  # "stream", "window" (named window), "table" or "aggregation"
     obj: Any
     attributes: tuple[Attribute, ...]
     names: frozenset[str]
@@ -72,10 +72,20 @@ class JoinScope:
     names with other bindings, so one compiled condition text serves both.
     """
 
-    def __init__(self, sides: Sequence[_Side], prologue: tuple[str, ...] = ()) -> None:
+    def __init__(self, sides: Sequence[JoinSide], prologue: tuple[str, ...] = ()) -> None:
         self.sides = list(sides)
         self.prologue = prologue
         self._index = [{a.name: i for i, a in enumerate(s.attributes)} for s in sides]
+
+    @classmethod
+    def over(cls, sides: Sequence[JoinSide], gen: CodeGen) -> JoinScope:
+        """A scope whose prologue reads both sides from ``e.events`` (None-filled when missing)."""
+        nulls = [gen.ref(tuple([None] * len(side.attributes)), "nulls") for side in sides]
+        prologue = tuple(
+            line for i in range(2) for line in (
+                f"{_EVENT[i]} = e.events[{i}]",
+                f"{_DATA[i]} = {_EVENT[i]}.data if {_EVENT[i]} is not None else {nulls[i]}"))
+        return cls(sides, prologue)
 
     def _side_of(self, name: str, node: Any) -> int:
         found = [i for i, s in enumerate(self.sides) if name in s.names]
@@ -288,7 +298,7 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
         looked.append((kind, obj))
     if inp.within or inp.per is not None:
         raise error_at("'within' and 'per' are only allowed when joining an aggregation", inp)
-    sides: list[_Side] = []
+    sides: list[JoinSide] = []
     for side_inp, (kind, obj) in zip((inp.left, inp.right), looked, strict=True):
         if kind == "table":
             if side_inp.handlers:
@@ -299,21 +309,14 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
         else:
             attributes = tuple(obj.attributes)
         names = frozenset([side_inp.reference_id] if side_inp.reference_id else [side_inp.stream_id])
-        sides.append(_Side(side_inp, kind, obj, attributes, names))
+        sides.append(JoinSide(side_inp, kind, obj, attributes, names))
     left, right = sides
     if left.kind == "table" and right.kind == "table":
         raise error_at(f"both inputs of the join, '{left.inp.stream_id}' and '{right.inp.stream_id}', "
                        f"are tables", inp)
 
     gen.ns.setdefault("_StateEvent", StateEvent)
-    nulls = [gen.ref(tuple([None] * len(s.attributes)), "nulls") for s in sides]
-    prologue = (
-        f"{_EVENT[0]} = e.events[0]",
-        f"{_DATA[0]} = {_EVENT[0]}.data if {_EVENT[0]} is not None else {nulls[0]}",
-        f"{_EVENT[1]} = e.events[1]",
-        f"{_DATA[1]} = {_EVENT[1]}.data if {_EVENT[1]} is not None else {nulls[1]}",
-    )
-    scope = JoinScope(sides, prologue)
+    scope = JoinScope.over(sides, gen)
 
     # Which sides trigger: not tables, only the unidirectional one, one side of a window self-join.
     triggers = [s.kind != "table" for s in sides]

@@ -9,95 +9,29 @@ query with ``insert all events`` emits each joined row again as an expired event
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from grammar.model import (
-    Attribute,
     AttrType,
     Expression,
-    IsNullStream,
     JoinInputStream,
     JoinType,
     OnDemandQuery,
     OnDemandQueryType,
     OutputEventType,
     SingleInputStream,
-    Variable,
     WindowHandler,
 )
 
 from ..codegen import CodeGen
 from ..event import CURRENT, EXPIRED, Event, StateEvent
 from ..expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from ..scope import Column, StreamScope
+from ..join import JoinScope, JoinSide
+from ..scope import StreamScope
 from .buckets import within_range
 
 if TYPE_CHECKING:
     from .runtime import Aggregation
-
-
-class _AggJoinScope:
-    """Both sides of a stream-aggregation join over ``StateEvent.events``.
-
-    ``d0``/``d1`` are the data of the left and right events (all-None tuples for a missing
-    outer side).  Unqualified names resolve to the only side that has them.
-    """
-
-    def __init__(self, sides: Sequence[tuple[frozenset[str], list[Attribute]]], nulls: Sequence[str | None]) -> None:
-        self.sides = list(sides)
-        self._index = [{a.name: i for i, a in enumerate(attrs)} for _, attrs in sides]
-        lines = []
-        for pos, null in enumerate(nulls):
-            if null is None:
-                lines.append(f"d{pos} = e.events[{pos}].data")
-            else:
-                lines.append(f"d{pos} = (e.events[{pos}].data if e.events[{pos}] is not None else {null})")
-        self.prologue = tuple(lines)
-
-    def _side(self, name: str, node: Any) -> int:
-        found = [i for i, (names, _) in enumerate(self.sides) if name in names]
-        if not found:
-            known = sorted(n for names, _ in self.sides for n in names)
-            raise error_at(f"'{name}' is neither of the joined inputs ({', '.join(known)})", node)
-        if len(found) > 1:
-            raise error_at(f"'{name}' names both sides of the join: give them aliases with 'as'", node)
-        return found[0]
-
-    def resolve(self, var: Variable) -> tuple[str, AttrType]:
-        if var.stream_index is not None:
-            raise error_at(f"'{var.stream_id}[{var.stream_index}]' indexes are only allowed in patterns", var)
-        if var.stream_id is not None:
-            pos = self._side(var.stream_id, var)
-            i = self._index[pos].get(var.attribute)
-            if i is None:
-                raise error_at(f"'{var.stream_id}' has no attribute '{var.attribute}'", var)
-        else:
-            hits = [p for p in range(len(self.sides)) if var.attribute in self._index[p]]
-            if not hits:
-                raise error_at(f"no input of the join has an attribute '{var.attribute}'", var)
-            if len(hits) > 1:
-                raise error_at(f"'{var.attribute}' is ambiguous: qualify it with a stream name or alias", var)
-            pos = hits[0]
-            i = self._index[pos][var.attribute]
-        return f"d{pos}[{i}]", self.sides[pos][1][i].type
-
-    def resolve_stream(self, node: IsNullStream) -> str:
-        return f"e.events[{self._side(node.stream_id, node)}]"
-
-    def is_stream_reference(self, name: str) -> bool:
-        return any(name in names for names, _ in self.sides)
-
-    def timestamp(self, node: Expression | None) -> str:
-        if node is None:
-            return "e.timestamp"
-        if isinstance(node, Variable):
-            return f"e.events[{self._side(node.attribute, node)}].timestamp"
-        raise error_at("eventTimestamp() takes a stream reference", node)
-
-    def columns(self) -> list[Column]:
-        return [Column(a.name, a.type, f"d{pos}[{i}]") for pos, (_, attrs) in enumerate(self.sides)
-                for i, a in enumerate(attrs)]
 
 
 def _names(inp: SingleInputStream) -> frozenset[str]:
@@ -155,13 +89,11 @@ def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sour
     outer = {JoinType.LEFT_OUTER: 0, JoinType.RIGHT_OUTER: 1}.get(inp.join_type)
     keep_unmatched = inp.join_type is JoinType.FULL_OUTER or outer == stream_pos
 
-    sides: list[tuple[frozenset[str], list[Attribute]]] = [None, None]  # type: ignore[list-item]
-    sides[stream_pos] = (_names(stream_inp), list(stream_scope.attributes))
-    sides[agg_pos] = (_names(agg_inp), list(agg.attributes))
-    nulls: list[str | None] = [None, None]
-    if keep_unmatched:
-        nulls[agg_pos] = gen.ref(tuple([None] * len(agg.attributes)), "nulls")
-    scope = _AggJoinScope(sides, nulls)
+    sides: list[JoinSide] = [None, None]  # type: ignore[list-item]
+    sides[stream_pos] = JoinSide(stream_inp, kinds[stream_pos], None, tuple(stream_scope.attributes),
+                                 _names(stream_inp))
+    sides[agg_pos] = JoinSide(agg_inp, "aggregation", agg, tuple(agg.attributes), _names(agg_inp))
+    scope = JoinScope.over(sides, gen)
 
     compiler = ExpressionCompiler(ctx, stream_scope, gen)
     bounds = _bounds_function(agg, inp.within, inp.per, compiler, gen, stream_scope.prologue, inp)
