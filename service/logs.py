@@ -38,6 +38,7 @@ def configure_logging(fmt: str = "console", level: str = "info") -> None:
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.stdlib.ExtraAdder(),  # the engine's stdlib records carry app/stream/query in `extra`
         _redact_processor,
     ]
     renderer: Any = (structlog.processors.JSONRenderer() if fmt == "json"
