@@ -22,6 +22,7 @@ test: deps
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
+	@PY=$(PY) bash scripts/bench-env.sh
 	$(BIN)/python -m tests.bench
 
 lint: $(STAMP)

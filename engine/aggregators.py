@@ -60,25 +60,38 @@ def _one_arg(name: str, args: list[ArgInfo], types: tuple[AttrType, ...]) -> Att
     return t
 
 
+def _inline_total_count(op: str, state: str, arg: str) -> list[str]:
+    """Inline add/remove for states keeping ``total`` and ``count`` of non-null values."""
+    sign = "+" if op == "add" else "-"
+    return [f"_v = {arg}", "if _v is not None:", f"    _s = {state}",
+            f"    _s.total {sign}= _v", f"    _s.count {sign}= 1"]
+
+
 class _Sum(AggregatorState):
     __slots__ = ("total", "count", "integral")
+
+    @staticmethod
+    def inline(op: str, state: str, arg: str) -> list[str] | None:
+        """Generated code for add/remove whose value is not used (see the selector)."""
+        return _inline_total_count(op, state, arg)
 
     def __init__(self, integral: bool) -> None:
         self.integral = integral
         self.total: Any = 0 if integral else 0.0
         self.count = 0
 
+    # add/remove compute the value inline: they run once per event and aggregator.
     def add(self, value: Any) -> Any:
         if value is not None:
             self.total += value
             self.count += 1
-        return self.value()
+        return self.total if self.count > 0 else None
 
     def remove(self, value: Any) -> Any:
         if value is not None:
             self.total -= value
             self.count -= 1
-        return self.value()
+        return self.total if self.count > 0 else None
 
     def reset(self) -> None:
         self.total = 0 if self.integral else 0.0
@@ -98,6 +111,11 @@ def _sum(args: list[ArgInfo]) -> tuple[AttrType, Any]:
 
 class _Count(AggregatorState):
     __slots__ = ("count",)
+
+    @staticmethod
+    def inline(op: str, state: str, arg: str) -> list[str] | None:
+        """Generated code for add/remove whose value is not used (see the selector)."""
+        return [f"{state}.count {'+' if op == 'add' else '-'}= 1"]
 
     def __init__(self) -> None:
         self.count = 0
@@ -128,6 +146,11 @@ def _count(args: list[ArgInfo]) -> tuple[AttrType, Any]:
 class _Avg(AggregatorState):
     __slots__ = ("total", "count")
 
+    @staticmethod
+    def inline(op: str, state: str, arg: str) -> list[str] | None:
+        """Generated code for add/remove whose value is not used (see the selector)."""
+        return _inline_total_count(op, state, arg)
+
     def __init__(self) -> None:
         self.total = 0.0
         self.count = 0
@@ -136,13 +159,13 @@ class _Avg(AggregatorState):
         if value is not None:
             self.total += value
             self.count += 1
-        return self.value()
+        return self.total / self.count if self.count else None
 
     def remove(self, value: Any) -> Any:
         if value is not None:
             self.total -= value
             self.count -= 1
-        return self.value()
+        return self.total / self.count if self.count else None
 
     def reset(self) -> None:
         self.total = 0.0

@@ -192,7 +192,7 @@ class InputHandler:
         ctx = self._ctx
         convert = self._convert
         if convert is None:
-            chunk = [e if isinstance(e.data, tuple) and e.type == CURRENT
+            chunk = [e if e.data.__class__ is tuple and e.type == CURRENT
                      else Event(e.timestamp, tuple(e.data)) for e in events]
         else:
             chunk = [Event(e.timestamp, convert(e.data)) for e in events]

@@ -134,6 +134,14 @@ class InputPlan:
     connect: Callable[[Emit], None]
     columns: Callable[[], list[Any]] | None = None
     elements: dict[str, Any] = field(default_factory=dict)
+    #: A filter the selector may run instead (see ``plan_selector(where=...)``); then the
+    #: query connects with ``connect_unfiltered``, which leaves the filter processors out.
+    where: str | None = None
+    connect_unfiltered: Callable[[Emit], None] | None = None
+    #: The input carries only current events (a stream without windows).
+    only_current: bool = False
+    #: Whether the connected processors may emit expired events (known after ``connect``).
+    emits_expired: bool = True
 
 
 def query_output_event_type(query: Query) -> OutputEventType:
@@ -161,7 +169,9 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
         raise error_at(f"unsupported input {type(inp).__name__}", inp)
 
     batching = not isinstance(query.output_rate, SnapshotOutputRate)
-    selector_plan = plan_selector(query.selector, plan.scope, ctx, gen, out_type, batching, plan.columns)
+    selector_plan = plan_selector(query.selector, plan.scope, ctx, gen, out_type, batching, plan.columns,
+                                  where=plan.where if plan.connect_unfiltered is not None else None,
+                                  only_current=plan.only_current)
     selector = selector_plan.instantiate()
     output = QueryOutput(name)
     runtime = QueryRuntime(name, query, output, selector_plan.output_attributes)
@@ -177,8 +187,15 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     else:
         selector.next = output
 
-    output.target = plan_output(query, selector_plan.output_attributes, ctx, sources, gen)
-    plan.connect(selector.process)
+    # A batching selector without a rate limiter emits current events only when the query
+    # outputs current events: the target then need not look for expired ones to convert.
+    all_current = (batching and query.output_rate is None and out_type is OutputEventType.CURRENT)
+    output.target = plan_output(query, selector_plan.output_attributes, ctx, sources, gen, all_current)
+    if selector_plan.fused and plan.connect_unfiltered is not None:
+        plan.connect_unfiltered(selector.process)
+    else:
+        plan.connect(selector.process)
+    selector.track_live = plan.emits_expired
     runtime.elements.update(plan.elements)  # filled by connect(): one instance's processors
     version = fingerprint(query)
     for eid, element in runtime.elements.items():
@@ -187,8 +204,11 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
 
 
 def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: Sources,
-                gen: CodeGen) -> Emit | None:
-    """The output target of a query: a stream, named window or table."""
+                gen: CodeGen, all_current: bool = False) -> Emit | None:
+    """The output target of a query: a stream, named window or table.
+
+    ``all_current``: the query emits nothing but current events (no conversion needed).
+    """
     out = query.output
     if isinstance(out, ReturnStream):
         return None
@@ -204,7 +224,7 @@ def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: So
             if out.target in ctx.aggregations:
                 raise error_at(f"cannot insert into aggregation '{out.target}'", out)
         junction = sources.output_junction(out.target, attributes, out.is_inner, out.is_fault, out)
-        return insert_into_stream(junction)
+        return junction.send if all_current else insert_into_stream(junction)
     if isinstance(out, (DeleteStream, UpdateStream, UpdateOrInsertStream)):
         from .table import plan_table_output
         return plan_table_output(out, attributes, ctx, gen)
@@ -229,10 +249,13 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
     stages: list[Callable[[], Any]] = []  # each builds one processor for an instance
     elements: dict[str, Any] = {}
     windows = 0
+    conditions: list[str] = []  # of the filters, while the input has nothing but filters
     for n, handler in enumerate(inp.handlers):
         if isinstance(handler, Filter):
             # Before any window only current events flow; after one, timer/reset events too.
-            stages.append(_filter_stage(handler, scope, ctx, gen, mixed=windows > 0 or n > 0))
+            stage, cond = _filter_stage(handler, scope, ctx, gen, mixed=windows > 0 or n > 0)
+            stages.append(stage)
+            conditions.append(cond)
         elif isinstance(handler, WindowHandler):
             windows += 1
             if windows > 1:
@@ -256,8 +279,22 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
             proc.next = head
             head = proc.process
         sources.subscribe(stream_id, is_inner, is_fault, head)
+        # Junctions carry current events only; a named window or a window may expire some.
+        plan.emits_expired = kind != "stream" or any(getattr(p, "emits_expired", False) for p in processors)
 
-    return InputPlan(scope, connect, scope.columns, elements)
+    plan = InputPlan(scope, connect, scope.columns, elements, only_current=kind == "stream" and not stages)
+    if conditions and len(conditions) == len(stages):
+        # Only filters: a stateless selector can run them in its own loop (one pass, no
+        # intermediate chunk).  Timer and reset events, which filters pass on, never reach
+        # a filter that reads a stream or a named window directly, so none is lost.
+        plan.where = " and ".join(f"({c})" for c in conditions)
+        plan.only_current = kind == "stream"
+
+        def connect_unfiltered(emit: Emit) -> None:
+            sources.subscribe(stream_id, is_inner, is_fault, emit)
+
+        plan.connect_unfiltered = connect_unfiltered
+    return plan
 
 
 class FilterProcessor:
@@ -280,7 +317,7 @@ def _nothing(chunk: list[Event]) -> None:
 
 
 def _filter_stage(handler: Filter, scope: StreamScope, ctx: Any, gen: CodeGen,
-                  mixed: bool) -> Callable[[], Any]:
+                  mixed: bool) -> tuple[Callable[[], Any], str]:
     compiler = ExpressionCompiler(ctx, scope, gen)
     cond = compiler.compile_condition(handler.expression, "filter")
     binds = comprehension_bindings(scope.prologue)
@@ -296,7 +333,7 @@ def _filter_stage(handler: Filter, scope: StreamScope, ctx: Any, gen: CodeGen,
     def make() -> FilterProcessor:
         return FilterProcessor(run)
 
-    return make
+    return make, cond
 
 
 def _mixed(select: Callable[[list[Event]], list[Event]],

@@ -118,6 +118,11 @@ class WindowProcessor:
         """Forget pending timers (the scheduler drops them when the app stops)."""
         self._timer_at = None
 
+    @property
+    def emits_expired(self) -> bool:
+        """Whether ``next`` may get expired events (a selector then counts group sizes)."""
+        return True
+
     # ------------------------------------------------------------------ timers
     def on_timer(self, at: int) -> None:
         """Called when a scheduled time is reached (Siddhi's TIMER event)."""

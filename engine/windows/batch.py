@@ -16,6 +16,11 @@ from .base import WindowProcessor, WindowSpec, int_value
 class BatchWindow(WindowProcessor):
     """Siddhi's BatchWindowProcessor: the events of one input chunk (split every ``n``) form a batch."""
 
+    @property
+    def emits_expired(self) -> bool:
+        """Expired events only when the query asked for them (else a reset clears the batch)."""
+        return self.expired
+
     def __init__(self, spec: WindowSpec, length: int) -> None:
         super().__init__(spec)
         self.length = length

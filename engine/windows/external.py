@@ -82,6 +82,11 @@ class ExternalTimeBatchWindow(WindowProcessor):
     with the next flush.
     """
 
+    @property
+    def emits_expired(self) -> bool:
+        """Expired events only when the query asked for them (else a reset clears the batch)."""
+        return self.expired
+
     def __init__(self, spec: WindowSpec, ts_index: int, millis: int, start: int | None,
                  start_getter: Callable[[Event], Any] | None, timeout: int, replace: bool) -> None:
         super().__init__(spec)
@@ -108,24 +113,38 @@ class ExternalTimeBatchWindow(WindowProcessor):
         outs: list[list[Event]] = []
         self._init_timing(chunk[0])
         i = self.ts_index
+        # Locals for the per-event path (an event joining the open batch); the batch change
+        # below works on the attributes and reloads them.
+        last = self.last_event_time
+        end = self.end_time
+        current = self.current
+        inline = not self.replace
         for e in chunk:
             if e.type != CURRENT:
                 continue
             ts = e.data[i]
-            if self.last_event_time < ts:
-                self.last_event_time = ts
-            if ts < self.end_time:
-                self._append(e)
+            if last < ts:
+                last = ts
+            if ts < end:
+                if inline:
+                    current.append(e)
+                    if self.reset_event is None:
+                        self.reset_event = Event(e.timestamp, e.data, RESET)
+                else:
+                    self._append(e)
             else:
+                self.last_event_time = last
                 if self.flushed:
-                    self._append_to_output(outs, self.last_event_time, False)
+                    self._append_to_output(outs, last, False)
                     self.flushed = False
                 else:
-                    self._flush(outs, self.last_event_time, False)
-                self.end_time = self._find_end(self.last_event_time)
+                    self._flush(outs, last, False)
+                self.end_time = end = self._find_end(last)
                 self._append(e)
+                current = self.current
                 if self.timeout > 0:
                     self._schedule_timeout()
+        self.last_event_time = last
         for o in outs:
             self.next(o)
 

@@ -73,6 +73,11 @@ class LengthBatchWindow(WindowProcessor):
     expired batch and a reset before the event that opens the next batch.
     """
 
+    @property
+    def emits_expired(self) -> bool:
+        """Expired events only when the query asked for them (else a reset clears the batch)."""
+        return self.expired
+
     def __init__(self, spec: WindowSpec, length: int, stream_current: bool) -> None:
         super().__init__(spec)
         self.length = length

@@ -93,6 +93,11 @@ def _time(spec: WindowSpec) -> Callable[[], WindowProcessor]:
 class TimeBatchWindow(WindowProcessor):
     """Tumbling time window (Siddhi's TimeBatchWindowProcessor)."""
 
+    @property
+    def emits_expired(self) -> bool:
+        """Expired events only when the query asked for them (else a reset clears the batch)."""
+        return self.expired
+
     def __init__(self, spec: WindowSpec, millis: int, start: int | None, stream_current: bool) -> None:
         super().__init__(spec)
         self.millis = millis

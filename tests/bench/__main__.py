@@ -1,19 +1,180 @@
-"""Run every benchmark: ``python -m tests.bench [module ...]`` (default: all bench_*.py)."""
+"""The benchmark suite: ``python -m tests.bench`` (``make bench``).
+
+    python -m tests.bench [--events N] [--workloads W1,W2,W3,W4,W5] [--no-peers] [--no-memory]
+    python -m tests.bench backfill [N] [MASTER]      # the Spark backfill benchmark
+
+For each workload W1..W4: the hand-written Python loop (the ceiling for pure Python), Srota
+fed chunks of 1000 events through ``send_events``, Srota fed one event at a time through
+``send``, and the peers (Bytewax, Quix Streams, Pathway) that can express it, run with the
+benchmark environment's Python (``.venv-bench``, made by ``scripts/bench-env.sh``).  W5 runs
+Kafka -> Srota service -> Kafka against a tansu broker, next to the raw aiokafka
+consume-and-produce rate.  Every measurement runs in a process of its own; outputs are
+checked equal across systems.  Then a ten-million-event run of W2 and W4 checks that memory
+stays flat.  Prints a table with each system's rate as a fraction of the loop's.
+"""
 from __future__ import annotations
 
-import importlib
-import pkgutil
+import argparse
+import json
+import os
+import platform
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from tests.bench.harness import Result
+from tests.bench.workloads import TITLES
+
+ROOT = Path(__file__).resolve().parents[2]
+PEER_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
+PEERS = ("bytewax", "quixstreams", "pathway")
+
+#: Our targets, as fractions of the hand-written loop in the same run (the issue's).
+TARGETS = {"W1": 0.5, "W2": 0.25, "W3": 0.35, "W4": 0.35}
+
+
+def _run(python: Path | str, module: str, *args: Any, timeout: int = 1800) -> list[dict[str, Any]]:
+    """Run ``python -m module args`` and parse the JSON lines it prints."""
+    cmd = [str(python), "-W", "ignore", "-m", module, *map(str, args)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not results:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"{' '.join(cmd[3:])} failed: {' | '.join(tail)}")
+    return results
+
+
+def _result(d: dict[str, Any]) -> Result:
+    return Result(**d)
+
+
+def _fmt_rate(r: Result) -> str:
+    return f"{r.rate:,.0f}" if r.seconds else "-"
+
+
+def run_workload(workload: str, n: int, chunk: int, peers: bool) -> list[Result]:
+    """Loop, Srota chunked, Srota one by one and the peers on one workload."""
+    python = sys.executable
+    results = [_result(_run(python, "tests.bench.run", "loop", workload, n, chunk)[0])]
+    results.append(_result(_run(python, "tests.bench.run", "srota", workload, n, chunk)[0]))
+    results.append(_result(_run(python, "tests.bench.run", "srota-1", workload, n)[0]))
+    if peers:
+        for peer in PEERS:
+            try:
+                results.append(_result(_run(PEER_PYTHON, "tests.bench.run", peer, workload, n, chunk)[0]))
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                results.append(Result(workload, peer, n, 0.0, 0.0, 0, note=f"failed: {exc}"[:200]))
+    return results
+
+
+def check(results: list[Result]) -> None:
+    """Mark each result whose outputs differ from the loop's (``note``)."""
+    loop = results[0]
+    for r in results[1:]:
+        if not r.seconds:
+            continue
+        want = loop.check_digest if r.system == "srota" else loop.digest
+        if r.digest != want:
+            r.note = (r.note + "; " if r.note else "") + "OUTPUTS DIFFER from the loop's"
+
+
+def table(results: list[Result], ceiling: dict[str, Result]) -> str:
+    """The results as a Markdown table (rates as fractions of the loop, or of aiokafka for W5)."""
+    lines = ["| workload | system | events/s | x loop | peak MB | outputs | note |",
+             "|---|---|--:|--:|--:|--:|---|"]
+    for r in results:
+        base = ceiling.get(r.workload)
+        ratio = f"{r.rate / base.rate:.2f}" if base is not None and r.seconds and base.seconds else "-"
+        peak = f"{r.peak_mb:.0f}" if r.seconds else "-"
+        lines.append(f"| {r.workload} {TITLES.get(r.workload, '')} | {r.system} | {_fmt_rate(r)} | {ratio} | "
+                     f"{peak} | {r.outputs:,} | {r.note} |")
+    return "\n".join(lines)
+
+
+def targets(results: list[Result], ceiling: dict[str, Result]) -> list[str]:
+    """Each target, met or not."""
+    lines = []
+    by = {(r.workload, r.system): r for r in results}
+    for w, want in TARGETS.items():
+        base, chunked, single = ceiling.get(w), by.get((w, "srota")), by.get((w, "srota-1"))
+        if base is None or chunked is None or single is None:
+            continue
+        got, one = chunked.rate / base.rate, single.rate / base.rate
+        ok = got >= want and one >= want / 3
+        lines.append(f"{w}: chunked {got:.2f} (target {want}), one by one {one:.2f} (target {want / 3:.2f}): "
+                     f"{'met' if ok else 'NOT met'}")
+    if ("W5", "srota-service") in by and "W5" in ceiling:
+        got = by[("W5", "srota-service")].rate / ceiling["W5"].rate
+        lines.append(f"W5: {got:.2f} of the aiokafka ceiling (target 0.5): {'met' if got >= 0.5 else 'NOT met'}")
+    return lines
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
 
 
 def main(argv: list[str]) -> int:
-    here = Path(__file__).parent
-    names = argv or sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
-    for name in names:
-        print(f"== {name}", flush=True)
-        module = importlib.import_module(f"tests.bench.{name}")
-        module.main()
+    if argv[:1] == ["backfill"]:
+        sys.argv = [sys.argv[0], *argv[1:]]
+        from tests.bench import bench_backfill
+        bench_backfill.main()
+        return 0
+    ap = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--chunk", type=int, default=1000)
+    ap.add_argument("--workloads", default="W1,W2,W3,W4,W5")
+    ap.add_argument("--no-peers", action="store_true", help="skip Bytewax, Quix Streams and Pathway")
+    ap.add_argument("--no-memory", action="store_true", help="skip the ten-million-event memory runs")
+    ap.add_argument("--memory-events", type=int, default=10_000_000)
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    args = ap.parse_args(argv)
+    peers = not args.no_peers and PEER_PYTHON.exists()
+    if not args.no_peers and not peers:
+        print(f"(no {PEER_PYTHON}: run scripts/bench-env.sh for the peers)", flush=True)
+    print(f"machine: {machine()}; {args.events:,} events, chunks of {args.chunk}", flush=True)
+    results: list[Result] = []
+    ceiling: dict[str, Result] = {}
+    for w in args.workloads.split(","):
+        w = w.strip().upper()
+        if w == "W5":
+            got = [_result(d) for d in _run(sys.executable, "tests.bench.kafka_e2e", args.events)]
+            ceiling["W5"] = got[0]
+        else:
+            got = run_workload(w, args.events, args.chunk, peers)
+            check(got)
+            ceiling[w] = got[0]
+        for r in got:
+            print(f"  {r.workload} {r.system:<14} {_fmt_rate(r):>12} ev/s  {r.seconds:7.2f} s  "
+                  f"peak {r.peak_mb:7.1f} MB  outputs {r.outputs:>9,}  {r.note}", flush=True)
+        results.extend(got)
+    print()
+    print(table(results, ceiling))
+    print()
+    for line in targets(results, ceiling):
+        print(line)
+    memory: list[dict[str, Any]] = []
+    if not args.no_memory:
+        print()
+        for w in ("W2", "W4"):
+            if w in args.workloads:
+                m = _run(sys.executable, "tests.bench.memory", w, args.memory_events, args.chunk, timeout=3600)[0]
+                memory.append(m)
+                print(f"memory {w}, {m['events']:,} events: RSS {m['first_mb']:.0f} MB after "
+                      f"{m['first_at']:,}, {m['last_mb']:.0f} MB at the end "
+                      f"(growth {m['growth_mb']:+.1f} MB): {'flat' if m['flat'] else 'GROWING'}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine(), "results": [r.to_dict() for r in results],
+                                         "memory": memory}, indent=1))
     return 0
 
 

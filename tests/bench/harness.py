@@ -1,38 +1,79 @@
-"""Timing and memory measurement shared by the benchmarks."""
+"""Timing and memory measurement shared by the benchmarks.
+
+Each measurement runs in a process of its own (see :mod:`tests.bench.run`), so that its peak
+memory is its own: ``peak_mb`` is the peak resident size during the timed run minus the size
+before it (the generated input is already in memory then, and is the same for every system).
+"""
 from __future__ import annotations
 
 import gc
-import resource
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
+
+
+def rss_mb() -> float:
+    """The resident size of this process now (Linux)."""
+    return _status_kb("VmRSS") / 1024.0
+
+
+def peak_rss_mb() -> float:
+    """The peak resident size of this process so far (Linux)."""
+    return _status_kb("VmHWM") / 1024.0
+
+
+def reset_peak() -> None:
+    """Start a new peak (``VmHWM``) from the current size, where the kernel allows it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
 
 
 @dataclass
 class Result:
-    name: str
+    """One measurement: a system running a workload."""
+
+    workload: str
+    system: str
     events: int
     seconds: float
-    peak_rss_mb: float
+    peak_mb: float
     outputs: int
+    digest: str = ""
+    check_digest: str = ""  # what a chunked Siddhi run must produce (differs for W3 only)
+    note: str = ""
 
     @property
     def rate(self) -> float:
         return self.events / self.seconds if self.seconds else float("inf")
 
-    def line(self) -> str:
-        return (f"{self.name:<44} {self.rate:>12,.0f} ev/s  {self.seconds:7.2f} s  "
-                f"outputs {self.outputs:>9,}  peak RSS {self.peak_rss_mb:7.1f} MB")
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
-def measure(name: str, events: int, run: Callable[[], Any]) -> Result:
-    """Run ``run()`` once and time it; ``run`` returns the number of outputs."""
+def measure(run: Callable[[], Any]) -> tuple[Any, float, float]:
+    """Run ``run()`` once: ``(its result, seconds, peak MB above the size before)``.
+
+    The input, built before, is moved out of the garbage collector's sight (``gc.freeze``)
+    for every system alike: otherwise each full collection during the run would scan the
+    million input objects, a cost of the benchmark's set-up, not of the system measured.
+    """
     gc.collect()
+    gc.freeze()
+    reset_peak()
+    before = rss_mb()
     start = time.perf_counter()
-    outputs = run()
+    result = run()
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    result = Result(name, events, seconds, peak, int(outputs or 0))
-    print(result.line(), flush=True)
-    return result
+    return result, seconds, max(0.0, peak_rss_mb() - before)

