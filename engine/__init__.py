@@ -15,6 +15,7 @@
 from grammar.errors import SiddhiAppCreationError, SiddhiParserError
 
 from .clock import Clock, PlaybackClock, WallClock
+from .context import Limits
 from .event import Event
 from .junction import InputHandler
 from .registry import Extension, Kind, Param, extension, registry
@@ -27,6 +28,7 @@ __all__ = [
     "Extension",
     "InputHandler",
     "Kind",
+    "Limits",
     "Param",
     "PlaybackClock",
     "QueryNotExistError",

@@ -4,7 +4,9 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections import Counter
+from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +20,21 @@ from .registry import Kind, registry
 _log = logging.getLogger("srota.engine")
 
 
+@dataclass(frozen=True)
+class Limits:
+    """Guards that stop one bad input or app from taking the process down.
+
+    ``max_window_events``: a window holding more events sheds its oldest (a sliding window
+    expires them early, a batch window drops them from the batch); 0 means no limit, as in
+    Siddhi.  ``max_pending_matches``: partial matches one pattern state keeps before the
+    oldest are dropped (``@pattern(max.pending=...)`` overrides it per query).  Every breach
+    is counted in :attr:`AppContext.breaches` and logged (at most once a minute per element).
+    """
+
+    max_window_events: int = 0
+    max_pending_matches: int = 100_000
+
+
 class AppContext:
     """Shared state of one app runtime: clock, scheduler, lock, definitions, stateful elements.
 
@@ -26,8 +43,14 @@ class AppContext:
     object identity so that a restored snapshot finds the same element again.
     """
 
-    def __init__(self, app: SiddhiApp, name: str, clock: Clock | None = None) -> None:
+    def __init__(self, app: SiddhiApp, name: str, clock: Clock | None = None,
+                 limits: Limits | None = None) -> None:
         self.app = app
+        self.limits = limits or Limits()
+        # read by the pattern planner (``@pattern(max.pending=...)`` overrides it)
+        self.pattern_max_pending = self.limits.max_pending_matches
+        self.breaches: Counter[str] = Counter()
+        self._breach_logged: dict[str, float] = {}
         self.name = name
         self.lock = threading.RLock()
         self.clock: Clock = clock or WallClock()
@@ -93,6 +116,15 @@ class AppContext:
         junction = StreamJunction(definition, self)
         self.junctions[key] = junction
         return junction
+
+    def limit_breach(self, element: str, what: str, count: int = 1) -> None:
+        """Count ``count`` events shed by ``element`` because of a limit, and log it (rate-limited)."""
+        self.breaches[element] += count
+        now = time.monotonic()
+        if now - self._breach_logged.get(element, -1e9) >= 60.0:
+            self._breach_logged[element] = now
+            _log.warning("app %s: %s exceeded %s; %d event(s) shed so far", self.name, element, what,
+                         self.breaches[element], extra={"app": self.name, "element": element})
 
     def metrics_error(self, stream_id: str) -> None:
         self.errors[stream_id] += 1

@@ -10,6 +10,7 @@ Mirrors Siddhi's Java API and PySiddhi::
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import pickle
 import threading
@@ -32,7 +33,7 @@ from . import aggregators as _aggregators  # noqa: F401 - registers the built-in
 from . import functions as _functions  # noqa: F401 - registers the built-in functions
 from . import stream_processors as _stream_processors  # noqa: F401 - registers #log, #pol2Cart
 from .clock import Clock, PlaybackClock, WallClock
-from .context import AppContext
+from .context import AppContext, Limits
 from .event import Event
 from .expression import error_at
 from .junction import InputHandler
@@ -56,11 +57,12 @@ class DefinitionNotExistError(KeyError):
 class SiddhiAppRuntime:
     """A created app: callbacks, input handlers, start/shutdown, on-demand queries, snapshots."""
 
-    def __init__(self, app: SiddhiApp, text: str | None = None, clock: Clock | None = None) -> None:
+    def __init__(self, app: SiddhiApp, text: str | None = None, clock: Clock | None = None,
+                 limits: Limits | None = None) -> None:
         self.app = app
         self.text = text
         self.name = app.name or f"app-{id(self):x}"
-        self._ctx = AppContext(app, self.name, clock or _clock_for(app))
+        self._ctx = AppContext(app, self.name, clock or _clock_for(app), _app_limits(app, limits))
         self.queries: dict[str, QueryRuntime] = {}
         self.partitions: list[Any] = []
         self._started = False
@@ -170,11 +172,15 @@ class SiddhiAppRuntime:
 
 
 class SiddhiManager:
-    """Creates app runtimes (and keeps them, like Siddhi's SiddhiManager)."""
+    """Creates app runtimes (and keeps them, like Siddhi's SiddhiManager).
 
-    def __init__(self) -> None:
+    ``limits`` applies to every app it creates (an app's ``@app:limits(...)`` overrides it).
+    """
+
+    def __init__(self, limits: Limits | None = None) -> None:
         self._runtimes: dict[str, SiddhiAppRuntime] = {}
         self._lock = threading.Lock()
+        self.limits = limits
 
     def create_siddhi_app_runtime(self, app: str | SiddhiApp, clock: Clock | None = None) -> SiddhiAppRuntime:
         """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""
@@ -185,7 +191,7 @@ class SiddhiManager:
             text: str | None = app
         else:
             model, text = app, None
-        runtime = SiddhiAppRuntime(model, text, clock)
+        runtime = SiddhiAppRuntime(model, text, clock, self.limits)
         with self._lock:
             self._runtimes[runtime.name] = runtime
         return runtime
@@ -228,6 +234,28 @@ def _clock_for(app: SiddhiApp) -> Clock:
         clock.idle_millis = clock_idle  # type: ignore[attr-defined]
         clock.increment_millis = clock_inc  # type: ignore[attr-defined]
     return clock
+
+
+def _app_limits(app: SiddhiApp, limits: Limits | None) -> Limits:
+    """The manager's limits, overridden by ``@app:limits(max.window.events='N', max.pending.matches='N')``."""
+    limits = limits or Limits()
+    a = find_annotation(app.annotations, "app:limits")
+    if a is None:
+        return limits
+    values = {}
+    for key, field_name in (("max.window.events", "max_window_events"),
+                            ("max.pending.matches", "max_pending_matches")):
+        raw = a.get(key)
+        if raw is None:
+            continue
+        try:
+            n = int(raw)
+            if n < 0:
+                raise ValueError
+        except ValueError:
+            raise error_at(f"@app:limits {key} must be a whole number >= 0 (0: no limit), not '{raw}'", a) from None
+        values[field_name] = n
+    return dataclasses.replace(limits, **values)
 
 
 _FAULT_ATTRIBUTE = Attribute("_error", AttrType.OBJECT)

@@ -32,6 +32,12 @@ class _EngineCollector(Collector):
                                          labels=["app", "query"])
         pending = GaugeMetricFamily("srota_timers_pending", "Timers waiting in the app scheduler",
                                     labels=["app"])
+        breaches = CounterMetricFamily("srota_limit_breaches", "Events shed because an element hit a limit",
+                                       labels=["app", "element"])
+        partial = GaugeMetricFamily("srota_pattern_pending", "Partial matches a pattern query holds",
+                                    labels=["app", "element"])
+        dropped = CounterMetricFamily("srota_pattern_dropped", "Partial matches dropped over the limit",
+                                      labels=["app", "element"])
         for name, runtime in self._runtimes().items():
             ctx = runtime.context
             for sid, junction in list(ctx.junctions.items()):
@@ -41,10 +47,19 @@ class _EngineCollector(Collector):
             for qname, q in list(runtime.queries.items()):
                 events_out.add_metric([name, qname], q.output.events_out)
             pending.add_metric([name], ctx.scheduler.pending())
+            for element, n in list(ctx.breaches.items()):
+                breaches.add_metric([name, element], n)
+            for eid, element in list(ctx.elements.items()):
+                if eid.endswith("/pattern") and hasattr(element, "pending"):
+                    partial.add_metric([name, eid], element.pending)
+                    dropped.add_metric([name, eid], getattr(element, "dropped", 0))
         yield events_in
         yield errors
         yield events_out
         yield pending
+        yield breaches
+        yield partial
+        yield dropped
 
 
 class Metrics:

@@ -13,7 +13,7 @@ from typing import Any
 from grammar.model import AttrType, Constant, Expression, TimeConstant, Variable, WindowHandler
 
 from ..codegen import CodeGen
-from ..event import Event
+from ..event import EXPIRED, Event
 from ..expression import ArgInfo, ExpressionCompiler, error_at
 from ..registry import Extension, Param
 
@@ -99,6 +99,7 @@ class WindowProcessor:
         self.findable = spec.findable
         self.next: Emit = _drop
         self._timer_at: int | None = None
+        self.max_events: int = spec.ctx.limits.max_window_events if hasattr(spec.ctx, "limits") else 0
 
     # ------------------------------------------------------------------ interface
     def process(self, chunk: list[Event]) -> None:  # pragma: no cover - abstract
@@ -113,6 +114,23 @@ class WindowProcessor:
 
     def restore_state(self, state: Any) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def shed(self, held: Any, out: list[Event] | None, now: int) -> None:
+        """Enforce the app's ``max_window_events`` on ``held`` (a deque or list, oldest first).
+
+        The oldest events over the limit leave the window: as EXPIRED events appended to
+        ``out`` (sliding windows), or dropped when ``out`` is None (a batch being collected).
+        """
+        over = len(held) - self.max_events
+        if over <= 0:
+            return
+        if isinstance(held, list):
+            gone, held[:over] = held[:over], []
+        else:
+            gone = [held.popleft() for _ in range(over)]
+        if out is not None:
+            out.extend(Event(now, e.data, EXPIRED) for e in gone)
+        self.ctx.limit_breach(f"{type(self).__name__}", f"the window limit of {self.max_events} events", over)
 
     def stop(self) -> None:
         """Forget pending timers (the scheduler drops them when the app stops)."""

@@ -42,6 +42,8 @@ class ExternalTimeWindow(WindowProcessor):
             if e.type == CURRENT:
                 buf.append(e)
                 out.append(e)
+        if self.max_events and len(buf) > self.max_events:
+            self.shed(buf, out, chunk[-1].data[i])
         if out:
             self.next(out)
 
@@ -145,6 +147,8 @@ class ExternalTimeBatchWindow(WindowProcessor):
                 if self.timeout > 0:
                     self._schedule_timeout()
         self.last_event_time = last
+        if self.max_events and len(self.current) > self.max_events:
+            self.shed(self.current, None, last)
         for o in outs:
             self.next(o)
 

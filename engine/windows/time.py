@@ -52,6 +52,8 @@ class TimeWindow(WindowProcessor):
             if e.type == CURRENT:
                 buf.append(e)
                 out.append(e)
+        if self.max_events and len(buf) > self.max_events:
+            self.shed(buf, out, now_fn())
         if buf:
             self.wake_at(buf[0].timestamp + millis)
         if out:
@@ -143,6 +145,8 @@ class TimeBatchWindow(WindowProcessor):
                         self.last.append(e)
                 else:
                     self.current.append(e)
+            if self.max_events and len(self.current) > self.max_events:
+                self.shed(self.current, None, now)
         if send:
             if self.expired and self.last:
                 out.extend(Event(now, x.data, EXPIRED) for x in self.last)
@@ -278,6 +282,8 @@ class DelayWindow(WindowProcessor):
                 self._release(self.clock.now(), out)
             if e.type == CURRENT:
                 buf.append(e)
+        if self.max_events and len(buf) > self.max_events:
+            self.shed(buf, None, self.clock.now())
         if buf:
             self.wake_at(buf[0].timestamp + self.millis)
         if out:

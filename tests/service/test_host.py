@@ -91,3 +91,20 @@ async def test_admin_endpoints(host):
             assert "srota_stream_events_total" in await r.text()
         async with session.post(f"{base}/query", data=b"nonsense") as r:
             assert r.status == 400
+
+
+async def test_metrics_show_pattern_pending_and_limit_breaches():
+    app = ("@app:name('Limits') @app:limits(max.window.events='2') define stream S (v long);"
+           "from S#window.time(1 hour) select count() as n insert into Out;"
+           "from every e1=S -> e2=S[v < 0] select e1.v as a insert into Out2;")
+    host = ServiceHost(ServiceConfig(http=HttpConfig(enabled=False)), app_texts=[app])
+    await host.start()
+    try:
+        h = host.runtimes["Limits"].get_input_handler("S")
+        for i in range(5):
+            h.send([i])
+        text = host.metrics.render().decode()
+        assert 'srota_limit_breaches_total{app="Limits",element="TimeWindow"} 3.0' in text
+        assert 'srota_pattern_pending{app="Limits"' in text
+    finally:
+        await host.stop()
