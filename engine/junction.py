@@ -75,7 +75,7 @@ class StreamJunction:
             return
         _log.error("error processing events of stream %s in app %s: %s: %s (%d event(s) dropped)",
                    self.stream_id, self.ctx.name, type(exc).__name__, exc, len(chunk),
-                   exc_info=exc)
+                   exc_info=exc, extra={"app": self.ctx.name, "stream": self.stream_id, "dropped": len(chunk)})
 
 
 class AsyncBuffer:
