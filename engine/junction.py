@@ -119,6 +119,10 @@ class AsyncBuffer:
             self._cond.notify_all()
         return batch
 
+    def drain(self) -> None:
+        """Process every buffered chunk now (the caller holds the app lock)."""
+        self._drain()
+
     def _drain(self) -> None:
         while True:
             batch = self._take()

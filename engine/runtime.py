@@ -144,6 +144,21 @@ class SiddhiAppRuntime:
                     hook()
         self._started = False
 
+    def drain(self) -> int:
+        """Process every event waiting in ``@Async`` buffers now; returns how many there were.
+
+        A host calls this before it checkpoints (snapshot, offset commit), so that the state
+        and the outputs cover every event it has handed to the app.
+        """
+        drained = 0
+        with self._ctx.lock:
+            for junction in list(self._ctx.junctions.values()):
+                buffer = junction.async_buffer
+                if buffer is not None and len(buffer):
+                    drained += len(buffer)
+                    buffer.drain()
+        return drained
+
     # ------------------------------------------------------------------ on-demand queries
     def query(self, text: str) -> list[Event]:
         """Run an on-demand (store) query and return its events."""

@@ -172,3 +172,14 @@ def test_float_attributes_are_rounded_to_32_bits_on_input(run_app):
 def test_source_or_sink_without_a_type_is_rejected():
     with pytest.raises(SiddhiAppCreationError, match="needs a type"):
         SiddhiManager().create_siddhi_app_runtime("@sink(name='log') define stream S (a int);")
+
+
+def test_drain_processes_what_async_buffers_hold(run_app):
+    runtime, got = run_app("@Async(buffer.size='1000') define stream S (a int); from S select a insert into Out;")
+    runtime.context.junctions["S"].async_buffer.stop()  # no workers: only drain() can process
+    h = runtime.get_input_handler("S")
+    for i in range(10):
+        h.send([i])
+    assert got.rows == []
+    assert runtime.drain() == 10
+    assert [r[0] for r in got.rows] == list(range(10))
