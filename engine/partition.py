@@ -12,8 +12,13 @@ the first event with that key arrives, by planning the queries again through
 * subscribes the instance directly to every other (global) stream, so a global event reaches
   every instance that exists at that time.
 
-Consecutive events of a chunk with the same key travel together, so outputs of different
-keys interleave in arrival order.  ``@purge(enable='true', interval='1 min', idle.period='1
+Consecutive events of a chunk with the same key travel together (a run), so outputs of
+different keys interleave in arrival order.  The router of a value partition is generated
+code: one dictionary lookup per run finds what to do with the key's events, and for the
+most common shape (the stream's only reader is ``from S#window.length(n) select
+<aggregates>``, with or without the window, without group by) it runs the key's window and selector in its own loop instead of calling
+through the instance's processors, with the same state objects and the same output chunks
+(see :class:`_Fusion`).  ``@purge(enable='true', interval='1 min', idle.period='1
 hour')`` removes the instances whose key saw no event for ``idle.period`` (checked every
 ``interval`` on the app's scheduler), so memory follows the number of active keys, not the
 number of keys ever seen.
@@ -24,16 +29,24 @@ the instances, then their elements find their state.
 """
 from __future__ import annotations
 
+import builtins
+import dis
 import logging
+import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from types import CodeType
+from typing import Any, NamedTuple
 
 from grammar.model import (
     Attribute,
+    OutputEventType,
     Partition,
+    Query,
     RangePartitionType,
+    SingleInputStream,
     StreamDefinition,
     ValuePartitionType,
+    WindowHandler,
     find_annotation,
 )
 
@@ -41,14 +54,28 @@ from .codegen import CodeGen
 from .event import Event
 from .expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from .junction import StreamJunction
-from .query import QueryRuntime, Sources, build_query, check_schema
+from .output import QueryOutput
+from .query import QueryRuntime, Sources, build_query, check_schema, query_output_event_type
 from .scope import StreamScope
+from .selector import DeferredParts
 from .timeutil import parse_duration
+from .windows.length import LengthWindow
 
 _log = logging.getLogger("srota.engine")
 
 Emit = Callable[[list[Event]], None]
 _VALIDATION = object()
+
+#: Let the routers run eligible key instances in their own loop (see :class:`_Fusion`);
+#: tests turn it off to compare with the instances' own processors.
+FUSE = True
+
+# What the router does with a run of one key's events (the first item of a route record):
+# a record is (mode, instance, junction, receiver or window, selector, output, target, window length)
+_DROP = -1      # nothing (a null key, or no query of the instance reads the stream)
+_DELIVER = 0    # hand the run to the instance's receiver (or its junction, if several)
+_FUSED = 1      # the router runs the instance's window and selector itself (see _Fusion)
+_NO_KEY = (_DROP, None, None, None, None, None, None, 0)
 
 
 class _Instance:
@@ -87,7 +114,12 @@ class PartitionSources(Sources):
     def subscribe(self, stream_id: str, is_inner: bool, is_fault: bool, receiver: Emit) -> None:
         inst = self.instance
         if inst is None:
-            return  # the validation instance plans the queries but never runs
+            # the validation instance plans the queries but never runs; it counts who reads
+            # each partitioned stream (a router fuses a stream's only reader into its loop)
+            if not is_inner and not is_fault and stream_id in self.partition.routed_streams:
+                readers = self.partition._readers
+                readers[stream_id] = readers.get(stream_id, 0) + 1
+            return
         if is_inner:
             self._inner(stream_id).subscribe(receiver)
             return
@@ -194,9 +226,14 @@ class PartitionRuntime:
         self._purge_handle: int | None = None
         self._query_names: list[str] = []
         self._queries: list[PartitionQuery] = []
+        self._readers: dict[str, int] = {}
+        self._fusions: dict[str, _Fusion] = {}
+        #: per partitioned stream: key -> what the router does with that key's events
+        self._records: dict[str, dict[Any, tuple[Any, ...]]] = {}
         self._plan_keys()
         self._validate()
         self._plan_purge()
+        self._routers = {stream_id: self._make_router(stream_id) for stream_id in self.routed_streams}
         for stream_id, router in self._routers.items():
             ctx.junctions[stream_id].subscribe(router)
         from .snapshot import fingerprint
@@ -208,6 +245,8 @@ class PartitionRuntime:
     def _plan_keys(self) -> None:
         ctx = self.ctx
         self._routers: dict[str, Emit] = {}
+        #: value partitions: stream -> (the key's code over ``e``/``d``, its CodeGen)
+        self._key_code: dict[str, tuple[str, CodeGen]] = {}
         for pt in self.partition.partition_types:
             stream_id = pt.stream_id
             if stream_id not in ctx.streams:
@@ -222,7 +261,7 @@ class PartitionRuntime:
                 code = compiler.compile(pt.expression).code
                 keys = gen.function("_keys", "chunk", [f"return [{code} for e in chunk for d in (e.data,)]"])
                 self.routed_streams[stream_id] = keys
-                self._routers[stream_id] = self._value_router(stream_id, keys)
+                self._key_code[stream_id] = (code, gen)
             elif isinstance(pt, RangePartitionType):
                 body = ["d = e.data", "out = []"]
                 for rp in pt.ranges:
@@ -231,7 +270,6 @@ class PartitionRuntime:
                 body.append("return out")
                 labels = gen.function("_labels", "e", body)
                 self.routed_streams[stream_id] = labels
-                self._routers[stream_id] = self._range_router(stream_id, labels)
             else:  # pragma: no cover
                 raise error_at(f"unsupported partition type {type(pt).__name__}", pt)
 
@@ -246,11 +284,18 @@ class PartitionRuntime:
                 runtime = build_query(query, ctx, sources, self._query_index(j))
                 self._query_names.append(runtime.name)
                 self._queries.append(PartitionQuery(runtime.name, runtime, self, j - 1))
+                fusion = _plan_fusion(query, runtime, sources.prefix, j - 1, self.routed_streams)
+                if fusion is not None:
+                    self._fusions[fusion.stream_id] = fusion
         finally:
             ctx.partition = prev
             del ctx.start_hooks[n_start:]
             del ctx.stop_hooks[n_stop:]
             ctx.unregister_prefix(sources.prefix)
+        for stream_id in list(self._fusions):
+            # fused only when the query is the stream's one reader in an instance
+            if self._readers.get(stream_id) != 1 or stream_id not in self._key_code:
+                del self._fusions[stream_id]
         names = [q.name for q in self._queries]
         for name in names:
             if names.count(name) > 1:
@@ -274,26 +319,54 @@ class PartitionRuntime:
             raise error_at("@purge: interval and idle.period must be positive", ann)
 
     # ------------------------------------------------------------------ routing
-    def _value_router(self, stream_id: str, keys_of: Callable[[list[Event]], list[Any]]) -> Emit:
-        def route(chunk: list[Event]) -> None:
-            keys = keys_of(chunk)
-            now = self.ctx.clock.now()
-            start = 0
-            n = len(chunk)
-            while start < n:
-                key = keys[start]
-                end = start + 1
-                while end < n and keys[end] == key:
-                    end += 1
-                if key is not None:
-                    inst = self.instances.get(key) or self._create(key)
-                    inst.last_seen = now
-                    junction = inst.routed.get(stream_id)
-                    if junction is not None:
-                        junction.send(chunk[start:end] if start or end < n else chunk)
-                start = end
+    def _make_router(self, stream_id: str) -> Emit:
+        if stream_id in self._key_code:
+            return self._value_router(stream_id)
+        return self._range_router(stream_id, self.routed_streams[stream_id])
 
-        return route
+    def _value_router(self, stream_id: str) -> Emit:
+        """The generated router of a value partition (see :func:`_router_body`)."""
+        code, gen = self._key_code[stream_id]
+        fusion = self._fusions.get(stream_id) if FUSE else None
+        if fusion is None:
+            self._fusions.pop(stream_id, None)
+        records = self._records.setdefault(stream_id, {})
+        ns = gen.ns
+        ns["_p_records"] = records
+        ns["_p_record"] = lambda key: self._record(stream_id, key)
+        ns["_p_ctx"] = self.ctx
+        ns["_p_missing"] = _MISSING
+        ns["_p_new"] = object.__new__
+        ns["_p_Event"] = Event
+        ns["_p_Exception"] = Exception
+        # the time of a key's last event matters to purging only
+        return gen.function("_route", "chunk", _router_body(code, fusion, stamp=bool(self._idle)))
+
+    def _record(self, stream_id: str, key: Any) -> tuple[Any, ...]:
+        """What the router does with ``key``'s events, made when the key's first run arrives.
+
+        The record is kept until the key's instance goes (purge), so a run costs the router
+        one dictionary lookup.
+        """
+        if key is None:
+            # Siddhi's PartitionStreamReceiver drops events without a key
+            self._records[stream_id][None] = _NO_KEY
+            return _NO_KEY
+        inst = self.instances.get(key) or self._create(key)
+        junction = inst.routed.get(stream_id)
+        if junction is None or not junction.receivers:
+            record: tuple[Any, ...] = (_DROP, inst, None, None, None, None, None, 0)
+        elif len(junction.receivers) > 1 or junction.async_buffer is not None:
+            record = (_DELIVER, inst, junction, junction.send, None, None, None, 0)
+        else:
+            head = junction.receivers[0]
+            fusion = self._fusions.get(stream_id)
+            fused = fusion.bind(inst, head) if fusion is not None else None
+            # one receiver: the router calls it itself, handling its errors as the junction would
+            record = ((_FUSED, inst, junction, *fused) if fused is not None
+                      else (_DELIVER, inst, junction, head, None, None, None, 0))
+        self._records[stream_id][key] = record
+        return record
 
     def _range_router(self, stream_id: str, labels_of: Callable[[Event], list[str]]) -> Emit:
         def route(chunk: list[Event]) -> None:
@@ -337,6 +410,9 @@ class PartitionRuntime:
         return inst
 
     def _discard(self, inst: _Instance) -> None:
+        for records in self._records.values():
+            if records.get(inst.key, _NO_KEY)[1] is inst:
+                del records[inst.key]
         for target, receiver in inst.subscriptions:
             target.unsubscribe(receiver)
         inst.subscriptions.clear()
@@ -415,6 +491,286 @@ class PartitionRuntime:
         for key, last_seen in state["keys"]:
             inst = self.instances.get(key) or self._create(key)
             inst.last_seen = last_seen
+
+
+# ---------------------------------------------------------------------------- fused routing
+_MISSING = object()
+
+
+class _Fusion(NamedTuple):
+    """A partition query the router of its input stream runs in its own loop.
+
+    Eligible: the stream's only reader in an instance, ``from S#window.length(n) select ...
+    insert into ...`` (or ``from S select ...``) with aggregates and no ``group by``, ``having``, ``order by``,
+    ``limit``, rate limit or expired output (a batching selector emitting one row per run),
+    whose code needs nothing but the base namespace (so one loop serves every key).  Per
+    event the router keeps the key's window (the instance's ``LengthWindow.buffer``) and
+    updates the instance selector's aggregator states as the window and the selector would;
+    at the end of each run it makes the selector's output row and hands it to the query's
+    output.  State stays in the instance's own objects: snapshots, restore and purge see
+    no difference.
+    """
+
+    stream_id: str
+    query_index: int
+    window: bool
+    parts: DeferredParts
+    needs_event: bool  # the remove code reads the expired event, not only its data
+
+    def bind(self, inst: _Instance, head: Emit) -> tuple[Any, ...] | None:
+        """``(window, selector, output, target, length)`` of ``inst``'s query, if wired as planned."""
+        if len(inst.queries) <= self.query_index:
+            return None
+        runtime = inst.queries[self.query_index]
+        base = f"{inst.prefix}{runtime.name}"
+        sel = runtime.elements.get(base + "/selector")
+        output = runtime.output
+        if (type(output) is not QueryOutput or sel is None or sel.next is not output
+                or getattr(sel.plan, "parts", None) != self.parts):
+            return None
+        window = None
+        if self.window:
+            window = runtime.elements.get(base + "/window")
+            if (type(window) is not LengthWindow or window.length <= 0 or head != window.process
+                    or window.next != sel.process):
+                return None
+        elif head != sel.process:
+            return None
+        # (a length window's length is fixed: restore_state replaces its buffer only)
+        return window, sel, output, _direct(output.target), window.length if window is not None else 0
+
+
+def _direct(target: Emit | None) -> Emit:
+    """What a query output's target does, called as directly as it can be.
+
+    A stream target without an ``@Async`` buffer (fixed when the stream is defined) is its
+    junction's ``dispatch``, which ``send`` would call.
+    """
+    if target is None:
+        return _nothing
+    junction = getattr(target, "__self__", None)
+    if (type(junction) is StreamJunction and getattr(target, "__func__", None) is StreamJunction.send
+            and junction.async_buffer is None):
+        return junction.dispatch
+    return target
+
+
+def _nothing(chunk: list[Event]) -> None:
+    return None
+
+
+def _plan_fusion(query: Query, runtime: QueryRuntime, prefix: str, index: int,
+                 routed: dict[str, Any]) -> _Fusion | None:
+    """The fusion of a partition query (planned on the validation instance), if eligible."""
+    inp = query.input
+    if (not isinstance(inp, SingleInputStream) or inp.is_inner or inp.is_fault
+            or inp.stream_id not in routed or query.output_rate is not None
+            or query_output_event_type(query) is not OutputEventType.CURRENT):
+        return None
+    handlers = inp.handlers
+    if len(handlers) > 1 or (handlers and not isinstance(handlers[0], WindowHandler)):
+        return None
+    base = f"{prefix}{runtime.name}"
+    plan = getattr(runtime.elements.get(base + "/selector"), "plan", None)
+    parts = getattr(plan, "parts", None)
+    if (parts is None or plan.post is not None or plan.group_key is not None or not plan.current_on
+            or plan.expired_on or parts.prologue != ("d = e.data",) or not _only_base_names(parts)):
+        return None
+    if handlers:
+        window = runtime.elements.get(base + "/window")
+        if type(window) is not LengthWindow or window.length <= 0:
+            return None
+    return _Fusion(inp.stream_id, index, bool(handlers), parts, _uses_event(parts.remove))
+
+
+def _only_base_names(parts: DeferredParts) -> bool:
+    """Whether the code reads no global but the base namespace's and builtins.
+
+    Names a query's own CodeGen binds (functions, constants) belong to each instance; a
+    loop shared by every key must not depend on one instance's.
+    """
+    body = [*parts.prologue, *parts.add, "d = e.data", *parts.remove, f"return {parts.row}"]
+    source = "def _probe(e, A):\n" + "".join(f"    {line}\n" for line in body)
+    try:
+        code = compile(source, "<probe>", "exec")
+    except SyntaxError:
+        return False
+    allowed = set(BASE_NAMESPACE) | set(dir(builtins))
+    return _global_names(code) <= allowed
+
+
+def _global_names(code: CodeType) -> set[str]:
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _indent(lines: list[str], n: int) -> list[str]:
+    pad = "    " * n
+    return [pad + line for line in lines]
+
+
+def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> list[str]:
+    """The router of a value partition: one generated loop over a chunk.
+
+    It splits the chunk into runs of consecutive events with the same key (Siddhi's
+    PartitionStreamReceiver) and finishes each run before the next one starts, so outputs
+    of different keys interleave in arrival order.  A key's record (``_record``) says what
+    happens with its run: nothing, a call of the instance's receiver, or (``fusion``) the
+    instance's window and selector run here, event by event, and the output row made when
+    the run ends.  Errors are handled per run as the instance's junction would (``@OnError``
+    of the stream: logged and the run dropped).  ``stamp``: note the time of each key's
+    last run (for purging).  A chunk of one event (events sent one by one) takes a
+    straight path without the loop.
+    """
+    lookup = [
+        "_qrec = _qR.get(_qkey) or _p_record(_qkey)",
+        "_qmode, _qinst, _qj, _qa, _qsel, _qout, _qtgt, _qn = _qrec",
+    ]
+    if stamp:
+        lookup += ["if _qinst is not None:",
+                   "    _qinst.last_seen = _qnow"]
+    step: list[str] = []
+    window_only = ["pass"]
+    if fusion is not None:
+        parts = fusion.parts
+        lookup += ["if _qmode == 1:"]
+        if fusion.window:
+            lookup += ["    _qbuf = _qa.buffer"]
+        lookup += ["    A = _qsel.states.get(None)",
+                   "    if A is None:",
+                   "        A = _qsel._states_for(None)"]
+        step = list(parts.add)
+        if fusion.window:
+            if fusion.needs_event:
+                remove = ["_qe2 = e", "e = _p_Event(_qnow, _qold.data, 1)", "d = e.data", *parts.remove,
+                          "e = _qe2", "d = e.data"]
+            else:
+                remove = ["d = _qold.data", *parts.remove, "d = e.data"]
+            # the window's part first: an error in the selector's leaves it as the window's would
+            step = ["if len(_qbuf) < _qn:",
+                    "    _qbuf.append(e)",
+                    *_indent(parts.add, 1),
+                    "else:",
+                    "    _qold = _qbuf.popleft()",
+                    "    _qbuf.append(e)",
+                    *_indent(remove, 1),
+                    *_indent(parts.add, 1)]
+            window_only = ["if len(_qbuf) < _qn:",
+                           "    _qbuf.append(e)",
+                           "else:",
+                           "    _qbuf.popleft()",
+                           "    _qbuf.append(e)"]
+    body = ["_qR = _p_records"]
+    if stamp or (fusion is not None and fusion.needs_event):
+        body.append("_qnow = _p_ctx.clock.now()")
+    body += [
+        "if len(chunk) == 1:",
+        "    e = chunk[0]",
+        "    d = e.data",
+        f"    _qkey = {key_code}",
+        *_indent(lookup, 1),
+        "    if _qmode == 0:",
+        "        try:",
+        "            _qa(chunk)",
+        "        except _p_Exception as _qx:",
+        "            _qj._on_error(chunk, _qx)",
+    ]
+    if fusion is not None:
+        body += ["    elif _qmode == 1:",
+                 "        try:",
+                 *_indent(step, 3),
+                 *_indent(_emit(fusion, "e"), 3),
+                 "        except _p_Exception as _qx:",
+                 "            _qj._on_error(chunk, _qx)"]
+    body += [
+        "    return",
+        "_qcur = _p_missing",
+        "_qmode = -1",
+        "_qstart = 0",
+        "_qlast = None",
+        "for _qi, e in enumerate(chunk):",
+        "    d = e.data",
+        f"    _qkey = {key_code}",
+        "    if _qkey != _qcur:",
+        "        if _qmode >= 0:",
+        *_indent(_end_of_run("_qi", fusion, True), 3),
+        "        _qstart = _qi",
+        *_indent(lookup, 2),
+        "        _qcur = _qkey",
+    ]
+    if fusion is not None:
+        body += [
+            "    if _qmode == 1:",
+            "        try:",
+            *_indent(step, 3),
+            "            _qlast = e",
+            "        except _p_Exception as _qx:",
+            "            _qerr = _qx",  # the rest of the run passes the window only, then fails
+            "            _qmode = 2",
+            "            _qlast = None",
+            "    elif _qmode == 2:",
+            *_indent(window_only, 2),
+        ]
+    body += ["_qi = len(chunk)", "if _qmode >= 0:", *_indent(_end_of_run("_qi", fusion, False), 1)]
+    return body
+
+
+def _emit(fusion: _Fusion, last: str = "_qlast") -> list[str]:
+    """Make the output row of the run's last event ``last`` and hand it to the query's output.
+
+    ``last`` is ``e`` (with ``d`` bound) when the run is the chunk's only event.
+    """
+    row = fusion.parts.row
+    bind = [] if last == "e" else [*(["e = _qlast"] if _uses_event([row]) else []), "d = _qlast.data"]
+    return [
+        *bind,
+        "_qo = _p_new(_p_Event)",
+        f"_qo.timestamp = {last}.timestamp",
+        f"_qo.data = {row}",
+        "_qo.type = 0",
+        # QueryOutput's work, without its call when nobody listens to the query
+        "if _qout.callbacks:",
+        "    _qout([_qo])",
+        "else:",
+        "    _qout.events_out += 1",
+        "    _qtgt([_qo])",
+    ]
+
+
+def _end_of_run(end: str, fusion: _Fusion | None, in_loop: bool) -> list[str]:
+    """Finish the run ``chunk[_qstart:end]`` of the current record (mode ``_qmode`` >= 0)."""
+    run = f"chunk[_qstart:{end}]"
+    lines = [
+        "if _qmode == 0:",
+        "    try:",
+        f"        _qa(chunk if _qstart == 0 and {end} == len(chunk) else {run})",
+        "    except _p_Exception as _qx:",
+        f"        _qj._on_error({run}, _qx)",
+    ]
+    if fusion is None:
+        return lines
+    emit = [
+        "try:",
+        *_indent(_emit(fusion), 1),
+        "except _p_Exception as _qx:",
+        f"    _qj._on_error({run}, _qx)",
+        "_qlast = None",
+    ]
+    if in_loop:
+        rebind = _uses_event([fusion.parts.row])
+        emit = [*(["_qe = e"] if rebind else []), *emit, *(["e = _qe"] if rebind else []), "d = e.data"]
+    lines += ["elif _qmode == 1:", *_indent(emit, 1),
+              "else:",
+              f"    _qj._on_error({run}, _qerr)"]
+    return lines
+
+
+def _uses_event(lines: list[str]) -> bool:
+    """Whether code reads the event ``e`` itself (not only its data ``d``); may err on yes."""
+    return any(re.search(r"(?<![\w.])e\b", line) for line in lines)
 
 
 def build_partition(partition: Partition, ctx: Any, index: int) -> PartitionRuntime:

@@ -17,7 +17,7 @@ The projection and the whole no-aggregation path are generated code.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from grammar.model import (
     Attribute,
@@ -280,6 +280,9 @@ class SelectorPlan:
         self.fused = False  # ``fast`` also applies the input's filter (see plan_selector)
         #: generated ``(selector, chunk) -> out`` for batching aggregation (see _deferred_path)
         self.deferred: Callable[[Any, list[Event]], list[Event]] | None = None
+        #: the code of ``deferred`` without group by, for a caller that runs it in a loop of
+        #: its own (a partition's router fuses it with the key instances' windows)
+        self.parts: DeferredParts | None = None
         self.factories: list[Callable[[], Any]] = []
         self.survive_reset: list[bool] = []
         self.current_on = True
@@ -397,6 +400,28 @@ def _inline_updates(slots: AggregatorSlots) -> dict[tuple[str, str], list[str]]:
     return out
 
 
+class DeferredParts(NamedTuple):
+    """The per-event code of an aggregating selector without group by (source lines).
+
+    Over the event ``e`` (``prologue`` binds its locals) and the aggregator states ``A``:
+    ``add``/``remove`` update the states for a current/expired event, ``row`` is the
+    output row read from the states.  The selector emits the row of the last current event
+    of a chunk, made after all its events updated the states.
+    """
+
+    prologue: tuple[str, ...]
+    add: list[str]
+    remove: list[str]
+    row: str
+
+
+def _update_lines(updates: list[str], inline: dict[tuple[str, str], list[str]], op: str) -> list[str]:
+    out: list[str] = []
+    for c in updates:
+        out += inline.get((c, op)) or [c.replace("{op}", op)]
+    return out
+
+
 def _ungrouped_loop(prologue: tuple[str, ...], updates: list[str], inline: dict[tuple[str, str], list[str]],
                     m: str, cur_on: bool, exp_on: bool) -> list[str]:
     """The no-group-by loop of :func:`_deferred_path`: one pending row, no dictionary."""
@@ -481,6 +506,8 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
             body += ["    if track:", "        live[key] = live.get(key, 0) + 1"]
         body.append(f"    return [{m}(e, A, key)]")
     if not grouped:
+        plan.parts = DeferredParts(prologue, _update_lines(updates, inline, "add"),
+                                   _update_lines(updates, inline, "remove"), row_value)
         return gen.function("_deferred_chunk", "sel, chunk",
                             body + _ungrouped_loop(prologue, updates, inline, m, cur_on, exp_on))
     body += [
