@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 _log = logging.getLogger("srota.engine")
 
 Receiver = Callable[[list[Event]], None]
+_new = object.__new__
 
 
 class StreamJunction:
@@ -178,16 +179,23 @@ class InputHandler:
     def send(self, data: Sequence[Any], timestamp: int | None = None) -> None:
         """Send one event (timestamp defaults to the app clock's now)."""
         ctx = self._ctx
-        if self._junction.async_buffer is not None:
-            row = tuple(data) if self._convert is None else self._convert(data)
-            self._junction.send([Event(ctx.clock.now() if timestamp is None else timestamp, row)])
+        junction = self._junction
+        row = (data if data.__class__ is tuple else tuple(data)) if self._convert is None else self._convert(data)
+        # The hot path of one-by-one senders: the event is made without __init__'s call.
+        e = _new(Event)
+        e.data = row
+        e.type = CURRENT
+        if junction.async_buffer is not None:
+            e.timestamp = ctx.clock.now() if timestamp is None else timestamp
+            junction.send([e])
             return
         with ctx.lock:
             if timestamp is None:
                 timestamp = ctx.clock.now()
             elif ctx.playback:
                 ctx.clock.advance(timestamp)
-            self._junction.send([Event(timestamp, tuple(data) if self._convert is None else self._convert(data))])
+            e.timestamp = timestamp
+            junction.dispatch([e])
 
     def send_events(self, events: Sequence[Event]) -> None:
         """Send several events as one chunk."""
