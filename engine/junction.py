@@ -175,6 +175,8 @@ class InputHandler:
         self._ctx = ctx
         self.stream_id = junction.stream_id
         self._convert = _float_converter(junction.definition)
+        # a named window stands in for a junction here: it has send() only
+        self._dispatch = getattr(junction, "dispatch", junction.send)
 
     def send(self, data: Sequence[Any], timestamp: int | None = None) -> None:
         """Send one event (timestamp defaults to the app clock's now)."""
@@ -195,7 +197,7 @@ class InputHandler:
             elif ctx.playback:
                 ctx.clock.advance(timestamp)
             e.timestamp = timestamp
-            junction.dispatch([e])
+            self._dispatch([e])
 
     def send_events(self, events: Sequence[Event]) -> None:
         """Send several events as one chunk."""

@@ -60,3 +60,17 @@ def test_aggregates_over_batch_window_reset(run_app):
 def test_named_window_creation_errors(app):
     with pytest.raises(SiddhiAppCreationError):
         SiddhiManager().create_siddhi_app_runtime(app)
+
+
+def test_input_handler_of_a_named_window_sends_one_by_one():
+    # Regression: the one-by-one send path once assumed every target was a stream junction.
+    from engine import SiddhiManager
+
+    runtime = SiddhiManager().create_siddhi_app_runtime(
+        "define window W (a int) length(2); from W select a insert into Out;")
+    rows = []
+    runtime.add_callback("Out", lambda evs: rows.extend(e.data for e in evs))
+    runtime.start()
+    runtime.get_input_handler("W").send([1])
+    assert rows == [(1,)]
+    runtime.shutdown()
