@@ -23,6 +23,14 @@ Everything mutable is created in ``connect()``: a partition instantiates one sta
 key.  Per-state conditions are generated Python (:class:`PatternScope` tells the expression
 compiler where ``e1.price``, ``e1[last].price`` and unqualified attributes live).
 
+Speed (the per-event work is generated, as everywhere in the engine): a plain state whose
+condition compares an attribute of its event for equality with one of an earlier event
+(``symbol == e1.symbol``) files its pending partial matches in a dict by that value, so an
+event is tested against its own key's partial matches only (:class:`_StateKey`); the
+candidates are tested in one generated loop (:class:`_Test`); and a pattern's stream receiver
+is generated whole when its states are plain (:meth:`PatternRuntime._gen_receiver`).  The
+processors' methods remain the reference behaviour the generated code inlines.
+
 Pending partial matches are bounded: ``within`` expires them as events arrive, and a maximum per
 state (``@pattern(max.pending='N')`` on the query, ``@app:pattern(max.pending='N')`` on the app,
 or ``ctx.pattern_max_pending``) drops the oldest ones, counted in :attr:`PatternRuntime.dropped`.
@@ -30,7 +38,9 @@ or ``ctx.pattern_max_pending``) drops the oldest ones, counted in :attr:`Pattern
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +48,8 @@ from grammar.model import (
     AbsentStreamStateElement,
     And,
     AttrType,
+    Compare,
+    CompareOperator,
     CountStateElement,
     EveryStateElement,
     Expression,
@@ -58,7 +70,7 @@ from grammar.model import (
 
 from .codegen import CodeGen
 from .event import CURRENT, EXPIRED, Event, StateEvent
-from .expression import ExpressionCompiler, error_at
+from .expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from .scope import Column
 
 Emit = Callable[[list[Any]], None]
@@ -264,6 +276,12 @@ class _StreamPre:
         self.state_id = 0
         self.is_start = False
         self.cond: Callable[[StateEvent], bool] | None = None
+        self.scan: Callable[[Any, Event], list[StateEvent] | None] | None = None
+        # The equality index (see _StateKey): pending partial matches by key, each list in
+        # the order of ``pending``, which stays the authoritative list (expiry, bounds,
+        # snapshots, metrics).  None when the condition has no usable equality.
+        self.key: _StateKey | None = None
+        self.index: dict[Any, list[StateEvent]] | None = None
         self.post: Any = None
         self.last_post: Any = None
         self.within = -1
@@ -313,15 +331,19 @@ class _StreamPre:
             self.new_every.append(se)
 
     def add_every_state(self, se: StateEvent) -> None:
-        clone = _copy(se)
-        clone.type = CURRENT
-        events = clone.events
-        for i in range(self.state_id, len(events)):
-            events[i] = None
-        self.new_every.append(clone)
+        # A copy of ``se`` with this state and the later ones empty: ``every`` starts over here.
+        events = se.events
+        sid = self.state_id
+        head = events[:sid]
+        if self.rt.counting:
+            head = [x[:] if x.__class__ is list else x for x in head]
+        head += [None] * (len(events) - sid)
+        self.new_every.append(StateEvent(se.timestamp, head, CURRENT))
 
     def reset_state(self) -> None:
         self.pending.clear()
+        if self.index is not None:
+            self.index.clear()
         if self.is_start and not self.new_every:
             if self.sequence and self.post.next_every_pre is None and _has_pending(self.post.next_pre):
                 return
@@ -329,11 +351,66 @@ class _StreamPre:
 
     def update_state(self) -> None:
         if self.new_every:
-            self.new_every.sort(key=_sort_key)
-            self.pending.extend(self.new_every)
-            self.new_every.clear()
+            new = self.new_every
+            if len(new) > 1:
+                new.sort(key=_sort_key)
+            self.pending.extend(new)
+            if self.index is not None:
+                self._index_all(new)
+            new.clear()
             if self.limit and len(self.pending) > self.limit:
-                self.rt.drop(self.pending, len(self.pending) - self.limit)
+                self._bound()
+
+    def _bound(self) -> None:
+        """Drop the oldest partial matches beyond the limit (``max.pending``)."""
+        n = len(self.pending) - self.limit
+        if self.index is not None:
+            self._unindex_all(self.pending[:n])
+        self.rt.drop(self.pending, n)
+
+    # ------------------------------------------------------------------ equality index
+    def use_index(self, key: _StateKey) -> None:
+        """File this state's pending partial matches under ``key`` (see :class:`_StateKey`)."""
+        self.key = key
+        self.index = {}
+        self._index_all(self.pending)
+
+    def _index_all(self, items: list[StateEvent]) -> None:
+        index = self.index
+        assert index is not None and self.key is not None
+        of_state = self.key.of_state
+        try:
+            for se in items:
+                k = of_state(se)
+                bucket = index.get(k)
+                if bucket is None:
+                    index[k] = [se]
+                else:
+                    bucket.append(se)
+        except TypeError:
+            self.index = None   # an unhashable value: scan the list from now on
+
+    def _unindex_all(self, items: list[StateEvent]) -> None:
+        index = self.index
+        assert index is not None and self.key is not None
+        of_state = self.key.of_state
+        for se in items:
+            k = of_state(se)
+            bucket = index.get(k)
+            # The oldest entries leave first, so the one to remove is usually at the front.
+            if bucket is not None and bucket[0] is se:
+                del bucket[0]
+            elif bucket is None or not _remove_identical(bucket, se):
+                # Not filed under its key (which cannot change while it waits here): rebuild.
+                self._rebuild_index(se)
+                continue
+            if not bucket:
+                del index[k]
+
+    def _rebuild_index(self, gone: StateEvent) -> None:
+        assert self.key is not None
+        self.index = {}
+        self._index_all([x for x in self.pending if x is not gone])
 
     def expire_events(self, now: int) -> None:
         if self.within < 0:
@@ -350,6 +427,8 @@ class _StreamPre:
             else:
                 break
         if n:
+            if self.index is not None:
+                self._unindex_all(pending[:n])
             del pending[:n]
         if self.new_every:
             keep = []
@@ -366,7 +445,52 @@ class _StreamPre:
             self.within_every_pre.update_state()
 
     # ------------------------------------------------------------------ events
-    def process_and_return(self, ev: Event) -> list[StateEvent]:
+    def process_and_return(self, ev: Event) -> list[StateEvent] | tuple[()]:
+        """Offer ``ev`` to the waiting partial matches; the ones that completed the pattern."""
+        if self.sequence:
+            return self._process_each(ev)
+        # Patterns: test every candidate in one generated loop, then hand the ones that
+        # passed to the post processor in their order (a condition only reads its own
+        # partial match, so testing all first changes nothing).
+        index = self.index
+        if index is not None:
+            hits = self.key.probe(index, ev)  # type: ignore[union-attr]
+            if hits is _UNHASHABLE:
+                self.index = None
+                hits = self.scan(self.pending, ev)  # type: ignore[misc]
+        elif self.pending:
+            hits = self.scan(self.pending, ev)  # type: ignore[misc]
+        else:
+            return ()
+        if hits is None:
+            return ()
+        return self._passed(hits, ev)
+
+    def _passed(self, hits: list[StateEvent], ev: Event) -> list[StateEvent] | tuple[()]:
+        out: list[StateEvent] | None = None
+        sid = self.state_id
+        post = self.post
+        last_post = self.last_post
+        pending = self.pending
+        for se in hits:
+            self.state_changed = False
+            post.process(se)
+            if last_post.returned:
+                last_post.returned = False
+                if out is None:
+                    out = [se]
+                else:
+                    out.append(se)
+            if self.state_changed:
+                if self.index is not None:
+                    self._unindex_all([se])
+                _remove_identical(pending, se)
+            else:
+                se.events[sid] = None
+        return () if out is None else out
+
+    def _process_each(self, ev: Event) -> list[StateEvent]:
+        """Siddhi's loop, one partial match at a time (sequences and absent states)."""
         out: list[StateEvent] = []
         sid = self.state_id
         removed: set[int] = set()
@@ -399,10 +523,21 @@ class _StreamPre:
 
     def restore(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        if self.key is not None:   # the index is derived from ``pending``
+            self.use_index(self.key)
 
 
 _STATE_FIELDS = frozenset({"pending", "new_every", "state_changed", "initialized", "success",
                            "start_reset", "active", "last_scheduled", "last_arrival"})
+
+
+def _remove_identical(items: list[Any], x: Any) -> bool:
+    """Remove ``x`` itself from ``items`` (of state events); False when absent."""
+    try:
+        items.remove(x)   # StateEvent has no __eq__: remove() finds x itself, in C
+    except ValueError:
+        return False
+    return True
 
 
 def _has_pending(pre: Any) -> bool:
@@ -749,7 +884,7 @@ class _AbsentStreamPre(_Timed, _StreamPre):
     def process_and_return(self, ev: Event) -> list[StateEvent]:
         if not self.active:
             return []
-        super().process_and_return(ev)
+        self._process_each(ev)
         return []
 
     def _remove_on_no_change(self) -> bool:
@@ -1006,6 +1141,7 @@ class PatternRuntime:
         self.plan = plan
         self.ctx = ctx
         self.size = len(plan.states)
+        self.counting = any(s.is_count for s in plan.states)   # chains to copy in clones
         self._emit = emit
         self.dropped = 0
         self.pres: list[_StreamPre] = []
@@ -1040,6 +1176,10 @@ class PatternRuntime:
             pre.state_id = info.state_id
             pre.is_start = is_start
             pre.cond = plan.conds[info.state_id]
+            pre.scan = plan.scans.get(info.state_id)
+            key = plan.keys.get(info.state_id)
+            if key is not None and type(pre) is _StreamPre:
+                pre.use_index(key)
             if post is None:
                 post = _AbsentStreamPost() if absent else _StreamPost()
             post.state_id = info.state_id
@@ -1104,6 +1244,211 @@ class PatternRuntime:
 
     # ------------------------------------------------------------------ receiving
     def receiver(self, key: tuple[str, bool, bool]) -> Callable[[list[Event]], None]:
+        """The chunk receiver for one input stream of the pattern."""
+        plan = self.plan
+        if key not in plan.receivers:
+            plan.receivers[key] = self._gen_receiver(key)
+        make = plan.receivers[key]
+        if make is not None:
+            return make(self.pres, self._emit, _copy, StateEvent)
+        return self._receiver(key)
+
+    def _gen_receiver(self, key: tuple[str, bool, bool]) -> Callable[..., Any] | None:
+        """A generated receiver doing :meth:`_receiver`'s work in one loop, or None.
+
+        Only for patterns whose states on this stream are all plain (:class:`_StreamPre`).
+        Per event, inline: the ``within`` test of each state's oldest partial match, the move
+        of a new partial match into ``pending`` (and the index), the candidate loops of the
+        conditions, and the hand-over of the partial matches that passed.  The processors
+        are called for the rest (expiry, several new partial matches, other kinds of next
+        state).  The source depends on the plan alone, so every instance (partition key)
+        shares it; ``make(pres, emit, copy)`` binds one instance.
+        """
+        plan = self.plan
+        procs = self.receivers[key]
+        gen = plan.gen
+        if plan.sequence or gen is None or any(type(p) is not _StreamPre for p in procs) \
+                or any(p.state_id not in plan.tests for p in procs):
+            return None
+        order = procs if len(procs) == 1 else procs[::-1]
+        names = {id(p): f"_r_p{i}" for i, p in enumerate(self.pres)}
+        body = [f"{names[id(p)]} = _r_pres[{i}]" for i, p in enumerate(self.pres)]
+        loop = ["_r_matched = None",
+                "for _r_ev in _r_chunk:",
+                "    if _r_ev.type != 0:",
+                "        continue",
+                "    _r_now = _r_ev.timestamp",
+                "    _r_d = _r_ev.data"]
+        for p in self.pres:
+            loop += _indent(self._expiry_lines(p, names), 1)
+        for p in procs:
+            loop += _indent(self._update_lines(p, names), 1)
+        for p in order:
+            loop += _indent(self._process_lines(p, names), 1)
+        # Each match goes to the selector on its own, as Siddhi's receiver sends it, copied
+        # (the partial match may still change).
+        copy = "_r_copy(_r_se)" if self.counting else "_r_SE(_r_se.timestamp, _r_se.events[:], _r_se.type)"
+        loop += ["if _r_matched is not None:",
+                 "    for _r_se in _r_matched:",
+                 f"        _r_emit([{copy}])"]
+        body += ["def _pattern_receive(_r_chunk):", *_indent(loop, 1), "return _pattern_receive"]
+        return gen.function("_make_pattern_receive", "_r_pres, _r_emit, _r_copy, _r_SE", body)
+
+    def _expiry_lines(self, p: Any, names: dict[int, str]) -> list[str]:
+        """``p.expire_events(now)``, called only when it has something to do."""
+        if p.within < 0:
+            return []
+        n = names[id(p)]
+        if type(p) is not _StreamPre or any(self.plan.states[i].is_count for i in p.start_ids):
+            return [f"{n}.expire_events(_r_now)"]
+        starts = [i for i in p.start_ids if i != p.state_id]
+        if not starts:
+            # A partial match waiting in a plain state has no event of that state yet: when
+            # it is the only start state, nothing waiting here can be past ``within``.
+            return []
+        # expire_events only acts when the oldest partial match is past ``within`` (it stops
+        # at the first live one) or a new one (not moved in yet) is.
+        w = p.within
+
+        def late(se: str) -> str:   # _expired(se, now)
+            return " or ".join(f"((_r_x := {se}.events[{i}]) is not None "
+                               f"and not -{w} <= _r_x.timestamp - _r_now <= {w})" for i in starts)
+
+        return [f"_r_pd = {n}.pending",
+                f"if _r_pd and ({late('_r_pd[0]')}):",
+                f"    {n}.expire_events(_r_now)",
+                f"elif {n}.new_every:",
+                f"    for _r_s in {n}.new_every:",
+                f"        if {late('_r_s')}:",
+                f"            {n}.expire_events(_r_now)",
+                "            break"]
+
+    def _update_lines(self, p: Any, names: dict[int, str]) -> list[str]:
+        """``p.update_state()``; one new partial match (the usual case) is moved inline."""
+        n = names[id(p)]
+        lines = [f"_r_ne = {n}.new_every",
+                 "if _r_ne:",
+                 "    if len(_r_ne) == 1:",
+                 "        _r_s = _r_ne.pop()",
+                 f"        {n}.pending.append(_r_s)"]
+        key = self.plan.keys.get(p.state_id) if p.index is not None else None
+        if key is not None:
+            lines += [f"        _r_ix = {n}.index",
+                      "        if _r_ix is not None:",
+                      "            _r_v = _r_s.events",
+                      "            try:",
+                      f"                _r_k = {key.held}",
+                      "                _r_b = _r_ix.get(_r_k)",
+                      "            except TypeError:",
+                      f"                {n}.index = None   # unhashable: scan the list from now on",
+                      "            else:",
+                      "                if _r_b is None:",
+                      "                    _r_ix[_r_k] = [_r_s]",
+                      "                else:",
+                      "                    _r_b.append(_r_s)"]
+        if p.limit:   # the same bound for every instance of the plan
+            lines += [f"        if len({n}.pending) > {p.limit}:", f"            {n}._bound()"]
+        return lines + ["    else:", f"        {n}.update_state()"]
+
+    def _process_lines(self, p: Any, names: dict[int, str]) -> list[str]:
+        """``p.process_and_return(ev)``: the candidate loop, then the hand-over of the hits."""
+        n = names[id(p)]
+        key = self.plan.keys.get(p.state_id) if p.index is not None else None
+        if key is None or key.found is None:
+            test = self.plan.tests[p.state_id]
+            lines = [f"_r_pd = {n}.pending",
+                     "if _r_pd:",
+                     *_indent(test.candidates("_r_pd"), 1)]
+            if test.whole:
+                lines += _indent(self._hit_lines(p, names, False, True), 1)
+            else:
+                lines += ["    if _r_hits is not None:", *_indent(self._hit_lines(p, names, False, False), 2)]
+            return [*test.own, *_gated(test.gate, lines)]
+        test = key.found
+        collect = ["if _r_got:",
+                   "    if _r_matched is None:",
+                   "        _r_matched = []",
+                   "    _r_matched += _r_got"]
+        lines = ["try:",
+                 f"    _r_cands = _r_ix.get(_r_key := {key.arriving})",
+                 "except TypeError:",
+                 "    _r_cands = None",
+                 f"    _r_got = {n}.process_and_return(_r_ev)",
+                 *_indent(collect, 1),
+                 "if _r_cands is not None:",
+                 *_indent(test.candidates("_r_cands"), 1)]
+        if test.whole:
+            lines += _indent(self._hit_lines(p, names, True, True), 1)
+        else:
+            lines += ["    if _r_hits is not None:", *_indent(self._hit_lines(p, names, True, False), 2)]
+        # The partial matches filed under the event's key are the only candidates (none can
+        # pass when the key is null or NaN); without the index (an unhashable value was
+        # seen) the processor scans them all.
+        return [f"_r_ix = {n}.index",
+                "if _r_ix is None:",
+                f"    _r_got = {n}.process_and_return(_r_ev)",
+                *_indent(collect, 1),
+                f"elif {key.safe}:",
+                *_indent(test.own, 1),
+                *_indent(_gated(test.gate, lines), 1)]
+
+    def _hit_lines(self, p: Any, names: dict[int, str], indexed: bool, all_pass: bool) -> list[str]:
+        """``p._passed(_r_hits, ev)``, inline for a plain post processor (the usual case).
+
+        Inline: what :meth:`_StreamPost.process` does for each hit, then its removal from
+        ``pending`` (``_r_pd`` unless ``indexed``) and from the index bucket ``_r_cands``
+        (filed under ``_r_key``); ``all_pass`` says every candidate is a hit.  The state's
+        flag ends True, as after Siddhi's loop.
+        """
+        n = names[id(p)]
+        q = p.post
+        last = p.last_post
+        nxt, again = q.next_pre, q.next_every_pre
+        # ``returned`` is read by ``p`` from its last post processor: inline when that is
+        # ``q`` itself, or a plain one whose own pre resets it at once (so ``p`` reads False).
+        plain_return = last is q or (not q.to_selector and type(last) is _StreamPost
+                                     and last.pre.last_post is last)
+        if type(q) is not _StreamPost or q.callback_pre is not None or not plain_return:
+            return [f"_r_got = {n}._passed(_r_hits, _r_ev)",
+                    "if _r_got:",
+                    "    if _r_matched is None:",
+                    "        _r_matched = []",
+                    "    _r_matched += _r_got"]
+        lines = [f"{n}.state_changed = True",
+                 "for e in _r_hits:",
+                 "    e.timestamp = _r_now"]
+        if q.to_selector and last is q:
+            lines += ["    if _r_matched is None:",
+                      "        _r_matched = [e]",
+                      "    else:",
+                      "        _r_matched.append(e)"]
+        if nxt is not None:
+            # A plain pattern state's add_state appends to its new partial matches.
+            lines.append(f"    {names[id(nxt)]}.new_every.append(e)" if type(nxt) is _StreamPre
+                         else f"    {names[id(nxt)]}.add_state(e)")
+        if again is not None:
+            if type(again).add_every_state is _StreamPre.add_every_state and not self.counting:
+                # add_every_state: a copy with this state and the later ones empty.
+                sid, size = again.state_id, self.size
+                fresh = "[" + ", ".join(["None"] * (size - sid)) + "]"
+                events = fresh if sid == 0 else f"e.events[:{sid}] + {fresh}"
+                lines.append(f"    {names[id(again)]}.new_every.append(_r_SE(_r_now, {events}, 0))")
+            else:
+                lines.append(f"    {names[id(again)]}.add_every_state(e)")
+        # Removal (list.remove finds e itself: StateEvent has no __eq__).
+        if not indexed:
+            if all_pass:
+                return [*lines, "_r_pd.clear()"]
+            return [*lines, "    _r_pd.remove(e)"]
+        lines.append(f"    {n}.pending.remove(e)")
+        if all_pass:   # the whole bucket passed
+            return [*lines, "del _r_ix[_r_key]"]
+        return [*lines,
+                "    _r_cands.remove(e)",
+                "if not _r_cands:",
+                "    del _r_ix[_r_key]"]
+
+    def _receiver(self, key: tuple[str, bool, bool]) -> Callable[[list[Event]], None]:
         procs = self.receivers[key]
         order = procs if len(procs) == 1 else procs[::-1]
         pres = self.pres
@@ -1170,6 +1515,16 @@ class PatternRuntime:
         self.dropped = state.get("dropped", 0)
 
 
+def _gated(gate: str | None, lines: list[str]) -> list[str]:
+    """``lines`` under ``if gate:`` (the part of a condition testable once per event)."""
+    return lines if gate is None else [f"if {gate}:", *_indent(lines, 1)]
+
+
+def _indent(lines: list[str], depth: int) -> list[str]:
+    pad = "    " * depth
+    return [pad + line for line in lines]
+
+
 def _sides(el: LogicalStateElement) -> tuple[Any, Any]:
     """The two sides of a logical state as Siddhi orders them: an absent side always first.
 
@@ -1199,7 +1554,263 @@ class _Plan:
     conds: dict[int, Callable[[StateEvent], bool] | None]
     within: int | None
     max_pending: int = 0
+    tests: dict[int, _Test] = field(default_factory=dict)
+    scans: dict[int, Callable[[Any, Event], list[StateEvent] | None]] = field(default_factory=dict)
+    keys: dict[int, _StateKey] = field(default_factory=dict)
+    gen: CodeGen | None = None
+    # Generated receivers by stream key (made for the first instance, shared by the others).
+    receivers: dict[tuple[str, bool, bool], Callable[..., Any] | None] = field(default_factory=dict)
     instances: list[PatternRuntime] = field(default_factory=list)
+
+
+# ============================================================================ generated loops
+#: What a probe returns when the arriving event's key cannot be hashed (the index is dropped).
+_UNHASHABLE = object()
+
+#: Attribute types whose values hash consistently with the generated ``==`` (numbers of
+#: different types compare and hash alike in Python); ``object`` values may be unhashable.
+_HASHABLE_TYPES = frozenset({AttrType.STRING, AttrType.INT, AttrType.LONG, AttrType.FLOAT,
+                             AttrType.DOUBLE, AttrType.BOOL})
+
+
+@dataclass(frozen=True)
+class _Test:
+    """One state's condition, ready to be written into a loop over candidate partial matches.
+
+    ``code`` reads the arriving event as ``d{sid}`` (bound once per event by ``own``) and the
+    candidate's other events through ``bindings`` (lines over ``_r_v``, its events list).
+    ``gate`` is the part of the condition that reads the arriving event only (its conjuncts
+    over ``d{sid}`` alone, without function calls): it is tested once per event, before
+    any candidate; ``whole`` says it is the whole condition, so every candidate passes.
+    """
+
+    sid: int
+    code: str
+    own: tuple[str, ...]
+    bindings: tuple[str, ...]
+    gate: str | None = None
+    whole: bool = False
+    reads_state: bool = True   # the code reads ``e`` (the candidate) itself, not only bindings
+
+    def candidates(self, source: str) -> list[str]:
+        """Lines setting ``_r_hits`` to the partial matches of ``source`` that pass (or None).
+
+        ``own`` must be bound and ``gate`` true.  A passing partial match keeps the event
+        (``events[sid]``), as Siddhi's does when its post processor runs; a failing one is
+        left as it was.  The arriving event is ``_r_ev``.
+        """
+        sid = self.sid
+        if self.whole:
+            return [f"_r_hits = list({source})",
+                    "for e in _r_hits:",
+                    f"    e.events[{sid}] = _r_ev"]
+        if not self.reads_state:
+            # The condition reads the candidate through its bindings only: set the event on
+            # the ones that pass.
+            return ["_r_hits = None",
+                    f"for e in {source}:",
+                    *(["    _r_v = e.events"] if self.bindings else []),
+                    *("    " + b for b in self.bindings),
+                    f"    if {self.code}:",
+                    f"        e.events[{sid}] = _r_ev",
+                    "        if _r_hits is None:",
+                    "            _r_hits = [e]",
+                    "        else:",
+                    "            _r_hits.append(e)"]
+        return ["_r_hits = None",
+                f"for e in {source}:",
+                "    _r_v = e.events",
+                f"    _r_v[{sid}] = _r_ev",
+                *("    " + b for b in self.bindings),
+                f"    if {self.code}:",
+                "        if _r_hits is None:",
+                "            _r_hits = [e]",
+                "        else:",
+                "            _r_hits.append(e)",
+                "    else:",
+                f"        _r_v[{sid}] = None"]
+
+    def loop(self, source: str) -> list[str]:
+        """:meth:`candidates` with ``own`` and ``gate`` (``_r_hits`` None when the gate fails)."""
+        lines = self.candidates(source)
+        if self.gate is not None:
+            lines = ["_r_hits = None", f"if {self.gate} and {source}:", *("    " + x for x in lines)]
+        return [*self.own, *lines]
+
+
+#: Names a condition may use and still be a function of the arriving event alone.
+_PURE_NAMES = frozenset({"None", "True", "False", "and", "or", "not", "is", "in", "if", "else",
+                         *BASE_NAMESPACE})
+
+
+_STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'" r'|"(?:[^"\\]|\\.)*"')
+_NAME = re.compile(r"(?<!\w)[A-Za-z_]\w*")
+
+
+@functools.lru_cache(maxsize=1024)   # partitions plan the same conditions for every key
+def _names(code: str) -> frozenset[str]:
+    """The names (and attribute names) ``code`` uses, outside its string literals."""
+    return frozenset(_NAME.findall(_STRING_LITERAL.sub("''", code)))
+
+
+def _reads_only(code: str, name: str) -> bool:
+    """Whether ``code`` reads nothing but the local ``name`` (no candidate, no function)."""
+    return all(n in _PURE_NAMES or n == name or re.fullmatch(r"_t\d+", n) for n in _names(code))
+
+
+def _test(scope: PatternScope, sid: int, code: str, gates: Sequence[str] = ()) -> _Test:
+    """The :class:`_Test` of state ``sid``'s condition ``code`` (``gates``: its conjuncts)."""
+    own = (f"d{sid} = _r_d",) if re.search(rf"\bd{sid}\b", code) else ()
+    bindings = []
+    for s, line in zip(scope.states, scope.prologue, strict=True):
+        name = f"c{s.state_id}" if s.is_count else f"d{s.state_id}"
+        if s.state_id != sid and re.search(rf"\b{name}\b", code):
+            bindings.append(line.replace("e.events[", "_r_v["))
+    if _reads_only(code, f"d{sid}"):
+        return _Test(sid, code, own, tuple(bindings), code, True)
+    gates = [g for g in gates if _reads_only(g, f"d{sid}")]
+    if gates and not own:
+        own = (f"d{sid} = _r_d",)
+    return _Test(sid, code, own, tuple(bindings), " and ".join(gates) if gates else None,
+                 reads_state="e" in _names(code))
+
+
+def _gen_scan(gen: CodeGen, test: _Test) -> Callable[[Any, Event], list[StateEvent] | None]:
+    """``scan(candidates, ev)``: the passing partial matches (or None), in one loop."""
+    return gen.function("_state_scan", "_r_cands, _r_ev",
+                        ["_r_d = _r_ev.data", *test.loop("_r_cands"), "return _r_hits"])
+
+
+@dataclass(frozen=True)
+class _StateKey:
+    """The equality index of one state's pending partial matches.
+
+    ``of_state(se)`` is the key a pending partial match is filed under (the values of the
+    earlier events its condition compares with for equality); ``arriving`` is the source of
+    the arriving event's key over its data ``_r_d``; ``probe(index, ev)`` tests the partial
+    matches filed under that key as ``scan`` would (``_UNHASHABLE`` for an unhashable key).
+    """
+
+    parts: tuple[tuple[int, int, int], ...]   # (own attribute, earlier state, its attribute)
+    held: str       # the source of ``of_state`` over the events list ``_r_v``
+    arriving: str
+    of_state: Callable[[StateEvent], Any]
+    probe: Callable[[dict[Any, list[StateEvent]], Event], Any]
+    # For the generated receiver: when ``safe`` holds (no part of the arriving key is null or
+    # NaN), the partial matches filed under the key are exactly those whose equalities hold,
+    # so they only need ``found``, the condition without those equalities.  When it does not
+    # hold, no partial match can pass (a null or NaN equals nothing).
+    safe: str = "True"
+    found: _Test | None = None
+
+
+def _gen_key(gen: CodeGen, scope: PatternScope, parts: tuple[tuple[int, int, int], ...],
+             test: _Test, found: _Test) -> _StateKey:
+    """The key functions of a state's equality index (a tuple key for several equalities)."""
+    held, arriving = [], []
+    for own, j, i in parts:
+        null = gen.ref(Event(-1, (None,) * len(scope.states[j].attributes)), "nul")
+        held.append(f"(_r_v[{j}] or {null}).data[{i}]")
+        arriving.append(f"_r_d[{own}]")
+    if len(parts) == 1:
+        held_key, ev_key = held[0], arriving[0]
+    else:
+        held_key, ev_key = f"({', '.join(held)})", f"({', '.join(arriving)})"
+    of_state = gen.function("_state_key", "e", ["_r_v = e.events", f"return {held_key}"])
+    probe = gen.function("_state_probe", "_r_index, _r_ev", [
+        "_r_d = _r_ev.data",
+        "try:",
+        f"    _r_cands = _r_index.get({ev_key})",
+        "except TypeError:",
+        f"    return {gen.ref(_UNHASHABLE, 'unhashable')}",
+        "if _r_cands is None:",
+        "    return None",
+        *test.loop("_r_cands"),
+        "return _r_hits",
+    ])
+    own = scope.states[test.sid].attributes
+    safe = []
+    for i, _j, _i in parts:
+        safe.append(f"_r_d[{i}] is not None")
+        if own[i].type is not AttrType.STRING and own[i].type is not AttrType.BOOL:
+            safe.append(f"_r_d[{i}] == _r_d[{i}]")   # NaN
+    return _StateKey(parts, held_key, ev_key, of_state, probe, " and ".join(safe), found)
+
+
+def _plain_states(el: Any, ids: dict[int, int], plain: bool = True, out: set[int] | None = None) -> set[int]:
+    """Ids of the states run by a plain :class:`_StreamPre` (not counting, logical or absent).
+
+    Only these can be indexed, and only their events can be part of a key: once a partial
+    match has passed such a state, the state's event never changes again (a counting chain
+    grows while the match waits further on, a logical side can be filled later).
+    """
+    if out is None:
+        out = set()
+    if isinstance(el, StreamStateElement):
+        if plain:
+            out.add(ids[id(el)])
+    elif isinstance(el, NextStateElement):
+        _plain_states(el.first, ids, plain, out)
+        _plain_states(el.next, ids, plain, out)
+    elif isinstance(el, (EveryStateElement, GroupStateElement)):
+        _plain_states(el.element, ids, plain, out)
+    elif isinstance(el, LogicalStateElement):
+        _plain_states(el.left, ids, False, out)
+        _plain_states(el.right, ids, False, out)
+    elif isinstance(el, CountStateElement):
+        _plain_states(el.element, ids, False, out)
+    return out
+
+
+def _conjuncts(expr: Expression) -> list[Expression]:
+    if isinstance(expr, And):
+        return _conjuncts(expr.left) + _conjuncts(expr.right)
+    return [expr]
+
+
+def _equality_parts(expr: Expression, scope: PatternScope, sid: int,
+                    plain: set[int]) -> tuple[tuple[tuple[int, int, int], ...], list[int]]:
+    """The conjuncts ``own.attr == ref.attr`` (either order) of state ``sid``'s condition.
+
+    ``own`` is the arriving event of this state, ``ref`` an earlier plain state (lower id): a
+    partial match waiting here already holds that event, so it can be filed under its value.
+    Any other conjunct (or an ``or`` above the equality) is left to the condition.  Returns
+    the parts (a key of several for several equalities) and the positions of the conjuncts
+    they cover.
+    """
+    parts: list[tuple[int, int, int]] = []
+    covered: list[int] = []
+    for n, c in enumerate(_conjuncts(expr)):
+        if not (isinstance(c, Compare) and c.op is CompareOperator.EQ
+                and isinstance(c.left, Variable) and isinstance(c.right, Variable)):
+            continue
+        a, b = _locate(c.left, scope), _locate(c.right, scope)
+        if a is None or b is None:
+            continue
+        if b[0] == sid:
+            a, b = b, a
+        if a[0] == sid and b[0] < sid and b[0] in plain \
+                and a[2] in _HASHABLE_TYPES and b[2] in _HASHABLE_TYPES:
+            part = (a[1], b[0], b[1])
+            if part not in parts:
+                parts.append(part)
+            covered.append(n)
+    return tuple(parts), covered
+
+
+def _locate(var: Variable, scope: PatternScope) -> tuple[int, int, AttrType] | None:
+    """``(state id, attribute index, type)`` of a variable that reads a plain state's event."""
+    if var.stream_id is None:
+        assert scope.current is not None
+        s = scope.states[scope.current]
+    else:
+        s = scope._state_named(var.stream_id, var)
+    if s.is_count or scope._position(s, var.stream_index, var.stream_id) not in (0, _CURRENT):
+        return None   # a chain, or e1[1].x of a plain state (null)
+    for i, a in enumerate(s.attributes):
+        if a.name == var.attribute:
+            return s.state_id, i, a.type
+    return None
 
 
 def _collect_states(el: Any, out: list[Any], counted: bool = False) -> None:
@@ -1271,22 +1882,42 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
                                  tuple(obj.attributes), counted, node, stream.is_inner,
                                  stream.is_fault, absent))
         ids[id(node)] = n
-    refs = [s.ref for s in states if s.ref]
+    sequence = inp.type is StateType.SEQUENCE
+    plain = _plain_states(inp.element, ids)
     conds: dict[int, Callable[[StateEvent], bool] | None] = {}
+    tests: dict[int, _Test] = {}
+    keys: dict[int, _StateKey] = {}
     for s in states:
+        sid = s.state_id
+        scope = PatternScope(states, gen, current=sid, default_index=_CURRENT)
         filters = [h.expression for h in s.node.stream.handlers]
         if not filters:
-            conds[s.state_id] = None
+            conds[sid] = None
+            tests[sid] = _test(scope, sid, "True")
             continue
         expr = filters[0]
         for f in filters[1:]:
             expr = And(expr, f, pos=getattr(f, "pos", None))
-        scope = PatternScope(states, gen, current=s.state_id, default_index=_CURRENT)
-        code = ExpressionCompiler(ctx, scope, gen).compile_condition(expr, "pattern condition")
-        conds[s.state_id] = gen.function("_state_cond", "e", list(scope.prologue) + [f"return {code}"])
-    del refs
-    plan = _Plan(inp.element, inp.type is StateType.SEQUENCE, states, ids, conds, inp.within_millis,
-                 _max_pending(inp, ctx))
+        compiler = ExpressionCompiler(ctx, scope, gen)
+        code = compiler.compile_condition(expr, "pattern condition")
+        conds[sid] = gen.function("_state_cond", "e", list(scope.prologue) + [f"return {code}"])
+        if s.is_count:
+            continue   # counting states keep their own loop (chains, min and max)
+        conjuncts = _conjuncts(expr)
+        gates = ([compiler.compile_condition(c, "pattern condition") for c in conjuncts]
+                 if len(conjuncts) > 1 else [code])
+        tests[sid] = test = _test(scope, sid, code, gates if len(gates) > 1 else [])
+        # Sequences drop every partial match an event does not extend, so an index would not
+        # spare them the scan: only patterns index.
+        if not sequence and sid in plain:
+            parts, covered = _equality_parts(expr, scope, sid, plain)
+            if parts:
+                rest = [g for n, g in enumerate(gates) if n not in covered]
+                found = _test(scope, sid, " and ".join(f"({g})" for g in rest) or "True", rest)
+                keys[sid] = _gen_key(gen, scope, parts, test, found)
+    plan = _Plan(inp.element, sequence, states, ids, conds, inp.within_millis,
+                 _max_pending(inp, ctx), tests, {sid: _gen_scan(gen, t) for sid, t in tests.items()},
+                 keys, gen)
     scope = PatternScope(states, gen, current=None, default_index=0)
     elements: dict[str, Any] = {}
 
