@@ -122,6 +122,9 @@ class Scheduler:
     # ---------------------------------------------------------------- playback
     def fire_until(self, timestamp: int, clock: PlaybackClock) -> None:
         """Fire, in order, every timer due at or before ``timestamp`` (playback mode)."""
+        heap = self._heap
+        if not heap or heap[0][0] > timestamp:  # the common case, without taking the lock
+            return
         while True:
             with self._cond:
                 if not self._heap or self._heap[0][0] > timestamp:
