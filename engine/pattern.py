@@ -775,6 +775,19 @@ class _Timed:
         self.__dict__.setdefault("_scheduled", set()).discard(at)
         self.process_timer(at)  # type: ignore[attr-defined]
 
+    def restore(self, state: dict[str, Any]) -> None:
+        """Restore, then arm again the timers the restored state waits for (timers are not state)."""
+        super().restore(state)  # type: ignore[misc]
+        self.__dict__["_scheduled"] = set()
+        waiting = getattr(self, "waiting", -1)
+        last = getattr(self, "last_scheduled", 0)
+        if last > 0:
+            self._notify_at(last)
+        if waiting is not None and waiting >= 0:
+            for se in (*self.pending, *self.new_every):  # type: ignore[attr-defined]
+                if se.timestamp != -1:
+                    self._notify_at(se.timestamp + waiting)
+
 
 class _AbsentStreamPost(_StreamPost):
     """AbsentStreamPostStateProcessor: a forbidden event arrived."""

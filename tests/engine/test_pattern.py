@@ -267,3 +267,25 @@ def test_snapshot_restores_partial_matches():
     second.shutdown()
     assert rows == [[1.0, 2.0]]
     assert pickle.loads(pickle.dumps(first.context.elements["q/pattern"].snapshot_state()))
+
+
+def test_absent_timers_are_armed_again_after_a_restore():
+    # Regression: a restored `not ... for` partial match never fired (timers are not in snapshots).
+    from engine import SiddhiManager
+
+    app = ("@app:playback define stream S (v long); define stream T (v long);"
+           "from e1=S -> not T for 1 sec select e1.v as v insert into Out;")
+    first = SiddhiManager().create_siddhi_app_runtime(app)
+    first.start()
+    first.get_input_handler("S").send([7], timestamp=1000)
+    data = first.snapshot()
+    first.shutdown()
+
+    second = SiddhiManager().create_siddhi_app_runtime(app)
+    rows = []
+    second.add_callback("Out", lambda evs: rows.extend(e.data for e in evs))
+    assert second.restore(data) == []
+    second.start()
+    second.get_input_handler("T").send([0], timestamp=3000)  # time passes the 1 s wait
+    assert rows == [(7,)]
+    second.shutdown()
