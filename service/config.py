@@ -89,7 +89,6 @@ class LimitsConfig:
     """Guards that stop one bad input from taking the process down."""
 
     max_payload_bytes: int = 1_048_576
-    source_buffer: int = 10_000
     sink_buffer: int = 10_000
     max_window_events: int = 0          # 0: no limit (Siddhi's behaviour)
     max_pending_matches: int = 100_000  # per pattern state
@@ -191,11 +190,9 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
     if level not in ("debug", "info", "warning", "error", "critical"):
         raise ConfigError("logging.level", f"expected debug, info, warning, error or critical, got {level!r}")
     li = doc.mapping(root.get("limits", {}), "limits")
-    doc.only(li, "limits", {"max_payload_bytes", "source_buffer", "sink_buffer", "max_window_events",
-                            "max_pending_matches"})
+    doc.only(li, "limits", {"max_payload_bytes", "sink_buffer", "max_window_events", "max_pending_matches"})
     limits = LimitsConfig(
         max_payload_bytes=doc.integer(li.get("max_payload_bytes", 1_048_576), "limits.max_payload_bytes", 1, 2**31),
-        source_buffer=doc.integer(li.get("source_buffer", 10_000), "limits.source_buffer", 1, 10**8),
         sink_buffer=doc.integer(li.get("sink_buffer", 10_000), "limits.sink_buffer", 1, 10**8),
         max_window_events=doc.integer(li.get("max_window_events", 0), "limits.max_window_events", 0, 2**62),
         max_pending_matches=doc.integer(li.get("max_pending_matches", 100_000), "limits.max_pending_matches",
