@@ -10,8 +10,14 @@ Source
     every partition in it, and ``await source.commit(tokens)`` commits the highest offset per
     partition in one request, only for partitions this consumer still owns and only forward.
     The consumer restarts from the committed offsets, so what was not committed is delivered
-    again (at least once).  ``pause()`` pauses every assigned partition (also those assigned
-    later by a rebalance) while the consumer keeps polling, so the group stays alive.
+    again (at least once).  Two things override the committed offset, both so that the app's
+    state counts each record once: :meth:`KafkaSource.seek_on_start` (offsets saved with a
+    restored state snapshot), and a reconnection or rejoin after a failed commit (the source
+    resumes after what it already delivered, unless the group has moved further).  Before
+    partitions are revoked in a rebalance, delivery stops and ``on_revoke`` (set by the host)
+    flushes and commits what was processed, so the next owner starts where this one stopped.
+    ``pause()`` pauses every assigned partition (also those assigned later by a rebalance)
+    while the consumer keeps polling, so the group stays alive.
     :meth:`KafkaSource.lag` reads the high-water marks the fetcher already has.
 
 Sink
@@ -19,7 +25,10 @@ Sink
     ``{{attribute}}`` template rendered by the host), with the message key from ``key``
     (typically ``'{{deviceId}}'``) and an optional ``partition.no``.  ``publish`` queues the
     records; ``flush`` waits for the broker's acknowledgements; ``is.synchronous='true'`` makes
-    every ``publish`` wait.
+    every ``publish`` wait.  A ``headers`` message property (from the host's dead-letter
+    route) becomes record headers.  With ``transactional.id`` the host publishes through
+    :meth:`KafkaSink.transaction`, which commits the source offsets in the same transaction
+    (exactly-once Kafka to Kafka; untested here, tansu has no transactions).
 
 Both take ``optional.configuration='key:value,...'`` in Kafka's (Java) property names, passed
 to aiokafka (``session.timeout.ms:2000`` -> ``session_timeout_ms=2000``), and the security
@@ -35,9 +44,10 @@ record whose number is not above the last one seen from that sink on that partit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
@@ -165,23 +175,27 @@ class KafkaAck(AckToken):
     def __repr__(self) -> str:
         return f"KafkaAck({ {f'{tp.topic}[{tp.partition}]': o for tp, o in self.offsets.items()} })"
 
+    def next_offsets(self) -> dict[tuple[str, int], int]:
+        """``{(topic, partition): next offset}`` after this chunk (skipped records included)."""
+        return {(tp.topic, tp.partition): off for tp, off in self.offsets.items()}
+
 
 class _Rebalance(ConsumerRebalanceListener):
+    """Commits what was processed before partitions move, and seeks where state needs it.
+
+    aiokafka awaits both callbacks inside the group join, while the source's own task may be
+    half-way through delivering a chunk; see :meth:`KafkaSource._revoked` and
+    :meth:`KafkaSource._assigned`.
+    """
+
     def __init__(self, source: KafkaSource) -> None:
         self._source = source
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
-        if revoked:
-            self._source._log.info("kafka partitions revoked",
-                                   partitions=sorted(f"{tp.topic}[{tp.partition}]" for tp in revoked))
+        await self._source._revoked(set(revoked))
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
-        src = self._source
-        src._log.info("kafka partitions assigned",
-                      partitions=sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
-        if src.paused and src._consumer is not None and assigned:
-            src._consumer.pause(*assigned)
-        src._ready.set()
+        await self._source._assigned(set(assigned))
 
 
 _SOURCE_PARAMS = (
@@ -249,7 +263,147 @@ class KafkaSource(Source):
         self._positions: dict[TopicPartition, int] = {}
         self._committed: dict[TopicPartition, int] = {}
         self._last_seq: dict[tuple[bytes, int], int] = {}
+        # Offsets restored with a state snapshot (seek_on_start), applied at first assignment.
+        self._start_offsets: dict[TopicPartition, int] = {}
+        # True from a revocation to the next assignment: nothing is delivered in between.
+        self._rebalancing = False
+        # Where the latest assignment positioned partitions, and a count of assignments: a
+        # fetch that spans an assignment is put back to these positions (see _consume).
+        self._sought: dict[TopicPartition, int] = {}
+        self._epoch = 0
+        #: Awaited (with the revoked ``(topic, partition)`` pairs) before partitions move to
+        #: another member, after the chunk being delivered has been taken: the host flushes
+        #: the outputs of what it processed and commits it here, so the next owner does not
+        #: process it again.  Bounded by half the rebalance timeout.
+        self.on_revoke: Callable[[set[tuple[str, int]]], Awaitable[None]] | None = None
         self._log = self._log.bind(topics=self.topics, group=o["group.id"])
+
+    def seek_on_start(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        """Start these partitions at these offsets, overriding the group's committed offsets.
+
+        The host calls this before :meth:`start` with the offsets saved in the same transaction
+        as the state snapshot it restored: the snapshot includes every event before them and
+        none after, so consuming from exactly there counts each event once in the state.  The
+        group's committed offset is usually further on (commits follow flushed outputs, and
+        snapshots are periodic); the records in between are processed again and their outputs
+        published again (at least once).  Each partition is sought once, when it is first
+        assigned to this source; later assignments follow the rules of :meth:`_assigned`.
+        """
+        self._start_offsets.update({TopicPartition(t, p): int(off) for (t, p), off in offsets.items()})
+
+    def fully_committed(self, partitions: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
+        """The given partitions whose committed offset is everything this source delivered."""
+        out = set()
+        for t, p in partitions:
+            tp = TopicPartition(t, p)
+            if tp in self._committed and self._committed[tp] == self._positions.get(tp):
+                out.add((t, p))
+        return out
+
+    def transaction_offsets(self, tokens: Iterable[AckToken]) -> tuple[str, dict[TopicPartition, int]]:
+        """``(group id, {partition: next offset})`` of ``tokens``, for a transactional sink."""
+        offsets: dict[TopicPartition, int] = {}
+        for token in tokens:
+            if isinstance(token, KafkaAck):
+                for tp, off in token.offsets.items():
+                    offsets[tp] = max(off, offsets.get(tp, -1))
+        return self.options["group.id"], offsets
+
+    def transaction_committed(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Note offsets a transactional sink committed for this source's group."""
+        for tp, off in offsets.items():
+            if off > self._committed.get(tp, -1):
+                self._committed[tp] = off
+
+    async def _revoked(self, revoked: set[TopicPartition]) -> None:
+        """Before a rebalance: hold delivery, let the host commit what it processed."""
+        self._rebalancing = True
+        self._sought = {}
+        if not revoked:
+            return
+        parts = sorted(f"{tp.topic}[{tp.partition}]" for tp in revoked)
+        self._log.info("kafka partitions revoked", partitions=parts)
+        consumer = self._consumer
+        if consumer is not None:
+            # Fetching on goes nowhere until the assignment: records would only be put back.
+            with contextlib.suppress(IllegalStateError):
+                consumer.pause(*(tp for tp in revoked if tp in consumer.assignment()))
+        if self.on_revoke is None:
+            return
+        timeout = self._rebalance_timeout_s() / 2
+        try:
+            async with asyncio.timeout(timeout):
+                while self._in_callback:  # the chunk in the host's hands is part of what to commit
+                    await asyncio.sleep(0.01)
+                await self.on_revoke({(tp.topic, tp.partition) for tp in revoked})
+        except TimeoutError:
+            self._log.warning("outputs not flushed before the rebalance; the next owner of these partitions "
+                              "will process their uncommitted records again", partitions=parts,
+                              timeout_s=timeout)
+        except Exception as exc:
+            self._log.warning("commit before the rebalance failed; records will be redelivered",
+                              partitions=parts, error=repr(exc))
+
+    async def _assigned(self, assigned: set[TopicPartition]) -> None:
+        """After a rebalance: seek where this process's state needs, then deliver again."""
+        self._log.info("kafka partitions assigned",
+                       partitions=sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
+        consumer = self._consumer
+        if consumer is not None:
+            await self._seek_assigned(consumer, assigned, check_group=True)
+            if self.paused and assigned:
+                consumer.pause(*assigned)
+        self._epoch += 1
+        self._rebalancing = False
+        self._ready.set()
+
+    async def _seek_assigned(self, consumer: AIOKafkaConsumer, assigned: Iterable[TopicPartition],
+                             check_group: bool) -> None:
+        """Position newly assigned partitions.
+
+        * Offsets restored with a snapshot win (see :meth:`seek_on_start`).
+        * Else, a partition this source delivered beyond its last successful commit (the
+          commit failed: broker outage, the member was thrown out of the group, a reconnect)
+          resumes after what it delivered, because the app's state already includes those
+          records -- unless the group's committed offset is further on (another member
+          processed it since), which then wins.
+        * Else the group's committed offset (aiokafka's default).
+        """
+        # Seek first, without awaiting.  Records the source's own task fetched meanwhile (from
+        # the positions before these seeks) are put back to self._sought, not where they began.
+        self._sought = {}
+        verify: list[tuple[TopicPartition, int]] = []
+        for tp in assigned:
+            start = self._start_offsets.pop(tp, None)
+            if start is not None:
+                consumer.seek(tp, start)
+                self._sought[tp] = start
+                self._log.info("kafka partition starts at the snapshot's offset",
+                               partition=f"{tp.topic}[{tp.partition}]", offset=start)
+                continue
+            own = self._positions.get(tp)
+            if own is None or own == self._committed.get(tp):
+                continue
+            consumer.seek(tp, own)
+            self._sought[tp] = own
+            verify.append((tp, own))
+            self._log.info("kafka partition resumes after the records already processed",
+                           partition=f"{tp.topic}[{tp.partition}]", offset=own)
+        for tp, own in verify if check_group else ():
+            try:
+                group = await consumer.committed(tp)
+            except KafkaError as exc:
+                self._log.warning("cannot read the committed offset", error=repr(exc))
+                continue
+            if group is not None and group > own:
+                consumer.seek(tp, group)
+                self._sought[tp] = group
+                self._log.info("kafka partition was processed further by another member",
+                               partition=f"{tp.topic}[{tp.partition}]", offset=group)
+
+    def _rebalance_timeout_s(self) -> float:
+        ms = self._extra.get("rebalance_timeout_ms") or self._extra.get("session_timeout_ms") or 10_000
+        return float(ms) / 1000.0
 
     def _make_consumer(self) -> AIOKafkaConsumer:
         o = self.options
@@ -278,6 +432,7 @@ class KafkaSource(Source):
                 await asyncio.sleep(delay)
                 continue
             self._consumer = consumer
+            self._rebalancing = False
             try:
                 if self._partitions:
                     missing = self._missing_partitions(consumer)
@@ -291,6 +446,7 @@ class KafkaSource(Source):
                         await asyncio.sleep(delay)
                         continue
                     consumer.assign([TopicPartition(t, p) for t in self.topics for p in self._partitions])
+                    await self._seek_assigned(consumer, consumer.assignment(), check_group=False)
                     if self.paused:
                         consumer.pause(*consumer.assignment())
                     self._ready.set()
@@ -320,15 +476,20 @@ class KafkaSource(Source):
         while not self._stopping:
             # Polling continues while paused (partitions are paused, so it returns nothing):
             # a consumer that stops polling is thrown out of its group.
+            epoch = self._epoch
             fetched = await consumer.getmany(timeout_ms=timeout, max_records=limit)
             if not fetched or self._stopping:
                 continue
             groups = self._groups(fetched)
+            # An assignment completed while this fetch was on its way: the records may come
+            # from positions the assignment has just changed.
+            stale = epoch != self._epoch
             for i, group in enumerate(groups):
-                if self.paused:
+                if self.paused or self._rebalancing or stale:
                     # Paused after this fetch: put the records back rather than hold them, so
                     # polling (and group membership) goes on however long the pause lasts.
-                    _rewind(consumer, groups[i:])
+                    # During a rebalance the records may belong to another member next.
+                    _rewind(consumer, groups[i:], self._sought if self._rebalancing or stale else {})
                     break
                 messages, token, first = self._chunk(group)
                 ok = True
@@ -473,12 +634,28 @@ class KafkaSource(Source):
         return {(tp.topic, tp.partition) for tp in consumer.assignment()} if consumer else set()
 
 
-def _rewind(consumer: AIOKafkaConsumer, groups: list[list[tuple[TopicPartition, list[Any]]]]) -> None:
-    """Seek back to the first record of every partition in ``groups`` (fetch them again)."""
+def _rewind(consumer: AIOKafkaConsumer, groups: list[list[tuple[TopicPartition, list[Any]]]],
+            positioned: Mapping[TopicPartition, int] | None = None) -> None:
+    """Seek back to the first record of every partition in ``groups`` (fetch them again), or,
+    for a partition in ``positioned`` (an assignment has just chosen its position), there."""
     for group in groups:
         for tp, records in group:
-            if records:
-                consumer.seek(tp, records[0].offset)
+            if positioned and tp in positioned:
+                with contextlib.suppress(IllegalStateError, AssertionError):
+                    consumer.seek(tp, positioned[tp])
+            elif records:
+                # A partition no longer assigned needs nothing: its next owner starts from the
+                # committed offset.  (aiokafka asserts when there is no assignment at all.)
+                with contextlib.suppress(IllegalStateError, AssertionError):
+                    consumer.seek(tp, records[0].offset)
+
+
+def _headers(value: Any) -> list[tuple[str, bytes]] | None:
+    """Record headers from a ``headers`` message property (a mapping or (name, value) pairs)."""
+    if not value:
+        return None
+    pairs = value.items() if isinstance(value, Mapping) else value
+    return [(str(k), v if isinstance(v, bytes) else str(v).encode()) for k, v in pairs]
 
 
 async def _quiet_stop(client: Any) -> None:
@@ -506,6 +683,9 @@ _SINK_PARAMS = (
     Param("acks", _S, optional=True, default="all", doc="all, 1 or 0."),
     Param("max.pending", _I, optional=True, default=10_000,
           doc="Records queued without acknowledgement before publish waits for them."),
+    Param("transactional.id", _S, optional=True, default=None,
+          doc="Publish in Kafka transactions that also commit the source offsets (exactly-once "
+              "Kafka to Kafka; needs a broker with transactions, see docs/delivery.md)."),
     *_SECURITY_PARAMS,
 )
 
@@ -526,6 +706,9 @@ class KafkaSink(Sink):
         self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaProducer, where)
         if self._extra.get("enable_idempotence"):
             self._log.warning("enable.idempotence requested; some brokers (tansu) do not support it")
+        self._transactional_id: str | None = o["transactional.id"] or None
+        if self._transactional_id and str(o["acks"]) not in ("all", "-1"):
+            raise creation_error(f"{where}: transactional.id needs acks='all'", kw.get("pos"))
         self._producer: AIOKafkaProducer | None = None
         self._pending: list[asyncio.Future[Any]] = []
         seq_id = o["sequence.id"]
@@ -545,8 +728,12 @@ class KafkaSink(Sink):
             return
         o = self.options
         acks: Any = "all" if str(o["acks"]) in ("all", "-1") else int(o["acks"])
+        extra = dict(self._extra)
+        if self._transactional_id:
+            # aiokafka turns idempotence on for transactional producers.
+            extra["transactional_id"] = self._transactional_id
         producer = AIOKafkaProducer(bootstrap_servers=o["bootstrap.servers"], acks=acks,
-                                    **_security_kwargs(o), **self._extra)
+                                    **_security_kwargs(o), **extra)
         try:
             await producer.start()
         except (KafkaError, OSError) as exc:
@@ -569,10 +756,11 @@ class KafkaSink(Sink):
             elif not isinstance(payload, (bytes, bytearray, memoryview)):
                 raise TypeError(f"kafka sink '{self.name}' publishes bytes, not {type(payload).__name__}; "
                                 "map the stream with a json or csv mapper")
-            headers = None
+            headers = _headers(props.get("headers"))
             if self._seq_id is not None:
                 self._seq_no += 1
-                headers = [(SEQ_ID_HEADER, self._seq_id), (SEQ_NO_HEADER, str(self._seq_no).encode())]
+                headers = [*(headers or ()), (SEQ_ID_HEADER, self._seq_id),
+                           (SEQ_NO_HEADER, str(self._seq_no).encode())]
             try:
                 fut = await producer.send(
                     topic, bytes(payload),
@@ -598,6 +786,40 @@ class KafkaSink(Sink):
                             error=repr(failed[0]))
             raise PublishError(f"kafka sink '{self.name}': {len(failed)} of {len(results)} records were not "
                                f"acknowledged: {failed[0]!r}", failed=len(failed), total=len(results))
+
+    @property
+    def transactional(self) -> bool:
+        """True when ``transactional.id`` is set: the host publishes through :meth:`transaction`."""
+        return self._transactional_id is not None
+
+    async def transaction(self, items: Sequence[tuple[Any, Mapping[str, Any]]],
+                          offsets: Mapping[str, Mapping[TopicPartition, int]]) -> None:
+        """Publish ``items`` and commit ``offsets`` (``{group id: {partition: next offset}}``)
+        in one Kafka transaction: consumers reading ``read_committed`` see the records exactly
+        when the source offsets move past the records that caused them.  On failure the
+        transaction is aborted and the error raised (the host retries the whole of it).
+
+        Untested here: tansu, the broker of our tests, has no transactions (see docs/delivery.md).
+        """
+        producer = self._producer
+        if producer is None:
+            raise ConnectionUnavailableError(f"kafka sink '{self.name}' is not connected")
+        if not self._transactional_id:
+            raise RuntimeError(f"kafka sink '{self.name}' has no transactional.id")
+        await producer.begin_transaction()
+        try:
+            if items:
+                await self.publish(items)
+                await self.flush()
+            for group_id, group_offsets in offsets.items():
+                if group_offsets:
+                    await producer.send_offsets_to_transaction(dict(group_offsets), group_id)
+            await producer.commit_transaction()
+        except BaseException:
+            self._pending = []
+            with contextlib.suppress(Exception):
+                await producer.abort_transaction()
+            raise
 
     async def close(self) -> None:
         """Flush (logging failures) and stop the producer."""

@@ -4,17 +4,32 @@ One :class:`AppHost` per app wires the ``@source``/``@sink`` annotations of its 
 connectors and mappers; :class:`ServiceHost` runs every app, the admin server and
 persistence, and shuts down gracefully.
 
-Delivery (README, "Delivery guarantees"):
+Delivery (docs/delivery.md says what is guaranteed and what is not):
 
 * A source chunk is mapped and sent into the app as one chunk, on the event loop thread.
-* Outputs go to per-sink queues; a worker per sink maps, publishes and flushes them.
+  From the moment its events enter the app to the moment its offsets are noted and its
+  commit queued, nothing awaits: a state snapshot sees the whole chunk or none of it.
+* Outputs go to per-sink queues (any thread may emit them: timers, ``@Async`` workers); a
+  worker per sink maps, publishes and flushes them.
 * A source chunk is committed (Kafka offsets) only once every output enqueued up to the end
   of that chunk has been flushed by its sink: at-least-once output, nothing committed early.
+* A state snapshot is saved (with the offsets of the events it includes, in one SQLite
+  transaction) only once the outputs enqueued before it was taken have been flushed: after a
+  crash the app resumes from the snapshot and its offsets, and no output of an event the
+  snapshot includes is lost.  The state counts each consumed event exactly once.
 * When a sink queue holds more than ``limits.sink_buffer`` rows the app's sources pause,
   and resume when it has drained to half (bounded memory under a slow sink).
 * A payload that does not map, or is larger than ``limits.max_payload_bytes``, goes to the
-  stream's error route: its fault stream (``@OnError(action='STREAM')``), else a dead-letter
-  sink (``dead.letter.ref`` on the ``@source``), else it is logged; it is always counted.
+  stream's error route: its fault stream (``@OnError(action='STREAM')``), a dead-letter
+  sink (``dead.letter.ref`` on the ``@source``: the original bytes, the reason in the
+  ``srota.error`` header where the transport has headers), or only the log; it is always
+  counted.  Dead letters are published before the chunk enters the app, so a dead-letter
+  sink that is down holds the source rather than losing them.
+* Shutdown: stop taking chunks, wait for the ones in progress, flush, commit, take the final
+  snapshot, then close the sources (a Kafka consumer leaves its group last, so its final
+  commit still counts).
+* A kafka sink with ``transactional.id`` publishes each chunk's outputs and commits its
+  offsets in one Kafka transaction (exactly-once Kafka to Kafka; untested here).
 """
 from __future__ import annotations
 
@@ -33,6 +48,7 @@ import structlog
 
 import connectors  # noqa: F401 - registers the built-in connectors
 import mappers
+from connectors.base import ConnectionUnavailableError, ConnectorError
 from engine import SiddhiAppRuntime, SiddhiManager
 from engine.registry import Kind, registry
 from grammar.errors import SiddhiAppCreationError
@@ -100,12 +116,16 @@ class _SinkBinding:
     templates: dict[str, Any]
     on_error: str
     transport: str
+    # queue, rows_queued and enqueued_seq change under AppHost._out_lock (outputs may come
+    # from engine threads); the seqs count queue entries, so a chunk's outputs are "flushed"
+    # once flushed_seq reaches the enqueued_seq noted at the chunk's end.
     queue: deque[list[tuple[Any, ...]]] = field(default_factory=deque)
     rows_queued: int = 0
     enqueued_seq: int = 0
     flushed_seq: int = 0
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    transactional: bool = False
 
 
 @dataclass
@@ -133,11 +153,21 @@ class AppHost:
         self.dead_letters: list[Any] = []
         self._pending_commits: deque[tuple[_SourceBinding, Any, dict[int, int]]] = deque()
         self._commit_wakeup = asyncio.Event()
+        self._commit_lock = asyncio.Lock()  # commits go out in order, or offsets could move back
+        self._flushed = asyncio.Condition()  # notified whenever a sink flushed a batch
         self._committer: asyncio.Task[None] | None = None
-        self._paused = False
+        self._out_lock = threading.Lock()
+        self._paused = False        # by back-pressure
+        self._accepting = True      # False once shutdown began
+        self._inflight = 0          # chunks inside _on_messages
+        self._txn: _SinkBinding | None = None
+        self._txn_lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
+        #: source name -> {(topic, partition): next offset} of every event sent into the app.
         self.consumed: dict[str, dict[tuple[str, int], int]] = {}
+        #: The most rows any sink queue held (tests and metrics read it).
+        self.max_rows_queued = 0
         self.started = False
         self._log = log.bind(app=self.name)
         self._bind()
@@ -151,6 +181,17 @@ class AppHost:
                 self.sources.append(self._bind_source(definition, ann, n))
             for n, ann in enumerate(a for a in definition.annotations if a.name.lower() == "sink"):
                 self.sinks.append(self._bind_sink(definition, ann, n))
+        transactional = [b for b in self.sinks if b.transactional]
+        if transactional:
+            # One transaction must hold every output of a chunk and the chunk's offsets.
+            if len(self.sinks) != 1:
+                raise SiddhiAppCreationError(
+                    f"app {self.name}: a kafka sink with transactional.id must be the app's only sink "
+                    "(one transaction holds every output of a chunk with the chunk's offsets)")
+            if not self.sources or any(not hasattr(b.source, "transaction_offsets") for b in self.sources):
+                raise SiddhiAppCreationError(
+                    f"app {self.name}: a kafka sink with transactional.id needs kafka sources only")
+            self._txn = transactional[0]
 
     def _bind_source(self, definition: StreamDefinition, ann: Annotation, n: int) -> _SourceBinding:
         type_name, options = _options(ann, self.config.refs)
@@ -183,23 +224,31 @@ class AppHost:
             raise SiddhiAppCreationError(
                 f"@sink on.error='STREAM' needs a fault stream: add @OnError(action='STREAM') to {definition.id}",
                 ann.pos.line if ann.pos else None, ann.pos.column if ann.pos else None)
-        binding = _SinkBinding(definition.id, sink, mapper, templates, on_error, type_name)
+        binding = _SinkBinding(definition.id, sink, mapper, templates, on_error, type_name,
+                               transactional=bool(getattr(sink, "transactional", False)))
         self.runtime.add_callback(definition.id, lambda events, b=binding: self._on_output(b, events))
         return binding
 
     # ------------------------------------------------------------------ outputs
     def _on_output(self, binding: _SinkBinding, events: list[Any]) -> None:
-        """Engine callback (any thread): queue the rows for the sink's worker."""
-        rows = [e.data for e in events]
-        if threading.get_ident() == self._loop_thread or self._loop is None:
-            self._enqueue(binding, rows)
-        else:  # a timer thread: hand over to the loop
-            self._loop.call_soon_threadsafe(self._enqueue, binding, rows)
+        """Engine callback (any thread): queue the rows for the sink's worker.
 
-    def _enqueue(self, binding: _SinkBinding, rows: list[tuple[Any, ...]]) -> None:
-        binding.queue.append(rows)
-        binding.rows_queued += len(rows)
-        binding.enqueued_seq += 1
+        The rows are queued here, on the emitting thread, so that an output counts as
+        enqueued before the engine releases its lock: a snapshot (taken under that lock)
+        then never includes the effect of an output that a checkpoint does not wait for.
+        """
+        rows = [e.data for e in events]
+        with self._out_lock:
+            binding.queue.append(rows)
+            binding.rows_queued += len(rows)
+            binding.enqueued_seq += 1
+            self.max_rows_queued = max(self.max_rows_queued, binding.rows_queued)
+        if threading.get_ident() == self._loop_thread or self._loop is None:
+            self._after_enqueue(binding)
+        else:  # a timer or @Async thread: the rest belongs to the loop
+            self._loop.call_soon_threadsafe(self._after_enqueue, binding)
+
+    def _after_enqueue(self, binding: _SinkBinding) -> None:
         binding.wakeup.set()
         self.metrics.buffer_depth.labels(self.name, binding.stream_id, "out").set(binding.rows_queued)
         if binding.rows_queued > self.config.limits.sink_buffer and not self._paused:
@@ -209,36 +258,55 @@ class AppHost:
             for s in self.sources:
                 s.source.pause()
 
+    def _take(self, b: _SinkBinding, max_rows: int | None = 1000) -> tuple[list[tuple[Any, ...]], int]:
+        """Up to ``max_rows`` queued rows (whole entries) and how many entries they are."""
+        batch: list[tuple[Any, ...]] = []
+        taken = 0
+        with self._out_lock:
+            while b.queue and (max_rows is None or len(batch) < max_rows):
+                batch.extend(b.queue.popleft())
+                taken += 1
+        return batch, taken
+
+    async def _flushed_batch(self, b: _SinkBinding, rows: int, taken: int) -> None:
+        with self._out_lock:
+            b.rows_queued -= rows
+            b.flushed_seq += taken
+        self.metrics.buffer_depth.labels(self.name, b.stream_id, "out").set(b.rows_queued)
+        self._commit_wakeup.set()
+        async with self._flushed:
+            self._flushed.notify_all()
+        if self._paused and self._accepting and \
+                all(s.rows_queued <= self.config.limits.sink_buffer // 2 for s in self.sinks):
+            self._paused = False
+            self._log.info("sinks caught up: resuming sources")
+            for s in self.sources:
+                s.source.resume()
+
     async def _sink_worker(self, b: _SinkBinding) -> None:
-        backoff_initial = 0.1
         while True:
             await b.wakeup.wait()
             b.wakeup.clear()
+            if b.transactional:
+                # Outputs of a chunk go in the chunk's own transaction (see _on_messages);
+                # this only publishes outputs that came from no chunk (timers).
+                await asyncio.sleep(0.05)
+                if not self._inflight and b.queue:
+                    await self._transact([])
+                continue
             while b.queue:
-                batch: list[tuple[Any, ...]] = []
-                taken = 0
-                while b.queue and len(batch) < 1000:
-                    batch.extend(b.queue.popleft())
-                    taken += 1
-                await self._publish(b, batch, backoff_initial)
-                b.rows_queued -= len(batch)
-                b.flushed_seq += taken
-                self.metrics.buffer_depth.labels(self.name, b.stream_id, "out").set(b.rows_queued)
-                self._commit_wakeup.set()
-                if self._paused and all(s.rows_queued <= self.config.limits.sink_buffer // 2 for s in self.sinks):
-                    self._paused = False
-                    self._log.info("sinks caught up: resuming sources")
-                    for s in self.sources:
-                        s.source.resume()
+                batch, taken = self._take(b)
+                await self._publish(b, batch)
+                await self._flushed_batch(b, len(batch), taken)
 
-    async def _publish(self, b: _SinkBinding, rows: list[tuple[Any, ...]], backoff: float) -> None:
+    async def _publish(self, b: _SinkBinding, rows: list[tuple[Any, ...]]) -> None:
         try:
             items = mappers.map_for_sink(b.mapper, rows, b.templates)
         except mappers.MappingError as exc:
             self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
             self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
             return
-        delay = backoff
+        delay = 0.1
         while True:
             try:
                 await b.sink.publish(items)
@@ -249,7 +317,12 @@ class AppHost:
                 raise
             except Exception as exc:
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
-                if b.on_error == "WAIT":
+                published = exc.published if isinstance(exc, ConnectionUnavailableError) else 0
+                if published and len(items) == len(rows):
+                    # The leading items went out; retrying or routing them again would
+                    # duplicate them.
+                    items, rows = items[published:], rows[published:]
+                if b.on_error == "WAIT" and _transient(exc):
                     self._log.warning("publish failed, retrying", stream=b.stream_id, error=str(exc),
                                       retry_in=round(delay, 2))
                     await asyncio.sleep(delay)
@@ -259,84 +332,244 @@ class AppHost:
                     continue
                 if b.on_error == "STREAM":
                     handler = self.runtime.get_input_handler(f"!{b.stream_id}")
-                    for row in rows:
-                        handler.send([*row, exc])
+                    handler.send_rows([(*row, exc) for row in rows])
                     return
                 self._log.error("publish failed, events dropped", stream=b.stream_id, error=str(exc),
                                 events=len(rows))
                 return
 
+    async def _transact(self, acks: list[tuple[_SourceBinding, Any]]) -> None:
+        """Publish everything queued for the transactional sink and commit ``acks`` with it.
+
+        Retried with back-off until it succeeds (a transactional sink always waits): the
+        chunk's events are in the app's state already, so giving up would either lose its
+        outputs or, redelivered, count it twice.
+        """
+        b = self._txn
+        assert b is not None
+        async with self._txn_lock:
+            rows, taken = self._take(b, None)
+            try:
+                items = mappers.map_for_sink(b.mapper, rows, b.templates) if rows else []
+            except mappers.MappingError as exc:
+                self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
+                self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
+                items = []
+            offsets: dict[str, dict[Any, int]] = {}
+            by_source: list[tuple[Any, dict[Any, int]]] = []
+            for src, token in acks:
+                group, group_offsets = src.source.transaction_offsets([token])
+                offsets.setdefault(group, {}).update(group_offsets)
+                by_source.append((src.source, group_offsets))
+            delay = 0.1
+            while True:
+                try:
+                    await b.sink.transaction(items, offsets)
+                    break
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
+                    self._log.warning("transaction failed, retrying", stream=b.stream_id, error=repr(exc),
+                                      retry_in=round(delay, 2))
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 10.0)
+                    with contextlib.suppress(Exception):
+                        await b.sink.wait_connected(timeout=delay)
+            for source, group_offsets in by_source:
+                source.transaction_committed(group_offsets)
+            if items:
+                self.metrics.sink_messages.labels(self.name, b.stream_id, b.transport).inc(len(items))
+            await self._flushed_batch(b, len(rows), taken)
+
     # ------------------------------------------------------------------ inputs
     async def _on_messages(self, b: _SourceBinding, messages: list[Any]) -> None:
+        if not self._accepting:
+            # Shutdown has begun and the final snapshot may already be taken: leave the chunk
+            # unconsumed (Kafka redelivers it after the restart: it is not committed).
+            self._log.info("shutting down: chunk left unconsumed", stream=b.stream_id, messages=len(messages))
+            return
+        self._inflight += 1
+        try:
+            await self._take_chunk(b, messages)
+        finally:
+            self._inflight -= 1
+
+    async def _take_chunk(self, b: _SourceBinding, messages: list[Any]) -> None:
         started = time.perf_counter()
         limit = self.config.limits.max_payload_bytes
         rows: list[tuple[Any, ...]] = []
+        failures: list[tuple[Any, str, Exception | None]] = []
         self.metrics.source_messages.labels(self.name, b.stream_id, b.transport).inc(len(messages))
         for m in messages:
             payload = m.payload
-            if isinstance(payload, (bytes, bytearray, str)) and len(payload) > limit:
+            size = _payload_size(payload, limit)
+            if size > limit:
                 self.metrics.oversized.labels(self.name, b.stream_id).inc()
-                await self._error_route(b, m, f"payload of {len(payload)} bytes exceeds the limit of {limit}")
+                failures.append((m, f"payload of {size} bytes exceeds the limit of {limit}", None))
                 continue
             try:
                 rows.extend(b.mapper.map(payload, m.properties))
             except mappers.MappingError as exc:
-                await self._error_route(b, m, str(exc), exc)
+                failures.append((m, str(exc), exc))
+            except Exception as exc:  # a mapper bug must not turn one payload into a poison pill
+                failures.append((m, f"{type(exc).__name__}: {exc}", exc))
+        if failures and b.dead_letter is not None:
+            await self._dead_letter(b, failures)
+        # From here on nothing awaits until the commit is queued (see the module doc).
+        for m, reason, exc in failures:
+            self._fault(b, m, reason, exc)
         if rows:
             self.runtime.get_input_handler(b.stream_id).send_rows(rows)
-        self._note_consumed(b, messages)
-        if messages and messages[-1].ack is not None:
-            seqs = {id(s): s.enqueued_seq for s in self.sinks}
-            self._pending_commits.append((b, messages[-1].ack, seqs))
-            self._commit_wakeup.set()
+        token = messages[-1].ack if messages else None
+        self._note_consumed(b, messages, token)
+        if token is not None:
+            if self._txn is not None:
+                await self._transact([(b, token)])
+            else:
+                with self._out_lock:
+                    seqs = {id(s): s.enqueued_seq for s in self.sinks}
+                self._pending_commits.append((b, token, seqs))
+                self._commit_wakeup.set()
         self.metrics.latency.labels(self.name).observe(time.perf_counter() - started)
 
-    def _note_consumed(self, b: _SourceBinding, messages: list[Any]) -> None:
+    def _note_consumed(self, b: _SourceBinding, messages: list[Any], token: Any) -> None:
         parts = self.consumed.setdefault(b.name, {})
+        next_offsets = getattr(token, "next_offsets", None)
+        if next_offsets is not None:  # covers records the source skipped (duplicates, offsets map)
+            parts.update(next_offsets())
+            return
         for m in messages:
             props = m.properties
             offset = props.get("offset")
             if offset is not None and "partition" in props:
                 parts[(str(props.get("topic", "")), int(props["partition"]))] = int(offset) + 1
 
-    async def _error_route(self, b: _SourceBinding, message: Any, reason: str,
-                           exc: Exception | None = None) -> None:
+    def _fault(self, b: _SourceBinding, message: Any, reason: str, exc: Exception | None) -> None:
+        """Count, log and route one payload that did not map (after its dead letter went out)."""
         self.metrics.mapping_errors.labels(self.name, b.stream_id).inc()
         where = {k: message.properties.get(k) for k in ("topic", "partition", "offset") if k in message.properties}
         if b.fault_stream is not None:
             attributes = self.runtime.stream_definitions[b.stream_id].attributes
             error = exc if exc is not None else ValueError(reason)
             self.runtime.get_input_handler(b.fault_stream).send([*([None] * len(attributes)), error])
-        if b.dead_letter is not None:
-            await b.dead_letter.publish([(message.payload, {"error": reason, **{k: str(v) for k, v in where.items()}})])
-            await b.dead_letter.flush()
         self._log.warning("payload could not be mapped", stream=b.stream_id, reason=reason, **where)
+
+    async def _dead_letter(self, b: _SourceBinding, failures: list[tuple[Any, str, Exception | None]]) -> None:
+        """Publish the original payloads of ``failures`` to the dead-letter sink, retrying.
+
+        The reason and where the payload came from travel as ``headers`` (Kafka record
+        headers; transports without headers keep only the payload).  The message's own
+        transport properties are not passed on: its ``topic`` would override the sink's.
+        """
+        items = []
+        for m, reason, _exc in failures:
+            headers = {"srota.error": reason, "srota.app": self.name, "srota.stream": b.stream_id}
+            for k in ("topic", "partition", "offset"):
+                if k in m.properties:
+                    headers[f"srota.source.{k}"] = str(m.properties[k])
+            items.append((m.payload, {"headers": headers}))
+        delay = 0.1
+        while True:
+            try:
+                await b.dead_letter.publish(items)
+                await b.dead_letter.flush()
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if not self._accepting:
+                    raise  # shutting down: the chunk stays unconsumed
+                self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
+                if not _transient(exc):  # retrying cannot help (e.g. a payload the sink cannot take)
+                    self._log.error("dead letters could not be published; they are only logged", stream=b.stream_id,
+                                    error=repr(exc), payloads=len(items))
+                    return
+                self._log.warning("dead-letter publish failed, retrying (the source waits)", stream=b.stream_id,
+                                  error=str(exc), retry_in=round(delay, 2))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+                with contextlib.suppress(Exception):
+                    await b.dead_letter.wait_connected(timeout=delay)
 
     async def _commit_loop(self) -> None:
         while True:
-            await self._commit_wakeup.wait()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):  # at least once a second, for the lag gauge
+                    await self._commit_wakeup.wait()
             self._commit_wakeup.clear()
             await self._commit_ready()
+            self._update_lag()
+
+    def _update_lag(self) -> None:
+        """Set ``srota_consumer_lag`` from sources that know it (Kafka: from fetch responses)."""
+        for b in self.sources:
+            lag = getattr(b.source, "lag", None)
+            if lag is None:
+                continue
+            for where, n in lag().items():
+                topic, _, partition = where.rpartition("[")
+                self.metrics.consumer_lag.labels(self.name, topic, partition.rstrip("]")).set(n)
 
     async def _commit_ready(self) -> None:
         """Commit every leading chunk whose outputs all sinks have flushed."""
-        flushed = {id(s): s.flushed_seq for s in self.sinks}
-        ready: dict[int, tuple[_SourceBinding, list[Any]]] = {}
-        while self._pending_commits:
-            b, token, seqs = self._pending_commits[0]
-            if any(flushed[k] < v for k, v in seqs.items()):
-                break
-            self._pending_commits.popleft()
-            ready.setdefault(id(b), (b, []))[1].append(token)
-        for b, tokens in ready.values():
-            try:
-                await b.source.commit(tokens)
-            except Exception as exc:  # the next commit covers these offsets again
-                self._log.warning("commit failed", stream=b.stream_id, error=str(exc))
+        async with self._commit_lock:
+            flushed = {id(s): s.flushed_seq for s in self.sinks}
+            ready: dict[int, tuple[_SourceBinding, list[Any]]] = {}
+            while self._pending_commits:
+                b, token, seqs = self._pending_commits[0]
+                if any(flushed[k] < v for k, v in seqs.items()):
+                    break
+                self._pending_commits.popleft()
+                ready.setdefault(id(b), (b, []))[1].append(token)
+            for b, tokens in ready.values():
+                try:
+                    await b.source.commit(tokens)
+                except Exception as exc:  # the next commit covers these offsets again
+                    self._log.warning("commit failed", stream=b.stream_id, error=str(exc))
+
+    async def _wait_flushed(self, seqs: dict[int, int]) -> None:
+        """Wait until every sink has flushed its outputs up to ``seqs`` (id(sink) -> seq)."""
+        async with self._flushed:
+            await self._flushed.wait_for(
+                lambda: all(s.flushed_seq >= seqs.get(id(s), 0) for s in self.sinks))
+
+    def _enqueued(self) -> dict[int, int]:
+        with self._out_lock:
+            return {id(s): s.enqueued_seq for s in self.sinks}
+
+    async def _on_revoke(self, b: _SourceBinding, partitions: set[tuple[str, int]]) -> None:
+        """Before a rebalance moves ``partitions``: flush and commit what was processed.
+
+        A partition whose commit covers everything consumed leaves the snapshot offsets: the
+        group's committed offset is the right start for whoever owns it next, this process
+        included, and a later snapshot must not seek it back.
+        """
+        await self.drain()
+        done = b.source.fully_committed(partitions)
+        consumed = self.consumed.get(b.name, {})
+        for key in done:
+            consumed.pop(key, None)
+
+    async def checkpoint(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]]]:
+        """The app's state and the offsets of the events it includes, once their outputs are out.
+
+        Taken without an await in between (no chunk can be half-way in), then held back until
+        every output enqueued before it has been flushed: a snapshot saved earlier would, after
+        a crash, resume past events whose outputs were never published.
+        """
+        state = self.runtime.snapshot()
+        offsets = {k: dict(v) for k, v in self.consumed.items()}
+        await self._wait_flushed(self._enqueued())
+        return state, offsets
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self, restore: tuple[bytes | None, dict[str, Any]] | None = None) -> None:
-        """Open sinks, restore state, start the app, then start consuming."""
+        """Open sinks, restore state, start the app, then start consuming.
+
+        ``restore`` is ``(snapshot, {source name: {(topic, partition): next offset}})``:
+        sources that can (Kafka) start at the offsets saved with the snapshot.
+        """
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         for sink in [*(b.sink for b in self.sinks), *self.dead_letters]:
@@ -349,9 +582,14 @@ class AppHost:
             self._log.info("state restored", skipped=skipped)
             for b in self.sources:
                 offsets = restore[1].get(b.name)
+                if offsets:
+                    self.consumed[b.name] = dict(offsets)
                 seek = getattr(b.source, "seek_on_start", None)
                 if offsets and seek is not None:
                     seek(offsets)
+        for b in self.sources:
+            if hasattr(b.source, "on_revoke"):
+                b.source.on_revoke = lambda parts, b=b: self._on_revoke(b, parts)
         self.runtime.start()
         for b in self.sources:
             await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
@@ -362,15 +600,22 @@ class AppHost:
         return self.started and all(getattr(b.source, "ready", True) for b in self.sources) and \
             all(getattr(b.sink, "connected", True) for b in self.sinks)
 
+    async def quiesce(self) -> None:
+        """Stop taking chunks (sources paused) and wait for the ones being processed."""
+        self._accepting = False
+        for b in self.sources:
+            b.source.pause()
+        while self._inflight:
+            await asyncio.sleep(0.01)
+
     async def stop_sources(self) -> None:
         for b in self.sources:
             with contextlib.suppress(Exception):
                 await b.source.stop()
 
     async def drain(self) -> None:
-        """Wait until every sink has published what was queued, then commit."""
-        while any(b.queue for b in self.sinks) or any(b.flushed_seq < b.enqueued_seq for b in self.sinks):
-            await asyncio.sleep(0.02)
+        """Wait until every sink has flushed what is queued now, then commit."""
+        await self._wait_flushed(self._enqueued())
         await self._commit_ready()
 
     async def close(self) -> None:
@@ -402,6 +647,24 @@ class AppHost:
         }
 
 
+_background: set[asyncio.Task[None]] = set()
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether a publish error may go away by retrying (a connection, a broker acknowledgement)."""
+    return isinstance(exc, (ConnectorError, OSError, TimeoutError))
+
+
+def _payload_size(payload: Any, limit: int) -> int:
+    """The size of a payload in bytes (0 for objects from in-process transports)."""
+    if isinstance(payload, (bytes, bytearray, memoryview)):
+        return len(payload)
+    if isinstance(payload, str):
+        # Characters are at most 4 UTF-8 bytes: encode only when the limit might be crossed.
+        return len(payload.encode("utf-8", "surrogatepass")) if len(payload) * 4 > limit else len(payload)
+    return 0
+
+
 async def _connect_with_retry(sink: Any, logger: Any, foreground_attempts: int = 4) -> None:
     """Connect a sink, retrying with back-off.
 
@@ -419,7 +682,9 @@ async def _connect_with_retry(sink: Any, logger: Any, foreground_attempts: int =
             if attempt == 1:
                 logger.warning("sink cannot connect yet, retrying", sink=getattr(sink, "name", "?"), error=str(exc))
             if attempt == foreground_attempts:
-                asyncio.get_running_loop().create_task(_connect_with_retry(sink, logger, 10**9))
+                task = asyncio.get_running_loop().create_task(_connect_with_retry(sink, logger, 10**9))
+                _background.add(task)  # the loop keeps only a weak reference to tasks
+                task.add_done_callback(_background.discard)
                 return
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
@@ -478,13 +743,15 @@ class ServiceHost:
             self._snapshotter = asyncio.create_task(self._snapshot_loop(), name="srota-snapshots")
 
     async def snapshot(self) -> None:
-        """Persist every app's state with the offsets of the events it includes."""
+        """Persist every app's state with the offsets of the events it includes.
+
+        Consumption goes on meanwhile: the state is captured at once, and saved when the
+        outputs it already accounts for are flushed (see :meth:`AppHost.checkpoint`).
+        """
         if self.store is None:
             return
         for app in self.apps.values():
-            await app.drain()
-            state = app.runtime.snapshot()
-            offsets = {k: dict(v) for k, v in app.consumed.items()}
+            state, offsets = await app.checkpoint()
             revision = await self.store.save(app.name, state, offsets)
             log.debug("snapshot saved", app=app.name, revision=revision, bytes=len(state))
 
@@ -501,19 +768,24 @@ class ServiceHost:
         """Stop consuming, drain, flush, commit, snapshot and close, within the shutdown timeout."""
         timeout = self.config.shutdown_timeout_ms / 1000.0
         log.info("shutting down", timeout_s=timeout)
+        if self._snapshotter is not None:
+            self._snapshotter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._snapshotter
         try:
             async with asyncio.timeout(timeout):
                 for app in self.apps.values():
-                    await app.stop_sources()
+                    await app.quiesce()
+                # Commit while the sources are still connected: a Kafka consumer that has
+                # left its group can no longer commit.
                 for app in self.apps.values():
                     await app.drain()
-                if self._snapshotter is not None:
-                    self._snapshotter.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await self._snapshotter
                 await self.snapshot()
         except TimeoutError:
-            log.error("shutdown timed out: some outputs may not have been flushed (they stay uncommitted)")
+            log.error("shutdown timed out: some outputs may not have been flushed (they stay uncommitted, "
+                      "and no final snapshot was taken)")
+        for app in self.apps.values():
+            await app.stop_sources()
         for app in self.apps.values():
             await app.close()
         if self.store is not None:
