@@ -49,7 +49,7 @@ import structlog
 import connectors  # noqa: F401 - registers the built-in connectors
 import mappers
 from connectors.base import ConnectionUnavailableError, ConnectorError
-from engine import SiddhiAppRuntime, SiddhiManager
+from engine import Limits, SiddhiAppRuntime, SiddhiManager
 from engine.registry import Kind, registry
 from grammar.errors import SiddhiAppCreationError
 from grammar.model import Annotation, AnnotationElement, StreamDefinition
@@ -146,7 +146,9 @@ class AppHost:
         self.path = path
         self.config = config
         self.metrics = metrics
-        self.runtime: SiddhiAppRuntime = SiddhiManager().create_siddhi_app_runtime(text)
+        limits = Limits(max_window_events=config.limits.max_window_events,
+                        max_pending_matches=config.limits.max_pending_matches)
+        self.runtime: SiddhiAppRuntime = SiddhiManager(limits=limits).create_siddhi_app_runtime(text)
         self.name = self.runtime.name
         self.sources: list[_SourceBinding] = []
         self.sinks: list[_SinkBinding] = []
@@ -558,6 +560,7 @@ class AppHost:
         every output enqueued before it has been flushed: a snapshot saved earlier would, after
         a crash, resume past events whose outputs were never published.
         """
+        self.runtime.drain()  # events waiting in @Async buffers belong in this snapshot
         state = self.runtime.snapshot()
         offsets = {k: dict(v) for k, v in self.consumed.items()}
         await self._wait_flushed(self._enqueued())

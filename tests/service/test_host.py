@@ -108,3 +108,18 @@ async def test_metrics_show_pattern_pending_and_limit_breaches():
         assert 'srota_pattern_pending{app="Limits"' in text
     finally:
         await host.stop()
+
+
+async def test_config_limits_reach_the_engine():
+    from service.config import LimitsConfig
+
+    app = "@app:name('L') define stream S (v long); from S#window.time(1 hour) select count() as n insert into Out;"
+    config = ServiceConfig(http=HttpConfig(enabled=False), limits=LimitsConfig(max_window_events=3,
+                                                                                max_pending_matches=7))
+    host = ServiceHost(config, app_texts=[app])
+    await host.start()
+    try:
+        ctx = host.runtimes["L"].context
+        assert ctx.limits.max_window_events == 3 and ctx.pattern_max_pending == 7
+    finally:
+        await host.stop()
