@@ -6,8 +6,8 @@ import logging
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from grammar.errors import SiddhiAppCreationError

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .registry import Param
 from grammar.errors import SiddhiAppCreationError
 from grammar.model import Annotation, AttrType, Pos
+
+from .registry import Param
 
 _TRUE = frozenset({"true"})
 _FALSE = frozenset({"false"})
