@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -65,6 +66,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"srota: invalid config: {exc}", file=sys.stderr)
         return 2
+    if args.http_port is not None:
+        config = dataclasses.replace(config, http=dataclasses.replace(config.http, port=args.http_port))
     configure_logging(args.log_format or config.logging.format, args.log_level or config.logging.level)
     apps = [Path(a) for a in args.apps] or config.app_files()
     if not apps:
@@ -82,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--config", "-c", help="YAML config file (default: every default)")
     run.add_argument("--log-format", choices=("console", "json"))
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
+    run.add_argument("--http-port", type=int, help="admin port (overrides the config; 0 picks a free one)")
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="check apps (and configs) and print file:line:col: message")
     val.add_argument("files", nargs="+", help=".siddhi apps or .yaml configs")

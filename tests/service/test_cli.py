@@ -38,3 +38,39 @@ def test_validate_checks_sources_and_sinks(tmp_path: Path, capsys):
     app.write_text("@sink(ref='missing', @map(type='json'))\ndefine stream S (a int);\n")
     assert main(["validate", str(app)]) == 1
     assert "no such connector ref" in capsys.readouterr().out
+
+
+def test_run_with_only_annotations_and_no_config(tmp_path: Path):
+    """``srota run APP`` with sources and sinks declared in the app alone, then SIGTERM."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    readings = tmp_path / "in.jsonl"
+    readings.write_text("".join(json.dumps({"event": {"id": f"d{i}", "temp": 30 + i}}) + "\n" for i in range(20)))
+    alerts = tmp_path / "alerts.jsonl"
+    app = tmp_path / "app.siddhi"
+    app.write_text(f"""
+@source(type='file', file.uri='{readings}', @map(type='json'))
+define stream Readings (id string, temp double);
+@sink(type='file', file.uri='{alerts}', @map(type='json'))
+define stream Alerts (id string, temp double);
+from Readings[temp > 40] select id, temp insert into Alerts;
+""")
+    srota = Path(sys.executable).with_name("srota")
+    proc = subprocess.Popen([str(srota), "run", str(app), "--http-port", "0"], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if alerts.exists() and len(alerts.read_text().splitlines()) == 9:
+                break
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = [json.loads(x)["event"] for x in alerts.read_text().splitlines()]
+    assert [e["id"] for e in lines] == [f"d{i}" for i in range(11, 20)]
