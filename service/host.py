@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -721,7 +722,11 @@ class ServiceHost:
 
     async def start(self) -> None:
         for path, text in self._texts:
-            app = AppHost(path, text, self.config, self.metrics)
+            try:
+                app = AppHost(path, text, self.config, self.metrics)
+            except SiddhiAppCreationError as exc:
+                exc.path = path  # type: ignore[attr-defined]  # for the file:line:col report
+                raise
             if app.name in self.apps:
                 raise SiddhiAppCreationError(f"two apps are named '{app.name}' (use @app:name)")
             self.apps[app.name] = app
@@ -818,6 +823,12 @@ def run_service(config: ServiceConfig, app_paths: Sequence[Path]) -> int:
     try:
         asyncio.run(serve(config, app_paths))
     except SiddhiAppCreationError as exc:
-        log.error("app is invalid", error=str(exc))
+        where = getattr(exc, "path", None) or "app"
+        if exc.line is not None:
+            where = f"{where}:{exc.line}:{exc.column}"
+        print(f"srota: {where}: {exc.message}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an app file that cannot be read, a port in use
+        print(f"srota: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -74,3 +74,11 @@ from Readings[temp > 40] select id, temp insert into Alerts;
             proc.kill()
     lines = [json.loads(x)["event"] for x in alerts.read_text().splitlines()]
     assert [e["id"] for e in lines] == [f"d{i}" for i in range(11, 20)]
+
+
+def test_run_reports_an_invalid_app_with_file_line_column(tmp_path: Path, capsys):
+    bad = tmp_path / "bad.siddhi"
+    bad.write_text("define stream S (a int);\nfrom S select b insert into O;\n")
+    assert main(["run", str(bad), "--http-port", "0"]) == 2
+    assert f"{bad}:2:15: stream 'S' has no attribute 'b'" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "missing.siddhi")]) == 2
