@@ -6,6 +6,7 @@ a zero-argument callable that creates one processor per query instance.
 """
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -286,3 +287,43 @@ def int_value(spec: WindowSpec, arg: WindowArg | None, what: str, minimum: int |
     if minimum is not None and v < minimum:
         raise spec.error(f"{what} should be at least {minimum}, but found {v}", arg.node)
     return v
+
+
+class BufferWindow(WindowProcessor):
+    """A window whose whole state is ``buffer``, a deque of the events it holds, oldest first.
+
+    Time-driven subclasses set ``millis`` and implement :meth:`_due` (what leaves the buffer by
+    ``now``); the timer and the re-arming after a restore are then shared.
+    """
+
+    millis: int | None = None
+
+    def __init__(self, spec: WindowSpec) -> None:
+        super().__init__(spec)
+        self.buffer: deque[Event] = deque()
+
+    def contents(self) -> Iterable[Event]:
+        return self.buffer
+
+    def snapshot_state(self) -> Any:
+        return {"buffer": list(self.buffer)}
+
+    def restore_state(self, state: Any) -> None:
+        self.buffer = deque(state["buffer"])
+        self._timer_at = None
+        self._rearm()
+
+    def _rearm(self) -> None:
+        """Wake when the oldest event is due (time-driven windows only)."""
+        if self.millis is not None and self.buffer:
+            self.wake_at(self.buffer[0].timestamp + self.millis)
+
+    def _due(self, now: int, out: list[Event]) -> None:
+        """Move what is due by ``now`` from the buffer to ``out``."""
+
+    def on_timer(self, at: int) -> None:
+        out: list[Event] = []
+        self._due(self.clock.now(), out)
+        self._rearm()
+        if out:
+            self.next(out)

@@ -6,7 +6,6 @@ on the app clock when no events come).
 """
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -14,26 +13,25 @@ from grammar.model import AttrType
 
 from ..event import CURRENT, EXPIRED, RESET, Event
 from ..registry import Kind, Param, extension
-from .base import WindowProcessor, WindowSpec, int_value, require_attribute
+from .base import BufferWindow, WindowProcessor, WindowSpec, int_value, require_attribute
 from .time import java_rem
 
 _INT_LONG = (AttrType.INT, AttrType.LONG)
 
 
-class ExternalTimeWindow(WindowProcessor):
+class ExternalTimeWindow(BufferWindow):
     """Sliding window over the ``ts`` attribute: an event expires when one with ``ts >= old + t`` arrives."""
 
     def __init__(self, spec: WindowSpec, ts_index: int, millis: int) -> None:
         super().__init__(spec)
         self.ts_index = ts_index
-        self.millis = millis
-        self.buffer: deque[Event] = deque()
+        self.span = millis  # event-time span: expiry follows the timestamps, not the clock
 
     def process(self, chunk: list[Event]) -> None:
         out: list[Event] = []
         buf = self.buffer
         i = self.ts_index
-        millis = self.millis
+        millis = self.span
         for e in chunk:
             now = e.data[i]
             limit = now - millis
@@ -46,15 +44,6 @@ class ExternalTimeWindow(WindowProcessor):
             self.shed(buf, out, chunk[-1].data[i])
         if out:
             self.next(out)
-
-    def contents(self) -> Iterable[Event]:
-        return self.buffer
-
-    def snapshot_state(self) -> Any:
-        return {"buffer": list(self.buffer)}
-
-    def restore_state(self, state: Any) -> None:
-        self.buffer = deque(state["buffer"])
 
 
 def _timestamp_index(spec: WindowSpec) -> int:

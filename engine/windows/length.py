@@ -1,7 +1,6 @@
 """``length(n)`` (sliding) and ``lengthBatch(n[, stream.current.event])`` (tumbling) windows."""
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -9,16 +8,15 @@ from grammar.model import AttrType
 
 from ..event import CURRENT, EXPIRED, RESET, Event
 from ..registry import Kind, Param, extension
-from .base import WindowProcessor, WindowSpec, int_value
+from .base import BufferWindow, WindowProcessor, WindowSpec, int_value
 
 
-class LengthWindow(WindowProcessor):
+class LengthWindow(BufferWindow):
     """Keeps the last ``n`` events; each new event beyond ``n`` pushes the oldest out first."""
 
     def __init__(self, spec: WindowSpec, length: int) -> None:
         super().__init__(spec)
         self.length = length
-        self.buffer: deque[Event] = deque()
 
     def process(self, chunk: list[Event]) -> None:
         buf = self.buffer
@@ -46,15 +44,6 @@ class LengthWindow(WindowProcessor):
                 append(Event(e.timestamp, e.data, RESET))
         if out:
             self.next(out)
-
-    def contents(self) -> Iterable[Event]:
-        return self.buffer
-
-    def snapshot_state(self) -> Any:
-        return {"buffer": list(self.buffer)}
-
-    def restore_state(self, state: Any) -> None:
-        self.buffer = deque(state["buffer"])
 
 
 @extension(Kind.WINDOW, "length",

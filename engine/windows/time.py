@@ -16,7 +16,7 @@ from grammar.model import AttrType
 
 from ..event import CURRENT, EXPIRED, RESET, Event
 from ..registry import Kind, Param, extension
-from .base import WindowProcessor, WindowSpec, int_value
+from .base import BufferWindow, WindowProcessor, WindowSpec, int_value
 
 _INT_LONG = (AttrType.INT, AttrType.LONG)
 
@@ -27,15 +27,14 @@ def java_rem(a: int, b: int) -> int:
     return -r if a < 0 else r
 
 
-class TimeWindow(WindowProcessor):
+class TimeWindow(BufferWindow):
     """Sliding time window: keeps the events of the last ``millis`` ms (by their timestamps)."""
 
     def __init__(self, spec: WindowSpec, millis: int) -> None:
         super().__init__(spec)
         self.millis = millis
-        self.buffer: deque[Event] = deque()
 
-    def _expire(self, now: int, out: list[Event]) -> None:
+    def _due(self, now: int, out: list[Event]) -> None:
         buf = self.buffer
         limit = now - self.millis
         while buf and buf[0].timestamp <= limit:
@@ -48,7 +47,7 @@ class TimeWindow(WindowProcessor):
         millis = self.millis
         for e in chunk:
             if buf:
-                self._expire(now_fn(), out)
+                self._due(now_fn(), out)
             if e.type == CURRENT:
                 buf.append(e)
                 out.append(e)
@@ -58,27 +57,6 @@ class TimeWindow(WindowProcessor):
             self.wake_at(buf[0].timestamp + millis)
         if out:
             self.next(out)
-
-    def on_timer(self, at: int) -> None:
-        out: list[Event] = []
-        self._expire(self.clock.now(), out)
-        if self.buffer:
-            self.wake_at(self.buffer[0].timestamp + self.millis)
-        if out:
-            self.next(out)
-
-    def contents(self) -> Iterable[Event]:
-        return self.buffer
-
-    def snapshot_state(self) -> Any:
-        return {"buffer": list(self.buffer)}
-
-    def restore_state(self, state: Any) -> None:
-        self.buffer = deque(state["buffer"])
-        self._timer_at = None
-        if self.buffer:
-            self.wake_at(self.buffer[0].timestamp + self.millis)
-
 
 def _time_param(name: str = "window.time") -> Param:
     return Param(name, _INT_LONG, doc="Window duration (a time value or milliseconds).")
@@ -260,15 +238,14 @@ def _time_length(spec: WindowSpec) -> Callable[[], WindowProcessor]:
     return lambda: TimeLengthWindow(spec, millis, length)
 
 
-class DelayWindow(WindowProcessor):
+class DelayWindow(BufferWindow):
     """Holds each event for ``millis`` and then emits it as a current event."""
 
     def __init__(self, spec: WindowSpec, millis: int) -> None:
         super().__init__(spec)
         self.millis = millis
-        self.buffer: deque[Event] = deque()
 
-    def _release(self, now: int, out: list[Event]) -> None:
+    def _due(self, now: int, out: list[Event]) -> None:
         buf = self.buffer
         limit = now - self.millis
         while buf and buf[0].timestamp <= limit:
@@ -279,7 +256,7 @@ class DelayWindow(WindowProcessor):
         buf = self.buffer
         for e in chunk:
             if buf:
-                self._release(self.clock.now(), out)
+                self._due(self.clock.now(), out)
             if e.type == CURRENT:
                 buf.append(e)
         if self.max_events and len(buf) > self.max_events:
@@ -288,26 +265,6 @@ class DelayWindow(WindowProcessor):
             self.wake_at(buf[0].timestamp + self.millis)
         if out:
             self.next(out)
-
-    def on_timer(self, at: int) -> None:
-        out: list[Event] = []
-        self._release(self.clock.now(), out)
-        if self.buffer:
-            self.wake_at(self.buffer[0].timestamp + self.millis)
-        if out:
-            self.next(out)
-
-    def contents(self) -> Iterable[Event]:
-        return self.buffer
-
-    def snapshot_state(self) -> Any:
-        return {"buffer": list(self.buffer)}
-
-    def restore_state(self, state: Any) -> None:
-        self.buffer = deque(state["buffer"])
-        self._timer_at = None
-        if self.buffer:
-            self.wake_at(self.buffer[0].timestamp + self.millis)
 
 
 @extension(Kind.WINDOW, "delay", params=(Param("window.delay", _INT_LONG, doc="How long to hold each event."),),
