@@ -321,6 +321,13 @@ class BufferWindow(WindowProcessor):
     def _due(self, now: int, out: list[Event]) -> None:
         """Move what is due by ``now`` from the buffer to ``out``."""
 
+    def _pop_older(self, now: int, out: list[Event], etype: int) -> None:
+        """Move the events older than ``millis`` at ``now`` to ``out``, as ``etype`` events."""
+        buf = self.buffer
+        limit = now - self.millis  # type: ignore[operator]
+        while buf and buf[0].timestamp <= limit:
+            out.append(Event(now, buf.popleft().data, etype))
+
     def on_timer(self, at: int) -> None:
         out: list[Event] = []
         self._due(self.clock.now(), out)

@@ -35,10 +35,7 @@ class TimeWindow(BufferWindow):
         self.millis = millis
 
     def _due(self, now: int, out: list[Event]) -> None:
-        buf = self.buffer
-        limit = now - self.millis
-        while buf and buf[0].timestamp <= limit:
-            out.append(Event(now, buf.popleft().data, EXPIRED))
+        self._pop_older(now, out, EXPIRED)
 
     def process(self, chunk: list[Event]) -> None:
         out: list[Event] = []
@@ -246,10 +243,7 @@ class DelayWindow(BufferWindow):
         self.millis = millis
 
     def _due(self, now: int, out: list[Event]) -> None:
-        buf = self.buffer
-        limit = now - self.millis
-        while buf and buf[0].timestamp <= limit:
-            out.append(Event(now, buf.popleft().data, CURRENT))
+        self._pop_older(now, out, CURRENT)  # a delayed event leaves as a current one
 
     def process(self, chunk: list[Event]) -> None:
         out: list[Event] = []
