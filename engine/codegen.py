@@ -66,8 +66,3 @@ class CodeGen:
         exec(code, scope)  # noqa: S102 - our own generated code
         fn = scope.pop(name)
         return fn
-
-
-def lambda_source(params: str, expr: str) -> str:
-    """Source of a one-expression function body (helper for callers building bodies)."""
-    return f"return {expr}"

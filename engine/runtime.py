@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import pickle
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -66,7 +65,6 @@ class SiddhiAppRuntime:
         self.queries: dict[str, QueryRuntime] = {}
         self.partitions: list[Any] = []
         self._started = False
-        self._stream_callbacks: list[tuple[str, StreamCallback]] = []
         _plan_app(self, self._ctx)
 
     # ------------------------------------------------------------------ definitions
@@ -95,7 +93,6 @@ class SiddhiAppRuntime:
             window.subscribe(callback)
             return
         junction.subscribe(callback)
-        self._stream_callbacks.append((stream_id, callback))
 
     def remove_callback(self, stream_id: str, callback: StreamCallback) -> None:
         junction = self._ctx.junctions.get(stream_id)
@@ -381,8 +378,3 @@ def _async_settings(a: Annotation) -> tuple[int, int, int]:
         values.append(n)
     size, workers, batch = values
     return size, workers, batch or size
-
-
-def snapshot_bytes(obj: Any) -> bytes:
-    """Pickle with the highest protocol (helper for element snapshots)."""
-    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
