@@ -1,0 +1,22 @@
+"""The README's embedding example runs as written (keeps the README true)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import engine
+
+
+def test_readme_embedding_example_runs(capsys):
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```python\n(.*?)```", readme, re.S)
+    assert example is not None
+    exec(compile(example.group(1), "README.md", "exec"), {})  # noqa: S102 - our own README
+    printed = capsys.readouterr().out
+    assert "IBM" in printed and "WSO2" in printed
+
+
+def test_engine_docstring_example():
+    import doctest
+
+    assert doctest.testmod(engine).failed == 0
