@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from grammar.model import AttrType, StreamDefinition
 
+from .codegen import CodeGen
 from .event import CURRENT, Event
 from .types import f32
 
@@ -246,8 +247,6 @@ def _float_converter(definition: Any) -> Callable[[Sequence[Any]], tuple[Any, ..
     floats = [i for i, a in enumerate(attributes) if a.type is AttrType.FLOAT]
     if not floats:
         return None
-    width = len(attributes)
-    parts = ", ".join(f"_r(d[{i}])" if i in floats else f"d[{i}]" for i in range(width))
-    ns: dict[str, Any] = {"_r": _f32_or_none}
-    exec(f"def convert(d):\n    return ({parts},)\n", ns)  # noqa: S102 - generated from the schema
-    return ns["convert"]
+    gen = CodeGen({"_r": _f32_or_none})
+    parts = "".join((f"_r(d[{i}]), " if i in floats else f"d[{i}], ") for i in range(len(attributes)))
+    return gen.function("_round_floats", "d", [f"return ({parts})"])

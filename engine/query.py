@@ -321,32 +321,15 @@ def _filter_stage(handler: Filter, scope: StreamScope, ctx: Any, gen: CodeGen,
     compiler = ExpressionCompiler(ctx, scope, gen)
     cond = compiler.compile_condition(handler.expression, "filter")
     binds = comprehension_bindings(scope.prologue)
-    # Timer and reset events pass through filters untouched (windows downstream need them).
-    select = gen.function("_filter_chunk", "chunk",
-                          [f"return [e for e in chunk if e.type > 1 or [1 {binds} if {cond}]]"
-                           if binds else f"return [e for e in chunk if e.type > 1 or {cond}]"])
-    fast = gen.function("_filter_chunk_fast", "chunk",
-                        [f"return [e for e in chunk {binds} if {cond}]"])
-
-    run = _mixed(select, fast) if mixed else fast
+    # After a window, timer and reset events pass through untouched (the selector needs them);
+    # every event carries data, so the bindings are safe and the type test short-circuits.
+    test = f"e.type > 1 or {cond}" if mixed else cond
+    run = gen.function("_filter_chunk", "chunk", [f"return [e for e in chunk {binds} if {test}]"])
 
     def make() -> FilterProcessor:
         return FilterProcessor(run)
 
     return make, cond
-
-
-def _mixed(select: Callable[[list[Event]], list[Event]],
-           fast: Callable[[list[Event]], list[Event]]) -> Callable[[list[Event]], list[Event]]:
-    """Use the fast comprehension when the chunk holds only current/expired events."""
-
-    def run(chunk: list[Event]) -> list[Event]:
-        for e in chunk:
-            if e.type > 1:
-                return select(chunk)
-        return fast(chunk)
-
-    return run
 
 
 def _window_stage(build_window: Any, handler: WindowHandler, scope: StreamScope, ctx: Any, gen: CodeGen,
