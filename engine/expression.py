@@ -173,8 +173,8 @@ class ExpressionCompiler:
         a, b = self._operand(left), self._operand(right)
         if rtype is AttrType.FLOAT:
             # A float attribute holds a 32-bit value even when the sender gave a wider one.
-            a = a if left.constant else _Operand(f"_f32({a.use})", a.check, a.check_first)
-            b = b if right.constant else _Operand(f"_f32({b.use})", b.check, b.check_first)
+            a = a if left.constant else _Operand(f"_f32({a.use})", a.check)
+            b = b if right.constant else _Operand(f"_f32({b.use})", b.check)
         op = e.op
         if rtype in (AttrType.INT, AttrType.LONG):
             if op is MathOperator.DIVIDE:
@@ -214,7 +214,7 @@ class ExpressionCompiler:
         a, b = self._operand(left), self._operand(right)
         core = f"{a.use} {e.op.value} {b.use}"
         # Only the trailing test flips: an operand's own code may contain ' is None' too.
-        checks = [_not_null(c) for c in (a.check_first, b.check_first) if c]
+        checks = [_not_null(c) for c in (a.check, b.check) if c]
         if not checks:
             return Compiled(f"({core})", AttrType.BOOL, nullable=False)
         return Compiled(f"({' and '.join(checks)} and {core})", AttrType.BOOL, nullable=False)
@@ -304,22 +304,26 @@ class ExpressionCompiler:
     def _operand(self, c: Compiled) -> _Operand:
         if c.constant:
             if c.value is None:
-                return _Operand("None", "True", "True")
-            return _Operand(c.code, "", "")
+                return _Operand("None", "True")
+            return _Operand(c.code, "")
         if not c.nullable:
-            return _Operand(c.code, "", "")
+            return _Operand(c.code, "")
         if _simple(c.code):
-            return _Operand(c.code, f"{c.code} is None", f"{c.code} is None")
+            return _Operand(c.code, f"{c.code} is None")
         t = self.gen.temp()
         # The first mention assigns the temporary; the operation uses it.
-        return _Operand(t, f"({t} := {c.code}) is None", f"({t} := {c.code}) is None")
+        return _Operand(t, f"({t} := {c.code}) is None")
 
 
 @dataclass(frozen=True)
 class _Operand:
+    """An operand's code (``use``) and the test that it is null (``check``; '' when it cannot be).
+
+    When ``use`` is a temporary, ``check`` assigns it, so the check must run first.
+    """
+
     use: str
     check: str
-    check_first: str
 
 
 def _not_null(check: str) -> str:
