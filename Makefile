@@ -6,10 +6,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test bench lint clean deps
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tests/extension_example/pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,spark]'
+	$(BIN)/pip install -q -e '.[dev,spark]' -e tests/extension_example
 	touch $(STAMP)
 
 deps: $(STAMP)

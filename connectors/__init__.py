@@ -11,17 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.registry import Kind, registry
-from grammar.model import Pos
-
-from . import _file, _inmemory, _kafka, _log, _mqtt  # noqa: F401  (import registers the built-ins)
-from ._file import FileAck, FileSink, FileSource
-from ._inmemory import InMemoryBroker, InMemorySink, InMemorySource, broker
-from ._kafka import KafkaAck, KafkaSink, KafkaSource
-from ._log import LogSink
-from ._mqtt import MqttSink, MqttSource
-from ._options import creation_error
-from .base import (
+from srota.connectors import _file, _inmemory, _kafka, _log, _mqtt  # noqa: F401  (import registers the built-ins)
+from srota.connectors._file import FileAck, FileSink, FileSource
+from srota.connectors._inmemory import InMemoryBroker, InMemorySink, InMemorySource, broker
+from srota.connectors._kafka import KafkaAck, KafkaSink, KafkaSource
+from srota.connectors._log import LogSink
+from srota.connectors._mqtt import MqttSink, MqttSource
+from srota.connectors._options import creation_error
+from srota.connectors.base import (
     HOST_OPTIONS,
     AckToken,
     Backoff,
@@ -33,6 +30,8 @@ from .base import (
     Sink,
     Source,
 )
+from srota.engine.registry import Kind, registry
+from srota.grammar.model import Pos
 
 
 def _create(kind: Kind, type_name: str, options: Mapping[str, Any] | None, name: str, pos: Pos | None) -> Any:

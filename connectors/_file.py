@@ -23,12 +23,10 @@ from typing import IO, Any
 from urllib.parse import unquote, urlparse
 
 import orjson
-
-from engine.registry import Kind, Param, extension
-from grammar.model import AttrType
-
-from ._options import creation_error
-from .base import AckToken, ConnectorError, Message, Sink, Source
+from srota.connectors._options import creation_error
+from srota.connectors.base import AckToken, ConnectorError, Message, Sink, Source
+from srota.engine.registry import Kind, Param, extension
+from srota.grammar.model import AttrType
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)

@@ -12,10 +12,9 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.registry import Kind, Param, extension
-from grammar.model import AttrType
-
-from .base import Message, OnMessages, Sink, Source, log
+from srota.connectors.base import Message, OnMessages, Sink, Source, log
+from srota.engine.registry import Kind, Param, extension
+from srota.grammar.model import AttrType
 
 _S = (AttrType.STRING,)
 _I = (AttrType.INT,)

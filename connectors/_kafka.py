@@ -53,12 +53,8 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
 from aiokafka.helpers import create_ssl_context
-
-from engine.registry import Kind, Param, extension
-from grammar.model import AttrType
-
-from ._options import creation_error
-from .base import (
+from srota.connectors._options import creation_error
+from srota.connectors.base import (
     AckToken,
     Backoff,
     ConnectionUnavailableError,
@@ -67,6 +63,8 @@ from .base import (
     Sink,
     Source,
 )
+from srota.engine.registry import Kind, Param, extension
+from srota.grammar.model import AttrType
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)

@@ -5,12 +5,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
-
-from engine.registry import Kind, Param, extension
-from grammar.model import AttrType
-
-from ._options import creation_error
-from .base import Sink
+from srota.connectors._options import creation_error
+from srota.connectors.base import Sink
+from srota.engine.registry import Kind, Param, extension
+from srota.grammar.model import AttrType
 
 _S = (AttrType.STRING,)
 

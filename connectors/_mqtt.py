@@ -31,12 +31,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 import aiomqtt
-
-from engine.registry import Kind, Param, extension
-from grammar.model import AttrType
-
-from ._options import creation_error
-from .base import Backoff, ConnectionUnavailableError, Message, Sink, Source
+from srota.connectors._options import creation_error
+from srota.connectors.base import Backoff, ConnectionUnavailableError, Message, Sink, Source
+from srota.engine.registry import Kind, Param, extension
+from srota.grammar.model import AttrType
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)

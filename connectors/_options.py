@@ -1,4 +1,4 @@
 """Option checking for connectors: the engine's one implementation (see :mod:`engine.options`)."""
-from engine.options import annotation_options, creation_error, resolve_options
+from srota.engine.options import annotation_options, creation_error, resolve_options
 
 __all__ = ["annotation_options", "creation_error", "resolve_options"]

@@ -35,11 +35,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import structlog
-
-from engine.registry import Param
-from grammar.model import Pos
-
-from ._options import resolve_options
+from srota.connectors._options import resolve_options
+from srota.engine.registry import Param
+from srota.grammar.model import Pos
 
 log = structlog.get_logger("srota.connectors")
 

@@ -1,6 +1,6 @@
 """Srota's engine: runs SiddhiQL apps (the embedding API, like Siddhi's SiddhiManager).
 
->>> from engine import SiddhiManager
+>>> from srota.engine import SiddhiManager
 >>> runtime = SiddhiManager().create_siddhi_app_runtime(
 ...     "define stream S (symbol string, price double); "
 ...     "@info(name='q') from S[price > 10] select symbol insert into Out;")
@@ -12,14 +12,13 @@
 [('IBM',)]
 >>> runtime.shutdown()
 """
-from grammar.errors import SiddhiAppCreationError, SiddhiParserError
-
-from .clock import Clock, PlaybackClock, WallClock
-from .context import Limits
-from .event import Event
-from .junction import InputHandler
-from .registry import Extension, Kind, Param, extension, registry
-from .runtime import DefinitionNotExistError, QueryNotExistError, SiddhiAppRuntime, SiddhiManager
+from srota.engine.clock import Clock, PlaybackClock, WallClock
+from srota.engine.context import Limits
+from srota.engine.event import Event
+from srota.engine.junction import InputHandler
+from srota.engine.registry import Extension, Kind, Param, extension, registry
+from srota.engine.runtime import DefinitionNotExistError, QueryNotExistError, SiddhiAppRuntime, SiddhiManager
+from srota.grammar.errors import SiddhiAppCreationError, SiddhiParserError
 
 __all__ = [
     "Clock",

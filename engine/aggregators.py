@@ -11,11 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import AttrType
-
-from .expression import ArgInfo
-from .registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
+from srota.engine.expression import ArgInfo
+from srota.engine.registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import AttrType
 
 
 class AggregatorState:

@@ -10,12 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import AttrType, SiddhiApp, StreamDefinition
-
-from .clock import Clock, PlaybackClock, Scheduler, WallClock
-from .expression import ArgInfo
-from .registry import Kind, registry
+from srota.engine.clock import Clock, PlaybackClock, Scheduler, WallClock
+from srota.engine.expression import ArgInfo
+from srota.engine.registry import Kind, registry
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import AttrType, SiddhiApp, StreamDefinition
 
 _log = logging.getLogger("srota.engine")
 
@@ -109,7 +108,7 @@ class AppContext:
 
     def define_stream(self, definition: StreamDefinition, key: str | None = None) -> Any:
         """Add a stream (and its junction); returns the junction."""
-        from .junction import StreamJunction
+        from srota.engine.junction import StreamJunction
 
         key = key or definition.id
         self.streams[key] = definition

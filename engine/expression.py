@@ -15,8 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import (
+from srota.engine.codegen import CodeGen
+from srota.engine.types import NUMERIC_RANK, f32, java_fdiv, java_fmod, java_idiv, java_imod, math_type
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import (
     And,
     AttrType,
     Compare,
@@ -35,9 +37,6 @@ from grammar.model import (
     TimeConstant,
     Variable,
 )
-
-from .codegen import CodeGen
-from .types import NUMERIC_RANK, f32, java_fdiv, java_fmod, java_idiv, java_imod, math_type
 
 # Helpers every generated namespace has.
 BASE_NAMESPACE: dict[str, Any] = {

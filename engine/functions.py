@@ -11,12 +11,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import AttrType
-
-from .expression import ArgInfo
-from .registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
-from .types import coerce, python_type_ok
+from srota.engine.expression import ArgInfo
+from srota.engine.registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
+from srota.engine.types import coerce, python_type_ok
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import AttrType
 
 _TYPE_NAMES = {t.value: t for t in AttrType}
 _TYPE_NAMES["boolean"] = AttrType.BOOL

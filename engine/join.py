@@ -24,7 +24,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
-from grammar.model import (
+from srota.engine.codegen import CodeGen
+from srota.engine.event import EXPIRED, RESET, TIMER, Event, StateEvent
+from srota.engine.expression import error_at
+from srota.engine.query import InputPlan, Sources, plan_single_input
+from srota.engine.scope import Column
+from srota.engine.table import compile_matcher
+from srota.grammar.model import (
     Attribute,
     AttrType,
     Expression,
@@ -39,13 +45,6 @@ from grammar.model import (
     SingleInputStream,
     Variable,
 )
-
-from .codegen import CodeGen
-from .event import EXPIRED, RESET, TIMER, Event, StateEvent
-from .expression import error_at
-from .query import InputPlan, Sources, plan_single_input
-from .scope import Column
-from .table import compile_matcher
 
 Emit = Callable[[list[Any]], None]
 

@@ -13,14 +13,13 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from grammar.model import AttrType, StreamDefinition
-
-from .codegen import CodeGen
-from .event import CURRENT, Event
-from .types import f32
+from srota.engine.codegen import CodeGen
+from srota.engine.event import CURRENT, Event
+from srota.engine.types import f32
+from srota.grammar.model import AttrType, StreamDefinition
 
 if TYPE_CHECKING:
-    from .context import AppContext
+    from srota.engine.context import AppContext
 
 _log = logging.getLogger("srota.engine")
 

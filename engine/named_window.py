@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from grammar.model import OutputEventType, StreamDefinition, WindowDefinition
-
-from .codegen import CodeGen
-from .event import CURRENT, EXPIRED, RESET, Event
-from .expression import BASE_NAMESPACE, error_at
-from .junction import InputHandler, StreamJunction
-from .scope import StreamScope
+from srota.engine.codegen import CodeGen
+from srota.engine.event import CURRENT, EXPIRED, RESET, Event
+from srota.engine.expression import BASE_NAMESPACE, error_at
+from srota.engine.junction import InputHandler, StreamJunction
+from srota.engine.scope import StreamScope
+from srota.grammar.model import OutputEventType, StreamDefinition, WindowDefinition
 
 Receiver = Callable[[list[Event]], None]
 
@@ -26,7 +25,7 @@ class NamedWindow:
     """A window defined at app level; ``insert`` feeds it, ``subscribe`` reads its output."""
 
     def __init__(self, wd: WindowDefinition, ctx: Any) -> None:
-        from .windows import build_window
+        from srota.engine.windows import build_window
 
         self.definition = wd
         self.id = wd.id
@@ -103,7 +102,7 @@ def define_window(wd: WindowDefinition, ctx: Any) -> NamedWindow:
     window = NamedWindow(wd, ctx)
     ctx.register_element(f"window:{wd.id}", window)
     if ctx.in_hook is None:
-        from .table import in_hook
+        from srota.engine.table import in_hook
         ctx.in_hook = in_hook  # `cond in W` reads the window's contents
     ctx.stop_hooks.append(window.stop)
     return window

@@ -20,7 +20,13 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from grammar.model import (
+from srota.engine.codegen import CodeGen
+from srota.engine.event import Event
+from srota.engine.expression import BASE_NAMESPACE, error_at
+from srota.engine.scope import StreamScope
+from srota.engine.selector import plan_selector
+from srota.engine.table import TableScope, compile_matcher
+from srota.grammar.model import (
     Attribute,
     DeleteStream,
     InsertIntoStream,
@@ -31,13 +37,6 @@ from grammar.model import (
     UpdateStream,
 )
 
-from .codegen import CodeGen
-from .event import Event
-from .expression import BASE_NAMESPACE, error_at
-from .scope import StreamScope
-from .selector import plan_selector
-from .table import TableScope, compile_matcher
-
 _plans: weakref.WeakKeyDictionary[Any, dict[str, Callable[[], list[Event]]]] = weakref.WeakKeyDictionary()
 
 
@@ -46,7 +45,7 @@ def run_on_demand_query(ctx: Any, text: str) -> list[Event]:
     cache = _plans.setdefault(ctx, {})
     run = cache.get(text)
     if run is None:
-        from grammar.parser import parse_on_demand_query
+        from srota.grammar.parser import parse_on_demand_query
 
         query = parse_on_demand_query(text)
         store = query.input_store
@@ -137,7 +136,7 @@ def _target(ctx: Any, out: Any, attributes: list[Attribute],
             gen: CodeGen) -> Callable[[list[Event]], None] | None:
     if out is None or isinstance(out, ReturnStream):
         return None
-    from .table import plan_table_insert, plan_table_output
+    from srota.engine.table import plan_table_insert, plan_table_output
 
     if isinstance(out, InsertIntoStream):
         if out.target not in ctx.tables:

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import Annotation, AttrType, Pos
-
-from .registry import Param
+from srota.engine.registry import Param
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import Annotation, AttrType, Pos
 
 _TRUE = frozenset({"true"})
 _FALSE = frozenset({"false"})

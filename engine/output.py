@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from .event import CURRENT, EXPIRED, Event
+from srota.engine.event import CURRENT, EXPIRED, Event
 
 _log = logging.getLogger("srota.engine")
 

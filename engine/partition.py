@@ -37,7 +37,17 @@ from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any, NamedTuple
 
-from grammar.model import (
+from srota.engine.codegen import CodeGen
+from srota.engine.event import Event
+from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from srota.engine.junction import StreamJunction
+from srota.engine.output import QueryOutput
+from srota.engine.query import QueryRuntime, Sources, build_query, check_schema, query_output_event_type
+from srota.engine.scope import StreamScope
+from srota.engine.selector import DeferredParts
+from srota.engine.timeutil import parse_duration
+from srota.engine.windows.length import LengthWindow
+from srota.grammar.model import (
     Attribute,
     OutputEventType,
     Partition,
@@ -49,17 +59,6 @@ from grammar.model import (
     WindowHandler,
     find_annotation,
 )
-
-from .codegen import CodeGen
-from .event import Event
-from .expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from .junction import StreamJunction
-from .output import QueryOutput
-from .query import QueryRuntime, Sources, build_query, check_schema, query_output_event_type
-from .scope import StreamScope
-from .selector import DeferredParts
-from .timeutil import parse_duration
-from .windows.length import LengthWindow
 
 _log = logging.getLogger("srota.engine")
 
@@ -236,7 +235,7 @@ class PartitionRuntime:
         self._routers = {stream_id: self._make_router(stream_id) for stream_id in self.routed_streams}
         for stream_id, router in self._routers.items():
             ctx.junctions[stream_id].subscribe(router)
-        from .snapshot import fingerprint
+        from srota.engine.snapshot import fingerprint
         ctx.register_element(self.name, self, fingerprint(partition))
         ctx.start_hooks.append(self._start)
         ctx.stop_hooks.append(self.stop)

@@ -44,7 +44,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from grammar.model import (
+from srota.engine.codegen import CodeGen
+from srota.engine.event import CURRENT, EXPIRED, Event, StateEvent
+from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from srota.engine.scope import Column
+from srota.grammar.model import (
     AbsentStreamStateElement,
     And,
     AttrType,
@@ -67,11 +71,6 @@ from grammar.model import (
     Variable,
     find_annotation,
 )
-
-from .codegen import CodeGen
-from .event import CURRENT, EXPIRED, Event, StateEvent
-from .expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from .scope import Column
 
 Emit = Callable[[list[Any]], None]
 
@@ -1875,7 +1874,7 @@ def _int_setting(value: str, node: Any) -> int:
 def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen,
                      element_prefix: str) -> Any:
     """Plan a pattern or sequence input; ``connect(emit)`` builds one state machine instance."""
-    from .query import InputPlan
+    from srota.engine.query import InputPlan
 
     found: list[Any] = []
     _collect_states(inp.element, found)

@@ -14,7 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from grammar.model import (
+from srota.engine.codegen import CodeGen
+from srota.engine.event import Event
+from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from srota.engine.junction import StreamJunction
+from srota.engine.output import QueryOutput, insert_into_stream
+from srota.engine.registry import Kind, registry
+from srota.engine.scope import StreamScope
+from srota.engine.selector import comprehension_bindings, plan_selector
+from srota.engine.snapshot import fingerprint
+from srota.grammar.model import (
     Attribute,
     DeleteStream,
     Filter,
@@ -32,16 +41,6 @@ from grammar.model import (
     UpdateStream,
     WindowHandler,
 )
-
-from .codegen import CodeGen
-from .event import Event
-from .expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from .junction import StreamJunction
-from .output import QueryOutput, insert_into_stream
-from .registry import Kind, registry
-from .scope import StreamScope
-from .selector import comprehension_bindings, plan_selector
-from .snapshot import fingerprint
 
 Emit = Callable[[list[Event]], None]
 
@@ -160,10 +159,10 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
         plan = plan_single_input(inp, ctx, sources, gen, element_prefix,
                                  expects_expired=out_type is not OutputEventType.CURRENT)
     elif isinstance(inp, JoinInputStream):
-        from .join import plan_join_input
+        from srota.engine.join import plan_join_input
         plan = plan_join_input(inp, ctx, sources, gen, element_prefix)
     elif isinstance(inp, StateInputStream):
-        from .pattern import plan_state_input
+        from srota.engine.pattern import plan_state_input
         plan = plan_state_input(inp, ctx, sources, gen, element_prefix)
     else:  # pragma: no cover - the model has no other input kinds
         raise error_at(f"unsupported input {type(inp).__name__}", inp)
@@ -178,7 +177,7 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     runtime.elements[f"{element_prefix}/selector"] = selector
 
     if query.output_rate is not None:
-        from .ratelimit import build_rate_limiter
+        from srota.engine.ratelimit import build_rate_limiter
         limiter = build_rate_limiter(query.output_rate, query, selector, ctx, element_prefix)
         runtime.elements[f"{element_prefix}/rate"] = limiter
         selector.next = limiter.process
@@ -215,7 +214,7 @@ def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: So
     if isinstance(out, InsertIntoStream):
         if not out.is_inner and not out.is_fault:
             if out.target in ctx.tables:
-                from .table import plan_table_insert
+                from srota.engine.table import plan_table_insert
                 return plan_table_insert(out, attributes, ctx, gen)
             if out.target in ctx.windows:
                 window = ctx.windows[out.target]
@@ -226,7 +225,7 @@ def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: So
         junction = sources.output_junction(out.target, attributes, out.is_inner, out.is_fault, out)
         return junction.send if all_current else insert_into_stream(junction)
     if isinstance(out, (DeleteStream, UpdateStream, UpdateOrInsertStream)):
-        from .table import plan_table_output
+        from srota.engine.table import plan_table_output
         return plan_table_output(out, attributes, ctx, gen)
     raise error_at(f"unsupported output {type(out).__name__}", out)
 
@@ -260,7 +259,7 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
             windows += 1
             if windows > 1:
                 raise error_at("a stream can have only one window", handler)
-            from .windows import build_window
+            from srota.engine.windows import build_window
             eid = f"{element_prefix}/window"
             stages.append(_window_stage(build_window, handler, scope, ctx, gen, eid, elements, expects_expired))
         elif isinstance(handler, StreamFunction):

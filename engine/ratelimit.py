@@ -23,7 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from grammar.model import (
+from srota.engine.event import CURRENT, EXPIRED, RESET, Event
+from srota.engine.expression import error_at
+from srota.engine.registry import Kind, registry
+from srota.grammar.model import (
     EventOutputRate,
     FunctionCall,
     JoinInputStream,
@@ -34,10 +37,6 @@ from grammar.model import (
     TimeOutputRate,
     WindowHandler,
 )
-
-from .event import CURRENT, EXPIRED, RESET, Event
-from .expression import error_at
-from .registry import Kind, registry
 
 Emit = Callable[[list[Event]], None]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
-from grammar.model import AttrType
+from srota.grammar.model import AttrType
 
 _log = logging.getLogger(__name__)
 

@@ -16,8 +16,20 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import (
+from srota.engine import aggregators as _aggregators  # noqa: F401 - registers the built-in aggregators
+from srota.engine import functions as _functions  # noqa: F401 - registers the built-in functions
+from srota.engine import stream_processors as _stream_processors  # noqa: F401 - registers #log, #pol2Cart
+from srota.engine import extensions as _extensions  # noqa: F401 - registers str:, math:, time:, ...
+from srota.engine.clock import Clock, PlaybackClock, WallClock
+from srota.engine.context import AppContext, Limits
+from srota.engine.event import Event
+from srota.engine.expression import error_at
+from srota.engine.junction import InputHandler
+from srota.engine.output import QueryCallback
+from srota.engine.query import QueryRuntime, Sources, build_query, source_key
+from srota.engine.timeutil import parse_duration
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import (
     Annotation,
     Attribute,
     AttrType,
@@ -27,18 +39,6 @@ from grammar.model import (
     StreamDefinition,
     find_annotation,
 )
-
-from . import aggregators as _aggregators  # noqa: F401 - registers the built-in aggregators
-from . import functions as _functions  # noqa: F401 - registers the built-in functions
-from . import stream_processors as _stream_processors  # noqa: F401 - registers #log, #pol2Cart
-from .clock import Clock, PlaybackClock, WallClock
-from .context import AppContext, Limits
-from .event import Event
-from .expression import error_at
-from .junction import InputHandler
-from .output import QueryCallback
-from .query import QueryRuntime, Sources, build_query, source_key
-from .timeutil import parse_duration
 
 _log = logging.getLogger("srota.engine")
 
@@ -159,19 +159,19 @@ class SiddhiAppRuntime:
     # ------------------------------------------------------------------ on-demand queries
     def query(self, text: str) -> list[Event]:
         """Run an on-demand (store) query and return its events."""
-        from .ondemand import run_on_demand_query
+        from srota.engine.ondemand import run_on_demand_query
         return run_on_demand_query(self._ctx, text)
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:
         """Serialise the state of every stateful element (per element, keyed by stable id)."""
-        from .snapshot import take_snapshot
+        from srota.engine.snapshot import take_snapshot
         with self._ctx.lock:
             return take_snapshot(self._ctx)
 
     def restore(self, data: bytes) -> list[str]:
         """Restore a snapshot; returns the ids of elements that could not be restored."""
-        from .snapshot import restore_snapshot
+        from srota.engine.snapshot import restore_snapshot
         with self._ctx.lock:
             return restore_snapshot(self._ctx, data)
 
@@ -197,7 +197,7 @@ class SiddhiManager:
     def create_siddhi_app_runtime(self, app: str | SiddhiApp, clock: Clock | None = None) -> SiddhiAppRuntime:
         """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""
         if isinstance(app, str):
-            from grammar.parser import parse
+            from srota.grammar.parser import parse
 
             model = parse(app)
             text: str | None = app
@@ -301,7 +301,7 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
         claim("stream", sd.id, sd)
         _define_stream(ctx, sd)
     for fd in app.function_definitions:
-        from .functions import script_function
+        from srota.engine.functions import script_function
         claim("function", fd.id, fd)
         try:
             ctx.script_functions[fd.id] = (fd.return_type,
@@ -310,19 +310,19 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
             raise error_at(exc.message, fd) from None
     for td in app.table_definitions:
         claim("table", td.id, td)
-        from .table import define_table
+        from srota.engine.table import define_table
         ctx.tables[td.id] = define_table(td, ctx)
     for wd in app.window_definitions:
         claim("window", wd.id, wd)
-        from .named_window import define_window
+        from srota.engine.named_window import define_window
         ctx.windows[wd.id] = define_window(wd, ctx)
     for trd in app.trigger_definitions:
         claim("trigger", trd.id, trd)
-        from .trigger import define_trigger
+        from srota.engine.trigger import define_trigger
         ctx.triggers[trd.id] = define_trigger(trd, ctx)
     for ad in app.aggregation_definitions:
         claim("aggregation", ad.id, ad)
-        from .aggregation import define_aggregation
+        from srota.engine.aggregation import define_aggregation
         ctx.aggregations[ad.id] = define_aggregation(ad, ctx)
 
     sources = Sources(ctx)
@@ -333,7 +333,7 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
                 raise error_at(f"duplicate query name '{q.name}'", element)
             runtime.queries[q.name] = q
         elif isinstance(element, Partition):
-            from .partition import build_partition
+            from srota.engine.partition import build_partition
             partition = build_partition(element, ctx, n)
             runtime.partitions.append(partition)
             for q in partition.query_runtimes():

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grammar.model import Attribute, AttrType, Expression, IsNullStream, Variable
-
-from .expression import error_at
+from srota.engine.expression import error_at
+from srota.grammar.model import Attribute, AttrType, Expression, IsNullStream, Variable
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from grammar.model import (
+from srota.engine.codegen import CodeGen
+from srota.engine.event import CURRENT, EXPIRED, RESET, Event
+from srota.engine.expression import ArgInfo, Compiled, ExpressionCompiler, error_at
+from srota.engine.registry import Kind, registry
+from srota.engine.scope import OutputScope
+from srota.grammar.model import (
     Attribute,
     AttrType,
     Constant,
@@ -29,12 +34,6 @@ from grammar.model import (
     Selector,
     Variable,
 )
-
-from .codegen import CodeGen
-from .event import CURRENT, EXPIRED, RESET, Event
-from .expression import ArgInfo, Compiled, ExpressionCompiler, error_at
-from .registry import Kind, registry
-from .scope import OutputScope
 
 Emit = Callable[[list[Event]], None]
 

@@ -19,11 +19,10 @@ import sqlite3
 import threading
 from typing import Any
 
-from grammar.model import AttrType
-
-from .event import Event
-from .registry import Kind, Param, extension
-from .timeutil import parse_duration
+from srota.engine.event import Event
+from srota.engine.registry import Kind, Param, extension
+from srota.engine.timeutil import parse_duration
+from srota.grammar.model import AttrType
 
 _log = logging.getLogger("srota.engine")
 

@@ -11,12 +11,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import Attribute, AttrType
-
-from .event import Event
-from .expression import ArgInfo
-from .registry import NUMERIC_TYPES, Kind, Param, extension
+from srota.engine.event import Event
+from srota.engine.expression import ArgInfo
+from srota.engine.registry import NUMERIC_TYPES, Kind, Param, extension
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import Attribute, AttrType
 
 _log = logging.getLogger("srota.log")
 

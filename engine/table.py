@@ -24,7 +24,12 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from grammar.model import (
+from srota.engine.codegen import CodeGen
+from srota.engine.event import CURRENT, EXPIRED, Event
+from srota.engine.expression import BASE_NAMESPACE, Compiled, ExpressionCompiler, error_at
+from srota.engine.registry import Kind, registry
+from srota.engine.scope import Column, StreamScope
+from srota.grammar.model import (
     And,
     Attribute,
     AttrType,
@@ -41,12 +46,6 @@ from grammar.model import (
     Variable,
     find_annotation,
 )
-
-from .codegen import CodeGen
-from .event import CURRENT, EXPIRED, Event
-from .expression import BASE_NAMESPACE, Compiled, ExpressionCompiler, error_at
-from .registry import Kind, registry
-from .scope import Column, StreamScope
 
 _log = logging.getLogger("srota.engine")
 
@@ -274,7 +273,7 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
             raise error_at("@store needs a type, e.g. @store(type='sqlite', database='app.db')", store_ann)
         ext = registry.get(Kind.STORE, "", stype)
         if ext is None and stype.lower() == "sqlite":
-            from . import store_sqlite  # noqa: F401 - registers the sqlite store
+            from srota.engine import store_sqlite  # noqa: F401 - registers the sqlite store
             ext = registry.get(Kind.STORE, "", stype)
         if ext is None:
             raise error_at(f"unknown store type '{stype}'", store_ann)

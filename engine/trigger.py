@@ -18,10 +18,9 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from grammar.model import Attribute, AttrType, StreamDefinition, TriggerDefinition
-
-from .event import Event
-from .expression import error_at
+from srota.engine.event import Event
+from srota.engine.expression import error_at
+from srota.grammar.model import Attribute, AttrType, StreamDefinition, TriggerDefinition
 
 _log = logging.getLogger("srota.engine")
 

@@ -5,7 +5,7 @@ import math
 import struct
 from typing import Any
 
-from grammar.model import AttrType
+from srota.grammar.model import AttrType
 
 _F32 = struct.Struct("f")
 

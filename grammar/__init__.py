@@ -3,9 +3,9 @@
 ``parse(text)`` turns an app into a :class:`~grammar.model.SiddhiApp`; syntax errors raise
 :class:`~grammar.errors.SiddhiParserError` with line, column and the expected tokens.
 """
-from grammar import errors, model
-from grammar.errors import SiddhiAppCreationError, SiddhiParserError
-from grammar.parser import parse, parse_expression, parse_on_demand_query, parse_time
+from srota.grammar import errors, model
+from srota.grammar.errors import SiddhiAppCreationError, SiddhiParserError
+from srota.grammar.parser import parse, parse_expression, parse_on_demand_query, parse_time
 
 __all__ = [
     "errors",

@@ -34,9 +34,8 @@ from lark.exceptions import (
     UnexpectedToken,
     VisitError,
 )
-
-from grammar.errors import SiddhiParserError
-from grammar.model import (
+from srota.grammar.errors import SiddhiParserError
+from srota.grammar.model import (
     AbsentStreamStateElement,
     AggregationDefinition,
     And,
@@ -125,7 +124,7 @@ def _lark() -> Lark:
     hash of the grammar), cutting a cold start from ~0.3 s to ~0.05 s; lark falls back to
     building the tables itself when the cache cannot be read or written.
     """
-    text = importlib.resources.files("grammar").joinpath("siddhi.lark").read_text(encoding="utf-8")
+    text = importlib.resources.files(__package__).joinpath("siddhi.lark").read_text(encoding="utf-8")
     return Lark(
         text,
         parser="lalr",

@@ -15,8 +15,8 @@ route the original bytes to the error route.  Built-in mappers (``json``, ``csv`
 """
 from __future__ import annotations
 
-from . import _csv, _json, _passthrough  # noqa: F401  (import registers the built-in mappers)
-from ._base import (
+from srota.mappers import _csv, _json, _passthrough  # noqa: F401  (import registers the built-in mappers)
+from srota.mappers._base import (
     DEFAULT_MAP_TYPE,
     TRP_PREFIX,
     MappingError,
@@ -25,12 +25,12 @@ from ._base import (
     create_sink_mapper,
     create_source_mapper,
 )
-from ._csv import CsvSinkMapper, CsvSourceMapper
-from ._json import JsonSinkMapper, JsonSourceMapper
-from ._jsonpath import JsonPathError, parse_path
-from ._passthrough import PassThroughSinkMapper, PassThroughSourceMapper
-from ._sinkmap import map_for_sink
-from ._template import Template, TemplateError, is_template, option_templates
+from srota.mappers._csv import CsvSinkMapper, CsvSourceMapper
+from srota.mappers._json import JsonSinkMapper, JsonSourceMapper
+from srota.mappers._jsonpath import JsonPathError, parse_path
+from srota.mappers._passthrough import PassThroughSinkMapper, PassThroughSourceMapper
+from srota.mappers._sinkmap import map_for_sink
+from srota.mappers._template import Template, TemplateError, is_template, option_templates
 
 __all__ = [
     "DEFAULT_MAP_TYPE",

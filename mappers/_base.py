@@ -10,10 +10,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from engine.registry import Kind, registry
-from grammar.model import Annotation, Attribute
-
-from ._options import creation_error
+from srota.engine.registry import Kind, registry
+from srota.grammar.model import Annotation, Attribute
+from srota.mappers._options import creation_error
 
 #: Prefix of a transport property in ``@attributes``: ``@attributes(topic='trp:topic')``.
 TRP_PREFIX = "trp:"

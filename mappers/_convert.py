@@ -17,9 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-
-from engine.types import f32
-from grammar.model import AttrType
+from srota.engine.types import f32
+from srota.grammar.model import AttrType
 
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1

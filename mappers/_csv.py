@@ -17,10 +17,9 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.registry import Kind, Param, extension
-from grammar.model import Annotation, Attribute, AttrType
-
-from ._base import (
+from srota.engine.registry import Kind, Param, extension
+from srota.grammar.model import Annotation, Attribute, AttrType
+from srota.mappers._base import (
     TRP_PREFIX,
     MappingError,
     Row,
@@ -29,8 +28,8 @@ from ._base import (
     attribute_mapping,
     payload_annotation,
 )
-from ._convert import _ConvertError, format_value, text_converter, value_converter
-from ._options import annotation_options, creation_error, resolve_options
+from srota.mappers._convert import _ConvertError, format_value, text_converter, value_converter
+from srota.mappers._options import annotation_options, creation_error, resolve_options
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)

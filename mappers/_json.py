@@ -28,12 +28,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
-
-from engine.codegen import CodeGen
-from engine.registry import Kind, Param, extension
-from grammar.model import Annotation, Attribute, AttrType
-
-from ._base import (
+from srota.engine.codegen import CodeGen
+from srota.engine.registry import Kind, Param, extension
+from srota.grammar.model import Annotation, Attribute, AttrType
+from srota.mappers._base import (
     TRP_PREFIX,
     MappingError,
     Row,
@@ -42,10 +40,10 @@ from ._base import (
     attribute_mapping,
     payload_annotation,
 )
-from ._convert import MISSING, _ConvertError, json_default, shortest_float32, value_converter
-from ._jsonpath import JsonPathError, parse_path
-from ._options import annotation_options, creation_error, resolve_options
-from ._template import Template
+from srota.mappers._convert import MISSING, _ConvertError, json_default, shortest_float32, value_converter
+from srota.mappers._jsonpath import JsonPathError, parse_path
+from srota.mappers._options import annotation_options, creation_error, resolve_options
+from srota.mappers._template import Template
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.codegen import CodeGen
-
-from ._convert import MISSING
+from srota.engine.codegen import CodeGen
+from srota.mappers._convert import MISSING
 
 _NAME = re.compile(r"[^.\[\]\s'\"*]+")
 _INDEX = re.compile(r"\[\s*(-?\d+)\s*\]")

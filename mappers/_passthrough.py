@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.registry import Kind, extension
-from engine.types import f32
-from grammar.model import Annotation, Attribute, AttrType
-
-from ._base import MappingError, Row, SinkMapper, SourceMapper
-from ._convert import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
-from ._options import annotation_options, creation_error
+from srota.engine.registry import Kind, extension
+from srota.engine.types import f32
+from srota.grammar.model import Annotation, Attribute, AttrType
+from srota.mappers._base import MappingError, Row, SinkMapper, SourceMapper
+from srota.mappers._convert import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
+from srota.mappers._options import annotation_options, creation_error
 
 
 class _Reject(Exception):

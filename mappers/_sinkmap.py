@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._base import SinkMapper
-from ._template import Template
+from srota.mappers._base import SinkMapper
+from srota.mappers._template import Template
 
 
 def map_for_sink(mapper: SinkMapper, rows: Sequence[Sequence[Any]],

@@ -9,10 +9,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.codegen import CodeGen
-from grammar.model import Attribute, AttrType
-
-from ._convert import format_value
+from srota.engine.codegen import CodeGen
+from srota.grammar.model import Attribute, AttrType
+from srota.mappers._convert import format_value
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 

@@ -16,12 +16,10 @@ from typing import Any, Protocol
 
 import orjson
 from aiohttp import web
-
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import OnDemandQueryType
-
-from .config import HttpConfig
-from .metrics import CONTENT_TYPE, Metrics
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import OnDemandQueryType
+from srota.service.config import HttpConfig
+from srota.service.metrics import CONTENT_TYPE, Metrics
 
 
 class Host(Protocol):
@@ -94,7 +92,7 @@ class AdminServer:
         runtime = self.host.runtimes.get(app_name)
         if runtime is None:
             return _json({"error": f"no app named {app_name!r}"}, 404)
-        from grammar.parser import parse_on_demand_query
+        from srota.grammar.parser import parse_on_demand_query
 
         try:
             parsed = parse_on_demand_query(text)

@@ -6,9 +6,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from grammar.errors import SiddhiAppCreationError
-
-from .config import ConfigError, ServiceConfig, load_config, substitute_env
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.service.config import ConfigError, ServiceConfig, load_config, substitute_env
 
 
 def _validate_app(path: Path, config: ServiceConfig | None = None) -> list[str]:
@@ -17,8 +16,8 @@ def _validate_app(path: Path, config: ServiceConfig | None = None) -> list[str]:
     Checks the app and its ``@source``/``@sink`` bindings (connector types, options, mappers,
     and ``ref=`` names against the config's refs).
     """
-    from .host import AppHost, import_extensions
-    from .metrics import Metrics
+    from srota.service.host import AppHost, import_extensions
+    from srota.service.metrics import Metrics
 
     try:
         text = substitute_env(path.read_text(encoding="utf-8"), str(path))
@@ -58,8 +57,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .host import run_service
-    from .logs import configure_logging
+    from srota.service.host import run_service
+    from srota.service.logs import configure_logging
 
     try:
         config = load_config(args.config)
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     val.add_argument("files", nargs="+", help=".siddhi apps or .yaml configs")
     val.set_defaults(func=cmd_validate)
     try:
-        from .spark import cli as spark_cli
+        from srota.service.spark import cli as spark_cli
     except ImportError:
         spark_cli = None
     if spark_cli is not None and hasattr(spark_cli, "add_subparsers"):

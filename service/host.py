@@ -46,17 +46,18 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from srota.connectors.base import ConnectionUnavailableError, ConnectorError
+from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
+from srota.engine.registry import Kind, registry
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import Annotation, AnnotationElement, StreamDefinition
+from srota.service.config import ServiceConfig, substitute_env
+from srota.service.metrics import Metrics
 
-import connectors  # noqa: F401 - registers the built-in connectors
-import mappers
-from connectors.base import ConnectionUnavailableError, ConnectorError
-from engine import Limits, SiddhiAppRuntime, SiddhiManager
-from engine.registry import Kind, registry
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import Annotation, AnnotationElement, StreamDefinition
-
-from .config import ServiceConfig, substitute_env
-from .metrics import Metrics
+from srota import (
+    connectors,  # noqa: F401 - registers the built-in connectors
+    mappers,
+)
 
 log = structlog.get_logger("srota.service")
 
@@ -731,7 +732,7 @@ class ServiceHost:
                 raise SiddhiAppCreationError(f"two apps are named '{app.name}' (use @app:name)")
             self.apps[app.name] = app
         if self.config.persistence.enabled:
-            from .persistence import StateStore
+            from srota.service.persistence import StateStore
 
             self.store = StateStore(self.config.persistence.database, self.config.persistence.revisions)
             await self.store.open()
@@ -742,7 +743,7 @@ class ServiceHost:
                 restore = (saved.state, saved.offsets)
             await app.start(restore)
         if self.config.http.enabled:
-            from .admin import AdminServer
+            from srota.service.admin import AdminServer
 
             self.admin = AdminServer(self, self.config.http)
             await self.admin.start()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import engine
+from srota import engine
 
 
 def test_readme_embedding_example_runs(capsys):

@@ -7,6 +7,6 @@
 * :mod:`.retrieval`: joins ``within ... per ...`` and on-demand queries;
 * :mod:`.purge`: the ``@purge`` retention policy.
 """
-from .runtime import Aggregation, define_aggregation
+from srota.engine.aggregation.runtime import Aggregation, define_aggregation
 
 __all__ = ["Aggregation", "define_aggregation"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from grammar.model import TimeDuration
+from srota.grammar.model import TimeDuration
 
 DURATIONS: tuple[TimeDuration, ...] = tuple(TimeDuration)
 """Granularities, finest first."""

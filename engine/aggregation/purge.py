@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grammar.model import Annotation, TimeDuration, find_annotation
-
-from ..expression import error_at
-from ..timeutil import parse_duration
-from .buckets import duration_named, next_bucket_start
+from srota.engine.aggregation.buckets import duration_named, next_bucket_start
+from srota.engine.expression import error_at
+from srota.engine.timeutil import parse_duration
+from srota.grammar.model import Annotation, TimeDuration, find_annotation
 
 _MONTH = 30 * 86_400_000
 DEFAULT_INTERVAL = 15 * 60_000

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from grammar.model import (
+from srota.engine.aggregation.buckets import within_range
+from srota.engine.codegen import CodeGen
+from srota.engine.event import CURRENT, EXPIRED, Event, StateEvent
+from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from srota.engine.join import JoinScope, JoinSide
+from srota.engine.scope import StreamScope
+from srota.grammar.model import (
     AttrType,
     Expression,
     JoinInputStream,
@@ -23,15 +29,8 @@ from grammar.model import (
     WindowHandler,
 )
 
-from ..codegen import CodeGen
-from ..event import CURRENT, EXPIRED, Event, StateEvent
-from ..expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from ..join import JoinScope, JoinSide
-from ..scope import StreamScope
-from .buckets import within_range
-
 if TYPE_CHECKING:
-    from .runtime import Aggregation
+    from srota.engine.aggregation.runtime import Aggregation
 
 
 def _names(inp: SingleInputStream) -> frozenset[str]:
@@ -68,7 +67,7 @@ def _bounds_function(agg: Aggregation, within: tuple[Expression, ...], per: Expr
 def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sources: Any, gen: CodeGen,
                           element_prefix: str) -> Any:
     """The InputPlan of a join between a stream (or named window) and aggregation ``agg``."""
-    from ..query import InputPlan, plan_single_input
+    from srota.engine.query import InputPlan, plan_single_input
 
     kinds = [sources.lookup(s.stream_id, s.is_inner, s.is_fault, s)[0] for s in (inp.left, inp.right)]
     if kinds == ["aggregation", "aggregation"]:
@@ -138,7 +137,7 @@ def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sour
 # ---------------------------------------------------------------------------- on demand
 class _OnDemandPlan:
     def __init__(self, agg: Aggregation, query: OnDemandQuery) -> None:
-        from ..selector import plan_selector
+        from srota.engine.selector import plan_selector
 
         ctx = agg.ctx
         if query.type is not OnDemandQueryType.FIND:

@@ -31,15 +31,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from grammar.model import AggregationDefinition, Attribute, TimeDuration, find_annotation
-
-from ..event import CURRENT, Event
-from ..expression import error_at
-from ..types import java_float_str
-from .buckets import FIXED_MILLIS, bucket_start, duration_named, next_bucket_start
-from .purge import PurgePolicy, parse_purge, purge_bounds
-from .spec import AggSpec, compile_spec
-from .store import MemoryStore, SqliteStore, Store, StoredRow
+from srota.engine.aggregation.buckets import FIXED_MILLIS, bucket_start, duration_named, next_bucket_start
+from srota.engine.aggregation.purge import PurgePolicy, parse_purge, purge_bounds
+from srota.engine.aggregation.spec import AggSpec, compile_spec
+from srota.engine.aggregation.store import MemoryStore, SqliteStore, Store, StoredRow
+from srota.engine.event import CURRENT, Event
+from srota.engine.expression import error_at
+from srota.engine.types import java_float_str
+from srota.grammar.model import AggregationDefinition, Attribute, TimeDuration, find_annotation
 
 _log = logging.getLogger("srota.engine.aggregation")
 
@@ -251,12 +250,12 @@ class Aggregation:
 
     def join_input_plan(self, inp: Any, ctx: Any, sources: Any, gen: Any, element_prefix: str) -> Any:
         """The input plan of ``from S join A within ... per ...`` (engine/join.py delegates here)."""
-        from .retrieval import plan_aggregation_join
+        from srota.engine.aggregation.retrieval import plan_aggregation_join
         return plan_aggregation_join(self, inp, ctx, sources, gen, element_prefix)
 
     def on_demand(self, query: Any) -> list[Event]:
         """Run ``from A [on ...] within ... per ... select ...`` (engine/ondemand.py delegates here)."""
-        from .retrieval import run_on_demand
+        from srota.engine.aggregation.retrieval import run_on_demand
         with self.ctx.lock:
             return run_on_demand(self, query)
 

@@ -29,7 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from grammar.model import (
+from srota.engine.aggregation.buckets import parse_time
+from srota.engine.codegen import CodeGen
+from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from srota.engine.scope import StreamScope
+from srota.grammar.model import (
     AggregationDefinition,
     Attribute,
     AttrType,
@@ -39,11 +43,6 @@ from grammar.model import (
     TimeDuration,
     Variable,
 )
-
-from ..codegen import CodeGen
-from ..expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from ..scope import StreamScope
-from .buckets import parse_time
 
 _NUMERIC = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 _INCREMENTAL = {"sum", "count", "avg", "min", "max", "distinctcount"}

@@ -26,12 +26,11 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from grammar.model import AttrType, TimeDuration
-
-from .buckets import TABLE_SUFFIX, format_offset, parse_offset
+from srota.engine.aggregation.buckets import TABLE_SUFFIX, format_offset, parse_offset
+from srota.grammar.model import AttrType, TimeDuration
 
 if TYPE_CHECKING:
-    from .spec import AggSpec
+    from srota.engine.aggregation.spec import AggSpec
 
 _log = logging.getLogger("srota.engine.aggregation")
 

@@ -58,20 +58,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from grammar.model import WindowHandler
-
-from ..codegen import CodeGen
-from ..expression import error_at
-from ..registry import Kind, registry
-from . import batch as _batch  # noqa: F401 - registers batch, cron
-from . import expression as _expression  # noqa: F401 - registers expression, expressionBatch
-from . import external as _external  # noqa: F401 - registers externalTime, externalTimeBatch
-from . import frequent as _frequent  # noqa: F401 - registers frequent, lossyFrequent
-from . import length as _length  # noqa: F401 - registers length, lengthBatch
-from . import session as _session  # noqa: F401 - registers session
-from . import sort as _sort  # noqa: F401 - registers sort
-from . import time as _time  # noqa: F401 - registers time, timeBatch, timeLength, delay
-from .base import WindowProcessor, WindowSpec, analyse_args, check_params, compile_args
+from srota.engine.codegen import CodeGen
+from srota.engine.expression import error_at
+from srota.engine.registry import Kind, registry
+from srota.engine.windows import batch as _batch  # noqa: F401 - registers batch, cron
+from srota.engine.windows import expression as _expression  # noqa: F401 - registers expression, expressionBatch
+from srota.engine.windows import external as _external  # noqa: F401 - registers externalTime, externalTimeBatch
+from srota.engine.windows import frequent as _frequent  # noqa: F401 - registers frequent, lossyFrequent
+from srota.engine.windows import length as _length  # noqa: F401 - registers length, lengthBatch
+from srota.engine.windows import session as _session  # noqa: F401 - registers session
+from srota.engine.windows import sort as _sort  # noqa: F401 - registers sort
+from srota.engine.windows import time as _time  # noqa: F401 - registers time, timeBatch, timeLength, delay
+from srota.engine.windows.base import WindowProcessor, WindowSpec, analyse_args, check_params, compile_args
+from srota.grammar.model import WindowHandler
 
 __all__ = ["WindowProcessor", "WindowSpec", "build_window"]
 

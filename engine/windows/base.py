@@ -11,12 +11,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from grammar.model import AttrType, Constant, Expression, TimeConstant, Variable, WindowHandler
-
-from ..codegen import CodeGen
-from ..event import EXPIRED, Event
-from ..expression import ArgInfo, ExpressionCompiler, error_at
-from ..registry import Extension, Param
+from srota.engine.codegen import CodeGen
+from srota.engine.event import EXPIRED, Event
+from srota.engine.expression import ArgInfo, ExpressionCompiler, error_at
+from srota.engine.registry import Extension, Param
+from srota.grammar.model import AttrType, Constant, Expression, TimeConstant, Variable, WindowHandler
 
 Emit = Callable[[list[Event]], None]
 

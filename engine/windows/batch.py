@@ -6,11 +6,10 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from grammar.model import AttrType
-
-from ..event import CURRENT, EXPIRED, RESET, Event
-from ..registry import Kind, Param, extension
-from .base import WindowProcessor, WindowSpec, int_value
+from srota.engine.event import CURRENT, EXPIRED, RESET, Event
+from srota.engine.registry import Kind, Param, extension
+from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value
+from srota.grammar.model import AttrType
 
 
 class BatchWindow(WindowProcessor):

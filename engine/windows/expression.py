@@ -12,14 +12,13 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import AttrType, Expression, IsNullStream, Variable
-
-from ..codegen import CodeGen
-from ..event import CURRENT, EXPIRED, Event
-from ..expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from ..registry import Kind, Param, extension
-from .base import WindowProcessor, WindowSpec
+from srota.engine.codegen import CodeGen
+from srota.engine.event import CURRENT, EXPIRED, Event
+from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from srota.engine.registry import Kind, Param, extension
+from srota.engine.windows.base import WindowProcessor, WindowSpec
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import AttrType, Expression, IsNullStream, Variable
 
 
 class _WindowExpressionScope:
@@ -59,9 +58,8 @@ class CompiledCondition:
     """A window condition: ``add(e, first, last)``, ``remove(...)`` and ``reset()`` of its aggregators."""
 
     def __init__(self, text: str, scope: Any, ctx: Any, node: Any) -> None:
-        from grammar.parser import parse_expression
-
-        from ..selector import AggregatorSlots
+        from srota.engine.selector import AggregatorSlots
+        from srota.grammar.parser import parse_expression
 
         try:
             expr = parse_expression(text)

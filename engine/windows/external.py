@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from grammar.model import AttrType
-
-from ..event import CURRENT, EXPIRED, RESET, Event
-from ..registry import Kind, Param, extension
-from .base import BufferWindow, WindowProcessor, WindowSpec, int_value, require_attribute
-from .time import java_rem
+from srota.engine.event import CURRENT, EXPIRED, RESET, Event
+from srota.engine.registry import Kind, Param, extension
+from srota.engine.windows.base import BufferWindow, WindowProcessor, WindowSpec, int_value, require_attribute
+from srota.engine.windows.time import java_rem
+from srota.grammar.model import AttrType
 
 _INT_LONG = (AttrType.INT, AttrType.LONG)
 

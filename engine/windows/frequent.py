@@ -11,11 +11,10 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from grammar.model import AttrType
-
-from ..event import CURRENT, EXPIRED, Event
-from ..registry import ANY_TYPE, Kind, Param, extension
-from .base import WindowProcessor, WindowSpec, int_value, require_attribute
+from srota.engine.event import CURRENT, EXPIRED, Event
+from srota.engine.registry import ANY_TYPE, Kind, Param, extension
+from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value, require_attribute
+from srota.grammar.model import AttrType
 
 _NUMBER = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from grammar.model import AttrType
-
-from ..event import CURRENT, EXPIRED, RESET, Event
-from ..registry import Kind, Param, extension
-from .base import BufferWindow, WindowProcessor, WindowSpec, int_value
+from srota.engine.event import CURRENT, EXPIRED, RESET, Event
+from srota.engine.registry import Kind, Param, extension
+from srota.engine.windows.base import BufferWindow, WindowProcessor, WindowSpec, int_value
+from srota.grammar.model import AttrType
 
 
 class LengthWindow(BufferWindow):

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from grammar.model import AttrType
-
-from ..event import CURRENT, EXPIRED, Event
-from ..registry import Kind, Param, extension
-from .base import WindowProcessor, WindowSpec, int_value
+from srota.engine.event import CURRENT, EXPIRED, Event
+from srota.engine.registry import Kind, Param, extension
+from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value
+from srota.grammar.model import AttrType
 
 _INT_LONG = (AttrType.INT, AttrType.LONG)
 _DEFAULT_KEY = "default-key"

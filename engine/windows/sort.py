@@ -5,11 +5,10 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from grammar.model import AttrType, Variable
-
-from ..event import CURRENT, EXPIRED, Event
-from ..registry import ANY_TYPE, Kind, Param, extension
-from .base import WindowProcessor, WindowSpec, int_value
+from srota.engine.event import CURRENT, EXPIRED, Event
+from srota.engine.registry import ANY_TYPE, Kind, Param, extension
+from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value
+from srota.grammar.model import AttrType, Variable
 
 
 def _compare(a: Any, b: Any) -> int:

@@ -3,6 +3,6 @@
 ``srota aggregation backfill|purge`` (see :mod:`.cli`).  The rest of the project never imports
 PySpark, so it runs without Java.
 """
-from .session import SparkUnavailable
+from srota.service.spark.session import SparkUnavailable
 
 __all__ = ["SparkUnavailable"]

@@ -24,10 +24,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from grammar.model import AttrType, TimeDuration
-
-from .buckets import bucket_sql, next_bucket_sql, tz_text_sql
-from .session import LoadedAggregation, get_spark, load_aggregation, require_jdbc_jar
+from srota.grammar.model import AttrType, TimeDuration
+from srota.service.spark.buckets import bucket_sql, next_bucket_sql, tz_text_sql
+from srota.service.spark.session import LoadedAggregation, get_spark, load_aggregation, require_jdbc_jar
 
 Progress = Callable[[str], None]
 
@@ -43,10 +42,10 @@ def _worker_spec(app_text: str, agg_id: str) -> Any:
     """The aggregation's compiled spec, built once per Python worker process."""
     spec = _SPECS.get((app_text, agg_id))
     if spec is None:
-        import engine.runtime  # noqa: F401 - registers the built-in functions and aggregators
-        from engine.aggregation.spec import compile_spec
-        from engine.context import AppContext
-        from grammar.parser import parse
+        import srota.engine.runtime  # noqa: F401 - registers the built-in functions and aggregators
+        from srota.engine.aggregation.spec import compile_spec
+        from srota.engine.context import AppContext
+        from srota.grammar.parser import parse
 
         app = parse(app_text)
         ad = next(a for a in app.aggregation_definitions if a.id == agg_id)
@@ -58,7 +57,7 @@ def _worker_spec(app_text: str, agg_id: str) -> Any:
 
 def _extract(rows: Any, app_text: str, agg_id: str, n_attrs: int) -> Any:
     """Per event: ``(ts, offset, file, seq, *key, *latest values, *base inputs)``."""
-    from engine.event import Event
+    from srota.engine.event import Event
 
     spec = _worker_spec(app_text, agg_id)
     keep, locate, fresh = spec.keep, spec.locate, spec.fresh

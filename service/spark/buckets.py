@@ -5,8 +5,8 @@ back after, exactly like :func:`engine.aggregation.buckets.bucket_start`.
 """
 from __future__ import annotations
 
-from engine.aggregation.buckets import FIXED_MILLIS
-from grammar.model import TimeDuration
+from srota.engine.aggregation.buckets import FIXED_MILLIS
+from srota.grammar.model import TimeDuration
 
 
 def bucket_sql(ts: str, off: str, duration: TimeDuration) -> str:

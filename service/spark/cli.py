@@ -16,7 +16,7 @@ from typing import Any
 
 
 def _time(text: str) -> int:
-    from engine.aggregation.buckets import time_value
+    from srota.engine.aggregation.buckets import time_value
 
     try:
         return time_value(int(text)) if text.lstrip("-").isdigit() else time_value(text)
@@ -55,13 +55,12 @@ def add_subparsers(subparsers: Any) -> argparse.ArgumentParser:
 
 def main(args: argparse.Namespace) -> int:
     """Run the selected job; returns the process exit code."""
-    from grammar.errors import SiddhiAppCreationError, SiddhiParserError
-
-    from .session import SparkUnavailable
+    from srota.grammar.errors import SiddhiAppCreationError, SiddhiParserError
+    from srota.service.spark.session import SparkUnavailable
 
     try:
         if args.aggregation_command == "backfill":
-            from .backfill import backfill
+            from srota.service.spark.backfill import backfill
 
             inputs = args.input if len(args.input) > 1 else args.input[0]
             result = backfill(args.app, args.aggregation, inputs, args.format, args.start, args.end,
@@ -70,12 +69,12 @@ def main(args: argparse.Namespace) -> int:
             print(f"backfilled {result['events']} events into {total} rows in {result['seconds']:.1f}s")
             return 0
         if args.rebuild:
-            from .purge import rebuild
+            from srota.service.spark.purge import rebuild
 
             n = rebuild(args.app, args.aggregation, args.rebuild, args.master)
             print(f"rebuilt {n} rows")
             return 0
-        from .purge import purge
+        from srota.service.spark.purge import purge
 
         deleted = purge(args.app, args.aggregation, args.now, args.master)
         print(f"purged {sum(deleted.values())} rows")
@@ -88,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m service.spark.cli ...`
+if __name__ == "__main__":  # pragma: no cover - `python -m srota.service.spark.cli ...`
     parser = argparse.ArgumentParser(prog="srota")
     add_subparsers(parser.add_subparsers(dest="command", required=True))
     ns = parser.parse_args()

@@ -18,13 +18,12 @@ import sys
 import time
 from typing import Any
 
-from engine.aggregation.buckets import duration_named, next_bucket_start
-from engine.aggregation.purge import purge_bounds
-from grammar.model import AttrType, TimeDuration
-
-from .backfill import write_rows
-from .buckets import bucket_sql, tz_offset_sql
-from .session import LoadedAggregation, get_spark, load_aggregation, require_jdbc_jar
+from srota.engine.aggregation.buckets import duration_named, next_bucket_start
+from srota.engine.aggregation.purge import purge_bounds
+from srota.grammar.model import AttrType, TimeDuration
+from srota.service.spark.backfill import write_rows
+from srota.service.spark.buckets import bucket_sql, tz_offset_sql
+from srota.service.spark.session import LoadedAggregation, get_spark, load_aggregation, require_jdbc_jar
 
 
 def _say(msg: str) -> None:
@@ -80,7 +79,7 @@ def purge(app_path: str, aggregation_id: str, now: int | None = None, master: st
 
 
 def _offset(tz: str | None) -> int:
-    from engine.aggregation.buckets import parse_offset
+    from srota.engine.aggregation.buckets import parse_offset
     return parse_offset(tz)
 
 
@@ -112,8 +111,7 @@ def rebuild(app_path: str, aggregation_id: str, granularity: str, master: str | 
             spark: Any = None, progress: Any = _say) -> int:
     """Recompute ``granularity``'s table from the next finer table; returns rows upserted."""
     from pyspark.sql import functions as F
-
-    from engine.aggregation.buckets import bucket_start
+    from srota.engine.aggregation.buckets import bucket_start
 
     say = progress or (lambda msg: None)
     loaded = load_aggregation(app_path, aggregation_id)

@@ -50,13 +50,15 @@ def require_jdbc_jar() -> str:
 
 
 def _code_zip() -> str:
-    """grammar/ and engine/ as a zip for executors on a cluster (local mode imports them directly)."""
+    """``srota.grammar`` and ``srota.engine`` as a zip for executors on a cluster (local mode
+    imports them directly); the rooms sit at the repository root and go in under ``srota/``."""
     path = Path(tempfile.gettempdir()) / f"srota-pyfiles-{os.getpid()}.zip"
     with zipfile.ZipFile(path, "w") as zf:
+        zf.write(_ROOT / "srota" / "__init__.py", "srota/__init__.py")
         for package in ("grammar", "engine"):
             for f in (_ROOT / package).rglob("*"):
                 if f.is_file() and "__pycache__" not in f.parts:
-                    zf.write(f, f.relative_to(_ROOT))
+                    zf.write(f, Path("srota") / f.relative_to(_ROOT))
     return str(path)
 
 
@@ -116,8 +118,8 @@ def load_aggregation(app_path: str, aggregation_id: str) -> LoadedAggregation:
 
     The aggregation must use ``@store(type='sqlite', ...)``: the jobs write to that file.
     """
-    from engine import SiddhiManager
-    from engine.aggregation.store import SqliteStore
+    from srota.engine import SiddhiManager
+    from srota.engine.aggregation.store import SqliteStore
 
     text = Path(app_path).read_text()
     runtime = SiddhiManager().create_siddhi_app_runtime(text)

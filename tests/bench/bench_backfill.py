@@ -14,8 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from service.spark.backfill import backfill  # noqa: E402
-from service.spark.session import get_spark  # noqa: E402
+from srota.service.spark.backfill import backfill  # noqa: E402
+from srota.service.spark.session import get_spark  # noqa: E402
 
 APP = """define stream Trades (symbol string, price double, volume long, ts long);
 @store(type='sqlite', database='{db}')

@@ -89,8 +89,8 @@ async def _raw(servers: str, source: str, target: str, n: int) -> tuple[float, f
 
 
 async def _srota(servers: str, source: str, target: str, n: int) -> tuple[float, float]:
-    from service.config import HttpConfig, ServiceConfig
-    from service.host import ServiceHost
+    from srota.service.config import HttpConfig, ServiceConfig
+    from srota.service.host import ServiceHost
 
     config = ServiceConfig(http=HttpConfig(enabled=False))
     host = ServiceHost(config, app_texts=[APP.format(input=source, output=target, servers=servers, batch=BATCH)])

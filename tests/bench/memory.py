@@ -18,7 +18,7 @@ from tests.bench.workloads import APPS
 
 
 def main(argv: list[str]) -> int:
-    from engine import Event, SiddhiManager
+    from srota.engine import Event, SiddhiManager
 
     workload = argv[0]
     n = int(argv[1]) if len(argv) > 1 else 10_000_000

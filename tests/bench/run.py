@@ -28,7 +28,7 @@ def run_loop(workload: str, n: int, chunk: int) -> Result:
 
 
 def run_srota(workload: str, n: int, chunk: int) -> Result:
-    from engine import Event, SiddhiManager
+    from srota.engine import Event, SiddhiManager
 
     data = rows(n)
     runtime = SiddhiManager().create_siddhi_app_runtime(APPS[workload])

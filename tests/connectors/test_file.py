@@ -7,12 +7,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from srota.connectors import ConnectorError, FileSink, FileSource, Message
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import Attribute, AttrType
 
-import connectors
-import mappers
-from connectors import ConnectorError, FileSink, FileSource, Message
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import Attribute, AttrType
+from srota import connectors, mappers
 
 
 class Collector:

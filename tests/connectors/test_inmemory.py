@@ -5,13 +5,13 @@ import asyncio
 import uuid
 
 import pytest
+from srota.connectors import InMemorySink, InMemorySource, LogSink, Message, broker
+from srota.engine.registry import Kind, registry
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import Pos
 from structlog.testing import capture_logs
 
-import connectors
-from connectors import InMemorySink, InMemorySource, LogSink, Message, broker
-from engine.registry import Kind, registry
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import Pos
+from srota import connectors
 
 
 def topic() -> str:

@@ -7,12 +7,11 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaProducer
+from srota.connectors import ConnectionUnavailableError, KafkaAck, KafkaSink, KafkaSource, Message
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import Attribute, AttrType
 
-import connectors
-import mappers
-from connectors import ConnectionUnavailableError, KafkaAck, KafkaSink, KafkaSource, Message
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import Attribute, AttrType
+from srota import connectors, mappers
 
 pytestmark = pytest.mark.integration
 

@@ -6,10 +6,10 @@ import uuid
 from typing import Any
 
 import pytest
+from srota.connectors import ConnectionUnavailableError, Message, MqttSink, MqttSource
+from srota.grammar.errors import SiddhiAppCreationError
 
-import connectors
-from connectors import ConnectionUnavailableError, Message, MqttSink, MqttSource
-from grammar.errors import SiddhiAppCreationError
+from srota import connectors
 
 pytestmark = pytest.mark.integration
 

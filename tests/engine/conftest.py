@@ -5,8 +5,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from engine import Event, SiddhiManager
+from srota.engine import Event, SiddhiManager
 
 
 class Collector:

@@ -5,10 +5,9 @@ import random
 import sqlite3
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiManager
-from engine.aggregation.buckets import bucket_start, next_bucket_start, parse_time, parse_within_pattern
-from grammar.model import TimeDuration as D
+from srota.engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine.aggregation.buckets import bucket_start, next_bucket_start, parse_time, parse_within_pattern
+from srota.grammar.model import TimeDuration as D
 
 SEC = 1000
 

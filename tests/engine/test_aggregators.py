@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine import SiddhiAppCreationError, SiddhiManager
 
 
 def _run(select: str, rows: list[tuple], window: str = "length(3)", types: str = "a int, b double, c bool, s string",

@@ -4,9 +4,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiManager
-from engine.types import f32
+from srota.engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine.types import f32
 
 STREAM = "define stream S (i int, l long, f float, d double, s string, b bool, o object);\n"
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine import SiddhiAppCreationError, SiddhiManager
 
 STREAM = "define stream S (i int, l long, f float, d double, s string, b bool, o object);\n"
 ROW = [7, 10_000_000_000, 2.5, 1.25, "42", True, None]

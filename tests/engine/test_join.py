@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine import SiddhiAppCreationError, SiddhiManager
 
 STREAMS = """
 define stream S (symbol string, price double, volume long);

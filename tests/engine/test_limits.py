@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import Limits, SiddhiAppCreationError, SiddhiManager
+from srota.engine import Limits, SiddhiAppCreationError, SiddhiManager
 
 
 def _run(app: str, n: int, limits: Limits | None = None):

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import Event, SiddhiAppCreationError, SiddhiManager
+from srota.engine import Event, SiddhiAppCreationError, SiddhiManager
 
 APP = """
 define stream S (symbol string, price double);
@@ -64,7 +63,7 @@ def test_named_window_creation_errors(app):
 
 def test_input_handler_of_a_named_window_sends_one_by_one():
     # Regression: the one-by-one send path once assumed every target was a stream junction.
-    from engine import SiddhiManager
+    from srota.engine import SiddhiManager
 
     runtime = SiddhiManager().create_siddhi_app_runtime(
         "define window W (a int) length(2); from W select a insert into Out;")

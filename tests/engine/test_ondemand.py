@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiParserError
+from srota.engine import SiddhiAppCreationError, SiddhiParserError
 
 APP = """
 define stream S (symbol string, price double, volume long);

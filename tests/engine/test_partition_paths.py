@@ -12,9 +12,8 @@ import random
 from typing import Any
 
 import pytest
-
-import engine.partition as partition_module
-from engine import Event, PlaybackClock, SiddhiManager
+from srota.engine import Event, PlaybackClock, SiddhiManager
+from srota.engine import partition as partition_module
 
 STREAM = "define stream S (symbol string, price double, volume long);\n"
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine import SiddhiAppCreationError, SiddhiManager
 
 STREAMS = """
 @app:playback
@@ -271,7 +270,7 @@ def test_snapshot_restores_partial_matches():
 
 def test_absent_timers_are_armed_again_after_a_restore():
     # Regression: a restored `not ... for` partial match never fired (timers are not in snapshots).
-    from engine import SiddhiManager
+    from srota.engine import SiddhiManager
 
     app = ("@app:playback define stream S (v long); define stream T (v long);"
            "from e1=S -> not T for 1 sec select e1.v as v insert into Out;")

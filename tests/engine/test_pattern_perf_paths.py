@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from engine import Event, SiddhiManager
+from srota.engine import Event, SiddhiManager
 
 STREAMS = """
 @app:playback

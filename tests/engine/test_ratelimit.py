@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine import SiddhiAppCreationError, SiddhiManager
 
 STREAM = "define stream S (ip string, n int);"
 

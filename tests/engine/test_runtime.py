@@ -5,8 +5,7 @@ import logging
 import threading
 
 import pytest
-
-from engine import (
+from srota.engine import (
     DefinitionNotExistError,
     Event,
     QueryNotExistError,

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import Event, SiddhiAppCreationError, SiddhiManager
+from srota.engine import Event, SiddhiAppCreationError, SiddhiManager
 
 STREAM = "define stream S (sym string, price double, vol int);"
 

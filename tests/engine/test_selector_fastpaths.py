@@ -11,8 +11,7 @@ import random
 from typing import Any
 
 import pytest
-
-from engine import Event, SiddhiManager
+from srota.engine import Event, SiddhiManager
 
 STREAM = "@app:playback\ndefine stream S (sym string, price double, vol long, ts long);\n"
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from engine import SiddhiManager
+from srota.engine import SiddhiManager
 
 STREAMS = """@app:playback
 define stream S (k string, v long);

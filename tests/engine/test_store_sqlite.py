@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from engine import SiddhiManager
+from srota.engine import SiddhiManager
 
 
 def app(path: str) -> str:
@@ -60,8 +60,7 @@ def test_writes_are_batched_behind_the_hot_path(tmp_path):
 
 def test_schema_mismatch_is_a_creation_error(tmp_path):
     import pytest
-
-    from engine import SiddhiAppCreationError
+    from srota.engine import SiddhiAppCreationError
 
     path = str(tmp_path / "t.db")
     SiddhiManager().create_siddhi_app_runtime(app(path)).shutdown()

@@ -4,8 +4,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine import SiddhiAppCreationError, SiddhiManager
 
 BASE = """
 define stream S (symbol string, price double, volume long);

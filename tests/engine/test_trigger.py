@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import PlaybackClock, SiddhiAppCreationError, SiddhiManager
+from srota.engine import PlaybackClock, SiddhiAppCreationError, SiddhiManager
 
 
 def collect(runtime, stream):

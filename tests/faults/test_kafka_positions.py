@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from aiokafka.errors import KafkaConnectionError
+from srota.connectors import KafkaSource, Message
 
-import connectors
-from connectors import KafkaSource, Message
+from srota import connectors
 from tests.integration.support import committed, produce, wait_until
 
 pytestmark = pytest.mark.integration

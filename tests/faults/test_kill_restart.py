@@ -18,11 +18,11 @@ from typing import Any
 import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
+from srota.engine import SiddhiManager
+from srota.service.config import ServiceConfig
+from srota.service.host import AppHost
+from srota.service.metrics import Metrics
 
-from engine import SiddhiManager
-from service.config import ServiceConfig
-from service.host import AppHost
-from service.metrics import Metrics
 from tests.conftest import free_port
 from tests.integration.support import (
     SrotaProcess,

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from srota.grammar.model import Annotation, AnnotationElement, Attribute, AttrType
 
-import mappers
-from grammar.model import Annotation, AnnotationElement, Attribute, AttrType
+from srota import mappers
 
 ATTRS = (Attribute("id", AttrType.STRING), Attribute("n", AttrType.INT), Attribute("x", AttrType.DOUBLE),
          Attribute("ok", AttrType.BOOL))

@@ -12,8 +12,8 @@ import uuid
 from typing import Any
 
 import pytest
+from srota.connectors._inmemory import broker
 
-from connectors._inmemory import broker
 from tests.integration.support import (
     committed,
     config,

@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 import pytest
+from srota.service.host import ServiceHost
 
-from service.host import ServiceHost
 from tests.integration.support import (
     committed,
     config,

@@ -14,12 +14,12 @@ from typing import Any
 
 import orjson
 import pytest
+from srota.connectors.base import Sink
+from srota.engine.registry import Kind, Param, extension
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import AttrType
+from srota.service.host import ServiceHost
 
-from connectors.base import Sink
-from engine.registry import Kind, Param, extension
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import AttrType
-from service.host import ServiceHost
 from tests.integration.support import committed, config, kafka_source, produce, running_host, wait_until
 
 pytestmark = pytest.mark.integration

@@ -5,9 +5,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from grammar import SiddhiParserError, parse
-from grammar.model import SiddhiApp
+from srota.grammar import SiddhiParserError, parse
+from srota.grammar.model import SiddhiApp
 
 CASES = Path(__file__).parents[2] / ".." / "shared" / "conformance" / "cases"
 

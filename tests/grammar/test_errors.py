@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import pytest
-
-from grammar import SiddhiAppCreationError, SiddhiParserError, parse, parse_expression, parse_on_demand_query
+from srota.grammar import (
+    SiddhiAppCreationError,
+    SiddhiParserError,
+    parse,
+    parse_expression,
+    parse_on_demand_query,
+)
 
 S_DEF = "define stream S (symbol string, price float);\n"
 

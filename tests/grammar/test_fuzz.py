@@ -6,9 +6,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from grammar import SiddhiParserError, parse, parse_expression
-from grammar.model import SiddhiApp
+from srota.grammar import SiddhiParserError, parse, parse_expression
+from srota.grammar.model import SiddhiApp
 
 CASES = Path(__file__).parents[2] / ".." / "shared" / "conformance" / "cases"
 

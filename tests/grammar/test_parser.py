@@ -8,9 +8,8 @@ from __future__ import annotations
 import time
 
 import pytest
-
-from grammar import SiddhiParserError, parse, parse_expression, parse_on_demand_query, parse_time
-from grammar.model import (
+from srota.grammar import SiddhiParserError, parse, parse_expression, parse_on_demand_query, parse_time
+from srota.grammar.model import (
     AbsentStreamStateElement,
     AggregationDefinition,
     And,

@@ -25,9 +25,8 @@ import aiohttp
 import orjson
 import yaml
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-
-from service.config import HttpConfig, LimitsConfig, PersistenceConfig, ServiceConfig
-from service.host import ServiceHost
+from srota.service.config import HttpConfig, LimitsConfig, PersistenceConfig, ServiceConfig
+from srota.service.host import ServiceHost
 
 ROOT = Path(__file__).resolve().parents[2]
 SROTA = Path(sys.executable).with_name("srota")
@@ -420,9 +419,9 @@ def gate(name: str) -> Gate:
 def _register_gated_sink() -> None:
     from collections.abc import Mapping, Sequence
 
-    from connectors.base import ConnectionUnavailableError, Sink
-    from engine.registry import Kind, Param, extension
-    from grammar.model import AttrType
+    from srota.connectors.base import ConnectionUnavailableError, Sink
+    from srota.engine.registry import Kind, Param, extension
+    from srota.grammar.model import AttrType
 
     params = (Param("gate", (AttrType.STRING,), doc="The Gate's name."),
               Param("topic", (AttrType.STRING,), optional=True, default=None, dynamic=True,

@@ -10,9 +10,9 @@ from typing import Any
 
 import orjson
 import pytest
+from srota.connectors import Message
 
-import connectors
-from connectors import Message
+from srota import connectors
 from tests.integration.support import (
     config,
     kafka_sink,
@@ -139,7 +139,7 @@ async def test_wrong_mqtt_password_is_not_ready_and_not_logged(
     @sink(type='log') define stream Out (n int);
     from In select n insert into Out;
     """
-    from service.host import ServiceHost
+    from srota.service.host import ServiceHost
 
     logged: list[str] = []
 

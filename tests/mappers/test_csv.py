@@ -4,11 +4,11 @@ from __future__ import annotations
 import struct
 
 import pytest
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import Annotation, AnnotationElement, Attribute, AttrType
+from srota.mappers import CsvSinkMapper, CsvSourceMapper, MappingError
 
-import mappers
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import Annotation, AnnotationElement, Attribute, AttrType
-from mappers import CsvSinkMapper, CsvSourceMapper, MappingError
+from srota import mappers
 
 T = AttrType
 STOCK = (Attribute("symbol", T.STRING), Attribute("price", T.FLOAT), Attribute("volume", T.LONG))

@@ -5,11 +5,11 @@ import math
 
 import orjson
 import pytest
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import Annotation, AnnotationElement, Attribute, AttrType, Pos
+from srota.mappers import JsonSinkMapper, JsonSourceMapper, MappingError
 
-import mappers
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import Annotation, AnnotationElement, Attribute, AttrType, Pos
-from mappers import JsonSinkMapper, JsonSourceMapper, MappingError
+from srota import mappers
 
 T = AttrType
 STOCK = (Attribute("symbol", T.STRING), Attribute("price", T.FLOAT), Attribute("volume", T.LONG))

@@ -4,12 +4,12 @@ from __future__ import annotations
 import struct
 
 import pytest
+from srota.engine.registry import Kind, registry
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import Annotation, AnnotationElement, Attribute, AttrType
+from srota.mappers import MappingError, PassThroughSinkMapper, PassThroughSourceMapper
 
-import mappers
-from engine.registry import Kind, registry
-from grammar.errors import SiddhiAppCreationError
-from grammar.model import Annotation, AnnotationElement, Attribute, AttrType
-from mappers import MappingError, PassThroughSinkMapper, PassThroughSourceMapper
+from srota import mappers
 
 T = AttrType
 STOCK = (Attribute("symbol", T.STRING), Attribute("price", T.FLOAT), Attribute("volume", T.LONG))

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import aiohttp
 import pytest
-
-from service.config import HttpConfig, ServiceConfig
-from service.host import ServiceHost
+from srota.service.config import HttpConfig, ServiceConfig
+from srota.service.host import ServiceHost
 
 APP = """
 @app:name('Stock')

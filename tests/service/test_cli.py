@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from service.cli import main
+from srota.service.cli import main
 
 
 def test_validate_reports_file_line_column(tmp_path: Path, capsys):

@@ -4,8 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from service.config import ConfigError, ServiceConfig, load_config, parse_config, substitute_env
+from srota.service.config import ConfigError, ServiceConfig, load_config, parse_config, substitute_env
 
 
 def test_defaults_need_no_file():

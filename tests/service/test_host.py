@@ -7,10 +7,9 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-
-from connectors._inmemory import broker
-from service.config import HttpConfig, ServiceConfig
-from service.host import ServiceHost
+from srota.connectors._inmemory import broker
+from srota.service.config import HttpConfig, ServiceConfig
+from srota.service.host import ServiceHost
 
 APP = """
 @app:name('HostTest')
@@ -111,7 +110,7 @@ async def test_metrics_show_pattern_pending_and_limit_breaches():
 
 
 async def test_config_limits_reach_the_engine():
-    from service.config import LimitsConfig
+    from srota.service.config import LimitsConfig
 
     app = "@app:name('L') define stream S (v long); from S#window.time(1 hour) select count() as n insert into Out;"
     config = ServiceConfig(http=HttpConfig(enabled=False), limits=LimitsConfig(max_window_events=3,

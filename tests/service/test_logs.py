@@ -5,8 +5,7 @@ import json
 import logging
 
 import structlog
-
-from service.logs import configure_logging, redact
+from srota.service.logs import configure_logging, redact
 
 
 def test_engine_records_keep_context_and_secrets_are_redacted(capsys):

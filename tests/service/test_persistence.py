@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from service.persistence import StateStore
+from srota.service.persistence import StateStore
 
 
 async def test_save_and_load_round_trip(tmp_path: Path):

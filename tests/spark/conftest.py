@@ -6,7 +6,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
-    from service.spark.session import SparkUnavailable, get_spark
+    from srota.service.spark.session import SparkUnavailable, get_spark
 
     try:
         session = get_spark("local[2]", "srota-tests", shuffle_partitions=4)

@@ -6,9 +6,8 @@ import random
 import sqlite3
 
 import pytest
-
-from engine import SiddhiManager
-from engine.aggregation.buckets import parse_time
+from srota.engine import SiddhiManager
+from srota.engine.aggregation.buckets import parse_time
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -48,7 +47,7 @@ def _dump(db) -> dict[str, list]:
 
 
 def test_live_engine_and_backfill_write_identical_tables(tmp_path, spark):
-    from service.spark.backfill import backfill
+    from srota.service.spark.backfill import backfill
 
     events = _events(100_000)
     assert events[-1]["ts"] - events[0]["ts"] > 2 * 86_400_000 // 24  # several hours at least
@@ -83,7 +82,7 @@ def test_live_engine_and_backfill_write_identical_tables(tmp_path, spark):
 
 
 def test_backfill_range_writes_only_whole_buckets(tmp_path, spark):
-    from service.spark.backfill import backfill
+    from srota.service.spark.backfill import backfill
 
     events = _events(3000, seed=3)
     src = tmp_path / "t.csv"

@@ -4,10 +4,9 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-
-from engine import SiddhiManager
-from engine.aggregation.buckets import bucket_start, parse_time
-from grammar.model import TimeDuration as D
+from srota.engine import SiddhiManager
+from srota.engine.aggregation.buckets import bucket_start, parse_time
+from srota.grammar.model import TimeDuration as D
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -35,7 +34,7 @@ def _rows(db, table):
 
 
 def test_purge_job_deletes_exactly_the_rows_outside_retention(tmp_path, spark):
-    from service.spark.purge import purge
+    from srota.service.spark.purge import purge
 
     db = tmp_path / "p.db"
     now = _fill(db)
@@ -57,7 +56,7 @@ def test_purge_job_deletes_exactly_the_rows_outside_retention(tmp_path, spark):
 
 
 def test_rebuild_recomputes_a_coarser_table_from_the_finer_one(tmp_path, spark):
-    from service.spark.purge import rebuild
+    from srota.service.spark.purge import rebuild
 
     db = tmp_path / "r.db"
     _fill(db)

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from service.spark.session import SparkUnavailable, find_java
+from srota.service.spark.session import SparkUnavailable, find_java
 
 
 def test_missing_java_is_a_clear_error(monkeypatch, tmp_path):

@@ -5,8 +5,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from engine import Event, SiddhiManager
+from srota.engine import Event, SiddhiManager
 
 STREAM = "define stream S (symbol string, price double, volume int, ts long);"
 

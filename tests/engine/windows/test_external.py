@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine import SiddhiAppCreationError, SiddhiManager
 
 
 def test_external_time_expires_by_attribute(window_app):

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import Event, SiddhiAppCreationError, SiddhiManager
+from srota.engine import Event, SiddhiAppCreationError, SiddhiManager
 
 
 def test_length_expires_oldest_before_new(window_app):

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import pytest
-
-from engine import Event, SiddhiAppCreationError, SiddhiManager
-from engine.windows.batch import CronSchedule
+from srota.engine import Event, SiddhiAppCreationError, SiddhiManager
+from srota.engine.windows.batch import CronSchedule
 
 
 def _rejects(window: str) -> None:

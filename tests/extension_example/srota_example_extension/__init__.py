@@ -1,17 +1,17 @@
-"""Test helpers for apps: fault injection.
+"""An example third-party extension: ``custom:fault()``, for testing error routes.
 
 ``custom:fault()`` always raises, as the fault-injection function of Siddhi's own test
 suite does; use it to check an app's error routes (``@OnError``, fault streams ``!S``).
-It is registered through the ``srota.extensions`` entry point, like any third-party
-extension, which also keeps that mechanism exercised.
+This package is installed beside Srota by the dev set-up (``make``) and registers through
+the ``srota.extensions`` entry-point group, exactly as a user's own extension package would;
+it is not part of the srota wheel.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from grammar.model import AttrType
-
-from .registry import Extension, ExtensionRegistry, Kind
+from srota.engine.registry import Extension, ExtensionRegistry, Kind
+from srota.grammar.model import AttrType
 
 
 def _fault(args: list[Any], ctx: Any) -> tuple[AttrType, Any]:

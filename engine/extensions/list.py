@@ -1,0 +1,2 @@
+"""The ``list:`` namespace: Siddhi's siddhi-execution-list, as built-in extensions."""
+from __future__ import annotations

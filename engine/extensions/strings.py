@@ -1,0 +1,2 @@
+"""The ``str:`` namespace: Siddhi's siddhi-execution-string, as built-in extensions."""
+from __future__ import annotations

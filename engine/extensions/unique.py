@@ -1,0 +1,2 @@
+"""The ``unique:`` namespace: Siddhi's siddhi-execution-unique, as built-in extensions."""
+from __future__ import annotations
