@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from srota.engine import aggregators as _aggregators  # noqa: F401 - registers the built-in aggregators
+from srota.engine import extensions as _extensions  # noqa: F401 - registers str:, math:, time:, ...
 from srota.engine import functions as _functions  # noqa: F401 - registers the built-in functions
 from srota.engine import stream_processors as _stream_processors  # noqa: F401 - registers #log, #pol2Cart
-from srota.engine import extensions as _extensions  # noqa: F401 - registers str:, math:, time:, ...
 from srota.engine.clock import Clock, PlaybackClock, WallClock
 from srota.engine.context import AppContext, Limits
 from srota.engine.event import Event
