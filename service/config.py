@@ -94,6 +94,27 @@ class LimitsConfig:
 
 
 @dataclass(frozen=True)
+class ScaleoutConfig:
+    """Several workers (processes or replicas) in the Kafka source's consumer group, with the
+    app's state scoped to input partitions and checkpointed to a Kafka topic (docs/scaling.md).
+
+    ``workers`` processes are started on this host; ``partitioned`` turns the per-partition
+    mode on for a single worker too (one replica of several on several hosts).
+    """
+
+    workers: int = 1
+    partitioned: bool = False
+    checkpoint_interval_ms: int = 10_000
+    #: The state topic; ``{app}`` is replaced by the app's name.
+    state_topic: str = "srota-state-{app}"
+
+    @property
+    def enabled(self) -> bool:
+        """True when apps run one runtime per input partition with Kafka checkpoints."""
+        return self.partitioned or self.workers > 1
+
+
+@dataclass(frozen=True)
 class ServiceConfig:
     """The whole service configuration."""
 
@@ -105,6 +126,7 @@ class ServiceConfig:
     limits: LimitsConfig = LimitsConfig()
     shutdown_timeout_ms: int = 30_000
     base_dir: Path = Path(".")
+    scaleout: ScaleoutConfig = ScaleoutConfig()
 
     def app_files(self) -> list[Path]:
         """Every app file: listed files, and ``*.siddhi`` in listed directories (sorted)."""
@@ -119,7 +141,7 @@ class ServiceConfig:
 
 
 # ---------------------------------------------------------------------------- loading
-_TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown"}
+_TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout"}
 
 
 def load_config(path: str | Path | None, env: dict[str, str] | None = None) -> ServiceConfig:
@@ -199,7 +221,19 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
     )
     sd = doc.mapping(root.get("shutdown", {}), "shutdown")
     doc.only(sd, "shutdown", {"timeout"})
+    so = doc.mapping(root.get("scaleout", {}), "scaleout")
+    doc.only(so, "scaleout", {"partitioned", "checkpoint_interval", "state_topic"})
+    scaleout = ScaleoutConfig(
+        workers=doc.integer(root.get("workers", 1), "workers", 1, 1024),
+        partitioned=doc.boolean(so.get("partitioned", False), "scaleout.partitioned"),
+        checkpoint_interval_ms=doc.duration(so.get("checkpoint_interval", "10 sec"), "scaleout.checkpoint_interval"),
+        state_topic=doc.string(so.get("state_topic", "srota-state-{app}"), "scaleout.state_topic"),
+    )
+    if scaleout.enabled and persistence.enabled:
+        raise ConfigError("persistence.enabled", "SQLite snapshots are for one process; with several workers "
+                          "(or scaleout.partitioned) each partition's state is checkpointed to Kafka instead")
     return ServiceConfig(
+        scaleout=scaleout,
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,
         shutdown_timeout_ms=doc.duration(sd.get("timeout", "30 sec"), "shutdown.timeout"),

@@ -1,0 +1,94 @@
+"""Scale-out in process: per-partition runtimes, Kafka checkpoints, restore and seek, revoke order.
+
+The process-level tests (several ``srota run`` workers, SIGKILL) are in
+tests/faults/test_scaleout_kill.py.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from typing import Any
+
+import orjson
+import pytest
+from srota.engine import SiddhiManager
+from srota.service.config import ScaleoutConfig
+
+from tests.integration.support import (
+    TopicReader,
+    check_running_totals,
+    config,
+    kafka_sink,
+    kafka_source,
+    produce,
+    running_host,
+    totals_reached,
+    wait_until,
+)
+
+pytestmark = pytest.mark.integration
+
+QUERY = "from In select id, sum(n) as total, count() as count group by id insert into Out;"
+
+
+def _app(kb: Any, src: str, out: str, group: str, name: str = "Totals") -> str:
+    return f"""
+    @app:name('{name}')
+    {kafka_source(kb, src, group, **{"batch.size": "100", "key.attribute": "id"})}
+    define stream In (id string, n long);
+    {kafka_sink(kb, out, key='{{id}}')}
+    define stream Out (id string, total long, count long);
+    {QUERY}
+    """
+
+
+def _scaled(interval_ms: int = 500, topic: str | None = None) -> Any:
+    cfg = config()
+    return dataclasses.replace(cfg, scaleout=ScaleoutConfig(
+        partitioned=True, checkpoint_interval_ms=interval_ms,
+        state_topic=topic or f"srota-state-{uuid.uuid4().hex[:8]}"))
+
+
+def _inputs(n: int, keys: int) -> list[dict[str, Any]]:
+    return [{"id": f"k{i % keys}", "n": (i * 7919) % 101} for i in range(n)]
+
+
+async def test_two_workers_split_partitions_and_state_moves_on_rebalance(kafka_broker: Any) -> None:
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=6), await kb.create_topic(partitions=6)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    cfg = _scaled()
+    inputs = _inputs(3000, 24)
+    first, second = inputs[:1500], inputs[1500:]
+    async with TopicReader(kb.bootstrap_servers, out) as reader:
+        async with running_host(cfg, _app(kb, src, out, group)) as one:
+            await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in first])
+            await reader.until(totals_reached(first), 30, what="the first half")
+            app = one.apps["Totals"]
+            assert sorted(app.partitions.by_partition) == list(range(6))
+            await app.checkpoint_partitions(set(range(6)))
+            # A second worker joins: the partitions are split, the state goes with them.
+            async with running_host(cfg, _app(kb, src, out, group)) as two:
+                await wait_until(lambda: two.apps["Totals"].partitions.by_partition, 30,
+                                 what="the second worker to own partitions")
+                owned_one = set(app.partitions.by_partition)
+                owned_two = set(two.apps["Totals"].partitions.by_partition)
+                assert owned_one and owned_two and not owned_one & owned_two
+                described = two.describe()[0]["scaleout"]
+                assert set(described["partitions"]) == {str(p) for p in owned_two}
+                await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in second])
+                records = await reader.until(totals_reached(inputs), 30, what="the final totals")
+    final = check_running_totals([r.json()["event"] for r in records], inputs)
+    assert final == _reference(inputs)
+
+
+def _reference(inputs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    runtime = SiddhiManager().create_siddhi_app_runtime(f"define stream In (id string, n long); {QUERY}")
+    final: dict[str, tuple[int, int]] = {}
+    runtime.add_callback("Out", lambda events: final.update({e.data[0]: (e.data[1], e.data[2]) for e in events}))
+    runtime.start()
+    for e in inputs:
+        runtime.get_input_handler("In").send([e["id"], e["n"]])
+    runtime.shutdown()
+    return final
