@@ -133,16 +133,11 @@ async def test_workers_killed_and_added_mid_stream_keep_exact_per_key_state(kafk
             await w.wait_ready()
         stream = asyncio.create_task(produce())
 
-        def processed(records: list[Any]) -> int:
-            best: dict[str, int] = {}
-            for r in records:
-                e = r.json()["event"]
-                best[e["id"]] = max(best.get(e["id"], 0), e["count"])
-            return sum(best.values())
+        events = {s: _Events() for s in outs}
 
         async def progressed(fraction: float) -> bool:
             await readers["Counts"].poll()
-            return processed(readers["Counts"].all) >= N * fraction
+            return sum(events["Counts"].update(readers["Counts"]).values()) >= N * fraction
 
         await wait_until(lambda: progressed(0.3), 120, interval=0.2, what="30% of the stream processed")
         assert not stream.done(), "the stream ended before the kill"
@@ -157,22 +152,14 @@ async def test_workers_killed_and_added_mid_stream_keep_exact_per_key_state(kafk
 
         want = {k: len(v) for k, v in per_key.items()}
 
-        def done(records: list[Any]) -> bool:
-            best: dict[str, int] = {}
-            for r in records:
-                e = r.json()["event"]
-                best[e["id"]] = max(best.get(e["id"], 0), e["count"])
-            return best == want
-
-        counts = await readers["Counts"].until(done, 180, what="every key's final count")
+        counts = await readers["Counts"].until(lambda rs: events["Counts"].update(readers["Counts"]) == want, 180,
+                                               what="every key's final count")
         reference = _reference(inputs)
-        windows = await readers["Windows"].until(
-            lambda rs: {r.json()["event"]["id"]: 0 for r in rs}.keys() == want.keys() and
-            all(max(e["last"] for e in _by_key(rs).get(k, [{"last": -1}])) == want[k] - 1 for k in want),
-            60, what="every key's last window")
+        last_seq = {k: v - 1 for k, v in want.items()}
+        windows = await readers["Windows"].until(lambda rs: events["Windows"].update(readers["Windows"], "last") == last_seq, 60,
+                                                 what="every key's last window")
         matches = await readers["Matches"].until(
-            lambda rs: {tuple(r.json()["event"].values()) for r in rs} >= reference["Matches"]["all"],
-            60, what="every match")
+            lambda rs: events["Matches"].matches(readers["Matches"]) >= reference["Matches"]["all"], 60, what="every match")
         for w in workers[2:]:
             w.signal(signal.SIGTERM)
         for w in workers[2:]:
@@ -221,9 +208,30 @@ async def test_workers_killed_and_added_mid_stream_keep_exact_per_key_state(kafk
     print(f"records={N} repeated counts={repeated} rate={per_second:.0f}/s killed at {killed_at - produced_at[0]:.1f}s")
 
 
-def _by_key(records: list[Any]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
-        e = r.json()["event"]
-        out.setdefault(e["id"], []).append(e)
-    return out
+class _Events:
+    """Parses each record read back once (a reader's lists only grow)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, int] = {}
+        self.best: dict[str, dict[str, int]] = {}
+        self.found: set[tuple[Any, ...]] = set()
+
+    def _new(self, reader: TopicReader) -> list[dict[str, Any]]:
+        out = []
+        for p, records in reader.records.items():
+            start = self.seen.get(p, 0)
+            out.extend(r.json()["event"] for r in records[start:])
+            self.seen[p] = len(records)
+        return out
+
+    def update(self, reader: TopicReader, field: str = "count") -> dict[str, int]:
+        """The largest ``field`` per key so far (for the running count: inputs counted)."""
+        best = self.best.setdefault(field, {})
+        for e in self._new(reader):
+            if e[field] > best.get(e["id"], -1):
+                best[e["id"]] = e[field]
+        return best
+
+    def matches(self, reader: TopicReader) -> set[tuple[Any, ...]]:
+        self.found.update(tuple(e.values()) for e in self._new(reader))
+        return self.found
