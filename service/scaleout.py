@@ -49,6 +49,7 @@ from prometheus_client import Gauge
 from srota.connectors._kafka import KafkaAck, _security_kwargs
 from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
 from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import find_annotation
 from srota.service import scaleout_check
 from srota.service.config import ServiceConfig
 from srota.service.host import AppHost
@@ -207,6 +208,10 @@ class StateTopic:
 
 
 # ---------------------------------------------------------------------------- runtimes
+#: :attr:`PartitionRuntimes.current` while a chunk of a ``@global`` table's source is sent.
+BROADCAST = -1
+
+
 class _RoutedHandler:
     """An input handler that sends into the runtime of the partition being processed."""
 
@@ -221,10 +226,13 @@ class _RoutedHandler:
         return rt
 
     def send_rows(self, rows: list[tuple[Any, ...]]) -> None:
+        if self._runtimes.current == BROADCAST:
+            self._runtimes.broadcast(self._stream, rows)
+            return
         self._target().get_input_handler(self._stream).send_rows(rows)
 
     def send(self, data: Any) -> None:
-        self._target().get_input_handler(self._stream).send(data)
+        self.send_rows([tuple(data)])
 
 
 class PartitionRuntimes:
@@ -239,6 +247,10 @@ class PartitionRuntimes:
         #: The partition whose chunk is being processed (set by the host around each part).
         self.current: int | None = None
         self._callbacks: list[tuple[str, Any]] = []
+        #: ``@global`` tables, and every row their source streams delivered (in order), which
+        #: a partition runtime created later is given again.
+        self.global_tables: set[str] = set()
+        self.replay: list[tuple[str, list[tuple[Any, ...]]]] = []
 
     # what AppHost reads
     @property
@@ -299,6 +311,12 @@ class PartitionRuntimes:
         raise NotImplementedError("scale-out restores each partition when it is assigned")
 
     # partitions
+    def broadcast(self, stream_id: str, rows: list[tuple[Any, ...]]) -> None:
+        """Rows of a ``@global`` table's source: into every partition runtime, and kept."""
+        self.replay.append((stream_id, list(rows)))
+        for rt in self.by_partition.values():
+            rt.get_input_handler(stream_id).send_rows(rows)
+
     def create(self, partition: int, state: bytes | None) -> SiddhiAppRuntime:
         rt = self._make()
         for stream_id, cb in self._callbacks:
@@ -306,6 +324,13 @@ class PartitionRuntimes:
         if state is not None:
             rt.restore(state)
         rt.start()
+        if self.global_tables:
+            # The checkpoint's copy of a global table may be older than what this worker has
+            # read of its topic since: start it again from every row read.
+            for table in sorted(self.global_tables):
+                rt.query(f"delete {table} on true")
+            for stream_id, rows in self.replay:
+                rt.get_input_handler(stream_id).send_rows(rows)
         self.by_partition[partition] = rt
         return rt
 
@@ -313,6 +338,34 @@ class PartitionRuntimes:
         rt = self.by_partition.pop(partition, None)
         if rt is not None:
             rt.shutdown()
+
+
+# ---------------------------------------------------------------------------- global tables
+#: The table annotation: the table is the same in every partition, fed from a topic that
+#: every worker reads whole (like Kafka Streams' GlobalKTable).
+GLOBAL = "global"
+
+
+def _feeders(app: Any, tables: set[str]) -> set[str]:
+    """Streams that queries read to write into ``tables``."""
+    out: set[str] = set()
+    for element in app.execution_elements:
+        target = getattr(getattr(element, "output", None), "target", None)
+        inp = getattr(element, "input", None)
+        if target in tables and isinstance(getattr(inp, "stream_id", None), str):
+            out.add(inp.stream_id)
+    return out
+
+
+async def _partition_counts(bootstrap: str, security: Mapping[str, Any], topics: list[str]) -> dict[str, int]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, **security)
+    await admin.start()
+    try:
+        names = set(await admin.list_topics())
+        found = [t for t in topics if t in names]
+        return {i["topic"]: len(i.get("partitions") or ()) for i in (await admin.describe_topics(found) if found else [])}
+    finally:
+        await admin.close()
 
 
 # ---------------------------------------------------------------------------- metrics
@@ -358,12 +411,22 @@ class PartitionedAppHost(AppHost):
         super().__init__(path, text, config, metrics)
         self.partitions: PartitionRuntimes = self.runtime  # type: ignore[assignment]
         self._scaleout = config.scaleout
-        self._kafka = [b for b in self.sources if b.transport == "kafka"]
+        app = self.partitions.template.app
+        self.partitions.global_tables = {t.id for t in app.table_definitions
+                                         if find_annotation(t.annotations, GLOBAL) is not None}
+        feeders = _feeders(app, self.partitions.global_tables)
+        self._global = [b for b in self.sources if b.stream_id in feeders]
+        for b in self._global:
+            if b.transport != "kafka":
+                raise SiddhiAppCreationError(
+                    f"app {self.name}: the @{GLOBAL} table fed from {b.stream_id} needs a kafka @source (every "
+                    f"worker reads its topic whole), not {b.transport}")
+        self._kafka = [b for b in self.sources if b.transport == "kafka" and b not in self._global]
         infos = {}
         for b in self.sources:
             ann = self._source_annotation(b.stream_id)
             infos[b.stream_id] = scaleout_check.SourceInfo(
-                b.transport, (ann.get("key.attribute") if ann else None) or None)
+                b.transport, (ann.get("key.attribute") if ann else None) or None, b in self._global)
         if self._kafka:
             if len(self._kafka) > 1:
                 raise SiddhiAppCreationError(
@@ -374,7 +437,7 @@ class PartitionedAppHost(AppHost):
                     f"app {self.name}: scale-out needs the consumer group to assign partitions; remove "
                     "partition.no.list from the kafka @source")
             for b in self.sources:
-                if b.transport != "kafka":
+                if b.transport != "kafka" and b not in self._global:
                     raise SiddhiAppCreationError(
                         f"app {self.name}: with a kafka @source, scale-out cannot also take the {b.transport} "
                         f"source of {b.stream_id} (its events belong to no partition)")
@@ -435,9 +498,52 @@ class PartitionedAppHost(AppHost):
                     await original([KafkaAck(offsets)])
 
             src.commit = held_back
-        await super().start(None)
+        if self._global:
+            await self._read_whole(self._global)
+        group_sources = [b for b in self.sources if b not in self._global]
+        if self._global and group_sources:
+            # Reference data first (like a GlobalKTable): the group's sources start once the
+            # global tables have caught up with their topics.
+            self.sources = list(self._global)
+            await super().start(None)
+            await self._caught_up(self._global)
+            self.sources = self._global + group_sources
+            for b in group_sources:
+                if hasattr(b.source, "on_revoke"):
+                    b.source.on_revoke = lambda parts, b=b: self._on_revoke(b, parts)
+                await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
+        else:
+            await super().start(None)
         if self._state is not None:
             self._ckpt_task = asyncio.create_task(self._checkpoint_loop(), name=f"srota-checkpoints-{self.name}")
+
+    async def _read_whole(self, bindings: list[Any]) -> None:
+        """Make the sources of ``@global`` tables read every partition from the start, uncommitted."""
+        for b in bindings:
+            src = b.source
+            counts = await _partition_counts(src.options["bootstrap.servers"], _security_kwargs(src.options),
+                                             src.topics)
+            src._partitions = sorted({p for n in counts.values() for p in range(n)})
+            src._commit_enabled = False
+            src.seek_on_start({(t, p): 0 for t, n in counts.items() for p in range(n)})
+
+    async def _caught_up(self, bindings: list[Any], timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            done = True
+            for b in bindings:
+                consumer = b.source._consumer
+                if consumer is None or not consumer.assignment():
+                    done = False
+                    continue
+                for tp in consumer.assignment():
+                    high = consumer.highwater(tp)
+                    if high is None or (high > 0 and b.source._positions.get(tp, 0) < high):
+                        done = False
+            if done:
+                return
+            await asyncio.sleep(0.05)
+        self._log.warning("global tables not caught up with their topics; starting anyway", timeout_s=timeout)
 
     async def _checkpoint_loop(self) -> None:
         interval = self._scaleout.checkpoint_interval_ms / 1000.0
@@ -468,6 +574,13 @@ class PartitionedAppHost(AppHost):
     # ------------------------------------------------------------------ inputs
     async def _take_chunk(self, b: Any, messages: list[Any]) -> None:
         """Split the chunk by partition; each part goes into its partition's runtime."""
+        if b in self._global:
+            self.partitions.current = BROADCAST
+            try:
+                await super()._take_chunk(b, messages)
+            finally:
+                self.partitions.current = None
+            return
         if not self._kafka:
             self.partitions.current = 0
             if 0 not in self.partitions.by_partition:

@@ -92,3 +92,36 @@ def _reference(inputs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
         runtime.get_input_handler("In").send([e["id"], e["n"]])
     runtime.shutdown()
     return final
+
+
+async def test_global_table_is_read_whole_by_every_worker_and_seen_by_every_partition(kafka_broker: Any) -> None:
+    kb = kafka_broker
+    src, owners, out = (await kb.create_topic(partitions=6), await kb.create_topic(partitions=2),
+                        await kb.create_topic(partitions=1))
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    keys = [f"k{i}" for i in range(24)]
+    await produce(kb.bootstrap_servers, owners,
+                  [(k.encode(), orjson.dumps({"id": k, "owner": f"owner-{k}"})) for k in keys])
+    app = f"""
+    @app:name('Owners')
+    {kafka_source(kb, src, group, **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    {kafka_source(kb, owners, group + "-owners")}
+    define stream OwnerUpdates (id string, owner string);
+    @global @PrimaryKey('id')
+    define table Owners (id string, owner string);
+    {kafka_sink(kb, out)}
+    define stream Out (id string, owner string, n long);
+    from OwnerUpdates select * update or insert into Owners on Owners.id == id;
+    from In join Owners on Owners.id == In.id select In.id as id, Owners.owner as owner, In.n as n insert into Out;
+    """
+    cfg = _scaled()
+    inputs = [{"id": keys[i % len(keys)], "n": i} for i in range(600)]
+    async with TopicReader(kb.bootstrap_servers, out) as reader:
+        async with running_host(cfg, app) as one, running_host(cfg, app) as two:
+            await wait_until(lambda: one.apps["Owners"].partitions.by_partition and
+                             two.apps["Owners"].partitions.by_partition, 30, what="both workers to own partitions")
+            await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in inputs])
+            records = await reader.until(lambda rs: len(rs) >= len(inputs), 30, what="every joined output")
+    got = sorted((e["id"], e["owner"], e["n"]) for e in (r.json()["event"] for r in records))
+    assert got == sorted((e["id"], f"owner-{e['id']}", e["n"]) for e in inputs)
