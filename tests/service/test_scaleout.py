@@ -77,6 +77,13 @@ async def test_two_workers_split_partitions_and_state_moves_on_rebalance(kafka_b
                 assert owned_one and owned_two and not owned_one & owned_two
                 described = two.describe()[0]["scaleout"]
                 assert set(described["partitions"]) == {str(p) for p in owned_two}
+                # The partitions the first worker gave up were checkpointed and restored here.
+                assert any(i["restored_from"] for i in described["partitions"].values())
+                metrics = two.metrics.render().decode()
+                for p in owned_two:
+                    assert f'srota_partition_owned{{app="Totals",partition="{p}"}} 1.0' in metrics
+                    assert f'srota_partition_restore_seconds{{app="Totals",partition="{p}"}}' in metrics
+                assert 'srota_checkpoint_bytes{app="Totals"' in one.metrics.render().decode()
                 await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in second])
                 records = await reader.until(totals_reached(inputs), 30, what="the final totals")
     final = check_running_totals([r.json()["event"] for r in records], inputs)
@@ -125,3 +132,50 @@ async def test_global_table_is_read_whole_by_every_worker_and_seen_by_every_part
             records = await reader.until(lambda rs: len(rs) >= len(inputs), 30, what="every joined output")
     got = sorted((e["id"], e["owner"], e["n"]) for e in (r.json()["event"] for r in records))
     assert got == sorted((e["id"], f"owner-{e['id']}", e["n"]) for e in inputs)
+
+
+async def test_stateless_mqtt_app_shares_its_subscription_among_workers(mqtt_broker: Any, kafka_broker: Any) -> None:
+    from srota import connectors
+
+    kb = kafka_broker
+    out = await kb.create_topic(partitions=1)
+    topic = f"scale/{uuid.uuid4().hex[:8]}"
+    app = f"""
+    @app:name('Shared')
+    @source(type='mqtt', url='{mqtt_broker.url}', topic='{topic}', @map(type='json'))
+    define stream In (id string, n long);
+    {kafka_sink(kb, out)}
+    define stream Out (id string, n long);
+    from In[n >= 0] select id, n insert into Out;
+    """
+    cfg = _scaled()
+    async with TopicReader(kb.bootstrap_servers, out) as reader:
+        async with running_host(cfg, app) as one, running_host(cfg, app) as two:
+            await asyncio.sleep(0.5)  # both subscriptions in place
+            sink = connectors.create_sink("mqtt", {"url": mqtt_broker.url, "topic": topic}, name="publisher")
+            await sink.connect()
+            try:
+                for start in range(0, 400, 50):
+                    await sink.publish([(orjson.dumps({"id": f"k{i}", "n": i}), {}) for i in range(start, start + 50)])
+                    await asyncio.sleep(0.02)
+            finally:
+                await sink.close()
+            records = await reader.until(lambda rs: len(rs) >= 400, 30, what="every message once")
+            taken = [h.metrics.source_messages.labels("Shared", "In", "mqtt")._value.get() for h in (one, two)]
+    assert sorted(r.json()["event"]["n"] for r in records) == list(range(400))
+    assert all(t > 0 for t in taken) and sum(taken) == 400, taken
+
+
+async def test_stateful_mqtt_app_is_refused_with_several_workers(mqtt_broker: Any) -> None:
+    from srota.grammar.errors import SiddhiAppCreationError
+    from srota.service.host import ServiceHost
+
+    app = f"""
+    @app:name('MqttCounts')
+    @source(type='mqtt', url='{mqtt_broker.url}', topic='x', @map(type='json'))
+    define stream In (id string, n long);
+    @info(name='counts') from In select id, count() as c group by id insert into Out;
+    """
+    host = ServiceHost(_scaled(), app_texts=[app])
+    with pytest.raises(SiddhiAppCreationError, match="bridge the topic into Kafka"):
+        await host.start()
