@@ -83,6 +83,38 @@ async def _get(session: aiohttp.ClientSession, url: str) -> Any:
         return None
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of a process and its descendants so far (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def _free_ports(n: int) -> int:
+    """A port p such that p .. p+n-1 are free now."""
+    import socket
+
+    while True:
+        base = free_port()
+        try:
+            for i in range(1, n):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", base + i))
+            return base
+        except OSError:
+            continue
+
+
 def _consumed(metrics: str | None) -> int:
     total = 0.0
     for line in (metrics or "").splitlines():
@@ -94,7 +126,7 @@ def _consumed(metrics: str | None) -> int:
 async def _run(workdir: Path, app: str, n: int, workers: int, interval: str,
                then_add: bool = False) -> dict[str, Any]:
     """Run ``srota run --workers N`` until N records are consumed; rate over the stable part."""
-    port = free_port()  # worker i serves port + i
+    port = _free_ports(workers)  # worker i serves port + i
     (workdir / "app.siddhi").write_text(app)
     (workdir / "cfg.yaml").write_text(yaml.safe_dump({
         "http": {"host": "127.0.0.1", "port": port}, "logging": {"format": "json", "level": "warning"},
@@ -117,8 +149,9 @@ async def _run(workdir: Path, app: str, n: int, workers: int, interval: str,
                 consumed = sum([_consumed(await _get(s, f"http://127.0.0.1:{p}/metrics")) for p in ports])
                 now = time.perf_counter()
                 if t0 is None and all(owned) and sum(owned) == PARTITIONS:
-                    t0, c0 = now, consumed
+                    t0, c0, cpu0 = now, consumed, _cpu_seconds(proc.pid)
                 if consumed >= n and t0 is not None:
+                    out["cpu_seconds"] = _cpu_seconds(proc.pid) - cpu0
                     out["rate"] = (n - c0) / max(now - t0, 1e-9)
                     out["measured"] = n - c0
                     out["seconds"] = now - t0
@@ -177,7 +210,11 @@ async def _main(n: int, keys: int) -> list[dict[str, Any]]:
                 got = await _run(work, app, n, workers, "10 sec")
                 results.append({"bench": "W2 Kafka->Kafka", "system": f"workers-{workers}", "events": n,
                                 "rate": round(got["rate"]), "per_worker": round(got["rate"] / workers),
-                                "measured": got["measured"], "seconds": round(got["seconds"], 2)})
+                                "measured": got["measured"], "seconds": round(got["seconds"], 2),
+                                # Events per CPU-second of the workers: what the rate would be
+                                # per core if the workers had the cores to themselves.
+                                "per_cpu_second": round(got["measured"] / max(got["cpu_seconds"], 1e-9)),
+                                "load": round(os.getloadavg()[0], 1)})
                 print(json.dumps(results[-1]), flush=True)
             keyed = await broker.create_topic(partitions=PARTITIONS)
             await _produce(servers, keyed, [(f"k{i % keys}".encode(), orjson.dumps({"id": f"k{i % keys}", "n": i % 7}))
@@ -192,6 +229,7 @@ async def _main(n: int, keys: int) -> list[dict[str, Any]]:
                 checkpoints = sum(p["checkpoints"] for a in got["apps"][0] for p in a["scaleout"]["partitions"].values())
                 row: dict[str, Any] = {"bench": f"{keys:,} keys", "system": name, "events": n,
                                        "rate": round(got["rate"]), "seconds": round(got["seconds"], 2),
+                                       "per_cpu_second": round(got["measured"] / max(got["cpu_seconds"], 1e-9)),
                                        "checkpoints_in_run": checkpoints}
                 if "restored" in got:
                     row["restore_seconds"] = {p: i["restore_seconds"] for p, i in got["restored"].items()}
