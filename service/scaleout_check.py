@@ -27,8 +27,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from srota.engine.registry import Kind, registry
-from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar import model as m
+from srota.grammar.errors import SiddhiAppCreationError
 
 #: The app annotation that accepts per-partition state whatever the queries do.
 OPT_IN = "app:statePerPartition"
