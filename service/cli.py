@@ -26,8 +26,12 @@ def _validate_app(path: Path, config: ServiceConfig | None = None) -> list[str]:
     except ConfigError as exc:
         return [f"{path}: {exc}"]
     import_extensions()
+    config = config or ServiceConfig()
+    host_class = AppHost
+    if config.scaleout.enabled:  # several workers: also check that the state can be split by partition
+        from srota.service.scaleout import PartitionedAppHost as host_class
     try:
-        AppHost(path, text, config or ServiceConfig(), Metrics()).runtime.shutdown()
+        host_class(path, text, config, Metrics()).runtime.shutdown()
     except SiddhiAppCreationError as exc:
         line = exc.line if exc.line is not None else 0
         col = exc.column if exc.column is not None else 0

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -712,6 +713,7 @@ class PartitionedAppHost(AppHost):
     def describe(self) -> dict[str, Any]:
         out = super().describe()
         out["scaleout"] = {
+            "pid": os.getpid(),
             "state_topic": self._state.topic if self._state else None,
             "partitions": {str(p): {"restore_seconds": round(i.restore_s, 4), "restored_from": i.restored_from,
                                     "checkpoint_bytes": i.checkpoint_bytes,

@@ -102,7 +102,9 @@ def run_workers(config: ServiceConfig, app_paths: Sequence[Path]) -> int:
             for i, p in list(procs.items()):
                 if p.is_alive():
                     continue
-                if p.exitcode not in (0, None) and time.monotonic() - started[i] < _FAST_FAILURE_S:
+                # An error exit right after the start is a configuration error (restarting
+                # cannot help); a worker killed by a signal is always started again.
+                if p.exitcode is not None and p.exitcode > 0 and time.monotonic() - started[i] < _FAST_FAILURE_S:
                     print(f"srota: worker {i} failed at start (exit {p.exitcode}); stopping", file=sys.stderr)
                     code = p.exitcode if p.exitcode and p.exitcode > 0 else 1
                     stopping = True
