@@ -501,20 +501,22 @@ class PartitionedAppHost(AppHost):
             src.commit = held_back
         if self._global:
             await self._read_whole(self._global)
+        # AppHost.start opens the sinks and starts the sources it is given: only the global
+        # ones (reference data first, like a GlobalKTable); the group's sources start here
+        # once the global tables have caught up, with this host's revocation handler (a
+        # revocation must checkpoint and drop the partitions' runtimes).
         group_sources = [b for b in self.sources if b not in self._global]
-        if self._global and group_sources:
-            # Reference data first (like a GlobalKTable): the group's sources start once the
-            # global tables have caught up with their topics.
-            self.sources = list(self._global)
+        self.sources = list(self._global)
+        try:
             await super().start(None)
-            await self._caught_up(self._global)
+            if self._global:
+                await self._caught_up(self._global)
+        finally:
             self.sources = self._global + group_sources
-            for b in group_sources:
-                if hasattr(b.source, "on_revoke"):
-                    b.source.on_revoke = lambda parts, b=b: self._on_revoke(b, parts)
-                await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
-        else:
-            await super().start(None)
+        for b in group_sources:
+            if b in self._kafka:
+                b.source.on_revoke = self._revoke
+            await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
         if self._state is not None:
             self._ckpt_task = asyncio.create_task(self._checkpoint_loop(), name=f"srota-checkpoints-{self.name}")
 
@@ -647,7 +649,7 @@ class PartitionedAppHost(AppHost):
                            seconds=round(info.restore_s, 3), offsets=cp.offsets)
         return starts
 
-    async def _on_revoke(self, b: Any, partitions: set[tuple[str, int]]) -> None:
+    async def _revoke(self, partitions: set[tuple[str, int]]) -> None:
         """Before partitions move: flush outputs, checkpoint, commit, then drop their runtimes."""
         numbers = {p for _t, p in partitions}
         try:
