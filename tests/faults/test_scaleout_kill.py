@@ -235,3 +235,46 @@ class _Events:
     def matches(self, reader: TopicReader) -> set[tuple[Any, ...]]:
         self.found.update(tuple(e.values()) for e in self._new(reader))
         return self.found
+
+
+async def test_killed_before_its_first_checkpoint_nothing_was_committed(kafka_broker: Any, tmp_path: Path) -> None:
+    """A commit never runs ahead of a saved checkpoint: a worker killed before its first
+    checkpoint has committed nothing, so its successor (state empty) starts from the beginning."""
+    from tests.integration.support import check_running_totals, committed, produce, totals_reached
+
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=3), await kb.create_topic(partitions=1)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    app = f"""
+    @app:name('Early')
+    {kafka_source(kb, src, group, **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    {kafka_sink(kb, out)}
+    define stream Out (id string, total long, count long);
+    from In select id, sum(n) as total, count() as count group by id insert into Out;
+    """
+    settings = {"scaleout": {"partitioned": True, "checkpoint_interval": "1 h",
+                             "state_topic": f"state-{uuid.uuid4().hex[:8]}"}}
+    worker = SrotaProcess(tmp_path, app, settings, free_port(), name="early")
+    inputs = [{"id": f"k{i % 9}", "n": i % 11} for i in range(900)]
+    try:
+        async with TopicReader(kb.bootstrap_servers, out) as reader:
+            worker.start()
+            await worker.wait_ready()
+            await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in inputs[:600]])
+            await reader.until(totals_reached(inputs[:600]), 30, what="the first 600 processed")
+            await asyncio.sleep(1.5)  # the host's own commit loop has had its chances
+            assert set((await committed(kb.bootstrap_servers, group, src, 3)).values()) == {None}
+            worker.kill()
+            worker.start()
+            await worker.wait_ready()
+            await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in inputs[600:]])
+            records = await reader.until(totals_reached(inputs), 30, what="the final totals")
+            worker.signal(signal.SIGTERM)
+            assert await worker.wait_exit(30) == 0, worker.log()
+        check_running_totals([r.json()["event"] for r in records], inputs)
+        # The clean stop checkpointed, then committed exactly the checkpointed offsets.
+        final = await committed(kb.bootstrap_servers, group, src, 3)
+        assert sum(o or 0 for o in final.values()) == len(inputs)
+    finally:
+        worker.stop()
