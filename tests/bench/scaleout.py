@@ -240,6 +240,7 @@ async def _main(n: int, keys: int) -> list[dict[str, Any]]:
                 if "restored" in got:
                     row["restore_seconds"] = {p: i["restore_seconds"] for p, i in got["restored"].items()}
                     row["checkpoint_bytes"] = {p: i["checkpoint_bytes"] for p, i in got["restored"].items()}
+                    row["state_bytes"] = {p: i["state_bytes"] for p, i in got["restored"].items()}
                 results.append(row)
                 print(json.dumps(row), flush=True)
         finally:
