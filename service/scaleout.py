@@ -309,8 +309,9 @@ class PartitionRuntimes:
     def query(self, text: str) -> list[Any]:
         """An on-demand query over every partition's state (rows of all partitions, in partition order)."""
         out: list[Any] = []
-        for p in sorted(self.by_partition):
-            out.extend(self.by_partition[p].query(text))
+        runtimes = dict(self.by_partition)  # one copy: the admin server runs this on a thread
+        for p in sorted(runtimes):
+            out.extend(runtimes[p].query(text))
         return out
 
     def snapshot(self) -> bytes:

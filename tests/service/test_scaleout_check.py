@@ -91,3 +91,31 @@ def test_srota_run_with_workers_refuses_a_global_window_at_start(kafka_broker: o
     assert "cannot run with several workers" in done.stderr
     assert "query 'last100' uses #window.length(...)" in done.stderr
     assert "@app:statePerPartition" in done.stderr
+
+
+def test_config_workers_and_scaleout_settings(tmp_path: object) -> None:
+    from srota.service.config import ConfigError, parse_config
+
+    cfg = parse_config({"workers": 3, "scaleout": {"checkpoint_interval": "5 sec", "state_topic": "st-{app}"}})
+    assert cfg.scaleout.workers == 3 and cfg.scaleout.enabled
+    assert cfg.scaleout.checkpoint_interval_ms == 5000 and cfg.scaleout.state_topic == "st-{app}"
+    assert not parse_config({}).scaleout.enabled
+    assert parse_config({"scaleout": {"partitioned": True}}).scaleout.enabled
+    with pytest.raises(ConfigError, match="persistence.enabled"):
+        parse_config({"workers": 2, "persistence": {"enabled": True}})
+
+
+def test_validate_checks_the_scaleout_rules_when_the_config_scales_out(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from srota.service.cli import _validate_app
+    from srota.service.config import parse_config
+
+    app = Path(str(tmp_path)) / "global.siddhi"
+    app.write_text("@app:name('G')\n@source(type='kafka', topic.list='in', group.id='g', "
+                   "bootstrap.servers='127.0.0.1:9', key.attribute='id', @map(type='json'))\n"
+                   "define stream In (id string, n long);\n"
+                   "@info(name='last100') from In#window.length(100) select sum(n) as s insert into Out;\n")
+    assert _validate_app(app) == []
+    found = _validate_app(app, parse_config({"workers": 2}))
+    assert found and "query 'last100' uses #window.length(...)" in found[0]
