@@ -165,8 +165,9 @@ class StateTopic:
         await asyncio.gather(*futures)
         return len(data)
 
-    async def load(self, partition: int) -> Checkpoint | None:
-        """The newest complete checkpoint of input partition ``partition`` (None: there is none)."""
+    async def load(self, partition: int, exclude: frozenset[str] = frozenset()) -> Checkpoint | None:
+        """The newest complete checkpoint of input partition ``partition`` whose id is not in
+        ``exclude`` (None: there is none)."""
         consumer = self._consumer
         assert consumer is not None, "state topic is not open"
         tp = TopicPartition(self.topic, partition)
@@ -178,12 +179,13 @@ class StateTopic:
             back = 16
             while True:
                 start = max(0, end - back)
-                found = await self._newest(consumer, tp, start, end)
+                found = await self._newest(consumer, tp, start, end, exclude)
                 if found is not None or start == 0:
                     return found
                 back *= 4
 
-    async def _newest(self, consumer: AIOKafkaConsumer, tp: TopicPartition, start: int, end: int) -> Checkpoint | None:
+    async def _newest(self, consumer: AIOKafkaConsumer, tp: TopicPartition, start: int, end: int,
+                      exclude: frozenset[str]) -> Checkpoint | None:
         consumer.seek(tp, start)
         records: list[Any] = []
         deadline = time.monotonic() + 30
@@ -201,6 +203,8 @@ class StateTopic:
             if header is None:
                 continue
             h = orjson.loads(header)
+            if h.get("id") in exclude:
+                continue
             if h.get("v") != _FORMAT:
                 log.warning("state topic record of an unknown format skipped", topic=tp.topic,
                             partition=tp.partition, offset=r.offset)
@@ -332,7 +336,11 @@ class PartitionRuntimes:
         for stream_id, cb in self._callbacks:
             rt.add_callback(stream_id, cb)
         if state is not None:
-            rt.restore(state)
+            try:
+                rt.restore(state)
+            except BaseException:
+                rt.shutdown()
+                raise
         rt.start()
         if self.global_tables:
             # The checkpoint's copy of a global table may be older than what this worker has
@@ -525,6 +533,8 @@ class PartitionedAppHost(AppHost):
                 await self._caught_up(self._global)
         finally:
             self.sources = self._global + group_sources
+        if not self._kafka and 0 not in self.partitions.by_partition:
+            self.partitions.create(0, None)  # no partitions: one runtime for the worker's share
         for b in group_sources:
             if b in self._kafka:
                 b.source.on_revoke = self._revoke
@@ -634,13 +644,7 @@ class PartitionedAppHost(AppHost):
                         starts[(t, q)] = self._consumed[(t, q)]
                 continue
             started = time.perf_counter()
-            cp = await self._state.load(p)
-            try:
-                self.partitions.create(p, cp.state if cp is not None else None)
-            except Exception:
-                self._log.exception("checkpoint cannot be restored; partition starts empty", partition=p)
-                self.partitions.create(p, None)
-                cp = None
+            cp = await self._restore(p)
             info = _PartitionInfo()
             info.restore_s = time.perf_counter() - started
             self._info[p] = info
@@ -661,6 +665,44 @@ class PartitionedAppHost(AppHost):
             self._log.info("partition state restored", partition=p, bytes=len(cp.state),
                            seconds=round(info.restore_s, 3), offsets=cp.offsets)
         return starts
+
+    async def _restore(self, p: int) -> Checkpoint | None:
+        """Create partition ``p``'s runtime from its newest checkpoint that restores.
+
+        A checkpoint that cannot be restored (a snapshot of another app version) is skipped for
+        the one before it, which is said loudly: the records after it are processed again.
+        Reading the state topic is retried while the broker is away (the partition cannot be
+        processed without its state).
+        """
+        assert self._state is not None
+        bad: set[str] = set()
+        delay = 0.2
+        while True:
+            try:
+                cp = await self._state.load(p, frozenset(bad))
+            except Exception as exc:
+                self._log.warning("cannot read the state topic; retrying", partition=p, error=repr(exc),
+                                  retry_in=round(delay, 2))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            if cp is None:
+                if bad:
+                    self._log.error("no checkpoint of this partition can be restored: its state starts empty at "
+                                    "the group's committed offset", partition=p, skipped=sorted(bad))
+                self.partitions.create(p, None)
+                return None
+            try:
+                self.partitions.create(p, cp.state)
+            except Exception:
+                self._log.exception("checkpoint cannot be restored; trying the one before it", partition=p,
+                                    checkpoint=cp.id)
+                bad.add(cp.id)
+                continue
+            if bad:
+                self._log.warning("partition restored from an older checkpoint", partition=p, checkpoint=cp.id,
+                                  skipped=sorted(bad))
+            return cp
 
     async def _revoke(self, partitions: set[tuple[str, int]]) -> None:
         """Before partitions move: flush outputs, checkpoint, commit, then drop their runtimes."""

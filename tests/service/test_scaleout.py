@@ -179,3 +179,33 @@ async def test_stateful_mqtt_app_is_refused_with_several_workers(mqtt_broker: An
     host = ServiceHost(_scaled(), app_texts=[app])
     with pytest.raises(SiddhiAppCreationError, match="bridge the topic into Kafka"):
         await host.start()
+
+
+async def test_a_checkpoint_that_cannot_be_restored_falls_back_to_the_one_before(kafka_broker: Any) -> None:
+    from srota.service.scaleout import Checkpoint, StateTopic
+
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=1), await kb.create_topic(partitions=1)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    cfg = _scaled(interval_ms=3_600_000)
+    inputs = _inputs(300, 5)
+    await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in inputs])
+    # A good checkpoint covering the first 200 records, then a newer one that cannot be read.
+    reference = SiddhiManager().create_siddhi_app_runtime(f"define stream In (id string, n long); {QUERY}")
+    reference.start()
+    reference.get_input_handler("In").send_rows([(e["id"], e["n"]) for e in inputs[:200]])
+    state = StateTopic(cfg.scaleout.state_topic, kb.bootstrap_servers, {})
+    await state.open([src])
+    try:
+        good = Checkpoint(0, reference.snapshot(), {src: 200})
+        await state.save(good)
+        await state.save(Checkpoint(0, b"not a snapshot", {src: 300}))
+    finally:
+        await state.close()
+        reference.shutdown()
+    async with TopicReader(kb.bootstrap_servers, out) as reader, running_host(cfg, _app(kb, src, out, group)) as host:
+        records = await reader.until(totals_reached(inputs), 30, what="the totals from the older checkpoint on")
+        assert host.describe()[0]["scaleout"]["partitions"]["0"]["restored_from"] == good.id
+    # Only the records after the good checkpoint were processed, on top of its state.
+    assert min(r.json()["event"]["count"] for r in records) > 200 // 5
+    check_running_totals([r.json()["event"] for r in records], inputs)
