@@ -40,6 +40,7 @@ import uuid
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from types import SimpleNamespace as _ns
 from typing import Any
 
 import orjson
@@ -264,6 +265,8 @@ class PartitionRuntimes:
         #: a partition runtime created later is given again.
         self.global_tables: set[str] = set()
         self.replay: list[tuple[str, list[tuple[Any, ...]]]] = []
+        # Counters of runtimes already dropped, so that the metrics' counters never go down.
+        self._retired: dict[str, dict[str, int]] = {"junctions": {}, "errors": {}, "breaches": {}, "out": {}}
 
     # what AppHost reads
     @property
@@ -280,11 +283,39 @@ class PartitionRuntimes:
 
     @property
     def queries(self) -> Any:
-        return self.template.queries
+        """Every query, with ``output.events_out`` summed over the partitions (for metrics)."""
+        runtimes = list(dict(self.by_partition).values())
+        retired = self._retired["out"]
+        return {name: _ns(output=_ns(events_out=retired.get(name, 0) + sum(
+                    rt.queries[name].output.events_out for rt in runtimes if name in rt.queries)))
+                for name in self.template.queries}
 
     @property
     def context(self) -> Any:
-        return self.template.context
+        """The counters the metrics read, summed over the partition runtimes."""
+        ctxs = [rt.context for rt in dict(self.by_partition).values()]
+
+        def total(attr: str) -> dict[str, int]:
+            out = dict(self._retired[attr])
+            for c in ctxs:
+                for k, v in list(getattr(c, attr).items()):
+                    out[k] = out.get(k, 0) + v
+            return out
+
+        junctions = dict(self._retired["junctions"])
+        patterns: dict[str, list[int]] = {}
+        for c in ctxs:
+            for sid, j in list(c.junctions.items()):
+                junctions[sid] = junctions.get(sid, 0) + j.events_in
+            for eid, element in list(c.elements.items()):
+                if eid.endswith("/pattern") and hasattr(element, "pending"):
+                    got = patterns.setdefault(eid, [0, 0])
+                    got[0] += element.pending
+                    got[1] += getattr(element, "dropped", 0)
+        pending = sum(c.scheduler.pending() for c in ctxs)
+        return _ns(junctions={k: _ns(events_in=v) for k, v in junctions.items()}, errors=total("errors"),
+                   breaches=total("breaches"), scheduler=_ns(pending=lambda: pending),
+                   elements={k: _ns(pending=v[0], dropped=v[1]) for k, v in patterns.items()})
 
     @property
     def tables(self) -> Any:
@@ -355,6 +386,14 @@ class PartitionRuntimes:
     def drop(self, partition: int) -> None:
         rt = self.by_partition.pop(partition, None)
         if rt is not None:
+            r, ctx = self._retired, rt.context
+            for sid, j in list(ctx.junctions.items()):
+                r["junctions"][sid] = r["junctions"].get(sid, 0) + j.events_in
+            for attr in ("errors", "breaches"):
+                for k, v in list(getattr(ctx, attr).items()):
+                    r[attr][k] = r[attr].get(k, 0) + v
+            for name, q in list(rt.queries.items()):
+                r["out"][name] = r["out"].get(name, 0) + q.output.events_out
             rt.shutdown()
 
 

@@ -84,6 +84,10 @@ async def test_two_workers_split_partitions_and_state_moves_on_rebalance(kafka_b
                     assert f'srota_partition_owned{{app="Totals",partition="{p}"}} 1.0' in metrics
                     assert f'srota_partition_restore_seconds{{app="Totals",partition="{p}"}}' in metrics
                 assert 'srota_checkpoint_bytes{app="Totals"' in one.metrics.render().decode()
+                # The engine's counters add up over the partition runtimes.
+                line = next(x for x in one.metrics.render().decode().splitlines()
+                            if x.startswith('srota_stream_events_total{app="Totals",stream="In"}'))
+                assert float(line.rsplit(" ", 1)[1]) >= 1500
                 await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in second])
                 records = await reader.until(totals_reached(inputs), 30, what="the final totals")
     final = check_running_totals([r.json()["event"] for r in records], inputs)
