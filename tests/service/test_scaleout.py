@@ -213,3 +213,38 @@ async def test_a_checkpoint_that_cannot_be_restored_falls_back_to_the_one_before
     # Only the records after the good checkpoint were processed, on top of its state.
     assert min(r.json()["event"]["count"] for r in records) > 200 // 5
     check_running_totals([r.json()["event"] for r in records], inputs)
+
+
+async def test_co_partitioned_topics_share_a_partition_runtime(kafka_broker: Any) -> None:
+    """Two topics in one topic.list: partition p of each goes to the same worker and runtime
+    (the range assignor), so a key's records from both topics meet one state."""
+    kb = kafka_broker
+    a, b, out = (await kb.create_topic(partitions=3), await kb.create_topic(partitions=3),
+                 await kb.create_topic(partitions=1))
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    app = f"""
+    @app:name('Both')
+    {kafka_source(kb, f"{a},{b}", group, **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    {kafka_sink(kb, out)}
+    define stream Out (id string, total long, count long);
+    {QUERY}
+    """
+    cfg = _scaled()
+    inputs = _inputs(1200, 12)
+    async with TopicReader(kb.bootstrap_servers, out) as reader:
+        async with running_host(cfg, app) as one, running_host(cfg, app) as two:
+            await wait_until(lambda: one.apps["Both"].partitions.by_partition and
+                             two.apps["Both"].partitions.by_partition, 30, what="both workers to own partitions")
+            owned = [set(h.apps["Both"].partitions.by_partition) for h in (one, two)]
+            assert not owned[0] & owned[1] and owned[0] | owned[1] == {0, 1, 2}
+            # Each key's records alternate between the two topics (same key: same partition).
+            await produce(kb.bootstrap_servers, a, [(e["id"].encode(), orjson.dumps(e)) for e in inputs[0::2]])
+            await produce(kb.bootstrap_servers, b, [(e["id"].encode(), orjson.dumps(e)) for e in inputs[1::2]])
+            records = await reader.until(totals_reached(inputs), 30, what="the totals over both topics")
+    finals: dict[str, tuple[int, int]] = {}
+    for r in records:
+        e = r.json()["event"]
+        if e["count"] >= finals.get(e["id"], (0, 0))[1]:
+            finals[e["id"]] = (e["total"], e["count"])
+    assert finals == _reference(inputs)
