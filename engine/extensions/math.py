@@ -84,40 +84,6 @@ def _java_log(x: float) -> float:
         return -_INF if x == 0 else _NAN
 
 
-def _java_log10(x: float) -> float:
-    try:
-        return math.log10(x)
-    except ValueError:
-        return -_INF if x == 0 else _NAN
-
-
-def _nan_on_error(fn: Callable[[float], float]) -> Callable[[float], float]:
-    def java(x: float) -> float:
-        try:
-            return fn(x)
-        except ValueError:
-            return _NAN
-
-    return java
-
-
-def _overflow_inf(fn: Callable[[float], float]) -> Callable[[float], float]:
-    def java(x: float) -> float:
-        try:
-            return fn(x)
-        except OverflowError:
-            return _INF
-
-    return java
-
-
-def _java_sinh(x: float) -> float:
-    try:
-        return math.sinh(x)
-    except OverflowError:
-        return math.copysign(_INF, x)
-
-
 def _java_floor(x: float) -> float:
     return float(math.floor(x)) if math.isfinite(x) and x != 0 else x
 
@@ -315,51 +281,85 @@ def _p(name: str, types: tuple[AttrType, ...], doc: str, **kw: Any) -> Param:
     return Param(name, types, dynamic=kw.pop("dynamic", True), doc=doc, **kw)
 
 
+def _nan(x: float) -> float:
+    return _NAN
+
+
+def _inf(x: float) -> float:
+    return _INF
+
+
+def _signed_inf(x: float) -> float:
+    return math.copysign(_INF, x)
+
+
+def _log_error(x: float) -> float:
+    return -_INF if x == 0 else _NAN
+
+
 def _unary(name: str, types: tuple[AttrType, ...], fn: Callable[[float], Any], returns: AttrType,
-           doc: str, example: tuple[str, str]) -> None:
-    """A one-argument function on a number widened to double; null gives null."""
+           doc: str, example: tuple[str, str], on_error: Callable[[float], Any] = _nan) -> None:
+    """A one-argument function on a number widened to double; null gives null.
+
+    ``fn`` is called directly (most are C functions of :mod:`math`); where it raises for a
+    domain error or an overflow, ``on_error`` gives Java's answer instead (NaN, an infinity).
+    """
 
     @function(_NS, name, (_p("p1", types, "The input value."),), returns=returns, doc=doc,
               examples=(example,))
     def _build(infos: list[ArgInfo], ctx: Any) -> Any:
         if infos[0].type is AttrType.FLOAT:
             def impl(v: Any) -> Any:
-                return None if v is None else fn(f32(v))
+                if v is None:
+                    return None
+                try:
+                    return fn(f32(v))
+                except (ValueError, OverflowError):
+                    return on_error(f32(v))
         else:
             def impl(v: Any) -> Any:
-                return None if v is None else fn(float(v))
+                if v is None:
+                    return None
+                try:
+                    return fn(v + 0.0)  # + 0.0: Java widens an int or long to double first
+                except (ValueError, OverflowError):
+                    return on_error(v + 0.0)
         impl.__name__ = f"math_{name}"
         return returns, impl
 
 
 _D = AttrType.DOUBLE
-for _name, _types, _fn, _doc, _ex in (
-    ("abs", NUMBERS, abs, "The absolute value of p1 (a double).", ("math:abs(-6)", "Returns 6.0.")),
-    ("acos", REALS, _nan_on_error(math.acos), "The arc-cosine of p1 in radians (NaN outside [-1, 1]).",
+for _name, _types, _fn, _err, _doc, _ex in (
+    ("abs", NUMBERS, abs, _nan, "The absolute value of p1 (a double).", ("math:abs(-6)", "Returns 6.0.")),
+    ("acos", REALS, math.acos, _nan, "The arc-cosine of p1 in radians (NaN outside [-1, 1]).",
      ("math:acos(0.5)", "Returns 1.0471975511965979.")),
-    ("asin", REALS, _nan_on_error(math.asin), "The arc-sine of p1 in radians (NaN outside [-1, 1]).",
+    ("asin", REALS, math.asin, _nan, "The arc-sine of p1 in radians (NaN outside [-1, 1]).",
      ("math:asin(0.5)", "Returns 0.5235987755982989.")),
-    ("cbrt", NUMBERS, _java_cbrt, "The cube root of p1.", ("math:cbrt(17.0)", "Returns 2.5712815906582356.")),
-    ("ceil", REALS, _java_ceil, "The smallest integral double not below p1.", ("math:ceil(423.187)", "Returns 424.0.")),
-    ("cos", NUMBERS, _nan_on_error(math.cos), "The cosine of p1 (radians).", ("math:cos(6)", "Returns 0.9601702866503661.")),
-    ("cosh", NUMBERS, _overflow_inf(math.cosh), "The hyperbolic cosine of p1.", ("math:cosh(6)", "Returns 201.7156361224559.")),
-    ("exp", NUMBERS, _overflow_inf(math.exp), "Euler's number e raised to p1.", ("math:exp(10)", "Returns 22026.465794806718.")),
-    ("floor", NUMBERS, _java_floor, "The largest integral double not above p1.", ("math:floor(10.23)", "Returns 10.0.")),
-    ("ln", NUMBERS, _java_log, "The natural logarithm of p1.", ("math:ln(11.453)", "Returns 2.438251704415579.")),
-    ("log10", NUMBERS, _java_log10, "The base 10 logarithm of p1.", ("math:log10(19.234)", "Returns 1.2840457421030493.")),
-    ("log2", NUMBERS, lambda x: _java_log(x) / 0.6931471805599453, "The base 2 logarithm of p1 (ln(p1) / ln(2)).",
+    ("cbrt", NUMBERS, _java_cbrt, _nan, "The cube root of p1.", ("math:cbrt(17.0)", "Returns 2.5712815906582356.")),
+    ("ceil", REALS, _java_ceil, _nan, "The smallest integral double not below p1.",
+     ("math:ceil(423.187)", "Returns 424.0.")),
+    ("cos", NUMBERS, math.cos, _nan, "The cosine of p1 (radians).", ("math:cos(6)", "Returns 0.9601702866503661.")),
+    ("cosh", NUMBERS, math.cosh, _inf, "The hyperbolic cosine of p1.", ("math:cosh(6)", "Returns 201.7156361224559.")),
+    ("exp", NUMBERS, math.exp, _inf, "Euler's number e raised to p1.", ("math:exp(10)", "Returns 22026.465794806718.")),
+    ("floor", NUMBERS, _java_floor, _nan, "The largest integral double not above p1.",
+     ("math:floor(10.23)", "Returns 10.0.")),
+    ("ln", NUMBERS, math.log, _log_error, "The natural logarithm of p1.", ("math:ln(11.453)", "Returns 2.438251704415579.")),
+    ("log10", NUMBERS, math.log10, _log_error, "The base 10 logarithm of p1.",
+     ("math:log10(19.234)", "Returns 1.2840457421030493.")),
+    ("log2", NUMBERS, lambda x: _java_log(x) / 0.6931471805599453, _nan, "The base 2 logarithm of p1 (ln(p1) / ln(2)).",
      ("math:log2(91)", "Returns 6.507794640198696.")),
-    ("sin", NUMBERS, _nan_on_error(math.sin), "The sine of p1 (radians).", ("math:sin(6.0)", "Returns -0.27941549819892586.")),
-    ("sinh", NUMBERS, _java_sinh, "The hyperbolic sine of p1.", ("math:sinh(6)", "Returns 201.71315737027922.")),
-    ("sqrt", NUMBERS, _nan_on_error(math.sqrt), "The square root of p1 (NaN when negative).", ("math:sqrt(4)", "Returns 2.0.")),
-    ("tan", NUMBERS, _nan_on_error(math.tan), "The tangent of p1 (radians).", ("math:tan(6.0)", "Returns -0.29100619138474915.")),
-    ("tanh", NUMBERS, math.tanh, "The hyperbolic tangent of p1.", ("math:tanh(6.0)", "Returns 0.9999877116507956.")),
-    ("toDegrees", NUMBERS, lambda x: x * 180.0 / math.pi, "Converts p1 from radians to degrees.",
+    ("sin", NUMBERS, math.sin, _nan, "The sine of p1 (radians).", ("math:sin(6.0)", "Returns -0.27941549819892586.")),
+    ("sinh", NUMBERS, math.sinh, _signed_inf, "The hyperbolic sine of p1.",
+     ("math:sinh(6)", "Returns 201.71315737027922.")),
+    ("sqrt", NUMBERS, math.sqrt, _nan, "The square root of p1 (NaN when negative).", ("math:sqrt(4)", "Returns 2.0.")),
+    ("tan", NUMBERS, math.tan, _nan, "The tangent of p1 (radians).", ("math:tan(6.0)", "Returns -0.29100619138474915.")),
+    ("tanh", NUMBERS, math.tanh, _nan, "The hyperbolic tangent of p1.", ("math:tanh(6.0)", "Returns 0.9999877116507956.")),
+    ("toDegrees", NUMBERS, lambda x: x * 180.0 / math.pi, _nan, "Converts p1 from radians to degrees.",
      ("math:toDegrees(6.0)", "Returns 343.77467707849394.")),
-    ("toRadians", NUMBERS, lambda x: x / 180.0 * math.pi, "Converts p1 from degrees to radians.",
+    ("toRadians", NUMBERS, lambda x: x / 180.0 * math.pi, _nan, "Converts p1 from degrees to radians.",
      ("math:toRadians(6.0)", "Returns 0.10471975511965977.")),
 ):
-    _unary(_name, _types, _fn, _D, _doc, _ex)
+    _unary(_name, _types, _fn, _D, _doc, _ex, _err)
 
 _unary("getExponent", NUMBERS, _get_exponent, AttrType.INT,
        "The unbiased exponent of p1 as a double (Math.getExponent).", ("math:getExponent(60984.1)", "Returns 15."))
@@ -529,7 +529,17 @@ def _rand(infos: list[ArgInfo], ctx: Any) -> Any:
 def _round(infos: list[ArgInfo], ctx: Any) -> Any:
     if infos[0].type is AttrType.FLOAT:
         return AttrType.INT, lambda v: None if v is None else java_round(f32(v), _INT_MIN, _INT_MAX)
-    return AttrType.LONG, lambda v: None if v is None else java_round(v)
+    floor = math.floor
+
+    def math_round(v: Any) -> Any:
+        if v is None:
+            return None
+        if -4.5e15 < v < 4.5e15:  # the common case, inline; java_round has the edges
+            r = floor(v)
+            return r + 1 if v - r >= 0.5 else r
+        return java_round(v)
+
+    return AttrType.LONG, math_round
 
 
 # ---------------------------------------------------------------------------- percentile

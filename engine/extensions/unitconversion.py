@@ -79,16 +79,21 @@ class UnitConversionError(ValueError):
     """A unit conversion got a null input (Siddhi's SiddhiAppRuntimeException)."""
 
 
-def converter(source: str, target: str) -> Callable[[float], float]:
-    """The conversion ``source -> target`` on a (non-null) number, as Siddhi computes it."""
+def converter(source: str, target: str) -> Callable[[Any], float]:
+    """The conversion ``source -> target`` of a (non-null) number, as Siddhi computes it.
+
+    ``+ 0.0`` widens an int or long to double first, as Java's ``Number.doubleValue()`` does.
+    """
     exact = _U[source][0] / _U[target][0]
     decimal = _U[source][1] * (1.0 / _U[target][1])
     num, den = exact.numerator, exact.denominator
     if decimal == 1.0:
         if den == 1:
-            return lambda v: v * num * 1.0
-        return lambda v: v * num / den
-    return lambda v: v * num / den * decimal
+            return lambda v: (v + 0.0) * num
+        if num == 1:
+            return lambda v: (v + 0.0) / den
+        return lambda v: (v + 0.0) * num / den
+    return lambda v: (v + 0.0) * num / den * decimal
 
 
 def _null() -> Any:
@@ -103,13 +108,27 @@ def _declare(name: str, source: str, target: str, what: str) -> None:
               examples=((f"unitconversion:{name}(10)", f"{what.split()[0].capitalize()} 10 in "
                          f"{what.split()[-1]}: {converter(source, target)(10)!r}."),))
     def _build(infos: list[ArgInfo], ctx: Any) -> Any:
-        narrow = infos[0].type is AttrType.FLOAT
+        if infos[0].type is AttrType.FLOAT:
+            def unit_conversion_float(value: Any) -> float:
+                return _null() if value is None else convert(f32(value))
 
-        def unit_conversion(value: Any) -> float:
-            if value is None:
-                return _null()
-            return convert(f32(value) if narrow else float(value) if isinstance(value, int) else value)
-
+            return AttrType.DOUBLE, unit_conversion_float
+        # One Python call per event: the arithmetic of each shape of conversion written out.
+        exact = _U[source][0] / _U[target][0]
+        decimal = _U[source][1] * (1.0 / _U[target][1])
+        num, den = exact.numerator, exact.denominator
+        if decimal != 1.0:
+            def unit_conversion(value: Any) -> float:
+                return _null() if value is None else (value + 0.0) * num / den * decimal
+        elif den == 1:
+            def unit_conversion(value: Any) -> float:
+                return _null() if value is None else (value + 0.0) * num
+        elif num == 1:
+            def unit_conversion(value: Any) -> float:
+                return _null() if value is None else (value + 0.0) / den
+        else:
+            def unit_conversion(value: Any) -> float:
+                return _null() if value is None else (value + 0.0) * num / den
         return AttrType.DOUBLE, unit_conversion
 
 
