@@ -24,8 +24,8 @@ contract where Java and Python differ:
 
 Deliberate departures, each where Siddhi's behaviour is a defect rather than a result:
 
-* ``isInfinite``/``isNan`` of null give null (Siddhi's code does too; its tests assert
-  ``false`` in a callback whose assertion error is never surfaced);
+* ``isInfinite``/``isNan`` of null give null, as Siddhi's code does (its tests assert ``false``,
+  which that code cannot return);
 * ``math:percentile`` keeps one sorted list per aggregator state (Siddhi shares one list
   between all ``group by`` keys of a query), an ``int``/``long`` value it rounded to 32 bits
   on the way in is removed the same way (Siddhi looks the unrounded value up and fails), and an
@@ -558,11 +558,11 @@ class _Percentile(AggregatorState):
             raise MathError("math:percentile() got a null value")
         return f32(value) if self.narrow else float(value)
 
-    def add(self, value: Any) -> Any:
+    def add(self, value: Any, *_p: Any) -> Any:  # p, if the selector passes every argument
         bisect.insort_right(self.values, self._number(value))
         return self.value()
 
-    def remove(self, value: Any) -> Any:
+    def remove(self, value: Any, *_p: Any) -> Any:
         number = self._number(value)
         i = bisect.bisect_left(self.values, number)
         if i == len(self.values) or self.values[i] != number:
