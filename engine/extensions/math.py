@@ -22,7 +22,8 @@ contract where Java and Python differ:
 * ``rand(seed)`` is ``java.util.Random(seed).nextDouble()``: the same seed gives Siddhi's
   sequence.
 
-Deliberate departures, each where Siddhi's behaviour is a defect rather than a result:
+Where Siddhi's tests and code disagree (the code wins), and deliberate departures where Siddhi's
+behaviour is a defect rather than a result:
 
 * ``isInfinite``/``isNan`` of null give null, as Siddhi's code does (its tests assert ``false``,
   which that code cannot return);
