@@ -1874,7 +1874,7 @@ def _int_setting(value: str, node: Any) -> int:
 def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen,
                      element_prefix: str) -> Any:
     """Plan a pattern or sequence input; ``connect(emit)`` builds one state machine instance."""
-    from srota.engine.query import InputPlan
+    from srota.engine.planning import InputPlan
 
     found: list[Any] = []
     _collect_states(inp.element, found)
