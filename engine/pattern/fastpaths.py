@@ -9,24 +9,35 @@ model (:func:`_reads`) before any code is generated, never by reading generated 
 """
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from srota.engine.codegen import CodeGen
 from srota.engine.event import Event, StateEvent
-from srota.engine.expression import BASE_NAMESPACE
-from srota.engine.pattern.scope import PatternScope, _StateInfo
+from srota.engine.pattern.scope import _CURRENT, PatternScope, _StateInfo
+from srota.engine.registry import Kind, registry
 from srota.grammar.model import (
+    And,
     AttrType,
+    Compare,
+    Constant,
     CountStateElement,
     EveryStateElement,
+    Expression,
+    FunctionCall,
     GroupStateElement,
+    In,
+    IsNull,
+    IsNullStream,
     LogicalStateElement,
+    MathOp,
     NextStateElement,
+    Not,
+    Or,
     StreamStateElement,
+    TimeConstant,
+    Variable,
 )
 
 if TYPE_CHECKING:
@@ -107,41 +118,85 @@ class _Test:
         return [*self.own, *lines]
 
 
-#: Names a condition may use and still be a function of the arriving event alone.
-_PURE_NAMES = frozenset({"None", "True", "False", "and", "or", "not", "is", "in", "if", "else",
-                         *BASE_NAMESPACE})
+@dataclass(frozen=True)
+class _Reads:
+    """What a condition reads, found on its expression model before any code is generated.
+
+    ``states``: the states whose events it reads through their bindings (``d{sid}`` for a plain
+    state, ``c{sid}`` for a counting one); ``candidate``: it reads the candidate partial match
+    itself (``e.events[i]`` for ``e2 is null``, ``e.timestamp`` for ``eventTimestamp()``);
+    ``impure``: it calls something that is not a function of its arguments alone (a table
+    lookup with ``in``, or a function not declared ``pure``), so it must run per candidate.
+    """
+
+    states: frozenset[int] = frozenset()
+    candidate: bool = False
+    impure: bool = False
+
+    def __or__(self, other: _Reads) -> _Reads:
+        return _Reads(self.states | other.states, self.candidate or other.candidate,
+                      self.impure or other.impure)
+
+    def only(self, sid: int) -> bool:
+        """Whether the condition is a pure function of state ``sid``'s arriving event alone."""
+        return not self.candidate and not self.impure and self.states <= {sid}
 
 
-_STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'" r'|"(?:[^"\\]|\\.)*"')
-_NAME = re.compile(r"(?<!\w)[A-Za-z_]\w*")
+_NOTHING = _Reads()
 
 
-@functools.lru_cache(maxsize=1024)   # partitions plan the same conditions for every key
-def _names(code: str) -> frozenset[str]:
-    """The names (and attribute names) ``code`` uses, outside its string literals."""
-    return frozenset(_NAME.findall(_STRING_LITERAL.sub("''", code)))
+def _reads(expr: Expression, scope: PatternScope) -> _Reads:
+    """:class:`_Reads` of ``expr`` as compiled in ``scope`` (mirrors :meth:`PatternScope.resolve`)."""
+    if isinstance(expr, (Constant, TimeConstant)):
+        return _NOTHING
+    if isinstance(expr, Variable):
+        s, pos = scope.locate(expr)
+        if s.is_count:
+            return _Reads(frozenset({s.state_id}))
+        # A plain state is a chain of one event: any other position reads as null.
+        return _Reads(frozenset({s.state_id})) if pos in (0, _CURRENT) else _NOTHING
+    if isinstance(expr, IsNullStream):
+        s, _ = scope.locate_stream(expr)
+        return _Reads(frozenset({s.state_id})) if s.is_count else _Reads(candidate=True)
+    if isinstance(expr, (MathOp, Compare, And, Or)):
+        return _reads(expr.left, scope) | _reads(expr.right, scope)
+    if isinstance(expr, (Not, IsNull)):
+        return _reads(expr.expression, scope)
+    if isinstance(expr, In):
+        return _reads(expr.expression, scope) | _Reads(impure=True)
+    if isinstance(expr, FunctionCall):
+        if not expr.namespace and expr.name == "eventTimestamp":
+            if not expr.args:
+                return _Reads(candidate=True)
+            s, _ = scope.locate_event(expr.args[0])
+            return _Reads(frozenset({s.state_id})) if s.is_count else _Reads(candidate=True)
+        ext = registry.get(Kind.FUNCTION, expr.namespace, expr.name)
+        pure = ext is not None and bool(ext.meta.get("pure"))
+        found = _Reads(impure=not pure)
+        for arg in expr.args:
+            found = found | _reads(arg, scope)
+        return found
+    return _Reads(impure=True)   # pragma: no cover - a node kind this analysis does not know
 
 
-def _reads_only(code: str, name: str) -> bool:
-    """Whether ``code`` reads nothing but the local ``name`` (no candidate, no function)."""
-    return all(n in _PURE_NAMES or n == name or re.fullmatch(r"_t\d+", n) for n in _names(code))
+def _test(scope: PatternScope, sid: int, cond: Expression | None, code: str,
+          gates: Sequence[tuple[Expression, str]] = ()) -> _Test:
+    """The :class:`_Test` of state ``sid``'s condition (``cond`` compiled to ``code``).
 
-
-def _test(scope: PatternScope, sid: int, code: str, gates: Sequence[str] = ()) -> _Test:
-    """The :class:`_Test` of state ``sid``'s condition ``code`` (``gates``: its conjuncts)."""
-    own = (f"d{sid} = _r_d",) if re.search(rf"\bd{sid}\b", code) else ()
-    bindings = []
-    for s, line in zip(scope.states, scope.prologue, strict=True):
-        name = f"c{s.state_id}" if s.is_count else f"d{s.state_id}"
-        if s.state_id != sid and re.search(rf"\b{name}\b", code):
-            bindings.append(line.replace("e.events[", "_r_v["))
-    if _reads_only(code, f"d{sid}"):
-        return _Test(sid, code, own, tuple(bindings), code, True)
-    gates = [g for g in gates if _reads_only(g, f"d{sid}")]
-    if gates and not own:
+    ``gates`` are its conjuncts with their code: those that read the arriving event alone
+    are tested once per event, before any candidate.
+    """
+    reads = _reads(cond, scope) if cond is not None else _NOTHING
+    own = (f"d{sid} = _r_d",) if sid in reads.states else ()
+    bindings = tuple(scope.binding(s, "_r_v") for s in scope.states
+                     if s.state_id != sid and s.state_id in reads.states)
+    if reads.only(sid):
+        return _Test(sid, code, own, bindings, code, True)
+    passing = [c for g, c in gates if _reads(g, scope).only(sid)]
+    if passing and not own:
         own = (f"d{sid} = _r_d",)
-    return _Test(sid, code, own, tuple(bindings), " and ".join(gates) if gates else None,
-                 reads_state="e" in _names(code))
+    return _Test(sid, code, own, bindings, " and ".join(passing) if passing else None,
+                 reads_state=reads.candidate)
 
 
 def _gen_scan(gen: CodeGen, test: _Test) -> Callable[[Any, Event], list[StateEvent] | None]:

@@ -53,6 +53,16 @@ def _conjuncts(expr: Expression) -> list[Expression]:
     return [expr]
 
 
+def _all_of(conjuncts: list[Expression]) -> Expression | None:
+    """The conjunction of ``conjuncts`` (None when there are none: always true)."""
+    if not conjuncts:
+        return None
+    expr = conjuncts[0]
+    for c in conjuncts[1:]:
+        expr = And(expr, c)
+    return expr
+
+
 def _equality_parts(expr: Expression, scope: PatternScope, sid: int,
                     plain: set[int]) -> tuple[tuple[tuple[int, int, int], ...], list[int]]:
     """The conjuncts ``own.attr == ref.attr`` (either order) of state ``sid``'s condition.
@@ -85,12 +95,8 @@ def _equality_parts(expr: Expression, scope: PatternScope, sid: int,
 
 def _locate(var: Variable, scope: PatternScope) -> tuple[int, int, AttrType] | None:
     """``(state id, attribute index, type)`` of a variable that reads a plain state's event."""
-    if var.stream_id is None:
-        assert scope.current is not None
-        s = scope.states[scope.current]
-    else:
-        s = scope._state_named(var.stream_id, var)
-    if s.is_count or scope._position(s, var.stream_index, var.stream_id) not in (0, _CURRENT):
+    s, pos = scope.locate(var)
+    if s.is_count or pos not in (0, _CURRENT):
         return None   # a chain, or e1[1].x of a plain state (null)
     for i, a in enumerate(s.attributes):
         if a.name == var.attribute:
@@ -178,7 +184,7 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
         filters = [h.expression for h in s.node.stream.handlers]
         if not filters:
             conds[sid] = None
-            tests[sid] = _test(scope, sid, "True")
+            tests[sid] = _test(scope, sid, None, "True")
             continue
         expr = filters[0]
         for f in filters[1:]:
@@ -189,16 +195,17 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
         if s.is_count:
             continue   # counting states keep their own loop (chains, min and max)
         conjuncts = _conjuncts(expr)
-        gates = ([compiler.compile_condition(c, "pattern condition") for c in conjuncts]
-                 if len(conjuncts) > 1 else [code])
-        tests[sid] = test = _test(scope, sid, code, gates if len(gates) > 1 else [])
+        gates = ([(c, compiler.compile_condition(c, "pattern condition")) for c in conjuncts]
+                 if len(conjuncts) > 1 else [(expr, code)])
+        tests[sid] = test = _test(scope, sid, expr, code, gates if len(gates) > 1 else [])
         # Sequences drop every partial match an event does not extend, so an index would not
         # spare them the scan: only patterns index.
         if not sequence and sid in plain:
             parts, covered = _equality_parts(expr, scope, sid, plain)
             if parts:
                 rest = [g for n, g in enumerate(gates) if n not in covered]
-                found = _test(scope, sid, " and ".join(f"({g})" for g in rest) or "True", rest)
+                found = _test(scope, sid, _all_of([g for g, _ in rest]),
+                              " and ".join(f"({c})" for _, c in rest) or "True", rest)
                 keys[sid] = _gen_key(gen, scope, parts, test, found)
     plan = _Plan(inp.element, sequence, states, ids, conds, inp.within_millis,
                  _max_pending(inp, ctx), tests, {sid: _gen_scan(gen, t) for sid, t in tests.items()},

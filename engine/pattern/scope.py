@@ -60,14 +60,18 @@ class PatternScope:
         self.states = states
         self.current = current
         self.default_index = default_index
-        lines = []
-        for s in states:
-            if s.is_count:
-                lines.append(f"c{s.state_id} = e.events[{s.state_id}] or ()")
-            else:
-                null = gen.ref(Event(-1, (None,) * len(s.attributes)), "nul")
-                lines.append(f"d{s.state_id} = (e.events[{s.state_id}] or {null}).data")
-        self.prologue: tuple[str, ...] = tuple(lines)
+        # A plain state that has not arrived reads as an event of nulls.
+        self._nulls = {s.state_id: gen.ref(Event(-1, (None,) * len(s.attributes)), "nul")
+                       for s in states if not s.is_count}
+        self.prologue: tuple[str, ...] = tuple(self.binding(s) for s in states)
+
+    def binding(self, s: _StateInfo, events: str = "e.events") -> str:
+        """The line binding state ``s`` (``d{id}``: its event's data, ``c{id}``: its chain)
+        from the partial match's events list ``events``."""
+        sid = s.state_id
+        if s.is_count:
+            return f"c{sid} = {events}[{sid}] or ()"
+        return f"d{sid} = ({events}[{sid}] or {self._nulls[sid]}).data"
 
     # ------------------------------------------------------------------ lookup
     def _state_named(self, name: str, node: Any) -> _StateInfo:
@@ -97,24 +101,47 @@ class PatternScope:
             return siddhi if own else siddhi + 1
         return int(index)
 
-    def resolve(self, var: Variable) -> tuple[str, AttrType]:
+    def locate(self, var: Variable) -> tuple[_StateInfo, int]:
+        """The state ``var`` reads and its chain position."""
+        s = self._state_of(var)
+        return s, self._position(s, var.stream_index, var.stream_id)
+
+    def locate_stream(self, node: IsNullStream) -> tuple[_StateInfo, int]:
+        """The state and chain position ``e2 is null`` / ``e2[last] is null`` reads."""
+        s = self._state_named(node.stream_id, node)
+        index = node.stream_index
+        if index is None:
+            return s, self.default_index
+        if isinstance(index, LastIndex):
+            return s, _LAST - int(index) + 1
+        return s, int(index)
+
+    def locate_event(self, node: Expression) -> tuple[_StateInfo, int]:
+        """The state and chain position ``eventTimestamp(e1)`` reads."""
+        if isinstance(node, Variable) and node.stream_id is None:
+            s = self._state_named(node.attribute, node)
+            return s, self._position(s, node.stream_index, None)
+        raise error_at("eventTimestamp() takes an event reference such as e1", node)
+
+    def _state_of(self, var: Variable) -> _StateInfo:
         name = var.attribute
         if var.stream_id is not None:
-            s = self._state_named(var.stream_id, var)
-        elif self.current is not None:
-            s = self.states[self.current]
-        else:
-            found = [st for st in self.states if any(a.name == name for a in st.attributes)]
-            if not found:
-                raise error_at(f"no stream of this pattern has an attribute '{name}'", var)
-            if len(found) > 1:
-                raise error_at(f"'{name}' is ambiguous: qualify it with an event reference "
-                               f"({', '.join(st.ref or st.stream_id for st in found)})", var)
-            s = found[0]
-        i = next((k for k, a in enumerate(s.attributes) if a.name == name), None)
+            return self._state_named(var.stream_id, var)
+        if self.current is not None:
+            return self.states[self.current]
+        found = [st for st in self.states if any(a.name == name for a in st.attributes)]
+        if not found:
+            raise error_at(f"no stream of this pattern has an attribute '{name}'", var)
+        if len(found) > 1:
+            raise error_at(f"'{name}' is ambiguous: qualify it with an event reference "
+                           f"({', '.join(st.ref or st.stream_id for st in found)})", var)
+        return found[0]
+
+    def resolve(self, var: Variable) -> tuple[str, AttrType]:
+        s, pos = self.locate(var)
+        i = next((k for k, a in enumerate(s.attributes) if a.name == var.attribute), None)
         if i is None:
-            raise error_at(f"stream '{s.stream_id}' has no attribute '{name}'", var)
-        pos = self._position(s, var.stream_index, var.stream_id)
+            raise error_at(f"stream '{s.stream_id}' has no attribute '{var.attribute}'", var)
         return self._read(s, pos, f".data[{i}]", f"d{s.state_id}[{i}]"), s.attributes[i].type
 
     def _read(self, s: _StateInfo, pos: int, suffix: str, plain: str) -> str:
@@ -137,24 +164,13 @@ class PatternScope:
         return f"({c}[{pos}] if len({c}) >= {-pos} else None)"
 
     def resolve_stream(self, node: IsNullStream) -> str:
-        s = self._state_named(node.stream_id, node)
-        index = node.stream_index
-        if index is None:
-            pos = self.default_index
-        elif isinstance(index, LastIndex):
-            pos = _LAST - int(index) + 1
-        else:
-            pos = int(index)
-        return self._event_code(s, pos)
+        return self._event_code(*self.locate_stream(node))
 
     def timestamp(self, node: Expression | None) -> str:
         if node is None:
             return "e.timestamp"
-        if isinstance(node, Variable) and node.stream_id is None:
-            s = self._state_named(node.attribute, node)
-            ev = self._event_code(s, self._position(s, node.stream_index, None))
-            return f"(_ts.timestamp if (_ts := {ev}) is not None else None)"
-        raise error_at("eventTimestamp() takes an event reference such as e1", node)
+        ev = self._event_code(*self.locate_event(node))
+        return f"(_ts.timestamp if (_ts := {ev}) is not None else None)"
 
     def columns(self) -> list[Column]:
         """``select *``: every attribute of every state (a repeated name is an error)."""
