@@ -140,6 +140,9 @@ class SiddhiAppRuntime:
             for q in self.queries.values():
                 for hook in q.stop_hooks:
                     hook()
+        for junction in list(self._ctx.junctions.values()):
+            if junction.async_buffer is not None:
+                junction.async_buffer.join()
         self._started = False
 
     def drain(self) -> int:
