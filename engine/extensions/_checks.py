@@ -1,0 +1,153 @@
+"""Shared plumbing of the built-in extension namespaces: declaration and Siddhi's parameter check.
+
+:func:`function`, :func:`aggregator` and :func:`stream_processor` register an extension with its
+declared :class:`~srota.engine.registry.Param` list, overloads, return type, doc and examples (the
+reference documentation is generated from these), and validate every call the way Siddhi's
+``InputParameterValidator`` does before the builder runs: an overload must match the argument
+count and types, and a parameter that is not ``dynamic`` must be a literal.  Errors raised here
+carry no position; the planners add the line and column of the call.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from srota.engine.expression import ArgInfo
+from srota.engine.registry import Extension, Kind, Param, extension, registry
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.model import AttrType, Constant, TimeConstant
+
+REPEAT = "..."
+
+STRING = (AttrType.STRING,)
+INT = (AttrType.INT,)
+LONG = (AttrType.LONG,)
+BOOL = (AttrType.BOOL,)
+OBJECT = (AttrType.OBJECT,)
+INT_LONG = (AttrType.INT, AttrType.LONG)
+PRIMITIVES = (AttrType.STRING, AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE, AttrType.BOOL)
+ALL = PRIMITIVES + OBJECT
+
+
+def err(message: str) -> SiddhiAppCreationError:
+    """A creation error (the planner adds the call's line and column)."""
+    return SiddhiAppCreationError(message)
+
+
+def is_literal(info: ArgInfo) -> bool:
+    """Whether the argument is a literal (Siddhi's ConstantExpressionExecutor)."""
+    return info.constant and isinstance(info.node, (Constant, TimeConstant))
+
+
+def _overloads(params: Sequence[Param], overloads: Sequence[Sequence[str]]) -> list[list[str]]:
+    if overloads:
+        return [list(o) for o in overloads]
+    # Without declared overloads: the required parameters, then each longer optional prefix.
+    names = [p.name for p in params if not p.repeat]
+    required = sum(1 for p in params if not p.optional and not p.repeat)
+    out = [names[:n] for n in range(required, len(names) + 1)]
+    if params and params[-1].repeat:
+        out.append(names + [params[-1].name, REPEAT])
+    return out
+
+
+def validate(qual: str, params: Sequence[Param], overloads: Sequence[Sequence[str]],
+             infos: Sequence[ArgInfo]) -> list[Param]:
+    """The parameters matched to ``infos`` (Siddhi's overload rules), or a creation error."""
+    by_name = {p.name: p for p in params}
+    n = len(infos)
+    for names in _overloads(params, overloads):
+        repeat = bool(names) and names[-1] == REPEAT
+        if repeat:
+            if n < len(names) - 1 or n == 0:
+                continue
+            matched = [by_name[names[i] if i < len(names) - 1 else names[-2]] for i in range(n)]
+        else:
+            if len(names) != n:
+                continue
+            matched = [by_name[x] for x in names]
+        if all(info.type in p.types for p, info in zip(matched, infos, strict=True)):
+            for i, (p, info) in enumerate(zip(matched, infos, strict=True)):
+                if not p.dynamic and not is_literal(info):
+                    raise err(f"'{qual}' expects input parameter '{p.name}' at position {i} to be a "
+                              "constant, but found a dynamic attribute")
+            return matched
+    found = ", ".join(i.type.value for i in infos)
+    shapes = "; ".join(
+        "(" + ", ".join(x if x == REPEAT else f"{'|'.join(t.value for t in by_name[x].types)} {x}"
+                        for x in names) + ")"
+        for names in _overloads(params, overloads))
+    raise err(f"'{qual}' has no parameter overload for ({found}); supported: {shapes or '()'}")
+
+
+def _declare(kind: Kind, namespace: str, name: str, params: tuple[Param, ...], overloads: Any,
+             doc: str, factory: Callable[..., Any], **meta: Any) -> Extension:
+    return registry.register(Extension(kind, namespace, name, factory, params, doc,
+                                       tuple(tuple(o) for o in overloads), dict(meta)))
+
+
+def function(namespace: str, name: str, params: tuple[Param, ...] = (), *, returns: str | AttrType,
+             doc: str, examples: tuple[tuple[str, str], ...] = (),
+             overloads: tuple[tuple[str, ...], ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a function; the builder gets ``(infos, ctx)`` after validation and returns
+    ``(return type, implementation)`` like the core functions' factories."""
+    qual = f"{namespace}:{name}"
+
+    def wrap(build: Callable[[list[ArgInfo], Any], Any]) -> Callable[..., Any]:
+        def factory(infos: list[ArgInfo], ctx: Any) -> Any:
+            validate(qual, params, overloads, infos)
+            return build(infos, ctx)
+
+        _declare(Kind.FUNCTION, namespace, name, params, overloads, doc, factory,
+                 returns=_type_doc(returns), examples=examples)
+        return build
+
+    return wrap
+
+
+def aggregator(namespace: str, name: str, params: tuple[Param, ...] = (), *, returns: str | AttrType,
+               doc: str, examples: tuple[tuple[str, str], ...] = (),
+               overloads: tuple[tuple[str, ...], ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register an aggregator; the builder gets the validated infos and returns ``(type, state factory)``."""
+    qual = f"{namespace}:{name}"
+
+    def wrap(build: Callable[[list[ArgInfo]], Any]) -> Callable[..., Any]:
+        def factory(infos: list[ArgInfo]) -> Any:
+            validate(qual, params, overloads, infos)
+            return build(infos)
+
+        _declare(Kind.AGGREGATOR, namespace, name, params, overloads, doc, factory,
+                 returns=_type_doc(returns), examples=examples)
+        return build
+
+    return wrap
+
+
+def stream_processor(namespace: str, name: str, params: tuple[Param, ...] = (), *, returns: str,
+                     doc: str, examples: tuple[tuple[str, str], ...] = (),
+                     overloads: tuple[tuple[str, ...], ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a stream processor; the builder gets ``(infos, getters, attributes, ctx)``."""
+    qual = f"{namespace}:{name}"
+
+    def wrap(build: Callable[..., Any]) -> Callable[..., Any]:
+        def factory(infos: list[ArgInfo], getters: list[Any], attributes: list[Any], ctx: Any) -> Any:
+            validate(qual, params, overloads, infos)
+            return build(infos, getters, attributes, ctx)
+
+        _declare(Kind.STREAM_PROCESSOR, namespace, name, params, overloads, doc, factory,
+                 returns=returns, examples=examples)
+        return build
+
+    return wrap
+
+
+def window(namespace: str, name: str, params: tuple[Param, ...] = (), *, doc: str,
+           examples: tuple[tuple[str, str], ...] = (),
+           overloads: tuple[tuple[str, ...], ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a window (validated by the window planner against ``params``/``overloads``)."""
+    return extension(Kind.WINDOW, name, namespace, params, doc, overloads, examples=examples,
+                     returns="the input stream's attributes")
+
+
+def _type_doc(t: str | AttrType) -> str:
+    return t.value if isinstance(t, AttrType) else t
