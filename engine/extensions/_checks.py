@@ -151,3 +151,80 @@ def window(namespace: str, name: str, params: tuple[Param, ...] = (), *, doc: st
 
 def _type_doc(t: str | AttrType) -> str:
     return t.value if isinstance(t, AttrType) else t
+
+
+# ---------------------------------------------------------------------------- Java's toString
+def java_double_str(v: float) -> str:
+    """``Double.toString``: shortest round-trip digits, scientific below 1e-3 and from 1e7."""
+    if v != v:
+        return "NaN"
+    if v in (float("inf"), float("-inf")):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "-0.0" if str(v).startswith("-") else "0.0"
+    return _java_digits(repr(v), abs(v))
+
+
+def java_float_str(v: float) -> str:
+    """``Float.toString`` of a 32-bit value: the shortest digits that round-trip in 32 bits."""
+    from srota.engine.types import f32
+
+    if v != v or v in (float("inf"), float("-inf")) or v == 0:
+        return java_double_str(v)
+    for digits in range(1, 10):
+        text = f"{v:.{digits}g}"
+        if f32(float(text)) == v:
+            return _java_digits(repr(float(text)), abs(v))
+    return _java_digits(repr(v), abs(v))
+
+
+def _java_digits(text: str, mag: float) -> str:
+    mantissa, _, exp = text.partition("e")
+    sign = "-" if mantissa.startswith("-") else ""
+    mantissa = mantissa.lstrip("-")
+    digits = mantissa.replace(".", "")
+    point = (mantissa.index(".") if "." in mantissa else len(mantissa)) + (int(exp) if exp else 0)
+    lead = len(digits) - len(digits.lstrip("0"))
+    digits = digits.lstrip("0")
+    point -= lead
+    digits = digits.rstrip("0") or "0"
+    if 1e-3 <= mag < 1e7:
+        if point <= 0:
+            return f"{sign}0.{'0' * -point}{digits}"
+        whole = digits[:point].ljust(point, "0")
+        frac = digits[point:] or "0"
+        return f"{sign}{whole}.{frac}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{point - 1}"
+
+
+def java_str(v: Any, type_: AttrType | None = None) -> str:
+    """``String.valueOf(v)`` for Siddhi values (maps print as ``{k=v}``, lists as ``[a, b]``)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return java_float_str(v) if type_ is AttrType.FLOAT else java_double_str(v)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{java_str(k)}={java_str(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(java_str(x) for x in v) + "]"
+    return str(v)
+
+
+class ChunkProcessor:
+    """A stream processor running ``fn(chunk) -> chunk``; ``state`` (if any) goes into snapshots."""
+
+    __slots__ = ("next", "fn", "state")
+
+    def __init__(self, fn: Callable[[list[Any]], list[Any]], state: Any = None) -> None:
+        self.fn = fn
+        self.state = state
+        self.next: Callable[[list[Any]], None] = lambda chunk: None
+
+    def process(self, chunk: list[Any]) -> None:
+        out = self.fn(chunk)
+        if out:
+            self.next(out)
