@@ -38,6 +38,7 @@ from srota.engine.extensions._checks import (
     ChunkProcessor,
     aggregator,
     err,
+    hash_order,
     function,
     is_literal,
     java_double_str,
@@ -49,35 +50,6 @@ from srota.engine.types import f32
 from srota.grammar.model import Attribute, AttrType
 
 _JSON_TYPES = (AttrType.STRING, AttrType.OBJECT)
-
-
-# ---------------------------------------------------------------------------- Java's HashMap order
-def _java_hash(s: str) -> int:
-    """``String.hashCode`` (over UTF-16 units)."""
-    data = s.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def hash_order(value: Any) -> Any:
-    """``value`` with every object's keys in Java ``HashMap`` iteration order (recursively)."""
-    if isinstance(value, dict):
-        keys = list(value)
-        cap = 16
-        while len(keys) > cap * 0.75:
-            cap *= 2
-
-        def slot(k: Any) -> int:
-            h = _java_hash(str(k))
-            return (h ^ (h >> 16)) & (cap - 1)
-
-        order = sorted(range(len(keys)), key=lambda i: (slot(keys[i]), i))
-        return {keys[i]: hash_order(value[keys[i]]) for i in order}
-    if isinstance(value, list):
-        return [hash_order(v) for v in value]
-    return value
 
 
 # ---------------------------------------------------------------------------- parsing
