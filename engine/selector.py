@@ -95,7 +95,9 @@ class AggregatorSlots:
         slot = len(self.factories)
         self.factories.append(factory)
         self.survive_reset.append(bool(getattr(factory, "survives_reset", False)))
-        arg = codes[0] if codes else ""
+        # One argument is passed as is; several (str:groupConcat(key, sep), map:collect(k, v))
+        # as one tuple, so every state keeps the one-argument add/remove interface.
+        arg = codes[0] if len(codes) == 1 else (f"({', '.join(codes)},)" if codes else "")
         # "{op}" is replaced by add/remove when the two projection variants are generated.
         self.calls.append(f"A[{slot}].{{op}}({arg})")
         self.args.append(arg)
