@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sqlite3
 import sys
 import traceback
@@ -70,6 +71,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_service(config, apps)
 
 
+def cmd_health(args: argparse.Namespace) -> int:
+    """Ask the admin server of a running service (at the config's host and port) for /ready."""
+    import urllib.error
+    import urllib.request
+
+    config = load_config(args.config or os.environ.get("SROTA_CONFIG"))
+    if not config.http.enabled:
+        raise UserError("the admin server is off (http.enabled: false): nothing to ask")
+    host = config.http.host
+    host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # listening everywhere: ask loopback
+    host = f"[{host}]" if ":" in host else host
+    url = f"http://{host}:{config.http.port}/{'health' if args.live else 'ready'}"
+    try:
+        with urllib.request.urlopen(url, timeout=args.timeout) as response:  # noqa: S310 - our own URL
+            ok = response.status == 200
+    except urllib.error.HTTPError as exc:
+        ok = False
+        print(f"{url}: HTTP {exc.code}")
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"{url}: {getattr(exc, 'reason', exc)}")
+        return 1
+    if ok:
+        print(f"{url}: ok")
+    return 0 if ok else 1
+
+
 def _version() -> str:
     from srota.service.admin import version_info
 
@@ -83,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run apps until SIGTERM/SIGINT")
     run.add_argument("apps", nargs="*", help=".siddhi app files (default: the config's apps)")
-    run.add_argument("--config", "-c", help="YAML config file (default: every default)")
+    run.add_argument("--config", "-c", default=os.environ.get("SROTA_CONFIG"),
+                     help="YAML config file (default: $SROTA_CONFIG, else every default)")
     run.add_argument("--log-format", choices=("console", "json"))
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
     run.add_argument("--http-port", type=int, help="admin port (overrides the config; 0 picks a free one)")
@@ -96,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("files", nargs="+", help="test files, or directories to search for *.test.yaml")
     test.add_argument("--verbose", "-v", action="store_true", help="print every case, not only failures")
     test.set_defaults(func=cmd_test)
+    health = sub.add_parser("health", help="exit 0 if the running service is ready (for container health checks)")
+    health.add_argument("--config", "-c", help="the service's config, for the admin host and port "
+                                               "(default: $SROTA_CONFIG, else every default)")
+    health.add_argument("--live", action="store_true", help="ask /health (alive) instead of /ready")
+    health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the answer")
+    health.set_defaults(func=cmd_health)
     try:
         from srota.service.spark import cli as spark_cli
     except ImportError:
