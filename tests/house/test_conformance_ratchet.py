@@ -18,11 +18,27 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT.parent / "shared" / "conformance" / "run.py"
 RECORD = Path(__file__).with_name("conformance_record.json")
 
+#: Cases whose own check crashes run.py whatever the engine does right: the predicate of
+#: testToXMLFunctionExtension3 is a generator expression, which ``eval(..., {}, {"value": v})``
+#: runs without ``value`` in scope (NameError), so a correct string result ends the whole run.
+_CRASH_THE_RUNNER = {"ToXMLFunctionExtensionTestCase.testToXMLFunctionExtension3"}
+
+
+def _cases_without_crashers(tmp_path: Path) -> Path:
+    """A copy of the case files without the cases that crash the runner."""
+    out = tmp_path / "cases"
+    out.mkdir()
+    for path in sorted((RUNNER.parent / "cases").glob("*.json")):
+        cases = [c for c in json.loads(path.read_text()) if c["id"] not in _CRASH_THE_RUNNER]
+        (out / path.name).write_text(json.dumps(cases))
+    return out
+
 
 @pytest.mark.skipif(not RUNNER.exists(), reason="../shared/conformance is not beside the repository")
 def test_conformance_pass_count_never_drops(tmp_path):
     out = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, str(RUNNER), "--json", str(out)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, str(RUNNER), str(_cases_without_crashers(tmp_path)),
+                           "--json", str(out)], cwd=ROOT,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     results = json.loads(out.read_text())
