@@ -43,23 +43,23 @@ from typing import Any
 
 from srota.engine.aggregators import AggregatorState
 from srota.engine.expression import ArgInfo
-from srota.engine.extensions._params import (
-    DOUBLE,
-    INT,
-    INTEGERS,
-    NUMBERS,
-    REALS,
-    STRING,
-    aggregator,
-    creation_error,
-    function,
-    is_literal,
-)
+from srota.engine.extensions._checks import INT, INT_LONG, STRING, aggregator, is_literal
+from srota.engine.extensions._checks import err as creation_error
+from srota.engine.extensions._checks import function as _function
 from srota.engine.registry import Param
 from srota.engine.types import f32
 from srota.grammar.model import AttrType
 
 _NS = "math"
+NUMBERS = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
+REALS = (AttrType.FLOAT, AttrType.DOUBLE)
+INTEGERS = INT_LONG
+DOUBLE = (AttrType.DOUBLE,)
+
+
+def function(*args: Any, pure: bool = True, **kw: Any) -> Any:
+    """Declare a math function: pure unless said otherwise (only ``rand`` is not)."""
+    return _function(*args, pure=pure, **kw)
 _INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
 _LONG_MIN, _LONG_MAX = -(2 ** 63), 2 ** 63 - 1
 _NAN = math.nan
@@ -511,7 +511,7 @@ _constant("pi", math.pi, "The number pi.")
 
 @function(_NS, "rand", (_p("seed", INTEGERS, "A constant seed (java.util.Random).", optional=True,
                            default="defaultSeed"),),
-          overloads=((), ("seed",)), returns=_D,
+          overloads=((), ("seed",)), returns=_D, pure=False,
           doc="A pseudo-random double in [0, 1), from java.util.Random (seeded when a seed is given).",
           examples=(("math:rand()", "A random double between 0 and 1."),))
 def _rand(infos: list[ArgInfo], ctx: Any) -> Any:
@@ -524,7 +524,7 @@ def _rand(infos: list[ArgInfo], ctx: Any) -> Any:
     return _D, JavaRandom().next_double
 
 
-@function(_NS, "round", (_p("p1", REALS, "The value to round."),), returns=(AttrType.INT, AttrType.LONG),
+@function(_NS, "round", (_p("p1", REALS, "The value to round."),), returns="int|long",
           doc="The closest integer to p1, halves rounding up (Math.round): an int for a float, a long for a double.",
           examples=(("math:round(3252.353)", "Returns 3252."),))
 def _round(infos: list[ArgInfo], ctx: Any) -> Any:
@@ -555,15 +555,17 @@ class _Percentile(AggregatorState):
         self.narrow = narrow  # int/long values are held as 32-bit floats, as Siddhi does
 
     def _number(self, value: Any) -> float:
+        if type(value) is tuple:  # the selector passes (arg, p): every argument, as one tuple
+            value = value[0]
         if value is None:
             raise MathError("math:percentile() got a null value")
         return f32(value) if self.narrow else float(value)
 
-    def add(self, value: Any, *_p: Any) -> Any:  # p, if the selector passes every argument
+    def add(self, value: Any) -> Any:
         bisect.insort_right(self.values, self._number(value))
         return self.value()
 
-    def remove(self, value: Any, *_p: Any) -> Any:
+    def remove(self, value: Any) -> Any:
         number = self._number(value)
         i = bisect.bisect_left(self.values, number)
         if i == len(self.values) or self.values[i] != number:

@@ -28,6 +28,8 @@ import time as _time
 from typing import Any
 
 from srota.engine.expression import ArgInfo
+from srota.engine.extensions._checks import INT, LONG, STRING, function
+from srota.engine.extensions._checks import err as creation_error
 from srota.engine.extensions._javatime import (
     DAY_MS,
     UTC_ZONE,
@@ -42,7 +44,6 @@ from srota.engine.extensions._javatime import (
     week_rules,
     zone_of,
 )
-from srota.engine.extensions._params import INT, LONG, STRING, creation_error, function
 from srota.engine.registry import Param
 from srota.grammar.model import AttrType
 
@@ -183,7 +184,7 @@ def _date_shift(name: str, sign: int, doc: str, examples: tuple[tuple[str, str],
     overloads = (("date.value", "expr", "unit"), ("timestamp.in.milliseconds", "expr", "unit"),
                  ("date.value", "expr", "unit", "date.format"))
 
-    @function(_NS, name, params, overloads=overloads, returns=_S, doc=doc, examples=examples)
+    @function(_NS, name, params, overloads=overloads, returns=_S, pure=True, doc=doc, examples=examples)
     def _build(infos: list[ArgInfo], ctx: Any) -> Any:
         unit = _unit(infos[2])
         if infos[0].type is AttrType.LONG:
@@ -228,7 +229,7 @@ _date_shift("dateSub", -1, "Subtracts expr units from a date; the result is in t
            _p("timestamp.in.milliseconds2", LONG, "The second date in milliseconds.", optional=True, default="-")),
           overloads=(("date.value1", "date.value2", "date.format1", "date.format2"), ("date.value1", "date.value2"),
                      ("timestamp.in.milliseconds1", "timestamp.in.milliseconds2")),
-          returns=_L, doc="The days from the second date to the first (whole days, truncated; a long).",
+          returns=_L, pure=True, doc="The days from the second date to the first (whole days, truncated; a long).",
           examples=(("time:dateDiff('2014-11-11 13:23:44', '2014-11-9 13:23:44', 'yyyy-MM-dd HH:mm:ss', "
                      "'yyyy-MM-dd HH:mm:ss')", "Returns `2`."),
                     ("time:dateDiff(1415692424000L, 1412841224000L)", "Returns `33`.")))
@@ -256,7 +257,7 @@ def _date_diff(infos: list[ArgInfo], ctx: Any) -> Any:
            _p("timestamp.in.milliseconds", LONG, _MILLIS, optional=True, default="-")),
           overloads=(("date.value", "date.target.format", "date.source.format"), ("date.value", "date.target.format"),
                      ("timestamp.in.milliseconds", "date.target.format")),
-          returns=_S, doc="Writes a date (a string in date.source.format, or milliseconds) in date.target.format.",
+          returns=_S, pure=True, doc="Writes a date (a string in date.source.format, or milliseconds) in date.target.format.",
           examples=(("time:dateFormat('2014/11/11 13:23:44', 'mm:ss', 'yyyy/MM/dd HH:mm:ss')", "Returns `23:44`."),
                     ("time:dateFormat(1415692424000L, 'yyyy-MM-dd')", "Returns `2014-11-11`.")))
 def _date_format(infos: list[ArgInfo], ctx: Any) -> Any:
@@ -301,7 +302,7 @@ def _extractor(unit: str, locale: str | None) -> Any:
           overloads=(("unit", "date.value"), ("unit", "date.value", "date.format"),
                      ("unit", "date.value", "date.format", "locale"), ("timestamp.in.milliseconds", "unit"),
                      ("timestamp.in.milliseconds", "unit", "locale")),
-          returns=_I, doc="One part of a date as an int (the month counts from 1; WEEK is the week of the year).",
+          returns=_I, pure=True, doc="One part of a date as an int (the month counts from 1; WEEK is the week of the year).",
           examples=(("time:extract('YEAR', '2019/11/11 13:23:44.657', 'yyyy/MM/dd HH:mm:ss.SSS')", "Returns `2019`."),
                     ("time:extract(1394556804000L, 'HOUR')", "Returns `16` in UTC.")))
 def _extract(infos: list[ArgInfo], ctx: Any) -> Any:
@@ -326,7 +327,7 @@ def _extract(infos: list[ArgInfo], ctx: Any) -> Any:
 @function(_NS, "date",
           (_p("date.value", STRING, _DATE_VALUE),
            _p("date.format", STRING, _DATE_FORMAT, optional=True, default=f"`{DEFAULT_FORMAT}`")),
-          overloads=(("date.value", "date.format"), ("date.value",)), returns=_S,
+          overloads=(("date.value", "date.format"), ("date.value",)), returns=_S, pure=True,
           doc="The date part of a date-time, in `yyyy-MM-dd` format (Siddhi returns null for the one-argument form).",
           examples=(("time:date('2014/11/11 13:23:44', 'yyyy/MM/dd HH:mm:ss')", "Returns `2014-11-11`."),))
 def _date(infos: list[ArgInfo], ctx: Any) -> Any:
@@ -344,7 +345,7 @@ def _date(infos: list[ArgInfo], ctx: Any) -> Any:
 @function(_NS, "dayOfWeek",
           (_p("date.value", STRING, _DATE_VALUE),
            _p("date.format", STRING, _DATE_FORMAT, optional=True, default=f"`{DEFAULT_FORMAT}`")),
-          overloads=(("date.value", "date.format"), ("date.value",)), returns=_S,
+          overloads=(("date.value", "date.format"), ("date.value",)), returns=_S, pure=True,
           doc="The day of the week of a date: `Monday` ... `Sunday`.",
           examples=(("time:dayOfWeek('2014/12/11 13:23:44', 'yyyy/MM/dd HH:mm:ss')", "Returns `Thursday`."),))
 def _day_of_week(infos: list[ArgInfo], ctx: Any) -> Any:
@@ -376,7 +377,7 @@ def _day_of_week(infos: list[ArgInfo], ctx: Any) -> Any:
            _p("source.timezone", STRING, "The zone of date.value.", optional=True, default="System timezone")),
           overloads=(("date.value", "date.source.format", "target.timezone"),
                      ("date.value", "date.source.format", "target.timezone", "source.timezone")),
-          returns=_S, doc="The date-time moved from its zone (or the system's) to the target zone, in the same format.",
+          returns=_S, pure=True, doc="The date-time moved from its zone (or the system's) to the target zone, in the same format.",
           examples=(("time:timezoneConvert('2014/11/11 13:23:44', 'yyyy/MM/dd HH:mm:ss', 'UTC', 'IST')",
                      "Returns `2014/11/11 07:53:44`."),))
 def _timezone_convert(infos: list[ArgInfo], ctx: Any) -> Any:

@@ -18,12 +18,13 @@ from fractions import Fraction
 from typing import Any
 
 from srota.engine.expression import ArgInfo
-from srota.engine.extensions._params import NUMBERS, function
+from srota.engine.extensions._checks import function
 from srota.engine.registry import Param
 from srota.engine.types import f32
 from srota.grammar.model import AttrType
 
 _NS = "unitconversion"
+NUMBERS = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 
 # Each unit: (exact factor to the SI unit, decimal factor to the SI unit).
 _U: dict[str, tuple[Fraction, float]] = {
@@ -104,7 +105,7 @@ def _declare(name: str, source: str, target: str, what: str) -> None:
     convert = converter(source, target)
 
     @function(_NS, name, (Param("p1", NUMBERS, dynamic=True, doc=f"The value in {what.split()[0]}."),),
-              returns=AttrType.DOUBLE, doc=f"Converts {what}; a null input is an error.",
+              returns=AttrType.DOUBLE, doc=f"Converts {what}; a null input is an error.", pure=True,
               examples=((f"unitconversion:{name}(10)", f"{what.split()[0].capitalize()} 10 in "
                          f"{what.split()[-1]}: {converter(source, target)(10)!r}."),))
     def _build(infos: list[ArgInfo], ctx: Any) -> Any:
