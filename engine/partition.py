@@ -45,6 +45,7 @@ from srota.engine.output import QueryOutput
 from srota.engine.query import QueryRuntime, Sources, build_query, check_schema, query_output_event_type
 from srota.engine.scope import StreamScope
 from srota.engine.selector import DeferredParts
+from srota.engine.clock import next_period
 from srota.engine.timeutil import parse_duration
 from srota.engine.windows.length import LengthWindow
 from srota.grammar.model import (
@@ -450,15 +451,20 @@ class PartitionRuntime:
             for hook in inst.start_hooks:
                 hook()
         if self._purge_interval:
-            self._purge_handle = self.ctx.scheduler.schedule(self.ctx.clock.now() + self._purge_interval,
-                                                             self._purge)
+            # counted from the app's start (under playback: from the first event's time)
+            self.ctx.clock.on_start(self._arm_purge)
+
+    def _arm_purge(self, now: int) -> None:
+        if self._started:
+            self._purge_handle = self.ctx.scheduler.schedule(now + self._purge_interval, self._purge)
 
     def _purge(self, at: int) -> None:
         limit = at - self._idle
         for key in [k for k, inst in self.instances.items() if inst.last_seen <= limit]:
             self.purge_key(key)
-        if self._started:
-            self._purge_handle = self.ctx.scheduler.schedule(at + self._purge_interval, self._purge)
+        if self._started:  # a purge that fell behind runs once, then at its next due time
+            nxt = next_period(at, self._purge_interval, self.ctx.clock.now())
+            self._purge_handle = self.ctx.scheduler.schedule(nxt, self._purge)
 
     def stop(self) -> None:
         """Stop purging and the instances' timers (the app shuts down)."""
