@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any, NamedTuple
 
+from srota.engine.clock import next_period
 from srota.engine.codegen import CodeGen
 from srota.engine.event import Event
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
@@ -45,7 +46,6 @@ from srota.engine.output import QueryOutput
 from srota.engine.query import QueryRuntime, Sources, build_query, check_schema, query_output_event_type
 from srota.engine.scope import StreamScope
 from srota.engine.selector import DeferredParts
-from srota.engine.clock import next_period
 from srota.engine.timeutil import parse_duration
 from srota.engine.windows.length import LengthWindow
 from srota.grammar.model import (

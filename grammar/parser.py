@@ -14,7 +14,7 @@ Public API::
     parse(text) -> SiddhiApp
     parse_expression(text) -> Expression
     parse_on_demand_query(text) -> OnDemandQuery
-    parse_time(text) -> int          # '1 min 30 sec' -> 90000 (annotation values)
+    parse_time(text) -> int          # "1 min 30 sec" -> 90000 (annotation values; grammar.durations)
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from lark.exceptions import (
     UnexpectedToken,
     VisitError,
 )
+from srota.grammar.durations import UNIT_MILLIS, UNIT_RANK, parse_duration
 from srota.grammar.errors import SiddhiParserError
 from srota.grammar.model import (
     AbsentStreamStateElement,
@@ -137,38 +138,9 @@ def _lark() -> Lark:
 
 
 # ------------------------------------------------------------------------------------ time values
-# Milliseconds per unit, as in Siddhi's Expression.Time (a month is 30 days, a year 365).
-_SECOND = 1000
-_MINUTE = 60 * _SECOND
-_HOUR = 60 * _MINUTE
-_DAY = 24 * _HOUR
-_UNIT_MILLIS: dict[str, int] = {
-    "YEARS": 365 * _DAY,
-    "MONTHS": 30 * _DAY,
-    "WEEKS": 7 * _DAY,
-    "DAYS": _DAY,
-    "HOURS": _HOUR,
-    "MINUTES": _MINUTE,
-    "SECONDS": _SECOND,
-    "MILLISECONDS": 1,
-}
-# The g4 only allows units in this order (each at most once): year, month, ..., millisecond.
-_UNIT_RANK = {name: rank for rank, name in enumerate(_UNIT_MILLIS)}
-
-# Unit words for parse_time(); mirrors the unit terminals of the grammar.
-_UNIT_WORDS: list[tuple[str, str]] = [
-    ("YEARS", r"years?"),
-    ("MONTHS", r"months?"),
-    ("WEEKS", r"weeks?"),
-    ("DAYS", r"days?"),
-    ("HOURS", r"hours?"),
-    ("MILLISECONDS", r"millisec(?:onds?)?"),
-    ("MINUTES", r"min(?:utes?)?"),
-    ("SECONDS", r"sec(?:onds?)?"),
-]
-_TIME_PART_RE = re.compile(
-    r"\s*(\d+)\s*(" + "|".join(f"(?P<{n}>{p})" for n, p in _UNIT_WORDS) + r")\b", re.IGNORECASE
-)
+# One table and one rule for time literals and time strings (see grammar/durations.py).
+_UNIT_MILLIS = UNIT_MILLIS
+_UNIT_RANK = UNIT_RANK
 
 _DURATION_BY_UNIT: dict[str, TimeDuration] = {
     "SECONDS": TimeDuration.SECONDS,
@@ -182,26 +154,12 @@ _DURATION_ORDER = list(TimeDuration)
 
 
 def parse_time(text: str) -> int:
-    """Milliseconds of a time string such as ``'1 min 30 sec'`` or ``'100 millisecond'``.
+    """Milliseconds of a time string such as ``'1 min 30 sec'`` or ``'100 ms'``.
 
-    Used for annotation values (``@app:playback(idle.time='100 millisecond')``,
-    ``@purge(interval='10 sec')``).  Raises :class:`ValueError` when ``text`` is not a time value.
+    The same parser as annotation values and the service config use
+    (:func:`grammar.durations.parse_duration`); raises :class:`ValueError`.
     """
-    pos, total, last_rank = 0, 0, -1
-    while pos < len(text) and not text[pos:].isspace():
-        m = _TIME_PART_RE.match(text, pos)
-        if m is None:
-            raise ValueError(f"'{text}' is not a time value (e.g. '1 min 30 sec')")
-        unit = next(name for name, value in m.groupdict().items() if value is not None)
-        rank = _UNIT_RANK[unit]
-        if rank <= last_rank:
-            raise ValueError(f"'{text}' is not a time value: units must go from largest to smallest")
-        last_rank = rank
-        total += int(m.group(1)) * _UNIT_MILLIS[unit]
-        pos = m.end()
-    if last_rank < 0:
-        raise ValueError(f"'{text}' is not a time value (e.g. '1 min 30 sec')")
-    return total
+    return parse_duration(text)
 
 
 # ------------------------------------------------------------------------------------ error text

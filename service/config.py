@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from srota.engine.timeutil import parse_duration
+from srota.grammar.durations import parse_duration
 
 _ENV = re.compile(r"\$\{(?:file:(?P<file>[^}]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?)\}")
 

@@ -5,7 +5,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from srota.engine.cron import CronSchedule
-
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.registry import Kind, Param, extension
 from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value
