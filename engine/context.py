@@ -71,6 +71,24 @@ class AppContext:
         self._ids = itertools.count()
         # Set while planning a partition: the key-local scope for inner streams, etc.
         self.partition: Any = None
+        #: The junction whose chunk is being dispatched (faults of its events go to its @OnError).
+        self.dispatching: Any = None
+
+    def fault_event(self, event: Any, exc: Exception) -> None:
+        """Route one event that failed inside a query the way its stream's ``@OnError`` says.
+
+        Stages that evaluate user expressions over a chunk call this for the one event that
+        raised and go on with the others (faults stay with the event, DESIGN.md decision 7).
+        Outside a dispatch (a timer tick) there is no stream to blame: ``exc`` is re-raised.
+        """
+        junction = self.dispatching
+        if junction is None:
+            raise exc
+        from srota.engine.event import Event
+
+        n = len(junction.definition.attributes)
+        data = tuple(event.data[:n])
+        junction.on_error([Event(event.timestamp, data)], exc)
 
     # ------------------------------------------------------------------ functions
     def find_function(self, namespace: str, name: str) -> Callable[[list[ArgInfo], Any], Any] | None:
