@@ -92,7 +92,8 @@ def test_object_columns_are_data_not_pickles(tmp_path):
 
     class Boom:
         def __reduce__(self):
-            return (exec, ("import pathlib; pathlib.Path(%r).write_text('ran')" % str(tmp_path / "ran"),))
+            marker = str(tmp_path / "ran")
+            return (exec, (f"import pathlib; pathlib.Path({marker!r}).write_text('ran')",))
 
     with sqlite3.connect(path) as db:
         db.execute("INSERT INTO T (k, o) VALUES (?, ?)", ("evil", pickle.dumps(Boom())))
