@@ -28,10 +28,15 @@ class Limits:
     Siddhi.  ``max_pending_matches``: partial matches one pattern state keeps before the
     oldest are dropped (``@pattern(max.pending=...)`` overrides it per query).  Every breach
     is counted in :attr:`AppContext.breaches` and logged (at most once a minute per element).
+
+    ``python_functions``: whether ``define function f[python] ...`` is allowed.  Its body is
+    Python run in the process, so whoever writes the app text runs code; turn it off where
+    app texts are not trusted (the service: ``limits.python_functions: false``).
     """
 
     max_window_events: int = 0
     max_pending_matches: int = 100_000
+    python_functions: bool = True
 
 
 class AppContext:

@@ -91,6 +91,7 @@ class LimitsConfig:
     sink_buffer: int = 10_000
     max_window_events: int = 0          # 0: no limit (Siddhi's behaviour)
     max_pending_matches: int = 100_000  # per pattern state
+    python_functions: bool = True       # apps may `define function f[python]` (code in the process)
 
 
 @dataclass(frozen=True)
@@ -189,13 +190,15 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
     if level not in ("debug", "info", "warning", "error", "critical"):
         raise ConfigError("logging.level", f"expected debug, info, warning, error or critical, got {level!r}")
     li = doc.mapping(root.get("limits", {}), "limits")
-    doc.only(li, "limits", {"max_payload_bytes", "sink_buffer", "max_window_events", "max_pending_matches"})
+    doc.only(li, "limits", {"max_payload_bytes", "sink_buffer", "max_window_events", "max_pending_matches",
+                            "python_functions"})
     limits = LimitsConfig(
         max_payload_bytes=doc.integer(li.get("max_payload_bytes", 1_048_576), "limits.max_payload_bytes", 1, 2**31),
         sink_buffer=doc.integer(li.get("sink_buffer", 10_000), "limits.sink_buffer", 1, 10**8),
         max_window_events=doc.integer(li.get("max_window_events", 0), "limits.max_window_events", 0, 2**62),
         max_pending_matches=doc.integer(li.get("max_pending_matches", 100_000), "limits.max_pending_matches",
                                         0, 2**62),
+        python_functions=doc.boolean(li.get("python_functions", True), "limits.python_functions"),
     )
     sd = doc.mapping(root.get("shutdown", {}), "shutdown")
     doc.only(sd, "shutdown", {"timeout"})
