@@ -121,9 +121,10 @@ def _lark() -> Lark:
     """The compiled LALR parser, built on first use and shared afterwards (lark parsers are
     reentrant: all per-parse state lives in the parse call).
 
-    ``cache=True`` stores lark's analysis of the grammar in the temp directory (keyed by a
-    hash of the grammar), cutting a cold start from ~0.3 s to ~0.05 s; lark falls back to
-    building the tables itself when the cache cannot be read or written.
+    lark's analysis of the grammar is cached (cutting a cold start from ~0.3 s to ~0.05 s)
+    in a private per-user directory (:func:`_cache_file`), not in the shared temp directory:
+    the cache is a pickle, and a file someone else can plant there would run their code.
+    Without a private place there is no cache; lark builds its tables then.
     """
     text = importlib.resources.files(__package__).joinpath("siddhi.lark").read_text(encoding="utf-8")
     return Lark(
@@ -133,8 +134,41 @@ def _lark() -> Lark:
         start=[_START_APP, _START_EXPRESSION, _START_ON_DEMAND],
         propagate_positions=True,
         maybe_placeholders=False,
-        cache=True,
+        cache=_cache_file(text),
     )
+
+
+def _cache_file(grammar: str) -> str | bool:
+    """Where lark may cache its tables: a file in ``$SROTA_CACHE_DIR`` (default
+    ``$XDG_CACHE_HOME/srota`` or ``~/.cache/srota``), a directory of this user's only (0700);
+    False (no cache) when there is no such place."""
+    import hashlib
+    import os
+    import sys
+
+    import lark
+
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # no POSIX ownership to check
+        return False
+    base = os.environ.get("SROTA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "srota")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        st = os.stat(base)
+        if st.st_uid != getuid():
+            return False
+        if st.st_mode & 0o077:
+            os.chmod(base, 0o700)
+        key = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode()).hexdigest()[:24]
+        path = os.path.join(base, f"grammar-{key}.lark-cache")
+        if os.path.lexists(path):
+            fst = os.lstat(path)
+            if fst.st_uid != getuid() or fst.st_mode & 0o022 or not os.path.isfile(path) or os.path.islink(path):
+                return False
+        return path
+    except OSError:
+        return False
 
 
 # ------------------------------------------------------------------------------------ time values
