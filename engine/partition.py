@@ -127,6 +127,8 @@ class PartitionSources(Sources):
             junction = inst.routed.get(stream_id)
             if junction is None:
                 junction = StreamJunction(self.ctx.streams[stream_id], self.ctx)
+                # a key's copy of the stream faults where the stream does (@OnError)
+                junction.fault_junction = self.ctx.junctions[stream_id].fault_junction
                 inst.routed[stream_id] = junction
             junction.subscribe(receiver)
             return
@@ -713,9 +715,7 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
             *_indent(step, 3),
             "            _qlast = e",
             "        except _p_Exception as _qx:",
-            "            _qerr = _qx",  # the rest of the run passes the window only, then fails
-            "            _qmode = 2",
-            "            _qlast = None",
+            "            _qj._on_error([e], _qx)",  # the fault stays with the event; the run goes on
             "    elif _qmode == 2:",
             *_indent(window_only, 2),
         ]
@@ -767,7 +767,8 @@ def _end_of_run(end: str, fusion: _Fusion | None, in_loop: bool) -> list[str]:
     if in_loop:
         rebind = _uses_event([fusion.parts.row])
         emit = [*(["_qe = e"] if rebind else []), *emit, *(["e = _qe"] if rebind else []), "d = e.data"]
-    lines += ["elif _qmode == 1:", *_indent(emit, 1),
+    # (no last event when every event of the run failed: each was faulted on its own)
+    lines += ["elif _qmode == 1:", *_indent(["if _qlast is not None:", *_indent(emit, 1)], 1),
               "else:",
               f"    _qj._on_error({run}, _qerr)"]
     return lines

@@ -69,3 +69,16 @@ def test_log_action_drops_only_the_bad_event(caplog):
         got = _run("from S select k, a / b as r insert into Out;", on_error="")
     assert got["Out"] == [("a", 5), ("b", 3), ("b", 3), ("a", 1)]
     assert "1 event(s) dropped" in caplog.text
+
+
+def test_partitioned_aggregation_fault_takes_only_the_bad_event():
+    got = _run("partition with (k of S) begin "
+               "from S#window.length(10) select k, sum(a / b) as s, count() as n insert into Out; end;")
+    assert got["Out"] == [("a", 5, 1), ("b", 3, 1), ("b", 6, 2), ("a", 6, 2)]
+    assert got["Faults"] == [("a", 8, 0)]
+
+
+def test_partitioned_projection_fault_takes_only_the_bad_event():
+    got = _run("partition with (k of S) begin from S select k, a / b as r insert into Out; end;")
+    assert sorted(got["Out"]) == [("a", 1), ("a", 5), ("b", 3), ("b", 3)]
+    assert got["Faults"] == [("a", 8, 0)]
