@@ -153,7 +153,8 @@ class AppHost:
         self.config = config
         self.metrics = metrics
         limits = Limits(max_window_events=config.limits.max_window_events,
-                        max_pending_matches=config.limits.max_pending_matches)
+                        max_pending_matches=config.limits.max_pending_matches,
+                        python_functions=config.limits.python_functions)
         self.runtime: SiddhiAppRuntime = SiddhiManager(limits=limits).create_siddhi_app_runtime(text)
         self.name = self.runtime.name
         self.sources: list[_SourceBinding] = []
