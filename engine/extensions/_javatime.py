@@ -371,6 +371,11 @@ class Fields:
         return week
 
 
+def wrap_int(value: int) -> int:
+    """``value`` as a Java ``int`` (32-bit two's complement)."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
 def calendar_add(millis: int, unit: str, amount: int, zone: Zone) -> int:
     """``Calendar.add`` of ``amount`` ``unit``s (siddhi-execution-time's unit names)."""
     if unit in ("SECOND", "MINUTE", "HOUR"):
@@ -387,7 +392,8 @@ def calendar_add(millis: int, unit: str, amount: int, zone: Zone) -> int:
                 new = adjusted
         return new
     if unit in ("YEAR", "MONTH", "QUARTER"):
-        months = amount * (12 if unit == "YEAR" else 3 if unit == "QUARTER" else 1)
+        # siddhi-execution-time multiplies a QUARTER amount by 3 in Java int arithmetic (it wraps)
+        months = amount * 12 if unit == "YEAR" else wrap_int(amount * 3) if unit == "QUARTER" else amount
         y, m = divmod(f.year * 12 + f.month + months, 12)
         d = min(f.day, month_length(y, m + 1))
         wall = days_from_civil(y, m + 1, d) * DAY_MS + f.ms_of_day

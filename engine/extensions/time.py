@@ -42,6 +42,7 @@ from srota.engine.extensions._javatime import (
     default_zone,
     time_formatter,
     week_rules,
+    wrap_int,
     zone_of,
 )
 from srota.engine.registry import Param
@@ -194,7 +195,7 @@ def _date_shift(name: str, sign: int, doc: str, examples: tuple[tuple[str, str],
             def shift_millis(millis: Any, amount: Any, _unit: Any) -> Any:
                 if millis is None or amount is None:
                     return None
-                return str(calendar_add(millis, millis_unit, sign * amount, default_zone()))
+                return str(calendar_add(millis, millis_unit, wrap_int(sign * amount), default_zone()))
 
             return _S, shift_millis
 
@@ -202,7 +203,7 @@ def _date_shift(name: str, sign: int, doc: str, examples: tuple[tuple[str, str],
             if value is None or amount is None or pattern is None:
                 return None
             millis = _parse(value, pattern)
-            return _format(pattern).format(calendar_add(millis, unit, sign * amount, default_zone()))
+            return _format(pattern).format(calendar_add(millis, unit, wrap_int(sign * amount), default_zone()))
 
         return _S, shift
 

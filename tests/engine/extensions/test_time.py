@@ -148,3 +148,10 @@ def test_week_numbers_follow_the_locale():
 def test_two_digit_years_and_twelve_hour_clock():
     assert jt.date_format("yy-MM-dd hh:mm a").parse("14-11-11 01:30 PM") == 1415712600000
     assert jt.date_format("hh 'o''clock' a, k").format(0) == "12 o'clock AM, 24"
+
+
+def test_quarter_amounts_wrap_like_java_ints():
+    # Siddhi computes expr * 3 for QUARTER in int arithmetic: 715827883 * 3 wraps to -2147483647
+    start = jt.date_format("yyyy-MM-dd").parse("2014-11-11")
+    assert jt.calendar_add(start, "QUARTER", 715827883, jt.UTC_ZONE) == \
+        jt.calendar_add(start, "MONTH", -2147483647, jt.UTC_ZONE)
