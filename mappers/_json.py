@@ -415,18 +415,21 @@ class JsonSinkMapper(SinkMapper):
         null_text = "null" if enable_null_attribute_value else _UNDEFINED
         self._template = (Template(payload, attributes, _json_value_formatter(null_text))
                           if payload is not None else None)
-        gen = CodeGen({"_f32": _f32_out if enable_null_attribute_value else _f32_undefined,
-                       "_U": _UNDEFINED})
-        items = []
+        gen = CodeGen({"_f32": _f32_out, "_f32u": _f32_undefined, "_U": _UNDEFINED})
+        plain, undefined = [], []
         for i, attr in enumerate(self.attributes):
             if attr.type is AttrType.FLOAT:
-                value = f"_f32(r[{i}])"
-            elif enable_null_attribute_value:
-                value = f"r[{i}]"
+                plain.append(f"{attr.name!r}: _f32(r[{i}])")
+                undefined.append(f"{attr.name!r}: _f32u(r[{i}])")
             else:
-                value = f"(_U if r[{i}] is None else r[{i}])"
-            items.append(f"{attr.name!r}: {value}")
-        self._event = gen.function("_event", "r", [f"return {{'event': {{{', '.join(items)}}}}}"])
+                plain.append(f"{attr.name!r}: r[{i}]")
+                undefined.append(f"{attr.name!r}: (_U if r[{i}] is None else r[{i}])")
+        body = []
+        if not enable_null_attribute_value:
+            # Siddhi writes a null as "undefined"; rows without nulls (nearly all) skip the checks.
+            body += ["if None in r:", f"    return {{'event': {{{', '.join(undefined)}}}}}"]
+        body.append(f"return {{'event': {{{', '.join(plain)}}}}}")
+        self._event = gen.function("_event", "r", body)
 
     def _wrap_obj(self, obj: Any) -> Any:
         for key in reversed(self._wrap):
