@@ -43,6 +43,7 @@ writes JSON ``null`` (the project's earlier default).
 Differences from Siddhi, on purpose (none changes a payload Siddhi maps):
 
 * an explicit JSON ``null`` is null in every path (Siddhi fails some array payloads on it);
+* an array element whose value does not convert is dropped alone (Siddhi drops the payload);
 * an ``object`` attribute of a custom mapping keeps the JSON value (Siddhi gives its text);
 * ``enclosing.element`` also applies to the default mapping (Siddhi ignores it there);
 * strings substituted into a ``@payload`` template are JSON-escaped (Siddhi writes them raw,
