@@ -132,8 +132,13 @@ def _attr_converter(attr: Attribute, fail_on_missing: bool) -> Callable[[Any], A
     return convert
 
 
-def _strict_converter(attr: Attribute, fail_on_missing: bool) -> Callable[[Any], Any]:
-    """Strict conversion of a single-object default mapping: the JSON type must fit (see module doc)."""
+def _strict_converter(attr: Attribute, fail_on_missing: bool,
+                      check_keys: Callable[[dict[str, Any]], None]) -> Callable[[Any, Any], Any]:
+    """Strict conversion of a single-object default mapping: the JSON type must fit (see module doc).
+
+    ``convert(value, event_object)``: an absent value first checks the object's keys, since an
+    object with as many keys as the stream has attributes may hold a key the stream lacks.
+    """
     type_ = attr.type
     name = attr.name
     to_string = value_converter(AttrType.STRING)
@@ -144,8 +149,9 @@ def _strict_converter(attr: Attribute, fail_on_missing: bool) -> Callable[[Any],
             text = text[:57] + "..."
         return _AttrError(name, f"value {text} is not compatible with type {type_.value}")
 
-    def convert(value: Any) -> Any:
+    def convert(value: Any, o: Any) -> Any:
         if value is MISSING:
+            check_keys(o)
             if fail_on_missing:
                 raise _AttrError(name, "missing in the payload")
             return None
@@ -267,11 +273,11 @@ class JsonSourceMapper(SourceMapper):
         for i, attr in enumerate(self.attributes):
             body.append(f"v{i} = g({attr.name!r}, MISSING)")
             if strict:
-                conv = _strict_converter(attr, fail)
+                conv = _strict_converter(attr, fail, self._check_keys)
                 check = _FAST_CHECK.get(attr.type)
                 ref = gen.ref(conv, "c")
-                values.append(f"(v{i} if {check.format(v=f'v{i}')} else {ref}(v{i}))" if check
-                              else f"{ref}(v{i})")
+                values.append(f"(v{i} if {check.format(v=f'v{i}')} else {ref}(v{i}, o))" if check
+                              else f"{ref}(v{i}, o)")
             else:
                 # Inside an array a missing key is null (the size check above is Siddhi's test).
                 conv = _attr_converter(attr, False)

@@ -51,6 +51,9 @@ class TestSourceDefault:
         with pytest.raises(MappingError, match="'testEvent'"):
             m.map(b'{"testEvent":{"symbol":"A","price":1.5,"volume":2}}')
         assert m.map(b'[{"symbol":"A","price":1,"volume":2,"other":true}]') == [("A", 1.0, 2)]
+        lenient = JsonSourceMapper(STOCK, fail_on_missing_attribute=False)
+        with pytest.raises(MappingError, match="'other'"):  # as many keys as attributes, one unknown
+            lenient.map(b'{"symbol":"A","price":1,"other":2}')
 
     def test_array_of_events_mixed_envelopes(self) -> None:
         m = JsonSourceMapper(STOCK)
