@@ -166,9 +166,9 @@ def _split_records(text: str, delimiter: str, trim: bool) -> list[list[str]]:
                     continue
                 j = k + 1
                 break
-            if trim:
-                while j < n and text[j] in " \t" and not text.startswith(delimiter, j):
-                    j += 1
+            # Commons CSV skips whitespace between a closing quote and the delimiter.
+            while j < n and text[j] in " \t\f\v" and not text.startswith(delimiter, j):
+                j += 1
             if j < n and text[j] not in "\r\n" and not text.startswith(delimiter, j):
                 raise csv.Error(f"invalid character {text[j]!r} between a quoted field and the delimiter")
             value = "".join(parts)
@@ -248,8 +248,11 @@ class CsvSourceMapper(SourceMapper):
         trim = self.delimiter == _TAB
         try:
             if len(self.delimiter) == 1 and not trim:
-                return [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter,
-                                              strict=True) if r]
+                try:
+                    return [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter,
+                                                  strict=True) if r]
+                except csv.Error:
+                    pass  # the csv module is stricter in places (spaces after a closing quote)
             return _split_records(text, self.delimiter, trim)
         except csv.Error as exc:
             raise MappingError(f"malformed CSV: {exc}", payload=payload) from None

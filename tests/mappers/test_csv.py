@@ -66,6 +66,11 @@ class TestSource:
         m = CsvSourceMapper(STOCK, delimiter="\\t")
         assert m.map(b" WSO2 \t 00.3\t16\n\n\"a b\" \t1\t2") == [("WSO2", f32(0.3), 16), ("a b", 1.0, 2)]
 
+    def test_spaces_after_a_closing_quote(self) -> None:
+        # Apache Commons CSV (siddhi-map-csv) skips them; Python's csv module would refuse.
+        assert CsvSourceMapper(STOCK).map(b'"a,b"  ,1,2') == [("a,b", 1.0, 2)]
+        assert CsvSourceMapper(STOCK, delimiter="::").map(b'"a" ::1::2') == [("a", 1.0, 2)]
+
     def test_multi_character_delimiter(self) -> None:
         m = CsvSourceMapper(STOCK, delimiter="-/-")
         assert m.map(b'WSO2-/-55.6-/-100\n"a-/-b"-/-1-/-2') == [("WSO2", f32(55.6), 100), ("a-/-b", 1.0, 2)]
