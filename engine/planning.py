@@ -250,7 +250,7 @@ def _stream_function_stage(handler: StreamFunction, scope: StreamScope, ctx: Any
     for a in extra:
         if a.name in names:
             raise error_at(f"stream function output '{a.name}' clashes with an input attribute", handler)
-    new_scope = StreamScope(scope.stream_id, [*scope.attributes, *extra], scope.names, scope.data)
+    new_scope = StreamScope(scope.stream_id, [*scope.attributes, *extra], list(scope.names), scope.data)
 
     def make() -> Any:
         proc = make_processor()

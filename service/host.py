@@ -221,6 +221,8 @@ class AppHost:
         type_name, options = _options(ann, self.config.refs)
         name = f"{self.name}/{definition.id}/sink{n}"
         sink = _connector(Kind.SINK, type_name, options, name, ann)
+        if hasattr(sink, "set_attributes"):  # the log sink writes name=value pairs
+            sink.set_attributes([a.name for a in definition.attributes])
         maps = ann.nested("map")
         mapper = mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
         templates = mappers.option_templates({k: v for k, v in options.items() if k not in _HOST_OPTIONS},
@@ -748,6 +750,13 @@ class ServiceHost:
             if app.name in self.apps:
                 raise SiddhiAppCreationError(f"two apps are named '{app.name}' (use @app:name)")
             self.apps[app.name] = app
+        if self.config.http.enabled:
+            # First, so that /health answers (and /ready says not yet) while sinks connect.
+            from srota.service.admin import AdminServer
+
+            self.admin = AdminServer(self, self.config.http)
+            await self.admin.start()
+            log.info("admin server listening", host=self.config.http.host, port=self.admin.port)
         if self.config.persistence.enabled:
             from srota.service.persistence import StateStore
 
@@ -759,12 +768,6 @@ class ServiceHost:
                 saved = await self.store.load(app.name)
                 restore = (saved.state, saved.offsets)
             await app.start(restore)
-        if self.config.http.enabled:
-            from srota.service.admin import AdminServer
-
-            self.admin = AdminServer(self, self.config.http)
-            await self.admin.start()
-            log.info("admin server listening", host=self.config.http.host, port=self.admin.port)
         if self.store is not None:
             self._snapshotter = asyncio.create_task(self._snapshot_loop(), name="srota-snapshots")
 
@@ -829,7 +832,15 @@ async def serve(config: ServiceConfig, app_paths: Sequence[Path], stop: asyncio.
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    await host.start()
+    try:
+        await host.start()
+    except BaseException:
+        if host.admin is not None:  # it started first: free its port
+            await host.admin.stop()
+        raise
+    from srota.service.logs import log_banner
+
+    log_banner(host)
     try:
         await stop.wait()
     finally:

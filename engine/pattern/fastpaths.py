@@ -252,11 +252,11 @@ def _gen_key(gen: CodeGen, scope: PatternScope, parts: tuple[tuple[int, int, int
         *test.loop("_r_cands"),
         "return _r_hits",
     ])
-    own = scope.states[test.sid].attributes
+    own_attrs = scope.states[test.sid].attributes
     safe = []
     for i, _j, _i in parts:
         safe.append(f"_r_d[{i}] is not None")
-        if own[i].type is not AttrType.STRING and own[i].type is not AttrType.BOOL:
+        if own_attrs[i].type is not AttrType.STRING and own_attrs[i].type is not AttrType.BOOL:
             safe.append(f"_r_d[{i}] == _r_d[{i}]")   # NaN
     return _StateKey(parts, held_key, ev_key, of_state, probe, " and ".join(safe), found)
 

@@ -129,14 +129,14 @@ def _max_pending(inp: StateInputStream, ctx: Any) -> int:
     app = getattr(ctx, "app", None)
     if app is not None:
         a = find_annotation(app.annotations, "app:pattern")
-        if a is not None and a.get("max.pending"):
-            limit = _int_setting(a.get("max.pending"), a)
+        if a is not None and (setting := a.get("max.pending")):
+            limit = _int_setting(setting, a)
         for q in getattr(app, "execution_elements", ()):
             for query in (q,) if isinstance(q, Query) else getattr(q, "queries", ()):
                 if query.input is inp:
                     qa = find_annotation(query.annotations, "pattern")
-                    if qa is not None and qa.get("max.pending"):
-                        limit = _int_setting(qa.get("max.pending"), qa)
+                    if qa is not None and (setting := qa.get("max.pending")):
+                        limit = _int_setting(setting, qa)
     return limit
 
 
@@ -204,9 +204,9 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
             parts, covered = _equality_parts(expr, scope, sid, plain)
             if parts:
                 rest = [g for n, g in enumerate(gates) if n not in covered]
-                found = _test(scope, sid, _all_of([g for g, _ in rest]),
-                              " and ".join(f"({c})" for _, c in rest) or "True", rest)
-                keys[sid] = _gen_key(gen, scope, parts, test, found)
+                residue = _test(scope, sid, _all_of([g for g, _ in rest]),
+                                " and ".join(f"({c})" for _, c in rest) or "True", rest)
+                keys[sid] = _gen_key(gen, scope, parts, test, residue)
     plan = _Plan(inp.element, sequence, states, ids, conds, inp.within_millis,
                  _max_pending(inp, ctx), tests, {sid: _gen_scan(gen, t) for sid, t in tests.items()},
                  keys, gen)

@@ -6,7 +6,7 @@ key.  A pattern's stream receiver is generated whole when its states are plain
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,8 +141,8 @@ class PatternRuntime:
             info = plan.states[plan.ids[id(el)]]
             absent = isinstance(el, AbsentStreamStateElement)
             if pre is None:
-                pre = (_AbsentStreamPre(self, seq, el.waiting_millis if el.waiting_millis is not None else -1)
-                       if absent else _StreamPre(self, seq))
+                pre = (_AbsentStreamPre(self, seq, _waiting(el)) if isinstance(el, AbsentStreamStateElement)
+                       else _StreamPre(self, seq))
                 if absent:
                     self.startup.append(pre)
             pre.state_id = info.state_id
@@ -487,12 +487,17 @@ class PatternRuntime:
         self.dropped = state.get("dropped", 0)
 
 
+def _waiting(el: AbsentStreamStateElement) -> int:
+    """How long ``not S for t`` waits (-1: no ``for``, it waits for the next state)."""
+    return el.waiting_millis if el.waiting_millis is not None else -1
+
+
 def _gated(gate: str | None, lines: list[str]) -> list[str]:
     """``lines`` under ``if gate:`` (the part of a condition testable once per event)."""
     return lines if gate is None else [f"if {gate}:", *_indent(lines, 1)]
 
 
-def _indent(lines: list[str], depth: int) -> list[str]:
+def _indent(lines: Sequence[str], depth: int) -> list[str]:
     pad = "    " * depth
     return [pad + line for line in lines]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import builtins
 
 import pytest
-
 from srota.service.host import import_extensions
 
 
