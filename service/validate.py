@@ -297,9 +297,10 @@ def _check_bindings(runtime: Any, config: ServiceConfig, file: str, lines: Seque
 
 def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str, config: ServiceConfig,
                       file: str, lines: Sequence[str]) -> list[Problem]:
-    from srota import mappers
     from srota.engine.registry import Kind, registry
     from srota.service.host import _HOST_OPTIONS, _connector, _options
+
+    from srota import mappers
 
     problems: list[Problem] = []
     try:
