@@ -79,6 +79,13 @@ def validate_paths(names: Iterable[str | Path], env: dict[str, str] | None = Non
     for name in names:
         path = Path(name)
         suffix = path.suffix.lower()
+        if path.name.endswith((".test.yaml", ".test.yml")):
+            app, problem = _test_file_app(path)
+            if problem is not None:
+                problems.append(problem)
+            elif app is not None:
+                apps.append(app)
+            continue
         if suffix in CONFIG_SUFFIXES:
             try:
                 configs.append((path, load_config(path, env=env)))
@@ -103,6 +110,19 @@ def validate_paths(names: Iterable[str | Path], env: dict[str, str] | None = Non
             seen.add(app.resolve())
             problems.extend(validate_app(app, merged, env))
     return problems, len({str(p.file) for p in problems} | {str(p) for p, _ in configs} | {str(s) for s in seen})
+
+
+def _test_file_app(path: Path) -> tuple[Path | None, Problem | None]:
+    """A ``srota test`` file: its shape, and the app it tests (the cases run with ``srota test``)."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        return None, Problem(str(path), f"cannot read the test file: {exc}")
+    if not isinstance(doc, dict) or "app" not in doc or not isinstance(doc.get("cases"), list):
+        return None, Problem(str(path), "a test file has 'app' (the .siddhi file) and 'cases' (a list)")
+    return path.parent / str(doc["app"]), None
 
 
 def _merge(configs: Iterable[ServiceConfig]) -> ServiceConfig:
