@@ -27,7 +27,7 @@ from typing import Any
 from srota.engine.codegen import CodeGen
 from srota.engine.event import EXPIRED, RESET, TIMER, Event, StateEvent
 from srota.engine.expression import error_at
-from srota.engine.query import InputPlan, Sources, plan_single_input
+from srota.engine.planning import InputPlan, Sources, plan_single_input
 from srota.engine.scope import Column
 from srota.engine.table import compile_matcher
 from srota.grammar.errors import did_you_mean

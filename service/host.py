@@ -73,8 +73,12 @@ def import_extensions() -> None:
     for package in (connectors, mappers):
         for info in pkgutil.iter_modules(package.__path__):
             if info.name.startswith("_") and info.name not in ("_options", "_base"):
-                with contextlib.suppress(ImportError):
-                    importlib.import_module(f"{package.__name__}.{info.name}")
+                name = f"{package.__name__}.{info.name}"
+                try:
+                    importlib.import_module(name)
+                except ImportError as exc:
+                    # A broken built-in must not look like a connector that "does not exist".
+                    raise ImportError(f"built-in extension module {name} cannot be imported: {exc}") from exc
 
 
 def _options(annotation: Annotation, refs: dict[str, dict[str, str]]) -> tuple[str, dict[str, str]]:
