@@ -326,7 +326,11 @@ def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str,
     try:
         type_name, options = _options(ann, config.refs)
     except SiddhiAppCreationError as exc:
-        return [_from_exc(file, exc, lines)]
+        problem = _from_exc(file, exc, lines)
+        if not config.refs and "no such connector ref" in exc.message:
+            problem = dataclasses.replace(problem, message=problem.message + "; name the config that "
+                                          "defines it with the app: srota validate APP.siddhi CONFIG.yaml")
+        return [problem]
     reg_kind = Kind.SOURCE if kind == "source" else Kind.SINK
     ext = registry.get(reg_kind, "", type_name)
     if ext is None:
