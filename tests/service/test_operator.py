@@ -282,3 +282,32 @@ def test_readme_shows_the_commands(target: str):
     text = (REPO / target).read_text()
     for command in ("srota validate", "srota test", "srota health", "srota --version"):
         assert command in text
+
+
+def test_validate_reports_the_syntax_errors_of_later_statements(tmp_path: Path):
+    app = tmp_path / "syntax.siddhi"
+    app.write_text("define stream S (a int, b string);\n"
+                   "from S[a > ] select a insert into O;\n"
+                   "-- a comment; with a semicolon, and 'quotes;'\n"
+                   "from S select a, insert into O2;\n"
+                   "from S select b insert into O4;\n")
+    proc = srota("validate", str(app))
+    assert proc.returncode == 1
+    assert f"{app}:2:12: unexpected ']'" in proc.stdout
+    assert f"{app}:4:25: unexpected 'into'" in proc.stdout
+    assert "2 problem(s)" in proc.stdout
+
+
+def test_did_you_mean_in_patterns_and_tables():
+    from srota import SiddhiAppCreationError, SiddhiManager
+
+    apps = {
+        "define stream S (temp double, id string);\n"
+        "from every e1=S -> e2=S[tmp > e1.temp] select e2.id insert into O;": "(did you mean 'temp'?",
+        "define stream S (temp double, id string);\ndefine table T (id string, temp double);\n"
+        "from S join T on T.idd == S.id select S.id insert into O;": "(did you mean 'id'?",
+    }
+    for text, hint in apps.items():
+        with pytest.raises(SiddhiAppCreationError) as info:
+            SiddhiManager().create_siddhi_app_runtime(text)
+        assert hint in info.value.message
