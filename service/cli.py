@@ -14,6 +14,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from srota.connectors.base import ConnectorError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.service.config import ConfigError, load_config
 
@@ -154,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             where = f"{where}:{exc.line}:{exc.column}"
         print(f"srota: {where}: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
-    except UserError as exc:
+    except (UserError, ConnectorError) as exc:  # ConnectorError: a source or sink that cannot start
         print(f"srota: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:  # a file that cannot be read, a port in use

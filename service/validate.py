@@ -10,8 +10,10 @@ column.  What is checked, without connecting to any broker:
   options (an unknown one is reported at the option, with the closest valid name), mappers,
   and whether the file a ``file`` source reads exists.
 
-Where it stops: a syntax error ends the check of that app (the parser does not recover), and
-so does an error in a definition (later queries depend on it).  An error in a query is
+Where it stops: the parser stops at the first syntax error, so the statement that holds it is
+blanked out and the rest parsed again, to report the syntax errors of later statements; an app
+with syntax errors is not checked further.  An error in a definition ends the check of the app
+too (later queries depend on it).  An error in a query is
 reported and that query left out, and the check goes on with the next one; an error caused
 only by a left-out query (its output stream then is not defined) is not reported again.
 """
@@ -79,6 +81,13 @@ def validate_paths(names: Iterable[str | Path], env: dict[str, str] | None = Non
     for name in names:
         path = Path(name)
         suffix = path.suffix.lower()
+        if path.name.endswith((".test.yaml", ".test.yml")):
+            app, problem = _test_file_app(path)
+            if problem is not None:
+                problems.append(problem)
+            elif app is not None:
+                apps.append(app)
+            continue
         if suffix in CONFIG_SUFFIXES:
             try:
                 configs.append((path, load_config(path, env=env)))
@@ -103,6 +112,19 @@ def validate_paths(names: Iterable[str | Path], env: dict[str, str] | None = Non
             seen.add(app.resolve())
             problems.extend(validate_app(app, merged, env))
     return problems, len({str(p.file) for p in problems} | {str(p) for p, _ in configs} | {str(s) for s in seen})
+
+
+def _test_file_app(path: Path) -> tuple[Path | None, Problem | None]:
+    """A ``srota test`` file: its shape, and the app it tests (the cases run with ``srota test``)."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        return None, Problem(str(path), f"cannot read the test file: {exc}")
+    if not isinstance(doc, dict) or "app" not in doc or not isinstance(doc.get("cases"), list):
+        return None, Problem(str(path), "a test file has 'app' (the .siddhi file) and 'cases' (a list)")
+    return path.parent / str(doc["app"]), None
 
 
 def _merge(configs: Iterable[ServiceConfig]) -> ServiceConfig:
@@ -199,7 +221,9 @@ def validate_text(raw: str, path: Path | str, config: ServiceConfig,
     try:
         model = parse(text)
     except SiddhiAppCreationError as exc:
-        return [*problems, _from_exc(file, exc, lines)]
+        syntax = [exc, *_more_syntax_errors(text, exc)]
+        return sorted([*problems, *(_from_exc(file, e, lines) for e in syntax)],
+                      key=lambda p: (p.line or 0, p.column or 0))
     runtime, found = _plan(model, config, file, lines)
     problems.extend(found)
     if runtime is None:
@@ -213,6 +237,69 @@ def validate_text(raw: str, path: Path | str, config: ServiceConfig,
     finally:
         runtime.shutdown()
     return sorted(problems, key=lambda p: (p.line or 0, p.column or 0))
+
+
+def _statement_ends(text: str) -> list[int]:
+    """Offsets of the ``;`` that end statements (not in strings, comments or script bodies)."""
+    ends: list[int] = []
+    i, n, depth = 0, len(text), 0
+    while i < n:
+        c = text[i]
+        if c in "'\"":
+            close = text.find(c, i + 1)
+            i = n if close < 0 else close + 1
+            continue
+        if text.startswith("--", i):
+            close = text.find("\n", i)
+            i = n if close < 0 else close + 1
+            continue
+        if text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            i = n if close < 0 else close + 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(0, depth - 1)
+        elif c == ";" and depth == 0:
+            ends.append(i)
+        i += 1
+    return ends
+
+
+def _more_syntax_errors(text: str, first: SiddhiAppCreationError) -> list[SiddhiAppCreationError]:
+    """Syntax errors after the first one: the parser stops at the first, so each failing
+    statement (from the ``;`` before the error to the ``;`` after it) is blanked out, keeping
+    line and column numbers, and the rest parsed again."""
+    from srota.grammar.parser import parse
+
+    found: list[SiddhiAppCreationError] = []
+    exc = first
+    for _ in range(_MAX_ROUNDS):
+        if exc.line is None:
+            break
+        starts = [0]
+        for line in text.splitlines(keepends=True):
+            starts.append(starts[-1] + len(line))
+        if exc.line - 1 >= len(starts):
+            break
+        offset = min(len(text), starts[exc.line - 1] + max(0, (exc.column or 1) - 1))
+        ends = _statement_ends(text)
+        begin = max((e + 1 for e in ends if e < offset), default=0)
+        end = min((e + 1 for e in ends if e >= offset), default=len(text))
+        blanked = text[:begin] + "".join(ch if ch == "\n" else " " for ch in text[begin:end]) + text[end:]
+        if blanked == text:
+            break
+        text = blanked
+        try:
+            parse(text)
+            break
+        except SiddhiAppCreationError as nxt:
+            if (nxt.line, nxt.column) == (exc.line, exc.column):
+                break
+            found.append(nxt)
+            exc = nxt
+    return found
 
 
 def _plan(model: SiddhiApp, config: ServiceConfig, file: str,
@@ -306,7 +393,11 @@ def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str,
     try:
         type_name, options = _options(ann, config.refs)
     except SiddhiAppCreationError as exc:
-        return [_from_exc(file, exc, lines)]
+        problem = _from_exc(file, exc, lines)
+        if not config.refs and "no such connector ref" in exc.message:
+            problem = dataclasses.replace(problem, message=problem.message + "; name the config that "
+                                          "defines it with the app: srota validate APP.siddhi CONFIG.yaml")
+        return [problem]
     reg_kind = Kind.SOURCE if kind == "source" else Kind.SINK
     ext = registry.get(reg_kind, "", type_name)
     if ext is None:

@@ -15,6 +15,7 @@ from srota.engine.codegen import CodeGen
 from srota.engine.event import Event
 from srota.engine.expression import error_at
 from srota.engine.scope import Column
+from srota.grammar.errors import did_you_mean
 from srota.grammar.model import (
     AttrType,
     Expression,
@@ -141,7 +142,8 @@ class PatternScope:
         s, pos = self.locate(var)
         i = next((k for k, a in enumerate(s.attributes) if a.name == var.attribute), None)
         if i is None:
-            raise error_at(f"stream '{s.stream_id}' has no attribute '{var.attribute}'", var)
+            raise error_at(f"stream '{s.stream_id}' has no attribute '{var.attribute}'"
+                           f"{did_you_mean(var.attribute, (a.name for a in s.attributes))}", var)
         return self._read(s, pos, f".data[{i}]", f"d{s.state_id}[{i}]"), s.attributes[i].type
 
     def _read(self, s: _StateInfo, pos: int, suffix: str, plain: str) -> str:
