@@ -1,4 +1,4 @@
-"""The ``srota`` command: ``run``, ``validate`` and the ``aggregation`` batch jobs."""
+"""The ``srota`` command: ``run``, ``validate``, ``extensions`` and the ``aggregation`` batch jobs."""
 from __future__ import annotations
 
 import argparse
@@ -56,6 +56,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_extensions(args: argparse.Namespace) -> int:
+    """Print the generated extension reference (all namespaces, or one; ``core`` for the unnamespaced)."""
+    from srota.engine.extensions import reference
+
+    if args.namespace is not None and not reference.extensions(args.namespace):
+        known = ", ".join([*reference.namespaces(), reference.CORE])
+        print(f"srota: no extensions in namespace '{args.namespace}' (known: {known})", file=sys.stderr)
+        return 2
+    sys.stdout.write(reference.render(args.namespace))
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from srota.service.host import run_service
     from srota.service.logs import configure_logging
@@ -89,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     val = sub.add_parser("validate", help="check apps (and configs) and print file:line:col: message")
     val.add_argument("files", nargs="+", help=".siddhi apps or .yaml configs")
     val.set_defaults(func=cmd_validate)
+    ext = sub.add_parser("extensions", help="print the reference of the built-in extensions (Markdown)")
+    ext.add_argument("namespace", nargs="?", help="one namespace (str, json, unique, ...; core: no namespace)")
+    ext.set_defaults(func=cmd_extensions)
     try:
         from srota.service.spark import cli as spark_cli
     except ImportError:
