@@ -755,7 +755,10 @@ def _set_element(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
                 value.append(_element(element))
         elif key is not None:
             for container, k in targets:
-                value = doc if container is None else container[k]
+                try:
+                    value = doc if container is None else container[k]
+                except (KeyError, IndexError):  # Jayway: path not found, the JSON stays as it was
+                    return doc
                 if not isinstance(value, dict):
                     return doc
                 value[str(key)] = _element(element)
