@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-
 from srota.engine.aggregators import AggregatorState
 from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
@@ -38,8 +37,8 @@ from srota.engine.extensions._checks import (
     ChunkProcessor,
     aggregator,
     err,
-    hash_order,
     function,
+    hash_order,
     is_literal,
     java_double_str,
     stream_processor,

@@ -60,7 +60,7 @@ def _shapes(ext: Extension) -> list[str]:
     out = []
     for names in lists:
         args = []
-        for i, n in enumerate(names):
+        for n in names:
             if n == "...":
                 args.append("...")
             else:

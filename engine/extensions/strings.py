@@ -36,7 +36,13 @@ from srota.engine.extensions._checks import (
     java_str,
     stream_processor,
 )
-from srota.engine.extensions.regex import compile_or_error, java_regex, java_replace, java_split, pattern_getter
+from srota.engine.extensions.regex import (
+    compile_or_error,
+    java_regex,
+    java_replace,
+    java_split,
+    pattern_getter,
+)
 from srota.engine.registry import Param
 from srota.grammar.model import Attribute, AttrType
 
@@ -207,7 +213,7 @@ def _equals_ignore_case(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
             raise ValueError("Invalid input given to str:equalsIgnoreCase() function. First argument cannot be null")
         if b is None or len(a) != len(b):
             return False
-        return a == b or all(x == y or x.upper() == y.upper() or x.lower() == y.lower() for x, y in zip(a, b))
+        return a == b or all(x == y or x.upper() == y.upper() or x.lower() == y.lower() for x, y in zip(a, b, strict=True))
 
     return AttrType.BOOL, equals
 
@@ -367,7 +373,7 @@ def _split(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 def _strcmp(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def strcmp(a: Any, b: Any) -> int:
         _no_nulls("strcmp", a, b)
-        for x, y in zip(a, b):
+        for x, y in zip(a, b, strict=False):
             if x != y:
                 return ord(x) - ord(y)
         return len(a) - len(b)
