@@ -30,6 +30,7 @@ def project(run_app, select: str, row: list | None = None) -> list:
     ("str:length(s)", 11),
     ("str:locate('o', s)", 4),
     ("str:locate('o', s, 5)", 7),
+    ("str:locate('z', s, 5)", -1),
     ("str:lower(s)", "hello world"),
     ("str:upper(s)", "HELLO WORLD"),
     ("str:regexp(s, 'H.*d')", True),
