@@ -716,7 +716,18 @@ def _element(value: Any) -> Any:
         except (InvalidJson, ValueError, IndexError):
             return value
         if isinstance(parsed, (dict, list)):
-            return parsed
+            return _gson_numbers(parsed)
+    return value
+
+
+def _gson_numbers(value: Any) -> Any:
+    """Gson reads every JSON number into an ``Object`` as a Double."""
+    if isinstance(value, dict):
+        return {k: _gson_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_gson_numbers(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
     return value
 
 
