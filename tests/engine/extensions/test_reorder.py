@@ -56,3 +56,22 @@ def test_creation_errors(call):
         SiddhiManager().create_siddhi_app_runtime(
             f"define stream S (t long, d double, s string);\nfrom S#reorder:{call} select t insert into O;")
     assert info.value.line == 2
+
+
+def test_kslack_buffer_is_in_snapshots():
+    text = "@app:playback define stream S (t long, d double);\nfrom S#reorder:kslack(t) select t insert into O;"
+    rt = SiddhiManager().create_siddhi_app_runtime(text)
+    rt.start()
+    h = rt.get_input_handler("S")
+    for i, t in enumerate([1, 4, 3, 5, 6]):   # 5 and 6 wait in the buffer (K = 2)
+        h.send([T0 + t, 0.0], timestamp=T0 + i)
+    snap = rt.snapshot()
+    rt.shutdown()
+    rt2 = SiddhiManager().create_siddhi_app_runtime(text)
+    got: list[int] = []
+    rt2.add_callback("O", lambda events: got.extend(e.data[0] - T0 for e in events))
+    rt2.start()
+    rt2.restore(snap)
+    rt2.get_input_handler("S").send([T0 + 9, 0.0], timestamp=T0 + 10)
+    rt2.shutdown()
+    assert got == [5, 6]
