@@ -205,6 +205,8 @@ def java_str(v: Any, type_: AttrType | None = None) -> str:
         return "null"
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, int) and type_ in (AttrType.FLOAT, AttrType.DOUBLE):
+        v = float(v)  # a double attribute holding 100 prints as Java's 100.0
     if isinstance(v, float):
         return java_float_str(v) if type_ is AttrType.FLOAT else java_double_str(v)
     if isinstance(v, str):
