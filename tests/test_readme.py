@@ -9,7 +9,7 @@ from srota import engine
 
 def test_readme_embedding_example_runs(capsys):
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    example = re.search(r"```python\n(.*?)```", readme, re.S)
+    example = re.search(r"## Embedding API.*?```python\n(.*?)```", readme, re.S)
     assert example is not None
     exec(compile(example.group(1), "README.md", "exec"), {})  # noqa: S102 - our own README
     printed = capsys.readouterr().out
