@@ -20,3 +20,14 @@ def test_engine_docstring_example():
     import doctest
 
     assert doctest.testmod(engine).failed == 0
+
+
+def test_readme_pytest_recipe_runs(monkeypatch):
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    recipe = next(block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "def test_" in block)
+    monkeypatch.chdir(Path(__file__).parents[1])
+    scope: dict = {}
+    exec(compile(recipe, "README.md", "exec"), scope)  # noqa: S102 - our own README
+    for name, fn in list(scope.items()):
+        if name.startswith("test_"):
+            fn()
