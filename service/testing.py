@@ -55,6 +55,8 @@ _CASE_KEYS = {"name", "start", "interval", "input", "payloads", "expect", "expec
 class TestFileError(ValueError):
     """A test file that cannot be run (bad YAML, unknown keys, an app that does not load)."""
 
+    __test__ = False  # not a pytest test class, whatever its name
+
 
 @dataclass
 class CaseResult:
