@@ -78,8 +78,13 @@ def validate_paths(names: Iterable[str | Path], env: dict[str, str] | None = Non
     configs: list[tuple[Path, ServiceConfig]] = []
     apps: list[Path] = []
     problems: list[Problem] = []
+    expanded: list[Path] = []
     for name in names:
         path = Path(name)
+        # A directory: its apps and app tests (configs are named one by one, since a directory
+        # may hold several for different set-ups).
+        expanded.extend(sorted([*path.glob("*.siddhi"), *path.glob("*.test.yaml")]) if path.is_dir() else [path])
+    for path in expanded:
         suffix = path.suffix.lower()
         if path.name.endswith((".test.yaml", ".test.yml")):
             app, problem = _test_file_app(path)
