@@ -7,6 +7,7 @@ The implementation is a callable taking the argument values, or an inline source
 """
 from __future__ import annotations
 
+import ast
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -217,11 +218,21 @@ def _size_of_set(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     return AttrType.INT, size
 
 
+def _is_expression(line: str) -> bool:
+    """Whether one line of a body is an expression (its value is the result), not a statement."""
+    try:
+        ast.parse(line.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
 def script_function(language: str, name: str, return_type: AttrType, body: str) -> Callable[..., Any]:
     """A function defined in the app (``define function f[python] return T {body}``).
 
     The body sees the arguments as ``data`` (a list); it may ``return`` a value or be a single
-    expression.  Results are converted to the declared return type.
+    expression (``{ data[0] >= 1 }``).  Results are converted to the declared return type.
+    Apps can be kept from defining them with ``Limits(python_functions=False)``.
     """
     if language.lower() not in ("python", "py"):
         raise _err(f"script language '{language}' is not supported (use python)")
@@ -229,7 +240,7 @@ def script_function(language: str, name: str, return_type: AttrType, body: str) 
     lines = [ln for ln in src.splitlines() if ln.strip()]
     indent = min((len(ln) - len(ln.lstrip()) for ln in lines), default=0)
     lines = [ln[indent:] for ln in lines]
-    if len(lines) == 1 and not lines[0].lstrip().startswith("return") and "=" not in lines[0].split("==")[0]:
+    if len(lines) == 1 and _is_expression(lines[0]):
         lines = ["return " + lines[0]]
     code = "def _script(data):\n" + "".join("    " + ln + "\n" for ln in lines or ["return None"])
     ns: dict[str, Any] = {}

@@ -60,15 +60,30 @@ class StreamJunction:
             self.dispatch(chunk)
 
     def dispatch(self, chunk: list[Event]) -> None:
-        """Deliver a chunk to every receiver now, routing failures per ``@OnError``."""
-        self.events_in += len(chunk)
-        for receiver in self.receivers:
-            try:
-                receiver(chunk)
-            except Exception as exc:  # one failing query must not stop the others
-                self._on_error(chunk, exc)
+        """Deliver a chunk to every receiver now, routing failures per ``@OnError``.
 
-    def _on_error(self, chunk: list[Event], exc: Exception) -> None:
+        A query stage that evaluates user expressions (filters, selectors of single-stream
+        queries) reports the one event that raised through :meth:`AppContext.fault_event`
+        and goes on with the rest of the chunk.  An exception that still reaches this loop
+        comes from a stage that cannot tell which event failed; then a chunk of one event is
+        faulted as such, and a longer one is faulted whole (replaying it event by event
+        could apply the events that got through twice to stateful stages).
+        """
+        self.events_in += len(chunk)
+        ctx = self.ctx
+        outer = ctx.dispatching
+        ctx.dispatching = self
+        try:
+            for receiver in self.receivers:
+                try:
+                    receiver(chunk)
+                except Exception as exc:  # one failing query must not stop the others
+                    self.on_error(chunk, exc)
+        finally:
+            ctx.dispatching = outer
+
+    def on_error(self, chunk: list[Event], exc: Exception) -> None:
+        """Route events that failed in a query: to the fault stream ``!S`` or the log."""
         self.ctx.metrics_error(self.stream_id)
         if self.fault_junction is not None:
             faults = [Event(e.timestamp, (*e.data, exc), CURRENT) for e in chunk]
@@ -77,6 +92,8 @@ class StreamJunction:
         _log.error("error processing events of stream %s in app %s: %s: %s (%d event(s) dropped)",
                    self.stream_id, self.ctx.name, type(exc).__name__, exc, len(chunk),
                    exc_info=exc, extra={"app": self.ctx.name, "stream": self.stream_id, "dropped": len(chunk)})
+
+    _on_error = on_error  # the name generated partition code calls
 
 
 class AsyncBuffer:

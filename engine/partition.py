@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any, NamedTuple
 
+from srota.engine.clock import next_period
 from srota.engine.codegen import CodeGen
 from srota.engine.event import Event
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
@@ -127,6 +128,8 @@ class PartitionSources(Sources):
             junction = inst.routed.get(stream_id)
             if junction is None:
                 junction = StreamJunction(self.ctx.streams[stream_id], self.ctx)
+                # a key's copy of the stream faults where the stream does (@OnError)
+                junction.fault_junction = self.ctx.junctions[stream_id].fault_junction
                 inst.routed[stream_id] = junction
             junction.subscribe(receiver)
             return
@@ -451,15 +454,20 @@ class PartitionRuntime:
             for hook in inst.start_hooks:
                 hook()
         if self._purge_interval:
-            self._purge_handle = self.ctx.scheduler.schedule(self.ctx.clock.now() + self._purge_interval,
-                                                             self._purge)
+            # counted from the app's start (under playback: from the first event's time)
+            self.ctx.clock.on_start(self._arm_purge)
+
+    def _arm_purge(self, now: int) -> None:
+        if self._started:
+            self._purge_handle = self.ctx.scheduler.schedule(now + self._purge_interval, self._purge)
 
     def _purge(self, at: int) -> None:
         limit = at - self._idle
         for key in [k for k, inst in self.instances.items() if inst.last_seen <= limit]:
             self.purge_key(key)
-        if self._started:
-            self._purge_handle = self.ctx.scheduler.schedule(at + self._purge_interval, self._purge)
+        if self._started:  # a purge that fell behind runs once, then at its next due time
+            nxt = next_period(at, self._purge_interval, self.ctx.clock.now())
+            self._purge_handle = self.ctx.scheduler.schedule(nxt, self._purge)
 
     def stop(self) -> None:
         """Stop purging and the instances' timers (the app shuts down)."""
@@ -708,9 +716,7 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
             *_indent(step, 3),
             "            _qlast = e",
             "        except _p_Exception as _qx:",
-            "            _qerr = _qx",  # the rest of the run passes the window only, then fails
-            "            _qmode = 2",
-            "            _qlast = None",
+            "            _qj._on_error([e], _qx)",  # the fault stays with the event; the run goes on
             "    elif _qmode == 2:",
             *_indent(window_only, 2),
         ]
@@ -762,7 +768,8 @@ def _end_of_run(end: str, fusion: _Fusion | None, in_loop: bool) -> list[str]:
     if in_loop:
         rebind = _uses_event([fusion.parts.row])
         emit = [*(["_qe = e"] if rebind else []), *emit, *(["e = _qe"] if rebind else []), "d = e.data"]
-    lines += ["elif _qmode == 1:", *_indent(emit, 1),
+    # (no last event when every event of the run failed: each was faulted on its own)
+    lines += ["elif _qmode == 1:", *_indent(["if _qlast is not None:", *_indent(emit, 1)], 1),
               "else:",
               f"    _qj._on_error({run}, _qerr)"]
     return lines

@@ -180,18 +180,40 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
 
 
 class FilterProcessor:
-    """Keeps the events of a chunk for which the compiled condition holds."""
+    """Keeps the events of a chunk for which the compiled condition holds.
 
-    __slots__ = ("select", "next")
+    A condition that raises for one event (``a / b`` with ``b == 0``) faults that event only:
+    the chunk is filtered again event by event (a filter has no state, so nothing is
+    applied twice) and the failing events go to the stream's ``@OnError``.
+    """
 
-    def __init__(self, select: Callable[[list[Event]], list[Event]]) -> None:
+    __slots__ = ("select", "next", "fault")
+
+    def __init__(self, select: Callable[[list[Event]], list[Event]],
+                 fault: Callable[[Event, Exception], None]) -> None:
         self.select = select
         self.next: Emit = _nothing
+        self.fault = fault
 
     def process(self, chunk: list[Event]) -> None:
-        out = self.select(chunk)
+        try:
+            out = self.select(chunk)
+        except Exception:
+            if len(chunk) == 1:
+                raise
+            out = self._one_by_one(chunk)
         if out:
             self.next(out)
+
+    def _one_by_one(self, chunk: list[Event]) -> list[Event]:
+        out: list[Event] = []
+        select = self.select
+        for e in chunk:
+            try:
+                out += select([e])
+            except Exception as exc:
+                self.fault(e, exc)
+        return out
 
 
 def _nothing(chunk: list[Event]) -> None:
@@ -209,7 +231,7 @@ def _filter_stage(handler: Filter, scope: StreamScope, ctx: Any, gen: CodeGen,
     run = gen.function("_filter_chunk", "chunk", [f"return [e for e in chunk {binds} if {test}]"])
 
     def make() -> FilterProcessor:
-        return FilterProcessor(run)
+        return FilterProcessor(run, ctx.fault_event)
 
     return make, cond
 

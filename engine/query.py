@@ -84,6 +84,9 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
                                   where=plan.where if plan.connect_unfiltered is not None else None,
                                   only_current=plan.only_current)
     selector = selector_plan.instantiate()
+    if isinstance(inp, SingleInputStream):
+        # its events carry the input stream's row: one that fails goes to that stream's @OnError
+        selector.fault = ctx.fault_event
     output = QueryOutput(name)
     runtime = QueryRuntime(name, query, output, selector_plan.output_attributes)
     runtime.elements[f"{element_prefix}/selector"] = selector
@@ -141,5 +144,3 @@ def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: So
         return plan_table_output(out, attributes, ctx, gen)
     raise error_at(f"unsupported output {type(out).__name__}", out)
 
-
-# ---------------------------------------------------------------------------- single stream

@@ -307,6 +307,9 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
     for fd in app.function_definitions:
         from srota.engine.functions import script_function
         claim("function", fd.id, fd)
+        if not ctx.limits.python_functions:
+            raise error_at(f"function '{fd.id}': script functions are turned off here "
+                           "(Limits(python_functions=False); service: limits.python_functions)", fd)
         try:
             ctx.script_functions[fd.id] = (fd.return_type,
                                            script_function(fd.language, fd.id, fd.return_type, fd.body))

@@ -125,26 +125,112 @@ class QuerySelector:
         #: count events per group (to release a group's state when its window empties);
         #: the query planner turns it off for inputs that never expire events
         self.track_live = True
+        #: where one event that fails goes (set for single-stream queries; see _recover)
+        self.fault: Callable[[Event, Exception], None] | None = None
 
     # ------------------------------------------------------------------ processing
     def process(self, chunk: list[Event]) -> None:
         p = self.plan
-        if p.fast is not None:
-            out = p.fast(chunk)
-        elif p.deferred is not None:
-            out = p.deferred(self, chunk)
-        elif p.group_key is not None:
-            out = self._grouped(chunk)
-        elif p.factories:
-            out = self._aggregated(chunk)
-        else:
-            out = self._plain(chunk)
+        try:
+            if p.fast is not None:
+                out = p.fast(chunk)
+            elif p.deferred is not None:
+                out = p.deferred(self, chunk)
+            elif p.group_key is not None:
+                out = self._grouped(chunk)
+            elif p.factories:
+                out = self._aggregated(chunk)
+            else:
+                out = self._plain(chunk)
+        except Exception as exc:
+            if self.fault is None or len(chunk) == 1:
+                raise
+            out = self._recover(chunk, exc)
         if out:
             if p.post is not None:
                 out = p.post(out)
                 if not out:
                     return
             self.next(out)
+
+    def _recover(self, chunk: list[Event], exc: Exception) -> list[Event]:
+        """The output of ``chunk`` when one of its events raised: that event is faulted alone.
+
+        Without aggregators the selector has no state, so the chunk is selected again event
+        by event.  With aggregators the events before the failing one have already updated
+        their groups: processing resumes after it (the chunk's output is the last row per
+        group, made from the aggregators, so the rows of the events before are not lost).
+        """
+        p = self.plan
+        fault = self.fault
+        assert fault is not None
+        if not p.factories:
+            grouped = p.fast is None and p.group_key is not None
+            select = p.fast if p.fast is not None else (self._grouped if grouped else self._plain)
+            out: list[Event] = []
+            for e in chunk:
+                try:
+                    out += select([e])
+                except Exception as one:
+                    fault(e, one)
+            if grouped and p.batching:  # one row per group and chunk: the last
+                return list({ev.group_key: ev for ev in out}.values())  # type: ignore[attr-defined]
+            return out
+        at = _failed_event(exc, chunk)
+        if at is None:
+            raise exc
+        fault(chunk[at], exc)
+        before = [e for e in chunk[:at] if e.type <= 1]
+        rest = chunk[at + 1:]
+        try:
+            after = self._select(rest) if rest else []
+        except Exception as again:
+            after = self._recover(rest, again) if len(rest) > 1 else (fault(rest[0], again) or [])
+        if not p.batching:
+            return after  # (rows of the events before the failure are lost; snapshot limiters only)
+        return self._merge_groups(before, after)
+
+    def _select(self, chunk: list[Event]) -> list[Event]:
+        p = self.plan
+        if p.deferred is not None:
+            return p.deferred(self, chunk)
+        if p.group_key is not None:
+            return self._grouped(chunk)
+        return self._aggregated(chunk)
+
+    def _merge_groups(self, before: list[Event], after: list[Event]) -> list[Event]:
+        """The batched output of ``before + after`` when only ``after`` was selected now."""
+        p = self.plan
+        want = [e for e in before if (e.type == CURRENT and p.current_on) or (e.type == EXPIRED and p.expired_on)]
+        if p.group_key is None:
+            if after or not want:
+                return after
+            last = want[-1]
+            return self._value_rows([(last, None)], {None: self._states_for(None)}, Event)
+        firsts: dict[Any, Event] = {}
+        for e in want:
+            firsts[p.group_key(e)] = e
+        made = {ev.group_key: ev for ev in after}  # type: ignore[attr-defined]
+        out = []
+        for key, e in firsts.items():
+            ev = made.pop(key, None)
+            out += [ev] if ev is not None else self._value_rows([(e, key)], self.states, GroupedEvent)
+        out += made.values()
+        return out
+
+    def _value_rows(self, events: list[tuple[Event, Any]], states: dict[Any, list[Any]], kind: Any) -> list[Event]:
+        """Rows made from the aggregators' current values (no update), through ``having``."""
+        p = self.plan
+        out = []
+        for e, key in events:
+            A = states.get(key)
+            if A is None:
+                continue
+            row = p.project_value(e, A)
+            if p.having_value is not None and not p.having_value(e, row, A):
+                continue
+            out.append(kind(e.timestamp, row, e.type, key) if kind is GroupedEvent else kind(e.timestamp, row, e.type))
+        return out
 
     def _states_for(self, key: Any) -> list[Any]:
         states = self.states.get(key)
@@ -269,6 +355,32 @@ def _unplanned(*args: Any) -> tuple[Any, ...]:
     raise AssertionError("a selector projection used before it was planned")
 
 
+def _failed_event(exc: Exception, chunk: list[Event]) -> int | None:
+    """The index in ``chunk`` of the event a selector loop was processing when ``exc`` rose.
+
+    The loops (generated or not) bind the current event to ``e``; the innermost frame of
+    this module's loops or of generated code that has it names the failing event.
+    """
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name in _LOOPS:
+            e = frame.f_locals.get("e")
+            if e is not None:
+                found = e
+        tb = tb.tb_next
+    if found is None:
+        return None
+    for i, e in enumerate(chunk):
+        if e is found:
+            return i
+    return None
+
+
+_LOOPS = frozenset({"_deferred_chunk", "_grouped", "_aggregated"})
+
+
 class SelectorPlan:
     """Everything compiled for a selector; shared by every instance of the query."""
 
@@ -279,6 +391,8 @@ class SelectorPlan:
         self.project_add: Callable[..., tuple[Any, ...]] = _unplanned
         self.project_remove: Callable[..., tuple[Any, ...]] = _unplanned
         self.fast: Callable[[list[Event]], list[Event]] | None = None
+        self.project_value: Callable[..., Any] | None = None
+        self.having_value: Callable[..., Any] | None = None
         self.group_key: Callable[[Event], Any] | None = None
         self.having: Callable[[Event, tuple[Any, ...]], bool] | None = None
         self.having_add: Callable[..., bool] | None = None
@@ -354,6 +468,11 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
     plan.survive_reset = slots.survive_reset
 
     if plan.factories:
+        # (a row from the aggregators' values, without an update: for recovering from a fault)
+        plan.project_value = gen.function("_project_value", "e, A", body + [f"return {slots.value_code(row)}"])
+        if having_cond is not None:
+            plan.having_value = gen.function("_having_value", "e, o, A",
+                                             body + [f"return {slots.value_code(having_cond)}"])
         plan.project_add = gen.function("_project_add", "e, A", body + [f"return {row.replace('{op}', 'add')}"])
         plan.project_remove = gen.function("_project_remove", "e, A",
                                            body + [f"return {row.replace('{op}', 'remove')}"])

@@ -1,4 +1,4 @@
-"""The ``srota`` command: ``run``, ``validate``, ``test`` and the ``aggregation`` batch jobs.
+"""The ``srota`` command: ``run``, ``validate``, ``test``, ``extensions`` and the ``aggregation`` batch jobs.
 
 A user error (a bad config, an invalid app, a file that is not there, a port in use) is one
 line naming the file and the problem, with exit code 2.  Anything else is a bug: the traceback
@@ -55,6 +55,18 @@ def _check_apps(apps: list[Path]) -> None:
             raise UserError(f"{app}: not an app file (.siddhi)")
         if not app.is_file():
             raise UserError(f"{app}: no such app file")
+
+
+def cmd_extensions(args: argparse.Namespace) -> int:
+    """Print the generated extension reference (all namespaces, or one; ``core`` for the unnamespaced)."""
+    from srota.engine.extensions import reference
+
+    if args.namespace is not None and not reference.extensions(args.namespace):
+        known = ", ".join([*reference.namespaces(), reference.CORE])
+        print(f"srota: no extensions in namespace '{args.namespace}' (known: {known})", file=sys.stderr)
+        return 2
+    sys.stdout.write(reference.render(args.namespace))
+    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -131,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     health.add_argument("--live", action="store_true", help="ask /health (alive) instead of /ready")
     health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the answer")
     health.set_defaults(func=cmd_health)
+    ext = sub.add_parser("extensions", help="print the reference of the built-in extensions (Markdown)")
+    ext.add_argument("namespace", nargs="?", help="one namespace (str, json, unique, ...; core: no namespace)")
+    ext.set_defaults(func=cmd_extensions)
     try:
         from srota.service.spark import cli as spark_cli
     except ImportError:

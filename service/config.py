@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from srota.engine.timeutil import parse_duration
+from srota.grammar.durations import parse_duration
 
 _ENV = re.compile(r"\$\{(?:file:(?P<file>[^}]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?)\}")
 
@@ -114,6 +114,7 @@ class LimitsConfig:
     sink_buffer: int = 10_000
     max_window_events: int = 0          # 0: no limit (Siddhi's behaviour)
     max_pending_matches: int = 100_000  # per pattern state
+    python_functions: bool = True       # apps may `define function f[python]` (code in the process)
 
 
 @dataclass(frozen=True)
@@ -250,7 +251,8 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         d.fail("logging.level", f"expected debug, info, warning, error or critical, got {level!r}")
         level = "info"
     li = d.take({}, d.mapping, root.get("limits", {}), "limits")
-    d.only(li, "limits", {"max_payload_bytes", "sink_buffer", "max_window_events", "max_pending_matches"})
+    d.only(li, "limits", {"max_payload_bytes", "sink_buffer", "max_window_events", "max_pending_matches",
+                          "python_functions"})
     limits = LimitsConfig(
         max_payload_bytes=d.take(1_048_576, d.integer, li.get("max_payload_bytes", 1_048_576),
                                  "limits.max_payload_bytes", 1, 2**31),
@@ -259,6 +261,7 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
                                  0, 2**62),
         max_pending_matches=d.take(100_000, d.integer, li.get("max_pending_matches", 100_000),
                                    "limits.max_pending_matches", 0, 2**62),
+        python_functions=d.take(True, d.boolean, li.get("python_functions", True), "limits.python_functions"),
     )
     sd = d.take({}, d.mapping, root.get("shutdown", {}), "shutdown")
     d.only(sd, "shutdown", {"timeout"})

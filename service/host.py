@@ -132,6 +132,7 @@ class _SinkBinding:
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     transactional: bool = False
+    chunk_sizes: list[int] = field(default_factory=list)  # of the rows last taken (_take)
 
 
 @dataclass
@@ -153,7 +154,8 @@ class AppHost:
         self.config = config
         self.metrics = metrics
         limits = Limits(max_window_events=config.limits.max_window_events,
-                        max_pending_matches=config.limits.max_pending_matches)
+                        max_pending_matches=config.limits.max_pending_matches,
+                        python_functions=config.limits.python_functions)
         self.runtime: SiddhiAppRuntime = SiddhiManager(limits=limits).create_siddhi_app_runtime(text)
         self.name = self.runtime.name
         self.sources: list[_SourceBinding] = []
@@ -269,14 +271,20 @@ class AppHost:
                 s.source.pause()
 
     def _take(self, b: _SinkBinding, max_rows: int | None = 1000) -> tuple[list[tuple[Any, ...]], int]:
-        """Up to ``max_rows`` queued rows (whole entries) and how many entries they are."""
+        """Up to ``max_rows`` queued rows (whole entries) and how many entries they are.
+
+        The entries' lengths go to ``b.chunk_sizes``: a grouping sink mapper writes each
+        output chunk as one message (see ``mappers.map_for_sink``).
+        """
         batch: list[tuple[Any, ...]] = []
-        taken = 0
+        sizes: list[int] = []
         with self._out_lock:
             while b.queue and (max_rows is None or len(batch) < max_rows):
-                batch.extend(b.queue.popleft())
-                taken += 1
-        return batch, taken
+                entry = b.queue.popleft()
+                batch.extend(entry)
+                sizes.append(len(entry))
+        b.chunk_sizes = sizes
+        return batch, len(sizes)
 
     async def _flushed_batch(self, b: _SinkBinding, rows: int, taken: int) -> None:
         with self._out_lock:
@@ -311,7 +319,7 @@ class AppHost:
 
     async def _publish(self, b: _SinkBinding, rows: list[tuple[Any, ...]]) -> None:
         try:
-            items = mappers.map_for_sink(b.mapper, rows, b.templates)
+            items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes)
         except mappers.MappingError as exc:
             self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
             self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
@@ -360,7 +368,7 @@ class AppHost:
         async with self._txn_lock:
             rows, taken = self._take(b, None)
             try:
-                items = mappers.map_for_sink(b.mapper, rows, b.templates) if rows else []
+                items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes) if rows else []
             except mappers.MappingError as exc:
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                 self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
@@ -421,6 +429,7 @@ class AppHost:
             try:
                 rows.extend(b.mapper.map(payload, m.properties))
             except mappers.MappingError as exc:
+                rows.extend(exc.rows)  # the elements that did map (only the failing ones are dropped)
                 failures.append((m, str(exc), exc))
             except Exception as exc:  # a mapper bug must not turn one payload into a poison pill
                 failures.append((m, f"{type(exc).__name__}: {exc}", exc))
@@ -430,7 +439,12 @@ class AppHost:
         for m, reason, exc in failures:
             self._fault(b, m, reason, exc)
         if rows:
-            self.runtime.get_input_handler(b.stream_id).send_rows(rows)
+            send_rows = self.runtime.get_input_handler(b.stream_id).send_rows
+            if b.mapper.event_grouping_enabled:
+                send_rows(rows)
+            else:  # the mapper's event.grouping.enabled='false': one event at a time
+                for row in rows:
+                    send_rows([row])
         token = messages[-1].ack if messages else None
         self._note_consumed(b, messages, token)
         if token is not None:

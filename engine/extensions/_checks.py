@@ -88,9 +88,11 @@ def _declare(kind: Kind, namespace: str, name: str, params: tuple[Param, ...], o
 
 def function(namespace: str, name: str, params: tuple[Param, ...] = (), *, returns: str | AttrType,
              doc: str, examples: tuple[tuple[str, str], ...] = (),
-             overloads: tuple[tuple[str, ...], ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+             overloads: tuple[tuple[str, ...], ...] = (),
+             pure: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a function; the builder gets ``(infos, ctx)`` after validation and returns
-    ``(return type, implementation)`` like the core functions' factories."""
+    ``(return type, implementation)`` like the core functions' factories.  ``pure``: the result
+    depends on the arguments alone (see :class:`~srota.engine.registry.Extension`)."""
     qual = f"{namespace}:{name}"
 
     def wrap(build: Callable[[list[ArgInfo], Any], Any]) -> Callable[..., Any]:
@@ -99,7 +101,7 @@ def function(namespace: str, name: str, params: tuple[Param, ...] = (), *, retur
             return build(infos, ctx)
 
         _declare(Kind.FUNCTION, namespace, name, params, overloads, doc, factory,
-                 returns=_type_doc(returns), examples=examples)
+                 returns=_type_doc(returns), examples=examples, **({"pure": True} if pure else {}))
         return build
 
     return wrap
@@ -203,6 +205,8 @@ def java_str(v: Any, type_: AttrType | None = None) -> str:
         return "null"
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, int) and type_ in (AttrType.FLOAT, AttrType.DOUBLE):
+        v = float(v)  # a double attribute holding 100 prints as Java's 100.0
     if isinstance(v, float):
         return java_float_str(v) if type_ is AttrType.FLOAT else java_double_str(v)
     if isinstance(v, str):

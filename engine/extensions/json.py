@@ -199,6 +199,20 @@ class _Parser:
         return text  # json-smart's permissive mode takes an unquoted word as a string
 
 
+def _document_of(info: ArgInfo) -> Callable[[Any], Any]:
+    """``f(json)`` giving the document to read: a literal JSON text is parsed once, at creation.
+
+    Only for functions that never change the document (the getters, ``isExists``).
+    """
+    if is_literal(info) and isinstance(info.value, str):
+        try:
+            fixed = _document(info.value)
+        except ValueError:
+            return _document  # invalid: fail on each event, as Siddhi does
+        return lambda _json: fixed
+    return _document
+
+
 def _document(value: Any) -> Any:
     """The document a function reads: JSON text parsed, or a map/list as is."""
     if isinstance(value, str):
@@ -605,10 +619,12 @@ def _getter(name: str, returns: AttrType, convert: Callable[[Any], Any], doc: st
                Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
               returns=returns, doc=doc, examples=(example,))
     def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+        document = _document_of(infos[0])
+
         def get(json: Any, path: Any) -> Any:
             if path is None:
                 raise ValueError(f"json:{name}(): the path cannot be null")
-            doc_ = _document(json)
+            doc_ = document(json)
             try:
                 found = read(doc_, path)
             except PathNotFound:
@@ -675,15 +691,20 @@ _getter("getBool", AttrType.BOOL, _parse_bool,
           doc="The element at the path as an object (a list with one element gives the element); null when absent.",
           examples=(("json:getObject(json, '$.address')", "{'city': 'CA'} for {'address': {'city': 'CA'}}"),))
 def _get_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    document = _document_of(infos[0])
+    shared = document is not _document  # a document parsed once must not leak out to be changed
+
     def get(json: Any, path: Any) -> Any:
         if path is None:
             raise ValueError("json:getObject(): the path cannot be null")
         try:
-            found = read(_document(json), path)
+            found = read(document(json), path)
         except PathNotFound:
             return None
         if isinstance(found, list) and len(found) == 1:
-            return found[0]
+            found = found[0]
+        if shared and isinstance(found, (dict, list)):
+            return orjson.loads(orjson.dumps(found))
         return found
 
     return AttrType.OBJECT, get
@@ -696,11 +717,13 @@ def _get_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
           doc="Whether the path exists in the JSON (an indefinite path always does). Invalid JSON is an error.",
           examples=(("json:isExists(json, '$.married')", "true for {'married' : true}"),))
 def _is_exists(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    document = _document_of(infos[0])
+
     def exists(json: Any, path: Any) -> bool:
         if path is None:
             raise ValueError("json:isExists(): the path cannot be null")
         try:
-            read(_document(json), path)
+            read(document(json), path)
         except PathNotFound:
             return False
         return True
@@ -716,7 +739,18 @@ def _element(value: Any) -> Any:
         except (InvalidJson, ValueError, IndexError):
             return value
         if isinstance(parsed, (dict, list)):
-            return parsed
+            return _gson_numbers(parsed)
+    return value
+
+
+def _gson_numbers(value: Any) -> Any:
+    """Gson reads every JSON number into an ``Object`` as a Double."""
+    if isinstance(value, dict):
+        return {k: _gson_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_gson_numbers(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
     return value
 
 
@@ -754,7 +788,10 @@ def _set_element(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
                 value.append(_element(element))
         elif key is not None:
             for container, k in targets:
-                value = doc if container is None else container[k]
+                try:
+                    value = doc if container is None else container[k]
+                except (KeyError, IndexError):  # Jayway: path not found, the JSON stays as it was
+                    return doc
                 if not isinstance(value, dict):
                     return doc
                 value[str(key)] = _element(element)

@@ -185,7 +185,7 @@ def _group_text(m: re.Match[str], kind: str, ref: str) -> str:
 def java_replace(pattern: re.Pattern[str], source: str, template: str, count: int = 0) -> str:
     """``source.replaceAll(regex, template)`` (``count=1``: ``replaceFirst``)."""
     if "$" not in template and "\\" not in template:
-        return pattern.sub(lambda m: template, source, count=count)
+        return pattern.sub(template, source, count=count)  # no references: re reads it literally
     return pattern.sub(java_replacement(template), source, count=count)
 
 

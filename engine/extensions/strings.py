@@ -7,7 +7,8 @@ string semantics (``String.split`` drops trailing empty strings, ``trim`` strips
 character up to U+0020, ``strcmp`` is ``compareTo``, numbers print as Java prints them).
 Regular expressions are Java's (see :mod:`srota.engine.extensions.regex`).
 
-Deliberate departures: ``str:groupConcat`` with one argument removes the expired value (Siddhi
+Deliberate departures: ``str:locate(s, t, start)`` gives -1 when ``s`` is absent (Siddhi gives
+``start - 1``; its tests expect -1); ``str:groupConcat`` with one argument removes the expired value (Siddhi
 looks up the string "0" instead and fails with a NullPointerException); characters are code
 points, so ``str:charAt`` and ``str:substr`` index code points where Java indexes UTF-16
 units (identical outside the astral planes; ``str:length`` and ``str:hex`` do count UTF-16 units).
@@ -213,7 +214,7 @@ def _equals_ignore_case(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
             raise ValueError("Invalid input given to str:equalsIgnoreCase() function. First argument cannot be null")
         if b is None or len(a) != len(b):
             return False
-        return a == b or all(x == y or x.upper() == y.upper() or x.lower() == y.lower() for x, y in zip(a, b, strict=False))
+        return a == b or all(x == y or x.upper() == y.upper() or x.lower() == y.lower() for x, y in zip(a, b, strict=True))
 
     return AttrType.BOOL, equals
 
@@ -268,8 +269,8 @@ def _fill_template(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
            Param("searching.start.position", INT, optional=True, default=0, dynamic=True,
                  doc="Where to start searching.")),
           returns=AttrType.INT,
-          doc="The position of the first occurrence at or after the start position, -1 when absent "
-              "(with a start position s, an absent string gives s - 1, as in Siddhi). Null strings are errors.",
+          doc="The position of the first occurrence at or after the start position, -1 when absent. "
+              "Null arguments and a start outside the string are errors.",
           examples=(("str:locate('@wso2.com', 'user@wso2.com')", "4"),))
 def _locate(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def locate(needle: Any, hay: Any, start: Any = None) -> int:
@@ -278,7 +279,8 @@ def _locate(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
             return hay.find(needle)
         if not 0 <= start <= len(hay):
             raise IndexError(f"begin {start}, end {len(hay)}, length {len(hay)}")
-        return hay[start:].find(needle) + start
+        found = hay.find(needle, start)
+        return found  # Siddhi returns start - 1 when absent; its own tests (and docs) expect -1
 
     if len(infos) == 3:
         def locate3(needle: Any, hay: Any, start: Any) -> int:

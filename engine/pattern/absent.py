@@ -170,8 +170,13 @@ class _AbsentStreamPre(_Timed, _StreamPre):
         if not self.started:
             self.started = True
             if self.is_start and self.waiting != -1 and self.active:
-                self.last_scheduled = self.rt.ctx.clock.now() + self.waiting
-                self._notify_at(self.last_scheduled)
+                # from the app's start; under playback from the first event's time
+                self.rt.ctx.clock.on_start(self._wait_from)
+
+    def _wait_from(self, now: int) -> None:
+        if self.active:
+            self.last_scheduled = now + self.waiting
+            self._notify_at(self.last_scheduled)
 
 
 class _AbsentLogicalPost(_LogicalPost):
@@ -339,4 +344,5 @@ class _AbsentLogicalPre(_Timed, _LogicalPre):
         if not self.started:
             self.started = True
             if self.is_start and self.waiting != -1 and self.active:
-                self._notify_at(self.rt.ctx.clock.now() + self.waiting)
+                # from the app's start; under playback from the first event's time
+                self.rt.ctx.clock.on_start(lambda now: self._notify_at(now + self.waiting))
