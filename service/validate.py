@@ -429,8 +429,12 @@ def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str,
     except SiddhiAppCreationError as exc:
         problems.append(_from_exc(file, exc, lines))
     maps = ann.nested("map")
+    map_problems = _check_map_options(maps[0] if maps else None, kind, file, lines)
+    problems.extend(map_problems)
     try:
-        if kind == "source":
+        if map_problems:
+            pass  # the mapper would only report the first unknown option again, at the annotation
+        elif kind == "source":
             mappers.create_source_mapper(definition.attributes, maps[0] if maps else None, definition.id)
         else:
             mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
@@ -446,6 +450,24 @@ def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str,
                                      _element_pos(ann, "file.uri") or _element_pos(ann, "ref") or ann.pos,
                                      lines))
     return problems
+
+
+def _check_map_options(ann: Annotation | None, kind: str, file: str, lines: Sequence[str]) -> list[Problem]:
+    """Each unknown option of a ``@map``, at the option, with the closest valid name."""
+    from srota.engine.registry import Kind, registry
+
+    if ann is None:
+        return []
+    map_type = ann.get("type") or "passThrough"
+    namespace, _, name = map_type.rpartition(":")
+    ext = registry.get(Kind.SOURCE_MAPPER if kind == "source" else Kind.SINK_MAPPER, namespace, name)
+    if ext is None or not ext.params:
+        return []  # an unknown mapper type is reported when the mapper is created
+    allowed = {p.name.lower(): p.name for p in ext.params}
+    return [_problem(file, f"@map(type='{map_type}'): unknown option '{el.key}'{_hint(el.key, allowed.values())}",
+                     el.pos or ann.pos, lines)
+            for el in ann.elements
+            if el.key is not None and el.key.lower() != "type" and el.key.lower() not in allowed]
 
 
 def _element_pos(ann: Annotation, key: str) -> Pos | None:
