@@ -109,6 +109,9 @@ def validate_paths(names: Iterable[str | Path], env: dict[str, str] | None = Non
         for app in config.app_files():
             if app.resolve() not in seen:
                 seen.add(app.resolve())
+                if not app.exists():
+                    problems.append(Problem(str(app), f"no such file (listed under apps in {path})"))
+                    continue
                 problems.extend(validate_app(app, config, env))
     # Apps named on the command line use the refs of the configs named with them.
     merged = _merge(c for _, c in configs)
