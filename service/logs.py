@@ -14,6 +14,7 @@ import structlog
 
 _SECRET_KEY = re.compile(r"(pass(word)?|secret|token|sasl\.jaas|credential|api[._-]?key)", re.I)
 REDACTED = "***"
+_format = "console"  # what configure_logging chose: the banner is plain text on a console
 
 
 def redact(mapping: dict[str, Any]) -> dict[str, Any]:
@@ -70,9 +71,6 @@ def configure_logging(fmt: str = "console", level: str = "info") -> None:
 
 def _identity(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     return event_dict
-
-
-_format = "console"
 
 
 def _target(connector: Any) -> str:

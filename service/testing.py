@@ -55,6 +55,8 @@ _CASE_KEYS = {"name", "start", "interval", "input", "payloads", "expect", "expec
 class TestFileError(ValueError):
     """A test file that cannot be run (bad YAML, unknown keys, an app that does not load)."""
 
+    __test__ = False  # not a pytest test class, whatever its name
+
 
 @dataclass
 class CaseResult:
@@ -165,13 +167,14 @@ def _run(runtime: Any, case: dict[str, Any], name: str) -> CaseResult:
     definitions = runtime.stream_definitions
     expect = _mapping(case.get("expect"), f"case '{name}': expect")
     expect_payloads = _mapping(case.get("expect_payloads"), f"case '{name}': expect_payloads")
-    outputs: dict[str, list[tuple[Any, ...]]] = {}
+    # Output rows per stream, as the chunks the app emitted (a sink maps one chunk at a time).
+    outputs: dict[str, list[list[tuple[Any, ...]]]] = {}
     for stream in {*expect, *expect_payloads}:
         if stream not in definitions:
             raise TestFileError(f"case '{name}': no stream '{stream}' to expect outputs of "
                                 f"(streams: {', '.join(sorted(s for s in definitions if not s.startswith('!')))})")
-        rows = outputs.setdefault(stream, [])
-        runtime.add_callback(stream, lambda events, rows=rows: rows.extend(tuple(e.data) for e in events))
+        chunks = outputs.setdefault(stream, [])
+        runtime.add_callback(stream, lambda events, chunks=chunks: chunks.append([tuple(e.data) for e in events]))
     events = _inputs(runtime, case, name)
     runtime.start()
     for _, stream, data in sorted(events, key=lambda e: e[0]):  # stable: equal times keep file order
@@ -185,7 +188,8 @@ def _run(runtime: Any, case: dict[str, Any], name: str) -> CaseResult:
     for stream, expected in expect.items():
         attrs = [a.name for a in definitions[stream].attributes]
         want = [_expected_row(r, attrs, f"case '{name}': expect.{stream}") for r in _list(expected, stream)]
-        diff.extend(_compare(stream, attrs, want, outputs[stream], tolerance, unordered))
+        rows = [r for chunk in outputs[stream] for r in chunk]
+        diff.extend(_compare(stream, attrs, want, rows, tolerance, unordered))
     for stream, expected in expect_payloads.items():
         got = _sink_payloads(definitions[stream], outputs[stream], name)
         diff.extend(_compare_payloads(stream, [_payload_text(p) for p in _list(expected, stream)], got,
@@ -305,7 +309,7 @@ def _source_mapper(definition: Any, name: str) -> Any:
         raise TestFileError(f"case '{name}': stream {definition.id}: {exc.message}") from None
 
 
-def _sink_payloads(definition: Any, rows: list[tuple[Any, ...]], name: str) -> list[str]:
+def _sink_payloads(definition: Any, chunks: list[list[tuple[Any, ...]]], name: str) -> list[str]:
     from srota import mappers
 
     sinks = [a for a in definition.annotations if a.name.lower() == "sink"]
@@ -317,7 +321,7 @@ def _sink_payloads(definition: Any, rows: list[tuple[Any, ...]], name: str) -> l
     except SiddhiAppCreationError as exc:
         raise TestFileError(f"case '{name}': stream {definition.id}: {exc.message}") from None
     out = []
-    for payload in mapper.map(rows) if rows else []:
+    for payload in (p for rows in chunks if rows for p in mapper.map(rows)):
         if isinstance(payload, (bytes, bytearray, memoryview)):
             payload = bytes(payload).decode("utf-8", "replace")
         out.append(payload if isinstance(payload, str) else repr(payload))

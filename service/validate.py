@@ -78,8 +78,13 @@ def validate_paths(names: Iterable[str | Path], env: dict[str, str] | None = Non
     configs: list[tuple[Path, ServiceConfig]] = []
     apps: list[Path] = []
     problems: list[Problem] = []
+    expanded: list[Path] = []
     for name in names:
         path = Path(name)
+        # A directory: its apps and app tests (configs are named one by one, since a directory
+        # may hold several for different set-ups).
+        expanded.extend(sorted([*path.glob("*.siddhi"), *path.glob("*.test.yaml")]) if path.is_dir() else [path])
+    for path in expanded:
         suffix = path.suffix.lower()
         if path.name.endswith((".test.yaml", ".test.yml")):
             app, problem = _test_file_app(path)
@@ -104,6 +109,9 @@ def validate_paths(names: Iterable[str | Path], env: dict[str, str] | None = Non
         for app in config.app_files():
             if app.resolve() not in seen:
                 seen.add(app.resolve())
+                if not app.exists():
+                    problems.append(Problem(str(app), f"no such file (listed under apps in {path})"))
+                    continue
                 problems.extend(validate_app(app, config, env))
     # Apps named on the command line use the refs of the configs named with them.
     merged = _merge(c for _, c in configs)
@@ -140,10 +148,7 @@ def _merge(configs: Iterable[ServiceConfig]) -> ServiceConfig:
 def check_config(path: Path, config: ServiceConfig) -> list[Problem]:
     """What a config says that can be checked here: its apps exist, the database can be written."""
     problems: list[Problem] = []
-    for app in config.app_files():
-        if not app.exists():
-            problems.append(Problem(str(path), f"apps: {app} does not exist"))
-    for entry in config.apps:
+    for entry in config.apps:  # (a listed file that does not exist is reported as that file)
         full = entry if entry.is_absolute() else config.base_dir / entry
         if full.is_dir() and not any(full.glob("*.siddhi")):
             problems.append(Problem(str(path), f"apps: directory {full} holds no .siddhi app"))
@@ -424,8 +429,12 @@ def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str,
     except SiddhiAppCreationError as exc:
         problems.append(_from_exc(file, exc, lines))
     maps = ann.nested("map")
+    map_problems = _check_map_options(maps[0] if maps else None, kind, file, lines)
+    problems.extend(map_problems)
     try:
-        if kind == "source":
+        if map_problems:
+            pass  # the mapper would only report the first unknown option again, at the annotation
+        elif kind == "source":
             mappers.create_source_mapper(definition.attributes, maps[0] if maps else None, definition.id)
         else:
             mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
@@ -441,6 +450,24 @@ def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str,
                                      _element_pos(ann, "file.uri") or _element_pos(ann, "ref") or ann.pos,
                                      lines))
     return problems
+
+
+def _check_map_options(ann: Annotation | None, kind: str, file: str, lines: Sequence[str]) -> list[Problem]:
+    """Each unknown option of a ``@map``, at the option, with the closest valid name."""
+    from srota.engine.registry import Kind, registry
+
+    if ann is None:
+        return []
+    map_type = ann.get("type") or "passThrough"
+    namespace, _, name = map_type.rpartition(":")
+    ext = registry.get(Kind.SOURCE_MAPPER if kind == "source" else Kind.SINK_MAPPER, namespace, name)
+    if ext is None or not ext.params:
+        return []  # an unknown mapper type is reported when the mapper is created
+    allowed = {p.name.lower(): p.name for p in ext.params}
+    return [_problem(file, f"@map(type='{map_type}'): unknown option '{el.key}'{_hint(el.key, allowed.values())}",
+                     el.pos or ann.pos, lines)
+            for el in ann.elements
+            if el.key is not None and el.key.lower() != "type" and el.key.lower() not in allowed]
 
 
 def _element_pos(ann: Annotation, key: str) -> Pos | None:

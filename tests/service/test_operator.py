@@ -311,3 +311,14 @@ def test_did_you_mean_in_patterns_and_tables():
         with pytest.raises(SiddhiAppCreationError) as info:
             SiddhiManager().create_siddhi_app_runtime(text)
         assert hint in info.value.message
+
+
+def test_validate_points_at_unknown_map_options(tmp_path: Path):
+    app = tmp_path / "map.siddhi"
+    app.write_text("@source(type='inMemory', topic='t', @map(type='json', enclosing.elemnt='$.x'))\n"
+                   "define stream S (a int);\n")
+    proc = srota("validate", str(app))
+    assert proc.returncode == 1
+    assert (f"{app}:1:55: @map(type='json'): unknown option 'enclosing.elemnt' "
+            "(did you mean 'enclosing.element'?") in proc.stdout
+    assert "1 problem(s)" in proc.stdout
