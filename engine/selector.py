@@ -24,6 +24,7 @@ from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.expression import ArgInfo, Compiled, ExpressionCompiler, error_at
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import OutputScope
+from srota.engine.state_codec import register_state_type
 from srota.grammar.model import (
     Attribute,
     AttrType,
@@ -92,6 +93,8 @@ class AggregatorSlots:
             rtype, factory = ext.factory(infos)
         except Exception as exc:
             raise error_at(str(getattr(exc, "message", exc)), call) from None
+        if isinstance(factory, type):  # an extension's state class may be kept in snapshots
+            register_state_type(factory)
         slot = len(self.factories)
         self.factories.append(factory)
         self.survive_reset.append(bool(getattr(factory, "survives_reset", False)))
