@@ -250,7 +250,10 @@ class InputHandler:
             return
         with ctx.lock:
             if ctx.playback:
-                ctx.clock.advance(max(e.timestamp for e in events))
+                clock = ctx.clock
+                if not clock.started:  # the clock starts at the chunk's first time
+                    clock.advance(min(e.timestamp for e in events))
+                clock.advance(max(e.timestamp for e in events))
             self._junction.send(chunk)
 
     def send_rows(self, rows: Sequence[Sequence[Any]], timestamp: int | None = None) -> None:

@@ -24,6 +24,7 @@ from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.expression import ArgInfo, Compiled, ExpressionCompiler, error_at
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import OutputScope
+from srota.engine.state_codec import register_state_type
 from srota.grammar.model import (
     Attribute,
     AttrType,
@@ -92,6 +93,8 @@ class AggregatorSlots:
             rtype, factory = ext.factory(infos)
         except Exception as exc:
             raise error_at(str(getattr(exc, "message", exc)), call) from None
+        if isinstance(factory, type):  # an extension's state class may be kept in snapshots
+            register_state_type(factory)
         slot = len(self.factories)
         self.factories.append(factory)
         self.survive_reset.append(bool(getattr(factory, "survives_reset", False)))
@@ -176,10 +179,15 @@ class QuerySelector:
             if grouped and p.batching:  # one row per group and chunk: the last
                 return list({ev.group_key: ev for ev in out}.values())  # type: ignore[attr-defined]
             return out
-        at = _failed_event(exc, chunk)
+        at, making_row = _failed_event(exc, chunk)
         if at is None:
             raise exc
         fault(chunk[at], exc)
+        if making_row:
+            # Every event has updated the aggregators; the row of a group's last event failed
+            # (a column that is not an aggregate, made once per chunk): the group's row comes
+            # from its last event whose row can be made.
+            return self._merge_groups([e for i, e in enumerate(chunk) if i != at and e.type <= 1], [])
         before = [e for e in chunk[:at] if e.type <= 1]
         rest = chunk[at + 1:]
         try:
@@ -205,32 +213,37 @@ class QuerySelector:
         if p.group_key is None:
             if after or not want:
                 return after
-            last = want[-1]
-            return self._value_rows([(last, None)], {None: self._states_for(None)}, Event)
-        firsts: dict[Any, Event] = {}
+            return self._value_rows([(e, None) for e in want], {None: self._states_for(None)}, Event)
+        by_key: dict[Any, list[Event]] = {}
         for e in want:
-            firsts[p.group_key(e)] = e
+            by_key.setdefault(p.group_key(e), []).append(e)
         made = {ev.group_key: ev for ev in after}  # type: ignore[attr-defined]
         out = []
-        for key, e in firsts.items():
+        for key, events in by_key.items():
             ev = made.pop(key, None)
-            out += [ev] if ev is not None else self._value_rows([(e, key)], self.states, GroupedEvent)
+            out += [ev] if ev is not None else self._value_rows([(e, key) for e in events], self.states,
+                                                                  GroupedEvent)
         out += made.values()
         return out
 
     def _value_rows(self, events: list[tuple[Event, Any]], states: dict[Any, list[Any]], kind: Any) -> list[Event]:
-        """Rows made from the aggregators' current values (no update), through ``having``."""
+        """The row of the last of ``events`` (one group's, oldest first) whose row can be made
+        from the aggregators' current values (no update), if it passes ``having``."""
         p = self.plan
-        out = []
-        for e, key in events:
+        assert self.fault is not None
+        for e, key in reversed(events):
             A = states.get(key)
             if A is None:
+                return []
+            try:
+                row = p.project_value(e, A)
+                if p.having_value is not None and not p.having_value(e, row, A):
+                    return []
+            except Exception as exc:
+                self.fault(e, exc)
                 continue
-            row = p.project_value(e, A)
-            if p.having_value is not None and not p.having_value(e, row, A):
-                continue
-            out.append(kind(e.timestamp, row, e.type, key) if kind is GroupedEvent else kind(e.timestamp, row, e.type))
-        return out
+            return [kind(e.timestamp, row, e.type, key) if kind is GroupedEvent else kind(e.timestamp, row, e.type)]
+        return []
 
     def _states_for(self, key: Any) -> list[Any]:
         states = self.states.get(key)
@@ -355,30 +368,33 @@ def _unplanned(*args: Any) -> tuple[Any, ...]:
     raise AssertionError("a selector projection used before it was planned")
 
 
-def _failed_event(exc: Exception, chunk: list[Event]) -> int | None:
-    """The index in ``chunk`` of the event a selector loop was processing when ``exc`` rose.
+def _failed_event(exc: Exception, chunk: list[Event]) -> tuple[int | None, bool]:
+    """Which event of ``chunk`` a selector loop was processing when ``exc`` rose, and whether
+    it failed while its output row was being made (after every event updated the state).
 
-    The loops (generated or not) bind the current event to ``e``; the innermost frame of
-    this module's loops or of generated code that has it names the failing event.
+    The loops (generated or not) and the row maker bind the event to ``e``; the innermost
+    such frame in the traceback names the failing event.
     """
     tb = exc.__traceback__
     found = None
+    making_row = False
     while tb is not None:
         frame = tb.tb_frame
-        if frame.f_code.co_name in _LOOPS:
+        name = frame.f_code.co_name
+        if name in _LOOPS:
             e = frame.f_locals.get("e")
             if e is not None:
                 found = e
+                making_row = name == "_materialize"
         tb = tb.tb_next
-    if found is None:
-        return None
-    for i, e in enumerate(chunk):
-        if e is found:
-            return i
-    return None
+    if found is not None:
+        for i, e in enumerate(chunk):
+            if e is found:
+                return i, making_row
+    return None, False
 
 
-_LOOPS = frozenset({"_deferred_chunk", "_grouped", "_aggregated"})
+_LOOPS = frozenset({"_deferred_chunk", "_grouped", "_aggregated", "_materialize"})
 
 
 class SelectorPlan:

@@ -82,3 +82,29 @@ def test_partitioned_projection_fault_takes_only_the_bad_event():
     got = _run("partition with (k of S) begin from S select k, a / b as r insert into Out; end;")
     assert sorted(got["Out"]) == [("a", 1), ("a", 5), ("b", 3), ("b", 3)]
     assert got["Faults"] == [("a", 8, 0)]
+
+
+def test_fault_in_a_plain_column_of_an_aggregating_query():
+    """`a / b` is not an aggregate: its row is made once per chunk, from the group's last event.
+
+    (The failing event has then already been counted by the aggregators: unlike Siddhi,
+    which stops at the failing column, ``n`` includes it.)
+    """
+    got = _run("from S select k, a / b as r, count() as n group by k insert into Out;")
+    # group 'a': its last event (4/4) makes the row; 'b' likewise (the middle event's row is
+    # never made, so it does not fail)
+    assert sorted(row[:2] for row in got["Out"]) == [("a", 1), ("b", 3)]
+    got = _run("from S[k == 'a'] select a / b as r, count() as n insert into Out;")
+    assert [row[0] for row in got["Out"]] == [1]
+    rows = [("a", 10, 2), ("a", 8, 0)]  # the failing event is the last one: the row before it
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "@OnError(action='STREAM') define stream S (k string, a int, b int);"
+        "from S select k, a / b as r, count() as n group by k insert into Out;")
+    out: list = []
+    faults: list = []
+    rt.add_callback("Out", lambda evs: out.extend(e.data for e in evs))
+    rt.add_callback("!S", lambda evs: faults.extend(e.data[:3] for e in evs))
+    rt.start()
+    rt.get_input_handler("S").send_events([Event(EPOCH + i, r) for i, r in enumerate(rows)])
+    rt.shutdown()
+    assert [row[:2] for row in out] == [("a", 5)] and faults == [("a", 8, 0)]
