@@ -36,9 +36,14 @@ class Clock:
     """The app's notion of now, in epoch milliseconds."""
 
     playback = False
+    #: Whether the clock has a time (a playback clock has none before its first event).
+    started = True
 
     def now(self) -> int:
         raise NotImplementedError
+
+    def advance(self, timestamp: int) -> None:
+        """An event of time ``timestamp`` arrived: playback clocks move to it; real time ignores it."""
 
     def on_start(self, callback: TimerCallback) -> None:
         """Call ``callback(start)`` once the clock has a time (at once for a wall clock).

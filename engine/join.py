@@ -359,9 +359,9 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
         for i in (0, 1):
             probe = probes[i]
             if triggers[i] and probe is not None:
-                jp = (BatchJoinProcessor if batch else JoinProcessor)(probe, _no_contents, i == 0, outer[i])
-                jp.next = emit
-                joiners[i] = jp
+                joiner = (BatchJoinProcessor if batch else JoinProcessor)(probe, _no_contents, i == 0, outer[i])
+                joiner.next = emit
+                joiners[i] = joiner
         holders: list[Any] = [None, None]
         for i, s in enumerate(sides):
             if s.kind == "table":

@@ -236,7 +236,8 @@ class PartitionRuntime:
         self._plan_keys()
         self._validate()
         self._plan_purge()
-        self._routers = {stream_id: self._make_router(stream_id) for stream_id in self.routed_streams}
+        self._routers: dict[str, Emit] = {stream_id: self._make_router(stream_id)
+                                          for stream_id in self.routed_streams}
         for stream_id, router in self._routers.items():
             ctx.junctions[stream_id].subscribe(router)
         from srota.engine.snapshot import fingerprint
@@ -247,7 +248,7 @@ class PartitionRuntime:
     # ------------------------------------------------------------------ planning
     def _plan_keys(self) -> None:
         ctx = self.ctx
-        self._routers: dict[str, Emit] = {}
+        self._routers = {}
         #: value partitions: stream -> (the key's code over ``e``/``d``, its CodeGen)
         self._key_code: dict[str, tuple[str, CodeGen]] = {}
         for pt in self.partition.partition_types:
@@ -581,7 +582,7 @@ def _plan_fusion(query: Query, runtime: QueryRuntime, prefix: str, index: int,
     base = f"{prefix}{runtime.name}"
     plan = getattr(runtime.elements.get(base + "/selector"), "plan", None)
     parts = getattr(plan, "parts", None)
-    if (parts is None or plan.post is not None or plan.group_key is not None or not plan.current_on
+    if (plan is None or parts is None or plan.post is not None or plan.group_key is not None or not plan.current_on
             or plan.expired_on or parts.prologue != ("d = e.data",) or not _only_base_names(parts)):
         return None
     if handlers:

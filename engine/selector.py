@@ -407,7 +407,7 @@ class SelectorPlan:
         self.project_add: Callable[..., tuple[Any, ...]] = _unplanned
         self.project_remove: Callable[..., tuple[Any, ...]] = _unplanned
         self.fast: Callable[[list[Event]], list[Event]] | None = None
-        self.project_value: Callable[..., Any] | None = None
+        self.project_value: Callable[..., Any] = _unplanned
         self.having_value: Callable[..., Any] | None = None
         self.group_key: Callable[[Event], Any] | None = None
         self.having: Callable[[Event, tuple[Any, ...]], bool] | None = None

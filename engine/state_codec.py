@@ -133,7 +133,7 @@ def _ext_hook(code: int, data: bytes) -> Any:
     if code == _OBJECT:
         name, attrs = loads(data)
         cls = _class(name)
-        obj = object.__new__(cls)
+        obj: Any = object.__new__(cls)
         for key, val in (attrs or {}).items():
             object.__setattr__(obj, key, val)
         return obj

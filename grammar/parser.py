@@ -288,7 +288,8 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> SiddhiParserError:
     elif isinstance(exc, UnexpectedCharacters):
         expected_names = exc.allowed or ()
         line, column = exc.line, exc.column
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        at = exc.pos_in_stream or 0
+        char = text[at] if at < len(text) else ""
         found = f"character {char!r}" if char else "end of input"
         if char in ("'", '"'):
             found += " (unterminated string? strings cannot span lines)"
@@ -297,7 +298,7 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> SiddhiParserError:
         line, column = _end_position(text)
         found = "end of input"
     else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
-        line, column = getattr(exc, "line", None), getattr(exc, "column", None)
+        line, column = getattr(exc, "line", 1) or 1, getattr(exc, "column", 1) or 1
         found = "input"
     # Ignored terminals (whitespace, comments) are never worth suggesting.
     shown = sorted({_terminal_display(n) for n in expected_names
@@ -415,7 +416,7 @@ class _StreamRef(NamedTuple):
     """``[#|!]name[index]`` in an expression (``e1[last]``, ``#S``)."""
 
     id: str
-    index: int | None
+    stream_index: int | None
     is_inner: bool
     is_fault: bool
     pos: Pos
@@ -464,7 +465,8 @@ def _name(token: Token) -> str:
 
 
 def _tok_pos(token: Token) -> Pos:
-    return Pos(token.line, token.column)
+    # (every token lark hands to the transformer carries its position)
+    return Pos(token.line or 0, token.column or 0)
 
 
 def _unquote(token: Token) -> str:
@@ -1360,7 +1362,7 @@ class _Builder(Transformer_NonRecursive):
 
     def qualified_attribute(self, meta: Any, children: list[Any]) -> Variable:
         ref, attr = children
-        return Variable(_name(attr), ref.id, ref.index, ref.is_inner, ref.is_fault, pos=self._pos(meta))
+        return Variable(_name(attr), ref.id, ref.stream_index, ref.is_inner, ref.is_fault, pos=self._pos(meta))
 
     def _stream_ref(self, meta: Any, children: list[Any], inner: bool, fault: bool) -> _StreamRef:
         index = children[1] if len(children) > 1 else None
@@ -1389,11 +1391,11 @@ class _Builder(Transformer_NonRecursive):
         self._null_stream_checks += 1
         # Provisional: _resolve_null_checks turns it into IsNull(Variable) unless `ref`
         # names a stream or event of the enclosing query.
-        return IsNullStream(ref.id, ref.index, ref.is_inner, ref.is_fault, pos=self._pos(meta))
+        return IsNullStream(ref.id, ref.stream_index, ref.is_inner, ref.is_fault, pos=self._pos(meta))
 
     def null_check_attribute(self, meta: Any, children: list[Any]) -> IsNull:
         ref, attr = _strip(children)
-        var = Variable(_name(attr), ref.id, ref.index, ref.is_inner, ref.is_fault, pos=ref.pos)
+        var = Variable(_name(attr), ref.id, ref.stream_index, ref.is_inner, ref.is_fault, pos=ref.pos)
         return IsNull(var, pos=self._pos(meta))
 
     def null_check_function(self, meta: Any, children: list[Any]) -> IsNull:

@@ -111,7 +111,7 @@ def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sour
                 start, end, per = bounds if isinstance(bounds, tuple) else bounds(e)
                 joined = []
                 for row in agg.rows(per, start, end):
-                    pair = [None, None]
+                    pair: list[Event | None] = [None, None]
                     pair[stream_pos] = e
                     pair[agg_pos] = Event(row[0], row)
                     se = StateEvent(e.timestamp, pair, t)

@@ -29,6 +29,8 @@ def java_rem(a: int, b: int) -> int:
 class TimeWindow(BufferWindow):
     """Sliding time window: keeps the events of the last ``millis`` ms (by their timestamps)."""
 
+    millis: int
+
     def __init__(self, spec: WindowSpec, millis: int) -> None:
         super().__init__(spec)
         self.millis = millis
@@ -241,6 +243,8 @@ def _time_length(spec: WindowSpec) -> Callable[[], WindowProcessor]:
 
 class DelayWindow(BufferWindow):
     """Holds each event for ``millis`` and then emits it as a current event."""
+
+    millis: int
 
     def __init__(self, spec: WindowSpec, millis: int) -> None:
         super().__init__(spec)
