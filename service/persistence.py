@@ -9,11 +9,17 @@ aiosqlite runs every statement on its own thread, so a slow disk never blocks th
 """
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiosqlite
+from srota.engine.snapshot import read_snapshot
+
+_log = logging.getLogger("srota.service.persistence")
+_READ = read_snapshot
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS srota_snapshots (
@@ -97,15 +103,29 @@ class StateStore:
             raise
         return revision
 
-    async def load(self, app: str) -> Restored:
-        """The newest snapshot of ``app`` and the offsets saved with it (empty if none)."""
+    async def load(self, app: str, check: Callable[[bytes], object] | None = _READ) -> Restored:
+        """The newest readable snapshot of ``app`` and the offsets saved with it (empty if none).
+
+        A revision that ``check`` (by default the engine's :func:`read_snapshot`) cannot read
+        (corrupt, an old pickle, a class that no longer exists) is logged and the previous one
+        is used, so start-up never loops on it.  ``check=None`` takes the newest as it is.
+        """
         db = self.db
         async with db.execute("SELECT revision, state FROM srota_snapshots WHERE app = ? "
-                              "ORDER BY revision DESC LIMIT 1", (app,)) as cur:
-            row = await cur.fetchone()
-        if row is None:
+                              "ORDER BY revision DESC", (app,)) as cur:
+            rows = [(int(r[0]), bytes(r[1])) async for r in cur]
+        for revision, state in rows:
+            try:
+                if check is not None:
+                    check(state)
+                break
+            except ValueError as exc:  # SnapshotError is one
+                _log.warning("app %s: snapshot revision %d cannot be restored (%s); falling back to "
+                             "the previous revision", app, revision, exc)
+        else:
+            if rows:
+                _log.warning("app %s: no snapshot revision can be restored; starting without state", app)
             return Restored()
-        revision, state = int(row[0]), bytes(row[1])
         offsets: Offsets = {}
         async with db.execute("SELECT source, topic, partition, next_offset FROM srota_offsets "
                               "WHERE app = ? AND revision = ?", (app, revision)) as cur:

@@ -108,8 +108,11 @@ def test_config_workers_and_scaleout_settings(tmp_path: object) -> None:
 def test_validate_checks_the_scaleout_rules_when_the_config_scales_out(tmp_path: object) -> None:
     from pathlib import Path
 
-    from srota.service.cli import _validate_app
     from srota.service.config import parse_config
+    from srota.service.validate import validate_app
+
+    def _validate_app(path: Path, config: object = None) -> list[str]:
+        return [p.message for p in validate_app(path, config)]  # type: ignore[arg-type]
 
     app = Path(str(tmp_path)) / "global.siddhi"
     app.write_text("@app:name('G')\n@source(type='kafka', topic.list='in', group.id='g', "
