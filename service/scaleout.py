@@ -408,9 +408,9 @@ def _feeders(app: Any, tables: set[str]) -> set[str]:
     out: set[str] = set()
     for element in app.execution_elements:
         target = getattr(getattr(element, "output", None), "target", None)
-        inp = getattr(element, "input", None)
-        if target in tables and isinstance(getattr(inp, "stream_id", None), str):
-            out.add(inp.stream_id)
+        stream_id = getattr(getattr(element, "input", None), "stream_id", None)
+        if target in tables and isinstance(stream_id, str):
+            out.add(stream_id)
     return out
 
 
