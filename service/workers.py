@@ -7,15 +7,18 @@ replicas on N hosts (``workers: 1``, ``scaleout.partitioned: true``) are the sam
 
 The parent checks the apps once (a refused app fails here, with its message), starts the
 workers, forwards SIGTERM/SIGINT to them, and starts a worker again when one dies (its
-partitions go to the others meanwhile).  Worker ``i`` serves the admin API on ``http.port
+partitions go to the others meanwhile).  A worker whose supervisor is gone (killed) stops
+cleanly by itself.  Worker ``i`` serves the admin API on ``http.port
 + i`` (port 0: each picks a free port).
 """
 from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,9 +59,18 @@ def _worker_config(config: ServiceConfig, index: int) -> ServiceConfig:
     return dataclasses.replace(config, http=http)
 
 
-def _worker_main(config: ServiceConfig, app_paths: list[Path], index: int) -> None:
+def _watch_parent(parent: int) -> None:
+    """Stop this worker (SIGTERM: a clean stop) once the supervisor is gone, even if it was killed."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _worker_main(config: ServiceConfig, app_paths: list[Path], index: int, parent: int) -> None:
     from srota.service.host import run_service
     from srota.service.logs import configure_logging
+
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="srota-parent-watch").start()
 
     configure_logging(config.logging.format, config.logging.level)
     import structlog
@@ -87,7 +99,7 @@ def run_workers(config: ServiceConfig, app_paths: Sequence[Path]) -> int:
     started: dict[int, float] = {}
 
     def spawn(i: int) -> None:
-        p = ctx.Process(target=_worker_main, args=(_worker_config(config, i), list(app_paths), i),
+        p = ctx.Process(target=_worker_main, args=(_worker_config(config, i), list(app_paths), i, os.getpid()),
                         name=f"srota-worker-{i}")
         p.start()
         procs[i] = p

@@ -106,3 +106,41 @@ async def test_two_workers_share_partitions_and_a_killed_worker_is_started_again
             proc.kill()
             proc.wait(10)
     assert "starting it again" in log.read_text()
+
+
+async def test_workers_stop_cleanly_when_their_supervisor_is_killed(kafka_broker: Any, tmp_path: Path) -> None:
+    kb = kafka_broker
+    src = await kb.create_topic(partitions=2)
+    app = tmp_path / "pass.siddhi"
+    app.write_text(f"""
+    @app:name('Pass')
+    {kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    from In[n > 0] select id insert into Out;
+    """)
+    port = _free_pair()
+    cfg = tmp_path / "srota.yaml"
+    cfg.write_text(yaml.safe_dump({"http": {"host": "127.0.0.1", "port": port},
+                                   "scaleout": {"state_topic": f"state-{uuid.uuid4().hex[:8]}"}}))
+    with open(tmp_path / "srota.log", "wb") as f:
+        proc = subprocess.Popen([str(SROTA), "run", str(app), "--config", str(cfg), "--workers", "2"],
+                                stdout=f, stderr=subprocess.STDOUT)
+    try:
+        pids = [s["pid"] for s in await wait_until(
+            lambda: _both(port), 60, interval=0.2, what="both workers up")]
+        proc.kill()
+        proc.wait(10)
+
+        def gone() -> bool:
+            return not any(os.path.exists(f"/proc/{pid}") and
+                           "zombie" not in open(f"/proc/{pid}/status").read().lower() for pid in pids)
+
+        await wait_until(gone, 30, interval=0.2, what="the workers to stop")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+async def _both(port: int) -> Any:
+    both = [await _apps(port), await _apps(port + 1)]
+    return both if all(both) else None
