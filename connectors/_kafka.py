@@ -289,15 +289,6 @@ class KafkaSource(Source):
         """
         self._start_offsets.update({TopicPartition(t, p): int(off) for (t, p), off in offsets.items()})
 
-    def fully_committed(self, partitions: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
-        """The given partitions whose committed offset is everything this source delivered."""
-        out = set()
-        for t, p in partitions:
-            tp = TopicPartition(t, p)
-            if tp in self._committed and self._committed[tp] == self._positions.get(tp):
-                out.add((t, p))
-        return out
-
     def transaction_offsets(self, tokens: Iterable[AckToken]) -> tuple[str, dict[TopicPartition, int]]:
         """``(group id, {partition: next offset})`` of ``tokens``, for a transactional sink."""
         offsets: dict[TopicPartition, int] = {}
@@ -577,33 +568,46 @@ class KafkaSource(Source):
         rejected by a rebalance is logged, not raised, for the same reason.  Other broker
         errors raise ``aiokafka.errors.KafkaError`` so the host can retry.
         """
-        if not self._commit_enabled:
-            return
-        offsets: dict[TopicPartition, int] = {}
+        offsets: dict[tuple[str, int], int] = {}
         for token in tokens:
             if not isinstance(token, KafkaAck):
                 raise TypeError(f"not a kafka acknowledgement: {token!r}")
-            for tp, off in token.offsets.items():
-                if off > offsets.get(tp, -1):
-                    offsets[tp] = off
+            for (topic, partition), off in token.next_offsets().items():
+                if off > offsets.get((topic, partition), -1):
+                    offsets[(topic, partition)] = off
+        await self.commit_offsets(offsets)
+
+    async def commit_offsets(self, offsets: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+        """Commit ``{(topic, partition): next offset}``; returns what was committed.
+
+        Only partitions this consumer owns now, and only forward; a commit rejected by a
+        rebalance is logged, not raised (nothing is committed then).  Other broker errors
+        raise ``aiokafka.errors.KafkaError`` so the host can retry.
+        """
+        if not self._commit_enabled or not offsets:
+            return {}
         consumer = self._consumer
-        if consumer is None or not offsets:
-            if offsets:
-                self._log.warning("kafka commit skipped: not connected", partitions=len(offsets))
-            return
+        if consumer is None:
+            self._log.warning("kafka commit skipped: not connected", partitions=len(offsets))
+            return {}
         owned = consumer.assignment()
-        todo = {tp: off for tp, off in offsets.items() if tp in owned and off > self._committed.get(tp, -1)}
+        todo = {}
+        for (topic, partition), off in offsets.items():
+            tp = TopicPartition(topic, partition)
+            if tp in owned and off > self._committed.get(tp, -1):
+                todo[tp] = off
         if not todo:
-            return
+            return {}
         try:
             await consumer.commit(todo)
         except CommitFailedError as exc:
             self._log.warning("kafka commit rejected (group rebalanced); the records will be redelivered",
                               error=str(exc))
-            return
+            return {}
         self._committed.update(todo)
         self._log.debug("kafka offsets committed",
                         offsets={f"{tp.topic}[{tp.partition}]": off for tp, off in todo.items()})
+        return {(tp.topic, tp.partition): off for tp, off in todo.items()}
 
     def lag(self) -> dict[str, int]:
         """Records not yet delivered per ``topic[partition]``: high-water mark - next offset.

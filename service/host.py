@@ -11,12 +11,17 @@ Delivery (docs/delivery.md says what is guaranteed and what is not):
   commit queued, nothing awaits: a state snapshot sees the whole chunk or none of it.
 * Outputs go to per-sink queues (any thread may emit them: timers, ``@Async`` workers); a
   worker per sink maps, publishes and flushes them.
-* A source chunk is committed (Kafka offsets) only once every output enqueued up to the end
-  of that chunk has been flushed by its sink: at-least-once output, nothing committed early.
+* A source chunk is committed (Kafka offsets, MQTT acknowledgements) only once every output
+  enqueued up to the end of that chunk has been flushed by its sink: at-least-once output,
+  nothing committed early.  With persistence, a Kafka offset is committed only once a saved
+  snapshot includes it as well (DESIGN decision 12; :mod:`srota.service.commits` keeps the
+  frontiers, per source and partition).
 * A state snapshot is saved (with the offsets of the events it includes, in one SQLite
   transaction) only once the outputs enqueued before it was taken have been flushed: after a
   crash the app resumes from the snapshot and its offsets, and no output of an event the
-  snapshot includes is lost.  The state counts each consumed event exactly once.
+  snapshot includes is lost.  The state counts each consumed event exactly once.  Before a
+  rebalance takes partitions away, the host flushes, saves a snapshot and commits it, so the
+  next owner starts where this state ends.
 * When a sink queue holds more than ``limits.sink_buffer`` rows the app's sources pause,
   and resume when it has drained to half (bounded memory under a slow sink).
 * A payload that does not map, or is larger than ``limits.max_payload_bytes``, goes to the
@@ -51,6 +56,7 @@ from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
 from srota.engine.registry import Kind, registry
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import Annotation, AnnotationElement, StreamDefinition
+from srota.service.commits import CommitTracker
 from srota.service.config import ServiceConfig, substitute_env
 from srota.service.metrics import Metrics
 
@@ -139,6 +145,8 @@ class _SourceBinding:
     name: str
     dead_letter: Any = None
     fault_stream: str | None = None
+    #: What of this source may be committed (barriers: id(sink binding) -> enqueued_seq).
+    commits: CommitTracker[dict[int, int]] = field(default_factory=lambda: CommitTracker(gated=False))
 
 
 class AppHost:
@@ -155,7 +163,11 @@ class AppHost:
         self.sources: list[_SourceBinding] = []
         self.sinks: list[_SinkBinding] = []
         self.dead_letters: list[Any] = []
-        self._pending_commits: deque[tuple[_SourceBinding, Any, dict[int, int]]] = deque()
+        #: Commits wait for saved snapshots (persistence on; see srota.service.commits).
+        self.gated = config.persistence.enabled
+        #: Saves a snapshot of this app and commits what it covers (set by the ServiceHost
+        #: when state is persisted): called before a rebalance takes partitions away.
+        self.checkpointer: Any = None
         self._commit_wakeup = asyncio.Event()
         self._commit_lock = asyncio.Lock()  # commits go out in order, or offsets could move back
         self._flushed = asyncio.Condition()  # notified whenever a sink flushed a batch
@@ -168,8 +180,6 @@ class AppHost:
         self._txn_lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
-        #: source name -> {(topic, partition): next offset} of every event sent into the app.
-        self.consumed: dict[str, dict[tuple[str, int], int]] = {}
         #: The most rows any sink queue held (tests and metrics read it).
         self.max_rows_queued = 0
         self.started = False
@@ -210,7 +220,8 @@ class AppHost:
             dl_type, dl_options = _options(dl_ann, self.config.refs)
             dead_letter = _connector(Kind.SINK, dl_type, dl_options, f"{name}/dead-letter", dl_ann)
             self.dead_letters.append(dead_letter)
-        return _SourceBinding(definition.id, source, mapper, type_name, name, dead_letter, fault)
+        return _SourceBinding(definition.id, source, mapper, type_name, name, dead_letter, fault,
+                              CommitTracker(gated=self.gated))
 
     def _bind_sink(self, definition: StreamDefinition, ann: Annotation, n: int) -> _SinkBinding:
         type_name, options = _options(ann, self.config.refs)
@@ -426,28 +437,41 @@ class AppHost:
         if rows:
             self.runtime.get_input_handler(b.stream_id).send_rows(rows)
         token = messages[-1].ack if messages else None
-        self._note_consumed(b, messages, token)
-        if token is not None:
+        offsets = self._next_offsets(messages, token)
+        if self._txn is not None and token is not None and not self.gated:
+            # The chunk's offsets go in the transaction of its outputs (noted after it, as
+            # committed: nothing else commits them).
+            await self._transact([(b, token)])
+            b.commits.consumed(offsets, None, {})
+            b.commits.committed(offsets)
+        else:
+            with self._out_lock:
+                seqs = {id(s): s.enqueued_seq for s in self.sinks}
+            b.commits.consumed(offsets, token, seqs)
             if self._txn is not None:
-                await self._transact([(b, token)])
-            else:
-                with self._out_lock:
-                    seqs = {id(s): s.enqueued_seq for s in self.sinks}
-                self._pending_commits.append((b, token, seqs))
-                self._commit_wakeup.set()
+                # With persistence the offsets wait for a snapshot (decision 12), so they
+                # cannot ride in the outputs' transaction: the outputs go out alone.
+                await self._transact([])
+            self._commit_wakeup.set()
         self.metrics.latency.labels(self.name).observe(time.perf_counter() - started)
 
-    def _note_consumed(self, b: _SourceBinding, messages: list[Any], token: Any) -> None:
-        parts = self.consumed.setdefault(b.name, {})
+    @staticmethod
+    def _next_offsets(messages: list[Any], token: Any) -> dict[tuple[str, int], int]:
         next_offsets = getattr(token, "next_offsets", None)
         if next_offsets is not None:  # covers records the source skipped (duplicates, offsets map)
-            parts.update(next_offsets())
-            return
+            return dict(next_offsets())
+        parts: dict[tuple[str, int], int] = {}
         for m in messages:
             props = m.properties
             offset = props.get("offset")
             if offset is not None and "partition" in props:
                 parts[(str(props.get("topic", "")), int(props["partition"]))] = int(offset) + 1
+        return parts
+
+    @property
+    def consumed(self) -> dict[str, dict[tuple[str, int], int]]:
+        """Source name -> {(topic, partition): next offset} of every event sent into the app."""
+        return {b.name: b.commits.positions() for b in self.sources if b.commits.positions()}
 
     def _fault(self, b: _SourceBinding, message: Any, reason: str, exc: Exception | None) -> None:
         """Count, log and route one payload that did not map (after its dead letter went out)."""
@@ -516,21 +540,36 @@ class AppHost:
                 self.metrics.consumer_lag.labels(self.name, topic, partition.rstrip("]")).set(n)
 
     async def _commit_ready(self) -> None:
-        """Commit every leading chunk whose outputs all sinks have flushed."""
+        """Commit what each source's tracker says is due (see srota.service.commits).
+
+        Sources with offsets (Kafka) commit offsets; others (MQTT) acknowledge the tokens of
+        the chunks whose outputs are flushed.
+        """
         async with self._commit_lock:
             flushed = {id(s): s.flushed_seq for s in self.sinks}
-            ready: dict[int, tuple[_SourceBinding, list[Any]]] = {}
-            while self._pending_commits:
-                b, token, seqs = self._pending_commits[0]
-                if any(flushed[k] < v for k, v in seqs.items()):
-                    break
-                self._pending_commits.popleft()
-                ready.setdefault(id(b), (b, []))[1].append(token)
-            for b, tokens in ready.values():
+
+            def passed(seqs: dict[int, int]) -> bool:
+                return all(flushed[k] >= v for k, v in seqs.items())
+
+            for b in self.sources:
+                tokens = b.commits.flushed(passed)
+                commit_offsets = getattr(b.source, "commit_offsets", None)
                 try:
-                    await b.source.commit(tokens)
+                    if commit_offsets is not None:
+                        due = b.commits.due()
+                        if due:
+                            b.commits.committed(await commit_offsets(due))
+                    elif tokens:
+                        await b.source.commit(tokens)
                 except Exception as exc:  # the next commit covers these offsets again
                     self._log.warning("commit failed", stream=b.stream_id, error=str(exc))
+
+    def saved(self, offsets: dict[str, dict[tuple[str, int], int]]) -> None:
+        """A snapshot with these offsets (source name -> partition -> next offset) is saved."""
+        for b in self.sources:
+            if b.name in offsets:
+                b.commits.saved(offsets[b.name])
+        self._commit_wakeup.set()
 
     async def _wait_flushed(self, seqs: dict[int, int]) -> None:
         """Wait until every sink has flushed its outputs up to ``seqs`` (id(sink) -> seq)."""
@@ -543,17 +582,15 @@ class AppHost:
             return {id(s): s.enqueued_seq for s in self.sinks}
 
     async def _on_revoke(self, b: _SourceBinding, partitions: set[tuple[str, int]]) -> None:
-        """Before a rebalance moves ``partitions``: flush and commit what was processed.
+        """Before a rebalance moves ``partitions``: flush, save a snapshot (when state is
+        persisted) and commit what was processed, so the next owner starts where it ends.
 
-        A partition whose commit covers everything consumed leaves the snapshot offsets: the
-        group's committed offset is the right start for whoever owns it next, this process
-        included, and a later snapshot must not seek it back.
+        The partitions stay in the snapshots' offsets (decision 12 holds for every partition
+        ever assigned): if they come back, or the process restarts, the state resumes there.
         """
         await self.drain()
-        done = b.source.fully_committed(partitions)
-        consumed = self.consumed.get(b.name, {})
-        for key in done:
-            consumed.pop(key, None)
+        if self.gated and self.checkpointer is not None:
+            await self.checkpointer(self)
 
     async def checkpoint(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]]]:
         """The app's state and the offsets of the events it includes, once their outputs are out.
@@ -564,7 +601,7 @@ class AppHost:
         """
         self.runtime.drain()  # events waiting in @Async buffers belong in this snapshot
         state = self.runtime.snapshot()
-        offsets = {k: dict(v) for k, v in self.consumed.items()}
+        offsets = self.consumed
         await self._wait_flushed(self._enqueued())
         return state, offsets
 
@@ -588,7 +625,7 @@ class AppHost:
             for b in self.sources:
                 offsets = restore[1].get(b.name)
                 if offsets:
-                    self.consumed[b.name] = dict(offsets)
+                    b.commits.restore(offsets)
                 seek = getattr(b.source, "seek_on_start", None)
                 if offsets and seek is not None:
                     seek(offsets)
@@ -621,6 +658,10 @@ class AppHost:
     async def drain(self) -> None:
         """Wait until every sink has flushed what is queued now, then commit."""
         await self._wait_flushed(self._enqueued())
+        await self._commit_ready()
+
+    async def commit(self) -> None:
+        """Commit what is due now (see :mod:`srota.service.commits`)."""
         await self._commit_ready()
 
     async def close(self) -> None:
@@ -707,6 +748,7 @@ class ServiceHost:
         self.admin: Any = None
         self.store: Any = None
         self._snapshotter: asyncio.Task[None] | None = None
+        self._save_lock = asyncio.Lock()  # one snapshot save at a time (revisions are numbered)
         self._texts: list[tuple[Path | None, str]] = [
             (p, substitute_env(p.read_text(encoding="utf-8"), str(p))) for p in app_paths]
         self._texts.extend((None, t) for t in app_texts)
@@ -737,6 +779,8 @@ class ServiceHost:
             self.store = StateStore(self.config.persistence.database, self.config.persistence.revisions)
             await self.store.open()
         for app in self.apps.values():
+            if self.store is not None:
+                app.checkpointer = self.checkpoint
             restore = None
             if self.store is not None:
                 saved = await self.store.load(app.name)
@@ -760,9 +804,18 @@ class ServiceHost:
         if self.store is None:
             return
         for app in self.apps.values():
+            await self.checkpoint(app)
+
+    async def checkpoint(self, app: AppHost) -> None:
+        """Save one app's snapshot, then commit the offsets it covers (decision 12)."""
+        if self.store is None:
+            return
+        async with self._save_lock:
             state, offsets = await app.checkpoint()
             revision = await self.store.save(app.name, state, offsets)
             log.debug("snapshot saved", app=app.name, revision=revision, bytes=len(state))
+            app.saved(offsets)
+        await app.commit()
 
     async def _snapshot_loop(self) -> None:
         interval = self.config.persistence.interval_ms / 1000.0
