@@ -592,25 +592,47 @@ class AppHost:
         if self.gated and self.checkpointer is not None:
             await self.checkpointer(self)
 
-    async def checkpoint(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]]]:
-        """The app's state and the offsets of the events it includes, once their outputs are out.
+    async def checkpoint(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]], dict[str, int]]:
+        """The app's state, the offsets of the events it includes and the watermarks of its
+        aggregation stores, once their outputs are out and their store writes stored.
 
         Taken without an await in between (no chunk can be half-way in), then held back until
         every output enqueued before it has been flushed: a snapshot saved earlier would, after
-        a crash, resume past events whose outputs were never published.
+        a crash, resume past events whose outputs were never published.  The watermarks are
+        taken under the engine lock with the state, so that a restore can undo exactly the
+        store writes the state does not account for (see engine/aggregation/store.py).
         """
         self.runtime.drain()  # events waiting in @Async buffers belong in this snapshot
-        state = self.runtime.snapshot()
+        stores = self._stores()
+        with self.runtime.context.lock:
+            state = self.runtime.snapshot()
+            marks = {name: store.watermark() for name, store in stores.items()}
         offsets = self.consumed
+        for store in stores.values():
+            await asyncio.to_thread(store.flush)
         await self._wait_flushed(self._enqueued())
-        return state, offsets
+        return state, offsets, marks
+
+    def _stores(self) -> dict[str, Any]:
+        """The persistent (SQLite) stores of the app's aggregations, by aggregation id."""
+        return {name: agg.store for name, agg in self.runtime.context.aggregations.items()
+                if getattr(agg.store, "persistent", False)}
+
+    def trim_stores(self, marks: dict[str, int]) -> None:
+        """Forget store undo rows up to ``marks`` (no kept snapshot is older)."""
+        for name, store in self._stores().items():
+            if name in marks:
+                store.trim(marks[name])
 
     # ------------------------------------------------------------------ lifecycle
-    async def start(self, restore: tuple[bytes | None, dict[str, Any]] | None = None) -> None:
+    async def start(self, restore: tuple[bytes | None, dict[str, Any]] | None = None,
+                    marks: dict[str, int] | None = None) -> None:
         """Open sinks, restore state, start the app, then start consuming.
 
         ``restore`` is ``(snapshot, {source name: {(topic, partition): next offset}})``:
-        sources that can (Kafka) start at the offsets saved with the snapshot.
+        sources that can (Kafka) start at the offsets saved with the snapshot.  ``marks`` are
+        the aggregation store watermarks saved with it: writes after them are undone (the
+        events that made them are consumed again).
         """
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
@@ -622,6 +644,9 @@ class AppHost:
         if restore is not None and restore[0] is not None:
             skipped = self.runtime.restore(restore[0])
             self._log.info("state restored", skipped=skipped)
+            for name, store in self._stores().items():
+                if marks and name in marks:
+                    await asyncio.to_thread(store.rewind, marks[name])
             for b in self.sources:
                 offsets = restore[1].get(b.name)
                 if offsets:
@@ -633,6 +658,11 @@ class AppHost:
             if hasattr(b.source, "on_revoke"):
                 b.source.on_revoke = lambda parts, b=b: self._on_revoke(b, parts)
         self.runtime.start()
+        if self.checkpointer is not None and (restore is None or restore[0] is None):
+            # State is persisted but there is no snapshot yet: save one of the empty state
+            # before the first event, so that a crash before the first periodic snapshot
+            # restores this one (its store watermarks undo the writes of the lost run).
+            await self.checkpointer(self)
         for b in self.sources:
             await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
         self.started = True
@@ -781,11 +811,12 @@ class ServiceHost:
         for app in self.apps.values():
             if self.store is not None:
                 app.checkpointer = self.checkpoint
-            restore = None
+            restore, marks = None, None
             if self.store is not None:
                 saved = await self.store.load(app.name)
                 restore = (saved.state, saved.offsets)
-            await app.start(restore)
+                marks = saved.marks
+            await app.start(restore, marks)
         if self.config.http.enabled:
             from srota.service.admin import AdminServer
 
@@ -811,10 +842,12 @@ class ServiceHost:
         if self.store is None:
             return
         async with self._save_lock:
-            state, offsets = await app.checkpoint()
-            revision = await self.store.save(app.name, state, offsets)
+            state, offsets, marks = await app.checkpoint()
+            revision = await self.store.save(app.name, state, offsets, marks)
             log.debug("snapshot saved", app=app.name, revision=revision, bytes=len(state))
             app.saved(offsets)
+            if marks:
+                app.trim_stores(await self.store.oldest_marks(app.name))
         await app.commit()
 
     async def _snapshot_loop(self) -> None:

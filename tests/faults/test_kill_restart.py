@@ -8,7 +8,8 @@ design lost records -- before the first snapshot (A), after a partition was firs
 since the last snapshot (B), right after a rebalance (C), at a random moment mid-stream --
 then restarts it, sends a tail of one record per key so every key reports its final state,
 and checks every output against the prefix sums of the inputs and the final state against
-an uninterrupted run.
+an uninterrupted run.  The app also feeds an incremental aggregation stored in SQLite, whose
+merges are not idempotent: after the restart its rows must equal the uninterrupted run's too.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -44,24 +46,32 @@ from tests.integration.support import (
 pytestmark = pytest.mark.integration
 
 KEYS = 8
+T0 = 1_700_000_000_000
 QUERY = "from In select id, sum(n) as total, count() as count group by id insert into Out;"
+AGGREGATION = ("define aggregation Agg from In select id, sum(n) as total, count() as cnt "
+               "group by id aggregate by ts every sec ... min;")
+AGG_QUERY = (f"from Agg within {T0 - 60_000}L, {T0 + 3_600_000}L per 'seconds' "
+             "select AGG_TIMESTAMP, id, total, cnt")
 
 
 def _events(start: int, n: int) -> list[dict[str, Any]]:
-    return [{"id": f"k{i % KEYS}", "n": (i * 7919) % 101} for i in range(start, start + n)]
+    return [{"id": f"k{i % KEYS}", "n": (i * 7919) % 101, "ts": T0 + i * 37} for i in range(start, start + n)]
 
 
-def _uninterrupted(inputs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
-    """The final (total, count) per key of the same query, run in-process without faults."""
-    runtime = SiddhiManager().create_siddhi_app_runtime(f"define stream In (id string, n long); {QUERY}")
+def _uninterrupted(inputs: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, int]], list[list[Any]]]:
+    """The final (total, count) per key of the same query, and the aggregation's rows, run
+    in-process without faults."""
+    runtime = SiddhiManager().create_siddhi_app_runtime(
+        f"define stream In (id string, n long, ts long); {AGGREGATION} {QUERY}")
     final: dict[str, tuple[int, int]] = {}
     runtime.add_callback("Out", lambda events: final.update({e.data[0]: (e.data[1], e.data[2]) for e in events}))
     runtime.start()
     handler = runtime.get_input_handler("In")
     for e in inputs:
-        handler.send([e["id"], e["n"]])
+        handler.send([e["id"], e["n"], e["ts"]])
+    rows = sorted(list(e.data) for e in runtime.query(AGG_QUERY))
     runtime.shutdown()
-    return final
+    return final, rows
 
 
 class _Harness:
@@ -83,15 +93,19 @@ class _Harness:
         app = f"""
         @app:name('Totals')
         {kafka_source(kb, self.src, self.group, **{"batch.size": "50"})}
-        define stream In (id string, n long);
+        define stream In (id string, n long, ts long);
         {kafka_sink(kb, self.out, key='{{id}}')}
         define stream Out (id string, total long, count long);
+        @store(type='sqlite', database='{self.tmp_path / "agg.db"}')
+        {AGGREGATION}
         {QUERY}
         """
+        self.port = free_port()
         self.srota = SrotaProcess(self.tmp_path, app, {
+            "http": {"host": "127.0.0.1", "port": self.port, "query": {"enabled": True}},
             "persistence": {"enabled": True, "database": str(self.database), "interval": self.interval,
                             "revisions": 3},
-            "shutdown": {"timeout": "20 sec"}}, free_port())
+            "shutdown": {"timeout": "20 sec"}}, self.port)
         self.producer = AIOKafkaProducer(bootstrap_servers=kb.bootstrap_servers, acks="all")
         await self.producer.start()
         self.reader = TopicReader(kb.bootstrap_servers, self.out)
@@ -132,19 +146,26 @@ class _Harness:
         await self.srota.wait_ready()
         await self.send(KEYS)
         records = await self.reader.until(totals_reached(self.inputs), 60, what="the final totals after the restart")
+        async with aiohttp.ClientSession() as session, session.post(
+                f"http://127.0.0.1:{self.port}/query", json={"app": "Totals", "query": AGG_QUERY}) as response:
+            body = await response.json()
+        assert response.status == 200, body
         self.srota.signal(signal.SIGTERM)
         assert await self.srota.wait_exit(30) == 0, self.srota.log()
         final = check_running_totals([r.json()["event"] for r in records], self.inputs)
-        assert final == _uninterrupted(self.inputs)
+        want_final, want_rows = _uninterrupted(self.inputs)
+        assert final == want_final
+        assert sorted(e["data"] for e in body["events"]) == want_rows
 
 
 async def test_kill_before_the_first_snapshot(kafka_broker: Any, tmp_path: Path) -> None:
-    """A: processed and flushed, but no snapshot saved yet: nothing may be committed."""
+    """A: processed and flushed, but no periodic snapshot saved yet: nothing may be committed
+    (the only snapshot is the one of the empty state, saved before the first event)."""
     async with _Harness(kafka_broker, tmp_path, partitions=3, interval="10 min") as h:
         await h.send(1000)
         await h.processed()
         await asyncio.sleep(0.5)  # time enough for a commit that follows flushed outputs
-        assert snapshot_revisions(h.database, "Totals") == 0
+        assert snapshot_revisions(h.database, "Totals") <= 1 and snapshot_consumed(h.database, "Totals") == 0
         assert await h.committed() == 0, "offsets committed before any snapshot includes them"
         await h.restart_and_check()
 
@@ -217,7 +238,7 @@ async def test_checkpoint_keeps_restored_offsets_of_partitions_not_consumed_sinc
     restored_offsets = {"Idle/In/source0": {("t", 0): 17, ("t", 1): 5}}
     await host.start((host.runtime.snapshot(), restored_offsets))
     try:
-        _state, offsets = await host.checkpoint()
+        _state, offsets, _marks = await host.checkpoint()
     finally:
         await host.stop_sources()
         await host.close()
