@@ -51,7 +51,17 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
+from aiokafka.errors import (
+    CommitFailedError,
+    CorruptRecordException,
+    IllegalStateError,
+    InvalidTopicError,
+    KafkaError,
+    MessageSizeTooLargeError,
+    RecordListTooLargeError,
+    RecordTooLargeError,
+    UnsupportedForMessageFormatError,
+)
 from aiokafka.helpers import create_ssl_context
 from srota.connectors._options import creation_error
 from srota.connectors.base import (
@@ -60,6 +70,7 @@ from srota.connectors.base import (
     ConnectionUnavailableError,
     Message,
     PublishError,
+    RejectedError,
     Sink,
     Source,
 )
@@ -95,6 +106,10 @@ _RESERVED = frozenset({"loop", "bootstrap_servers", "key_deserializer", "value_d
 
 
 _INT_SUFFIXES = ("_ms", "_bytes", "_records", "_size")
+
+# Errors no retry can cure: the record itself is refused (by the client or the broker).
+_REJECTED = (MessageSizeTooLargeError, RecordTooLargeError, RecordListTooLargeError, InvalidTopicError,
+             CorruptRecordException, UnsupportedForMessageFormatError)
 
 
 def _kwargs_of(cls: type) -> dict[str, Any]:
@@ -745,10 +760,15 @@ class KafkaSink(Sink):
         self._log.info("kafka sink connected")
 
     async def publish(self, items: Sequence[tuple[Any, Mapping[str, Any]]]) -> None:
-        """Queue the records (see the module doc); waits when ``max.pending`` are unacknowledged."""
+        """Queue the records (see the module doc); waits when ``max.pending`` are unacknowledged.
+
+        A record the client refuses outright (larger than ``max.request.size``) is skipped and
+        reported, with the others sent, by :class:`RejectedError` at the end.
+        """
         producer = self._producer
         if producer is None:
             raise ConnectionUnavailableError(f"kafka sink '{self.name}' is not connected")
+        rejected: dict[int, str] = {}
         for n, (payload, props) in enumerate(items):
             topic = str(self._option(props, "topic"))
             key = self._option(props, "key")
@@ -769,12 +789,18 @@ class KafkaSink(Sink):
                     key=key.encode() if isinstance(key, str) else key,
                     partition=int(partition) if partition is not None else None,
                     headers=headers)
+            except _REJECTED as exc:
+                rejected[n] = f"{type(exc).__name__}: {exc}"
+                continue
             except KafkaError as exc:
                 raise ConnectionUnavailableError(f"kafka sink '{self.name}': cannot send to {topic}: {exc!r}",
                                                  published=n) from exc
             self._pending.append(fut)
         if self.options["is.synchronous"] or len(self._pending) >= self.options["max.pending"]:
             await self.flush()
+        if rejected:
+            raise RejectedError(f"kafka sink '{self.name}': {len(rejected)} of {len(items)} records refused: "
+                                f"{next(iter(rejected.values()))}", rejected)
 
     async def flush(self) -> None:
         """Wait for the broker to acknowledge every queued record; raises :class:`PublishError`."""
@@ -783,6 +809,11 @@ class KafkaSink(Sink):
             return
         results = await asyncio.gather(*pending, return_exceptions=True)
         failed = [r for r in results if isinstance(r, BaseException)]
+        if failed and all(isinstance(r, _REJECTED) for r in failed):
+            # The broker refused these records themselves: retrying cannot help.
+            rejected = {i: f"{type(r).__name__}: {r}" for i, r in enumerate(results) if isinstance(r, BaseException)}
+            raise RejectedError(f"kafka sink '{self.name}': the broker refused {len(rejected)} of {len(results)} "
+                                f"records: {next(iter(rejected.values()))}", rejected)
         if failed:
             self._log.error("kafka records not acknowledged", failed=len(failed), total=len(results),
                             error=repr(failed[0]))

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from srota.connectors.base import ConnectionUnavailableError, ConnectorError
+from srota.connectors.base import ConnectionUnavailableError, ConnectorError, RejectedError
 from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
 from srota.engine.registry import Kind, registry
 from srota.grammar.errors import SiddhiAppCreationError
@@ -322,15 +322,34 @@ class AppHost:
             self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
             return
         delay = 0.1
+        flushing = False  # every item is handed to the sink; only the flush remains
         while True:
             try:
-                await b.sink.publish(items)
+                if not flushing:
+                    await b.sink.publish(items)
+                    flushing = True
                 await b.sink.flush()
                 self.metrics.sink_messages.labels(self.name, b.stream_id, b.transport).inc(len(items))
                 return
             except asyncio.CancelledError:
                 raise
+            except RejectedError as exc:
+                # Records the transport can never take: route those alone; the others went out.
+                self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
+                bad = [rows[i] for i in sorted(exc.rejected) if i < len(rows)]
+                self._log.error("outputs refused by the transport", stream=b.stream_id, events=len(bad),
+                                reason=next(iter(exc.rejected.values()), str(exc)))
+                if b.on_error == "STREAM" and bad:
+                    self.runtime.get_input_handler(f"!{b.stream_id}").send_rows([(*row, exc) for row in bad])
+                keep = [i for i in range(len(items)) if i not in exc.rejected]
+                items, rows = [items[i] for i in keep], [rows[i] for i in keep]
+                if not flushing:
+                    flushing = True
+                    continue
+                self.metrics.sink_messages.labels(self.name, b.stream_id, b.transport).inc(len(items))
+                return
             except Exception as exc:
+                flushing = False
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                 published = exc.published if isinstance(exc, ConnectionUnavailableError) else 0
                 if published and len(items) == len(rows):
@@ -484,24 +503,34 @@ class AppHost:
         self._log.warning("payload could not be mapped", stream=b.stream_id, reason=reason, **where)
 
     async def _dead_letter(self, b: _SourceBinding, failures: list[tuple[Any, str, Exception | None]]) -> None:
-        """Publish the original payloads of ``failures`` to the dead-letter sink, retrying.
+        """Publish the original payloads of ``failures`` to the dead-letter sink, each once.
 
         The reason and where the payload came from travel as ``headers`` (Kafka record
         headers; transports without headers keep only the payload).  The message's own
         transport properties are not passed on: its ``topic`` would override the sink's.
+
+        One dead letter at a time, each flushed before the next: a retry after a transient
+        failure then repeats only the one that failed, never those already out.  A dead
+        letter that can never be published (larger than the broker takes) is logged and
+        counted with its reason, and the others go on.
         """
-        items = []
         for m, reason, _exc in failures:
             headers = {"srota.error": reason, "srota.app": self.name, "srota.stream": b.stream_id}
+            where = {}
             for k in ("topic", "partition", "offset"):
                 if k in m.properties:
                     headers[f"srota.source.{k}"] = str(m.properties[k])
-            items.append((m.payload, {"headers": headers}))
+                    where[k] = m.properties[k]
+            await self._dead_letter_one(b, (m.payload, {"headers": headers}), where)
+
+    async def _dead_letter_one(self, b: _SourceBinding, item: tuple[Any, dict[str, Any]],
+                               where: dict[str, Any]) -> None:
         delay = 0.1
         while True:
             try:
-                await b.dead_letter.publish(items)
+                await b.dead_letter.publish([item])
                 await b.dead_letter.flush()
+                self.metrics.dead_letters.labels(self.name, b.stream_id).inc()
                 return
             except asyncio.CancelledError:
                 raise
@@ -510,8 +539,12 @@ class AppHost:
                     raise  # shutting down: the chunk stays unconsumed
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                 if not _transient(exc):  # retrying cannot help (e.g. a payload the sink cannot take)
-                    self._log.error("dead letters could not be published; they are only logged", stream=b.stream_id,
-                                    error=repr(exc), payloads=len(items))
+                    reason = next(iter(exc.rejected.values())) if isinstance(exc, RejectedError) else repr(exc)
+                    kind = type(exc.__cause__ or exc).__name__ if not isinstance(exc, RejectedError) \
+                        else reason.split(":", 1)[0]
+                    self.metrics.dead_letters_lost.labels(self.name, b.stream_id, kind).inc()
+                    self._log.error("dead letter can never be published; it is only logged", stream=b.stream_id,
+                                    reason=reason, bytes=_payload_size(item[0], 1 << 62), **where)
                     return
                 self._log.warning("dead-letter publish failed, retrying (the source waits)", stream=b.stream_id,
                                   error=str(exc), retry_in=round(delay, 2))
@@ -728,7 +761,7 @@ _background: set[asyncio.Task[None]] = set()
 
 def _transient(exc: BaseException) -> bool:
     """Whether a publish error may go away by retrying (a connection, a broker acknowledgement)."""
-    return isinstance(exc, (ConnectorError, OSError, TimeoutError))
+    return isinstance(exc, (ConnectorError, OSError, TimeoutError)) and not isinstance(exc, RejectedError)
 
 
 def _payload_size(payload: Any, limit: int) -> int:
