@@ -18,7 +18,8 @@ Source
     flushes and commits what was processed, so the next owner starts where this one stopped.
     ``pause()`` pauses every assigned partition (also those assigned later by a rebalance)
     while the consumer keeps polling, so the group stays alive.
-    :meth:`KafkaSource.lag` reads the high-water marks the fetcher already has.
+    :meth:`KafkaSource.lag` reads the high-water marks the fetcher already has (and, while
+    paused, end offsets asked for once a second).
 
 Sink
     Publishes with ``acks`` (default ``all``) to ``topic`` (which may be an
@@ -276,6 +277,10 @@ class KafkaSource(Source):
         self._positions: dict[TopicPartition, int] = {}
         self._committed: dict[TopicPartition, int] = {}
         self._last_seq: dict[tuple[bytes, int], int] = {}
+        # High-water marks asked for while partitions are paused (nothing is fetched then, so
+        # the fetcher's marks go stale), and when they were last asked for.
+        self._high: dict[TopicPartition, int] = {}
+        self._high_asked = 0.0
         # Offsets restored with a state snapshot (seek_on_start), applied at first assignment.
         self._start_offsets: dict[TopicPartition, int] = {}
         # True from a revocation to the next assignment: nothing is delivered in between.
@@ -481,6 +486,8 @@ class KafkaSource(Source):
             # Polling continues while paused (partitions are paused, so it returns nothing):
             # a consumer that stops polling is thrown out of its group.
             epoch = self._epoch
+            if self.paused:
+                await self._refresh_high_water(consumer)
             fetched = await consumer.getmany(timeout_ms=timeout, max_records=limit)
             if not fetched or self._stopping:
                 continue
@@ -511,6 +518,24 @@ class KafkaSource(Source):
                 break
             else:
                 backoff.reset()
+
+    async def _refresh_high_water(self, consumer: AIOKafkaConsumer) -> None:
+        """Ask the broker for the end offsets of the paused partitions, once a second, so that
+        :meth:`lag` counts what arrives during a pause."""
+        now = time.monotonic()
+        if now - self._high_asked < 1.0:
+            return
+        self._high_asked = now
+        partitions = list(consumer.assignment())
+        if not partitions:
+            return
+        try:
+            async with asyncio.timeout(5):
+                ends = await consumer.end_offsets(partitions)
+        except (KafkaError, TimeoutError, IllegalStateError) as exc:
+            self._log.debug("cannot read end offsets for the lag", error=repr(exc))
+            return
+        self._high.update({tp: int(off) for tp, off in ends.items() if off is not None})
 
     def _groups(self, fetched: Mapping[TopicPartition, list[Any]]) -> list[list[tuple[TopicPartition, list[Any]]]]:
         items = sorted(fetched.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
@@ -627,8 +652,9 @@ class KafkaSource(Source):
     def lag(self) -> dict[str, int]:
         """Records not yet delivered per ``topic[partition]``: high-water mark - next offset.
 
-        Uses the high-water marks the fetcher already received (``consumer.highwater``), so it
-        costs no request; partitions not fetched yet are left out.
+        Uses the high-water marks the fetcher already received (``consumer.highwater``), which
+        cost no request; while paused (nothing is fetched) the end offsets asked for once a
+        second instead.  Partitions with neither are left out.
         """
         consumer = self._consumer
         if consumer is None:
@@ -636,6 +662,9 @@ class KafkaSource(Source):
         out: dict[str, int] = {}
         for tp in consumer.assignment():
             high = consumer.highwater(tp)
+            asked = self._high.get(tp)
+            if asked is not None and (high is None or asked > high):
+                high = asked  # paused: the fetcher's mark is stale
             pos = self._positions.get(tp)
             if high is None:
                 continue
