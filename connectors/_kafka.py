@@ -757,6 +757,9 @@ class KafkaSink(Sink):
             raise creation_error(f"{where}: transactional.id needs acks='all'", kw.get("pos"))
         self._producer: AIOKafkaProducer | None = None
         self._pending: list[asyncio.Future[Any]] = []
+        # The index of each pending record in the items of the publish call that sent it, so
+        # that a RejectedError from flush names the items the caller gave.
+        self._pending_index: list[int] = []
         seq_id = o["sequence.id"]
         self._seq_id = seq_id.encode() if seq_id else None
         # Microseconds since the epoch: a restarted sink continues above its last number.
@@ -825,8 +828,12 @@ class KafkaSink(Sink):
                 raise ConnectionUnavailableError(f"kafka sink '{self.name}': cannot send to {topic}: {exc!r}",
                                                  published=n) from exc
             self._pending.append(fut)
+            self._pending_index.append(n)
         if self.options["is.synchronous"] or len(self._pending) >= self.options["max.pending"]:
-            await self.flush()
+            try:
+                await self.flush()
+            except RejectedError as exc:
+                rejected.update(exc.rejected)
         if rejected:
             raise RejectedError(f"kafka sink '{self.name}': {len(rejected)} of {len(items)} records refused: "
                                 f"{next(iter(rejected.values()))}", rejected)
@@ -834,13 +841,15 @@ class KafkaSink(Sink):
     async def flush(self) -> None:
         """Wait for the broker to acknowledge every queued record; raises :class:`PublishError`."""
         pending, self._pending = self._pending, []
+        index, self._pending_index = self._pending_index, []
         if not pending:
             return
         results = await asyncio.gather(*pending, return_exceptions=True)
         failed = [r for r in results if isinstance(r, BaseException)]
         if failed and all(isinstance(r, _REJECTED) for r in failed):
             # The broker refused these records themselves: retrying cannot help.
-            rejected = {i: f"{type(r).__name__}: {r}" for i, r in enumerate(results) if isinstance(r, BaseException)}
+            rejected = {index[i]: f"{type(r).__name__}: {r}" for i, r in enumerate(results)
+                        if isinstance(r, BaseException)}
             raise RejectedError(f"kafka sink '{self.name}': the broker refused {len(rejected)} of {len(results)} "
                                 f"records: {next(iter(rejected.values()))}", rejected)
         if failed:
@@ -878,7 +887,7 @@ class KafkaSink(Sink):
                     await producer.send_offsets_to_transaction(dict(group_offsets), group_id)
             await producer.commit_transaction()
         except BaseException:
-            self._pending = []
+            self._pending, self._pending_index = [], []
             with contextlib.suppress(Exception):
                 await producer.abort_transaction()
             raise

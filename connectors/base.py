@@ -60,9 +60,9 @@ class ConnectionUnavailableError(ConnectorError):
 
 class RejectedError(ConnectorError):
     """The transport can never accept some messages (too large for the broker, an invalid
-    topic): retrying cannot help.  ``rejected`` maps the index of each such item of the
-    ``publish`` call (or of the items published since the last ``flush``) to the reason; the
-    other items went out (``publish``) or were acknowledged (``flush``)."""
+    topic): retrying cannot help.  ``rejected`` maps the index of each such item, in the
+    ``publish`` call that sent it, to the reason; the other items went out (raised by
+    ``publish``) or were acknowledged (raised by ``flush``)."""
 
     def __init__(self, message: str, rejected: dict[int, str]) -> None:
         super().__init__(message)

@@ -234,3 +234,31 @@ def async_eq(fetch: Any, want: Any) -> Any:
     async def check() -> bool:
         return (await fetch()) == want
     return check
+
+
+async def test_an_output_the_broker_can_never_take_does_not_take_its_neighbours_with_it(
+        kafka_broker: Any) -> None:
+    """One output too large for the sink (``max.request.size``) is refused alone: logged,
+    counted and sent to the fault stream; the outputs around it in the same chunk go out."""
+    kb = kafka_broker
+    src, out, faults = await kb.create_topic(), await kb.create_topic(), await kb.create_topic()
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    app = f"""
+    @app:name('BigOut')
+    {kafka_source(kb, src, group, "@map(type='json')")}
+    define stream In (s string);
+    @OnError(action='STREAM')
+    {kafka_sink(kb, out, **{"optional.configuration": "max.request.size:2000", "on.error": "STREAM"})}
+    define stream Out (s string);
+    {kafka_sink(kb, faults)}
+    define stream Faults (s string);
+    from In select s insert into Out;
+    from !Out select s insert into Faults;
+    """
+    payloads = [b'{"s": "small 1"}', b'{"s": "' + b"x" * 5000 + b'"}', b'{"s": "small 2"}']
+    async with running_host(config(), app):
+        await produce(kb.bootstrap_servers, src, payloads)
+        outputs = await read_topic(kb.bootstrap_servers, out, 2)
+        fault_events = await read_topic(kb.bootstrap_servers, faults, 1)
+    assert [r.json()["event"]["s"] for r in outputs] == ["small 1", "small 2"]
+    assert [len(r.json()["event"]["s"]) for r in fault_events] == [5000]
