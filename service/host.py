@@ -173,7 +173,9 @@ class AppHost:
         self._flushed = asyncio.Condition()  # notified whenever a sink flushed a batch
         self._committer: asyncio.Task[None] | None = None
         self._out_lock = threading.Lock()
-        self._paused = False        # by back-pressure
+        self._paused = False        # by back-pressure from a sink
+        self._store_paused = False  # by back-pressure from an aggregation store
+        self._agg_stores: dict[str, Any] | None = None
         self._accepting = True      # False once shutdown began
         self._inflight = 0          # chunks inside _on_messages
         self._txn: _SinkBinding | None = None
@@ -295,8 +297,31 @@ class AppHost:
                 all(s.rows_queued <= self.config.limits.sink_buffer // 2 for s in self.sinks):
             self._paused = False
             self._log.info("sinks caught up: resuming sources")
-            for s in self.sources:
-                s.source.resume()
+            self._resume_sources()
+
+    def _resume_sources(self) -> None:
+        if self._paused or self._store_paused or not self._accepting:
+            return
+        for s in self.sources:
+            s.source.resume()
+
+    def _check_stores(self) -> None:
+        """Pause the sources while an aggregation store's write queue is over half full (its
+        writer is slow or retrying a failing write), resume once it is under a quarter: the
+        queue's own bound would otherwise block the event loop."""
+        stores = [st for st in self._stores().values() if hasattr(st, "backlog")]
+        if not stores:
+            return
+        if not self._store_paused and any(st.backlog > st.max_queued // 2 for st in stores):
+            self._store_paused = True
+            self._log.warning("aggregation store is slow: pausing sources",
+                              backlog={st.spec.id: st.backlog for st in stores})
+            for b in self.sources:
+                b.source.pause()
+        elif self._store_paused and all(st.backlog <= st.max_queued // 4 for st in stores):
+            self._store_paused = False
+            self._log.info("aggregation stores caught up: resuming sources")
+            self._resume_sources()
 
     async def _sink_worker(self, b: _SinkBinding) -> None:
         while True:
@@ -472,6 +497,7 @@ class AppHost:
                 # cannot ride in the outputs' transaction: the outputs go out alone.
                 await self._transact([])
             self._commit_wakeup.set()
+        self._check_stores()
         self.metrics.latency.labels(self.name).observe(time.perf_counter() - started)
 
     @staticmethod
@@ -560,6 +586,7 @@ class AppHost:
                     await self._commit_wakeup.wait()
             self._commit_wakeup.clear()
             await self._commit_ready()
+            self._check_stores()
             self._update_lag()
 
     def _update_lag(self) -> None:
@@ -648,8 +675,10 @@ class AppHost:
 
     def _stores(self) -> dict[str, Any]:
         """The persistent (SQLite) stores of the app's aggregations, by aggregation id."""
-        return {name: agg.store for name, agg in self.runtime.context.aggregations.items()
-                if getattr(agg.store, "persistent", False)}
+        if self._agg_stores is None:  # aggregations are all defined when the app is created
+            self._agg_stores = {name: agg.store for name, agg in self.runtime.context.aggregations.items()
+                                if getattr(agg.store, "persistent", False)}
+        return self._agg_stores
 
     def trim_stores(self, marks: dict[str, int]) -> None:
         """Forget store undo rows up to ``marks`` (no kept snapshot is older)."""

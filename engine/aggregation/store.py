@@ -310,6 +310,8 @@ class SqliteStore(Store):
         # Bounded: a writer that cannot keep up (or keeps failing) blocks write(), which holds
         # the engine (and so the sources) back instead of growing memory without limit.
         self._queue: queue.Queue[Any] = queue.Queue(max_queued)
+        #: The bound of the write queue (a host pauses its sources well before it).
+        self.max_queued = max_queued
         self._sql = {(d, m): self.schema.upsert_sql(t, m) for d, t in self.tables.items()
                      for m in ("merge", "replace")}
         #: Failed write attempts (each is retried until it succeeds).
