@@ -31,10 +31,14 @@ Delivery (docs/delivery.md says what is guaranteed and what is not):
   counted.  Dead letters are published before the chunk enters the app, so a dead-letter
   sink that is down holds the source rather than losing them.
 * Shutdown: stop taking chunks, wait for the ones in progress, flush, commit, take the final
-  snapshot, then close the sources (a Kafka consumer leaves its group last, so its final
-  commit still counts).
+  snapshot (and commit what it covers), then close the sources (a Kafka consumer leaves its
+  group last, so its final commit still counts).
 * A kafka sink with ``transactional.id`` publishes each chunk's outputs and commits its
-  offsets in one Kafka transaction (exactly-once Kafka to Kafka; untested here).
+  offsets in one Kafka transaction (exactly-once Kafka to Kafka; untested here).  With
+  persistence the offsets follow snapshots instead, and the transactions hold outputs only.
+* Aggregations stored in SQLite: their store watermark is taken with each snapshot and
+  saved with it; a restore rewinds the tables to it (engine/aggregation/store.py).  A store
+  whose write queue is over half full pauses the sources.
 """
 from __future__ import annotations
 
