@@ -173,7 +173,7 @@ async def test_kill_before_the_first_snapshot(kafka_broker: Any, tmp_path: Path)
 async def test_kill_after_a_partition_is_first_consumed_since_the_last_snapshot(
         kafka_broker: Any, tmp_path: Path) -> None:
     """B: partition 1 has records only after the last snapshot (which has no offset for it)."""
-    async with _Harness(kafka_broker, tmp_path, partitions=2, interval="3 sec") as h:
+    async with _Harness(kafka_broker, tmp_path, partitions=2, interval="4 sec") as h:
         await h.send(400, partition=0)
         await h.processed()
         await wait_until(lambda: snapshot_consumed(h.database, "Totals") == 400, 10, what="a snapshot of partition 0")
@@ -189,7 +189,7 @@ async def test_kill_after_a_partition_is_first_consumed_since_the_last_snapshot(
 async def test_kill_right_after_a_rebalance(kafka_broker: Any, tmp_path: Path) -> None:
     """C: another member joins the group (for another topic); the snapshot saved after the
     rebalance must still hold the offsets of every partition, and commits must not pass it."""
-    async with _Harness(kafka_broker, tmp_path, partitions=3, interval="2 sec") as h:
+    async with _Harness(kafka_broker, tmp_path, partitions=3, interval="3 sec") as h:
         await h.send(600)
         await h.processed()
         await wait_until(lambda: snapshot_consumed(h.database, "Totals") == 600, 10, what="a snapshot of everything")
@@ -217,7 +217,8 @@ async def test_kill_at_a_random_moment_mid_stream(kafka_broker: Any, tmp_path: P
     """Snapshots every second while a stream goes on; SIGKILL at a random point of it."""
     async with _Harness(kafka_broker, tmp_path, partitions=3, interval="1 sec") as h:
         stream = asyncio.create_task(h.send(3000, pace=0.05))
-        await asyncio.sleep(random.uniform(0.5, 1.8))
+        moment = random.randrange(300, 2700, 100)
+        await wait_until(lambda: len(h.inputs) >= moment, 30, what=f"{moment} inputs sent")
         assert not stream.done(), "the stream ended before the kill"
         h.srota.kill()
         await stream
