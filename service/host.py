@@ -652,9 +652,21 @@ class AppHost:
         The partitions stay in the snapshots' offsets (decision 12 holds for every partition
         ever assigned): if they come back, or the process restarts, the state resumes there.
         """
-        await self.drain()
-        if self.gated and self.checkpointer is not None:
-            await self.checkpointer(self)
+        async def flush_save_commit() -> None:
+            try:
+                await self.drain()
+                if self.gated and self.checkpointer is not None:
+                    await self.checkpointer(self)
+            except Exception as exc:  # logged here: the source may have stopped waiting
+                self._log.warning("flush, snapshot and commit before a rebalance failed; records will be "
+                                  "redelivered", stream=b.stream_id, error=repr(exc))
+
+        # Shielded: if the source stops waiting (half the rebalance timeout), the work goes on
+        # and its commit still lands, usually before the next owner reads the group's offsets.
+        task = asyncio.create_task(flush_save_commit(), name=f"srota-revoke-{self.name}")
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+        await asyncio.shield(task)
 
     async def checkpoint(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]], dict[str, int]]:
         """The app's state, the offsets of the events it includes and the watermarks of its
