@@ -154,7 +154,7 @@ async def test_a_slow_aggregation_store_pauses_the_sources(tmp_path: Any) -> Non
 
     await send(0)  # the first event reads the tables (a restart check): before the writer sticks
     junction = host.runtime.context.junctions["In"]
-    for _ in range(100):
+    for _ in range(500):
         if junction.events_in:
             break
         await asyncio.sleep(0.02)
@@ -162,13 +162,13 @@ async def test_a_slow_aggregation_store_pauses_the_sources(tmp_path: Any) -> Non
     try:
         for i in range(1, 8):  # each event completes the previous one-second bucket: one write each
             await send(i)
-        for _ in range(100):
+        for _ in range(500):
             if source.paused:
                 break
             await asyncio.sleep(0.02)
         assert source.paused, f"backlog {store.backlog} seq {store._seq} in {host.runtime.context.junctions['In'].events_in} : the sources went on"
         release.set()
-        for _ in range(150):
+        for _ in range(500):
             if not source.paused:
                 break
             await asyncio.sleep(0.02)
