@@ -431,6 +431,13 @@ class AppHost:
                     break
                 except asyncio.CancelledError:
                     raise
+                except RejectedError as exc:
+                    # Records the broker can never take abort the transaction every time: leave
+                    # them out (logged, counted) and commit the rest.
+                    self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
+                    self._log.error("outputs refused by the transport", stream=b.stream_id,
+                                    events=len(exc.rejected), reason=next(iter(exc.rejected.values()), str(exc)))
+                    items = [item for i, item in enumerate(items) if i not in exc.rejected]
                 except Exception as exc:
                     self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                     self._log.warning("transaction failed, retrying", stream=b.stream_id, error=repr(exc),
