@@ -10,7 +10,7 @@ carry no position; the planners add the line and column of the call.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import Extension, Kind, Param, extension, registry
@@ -18,6 +18,7 @@ from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import AttrType, Constant, TimeConstant
 
 REPEAT = "..."
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 STRING = (AttrType.STRING,)
 INT = (AttrType.INT,)
@@ -103,6 +104,22 @@ def function(namespace: str, name: str, params: tuple[Param, ...] = (), *, retur
         _declare(Kind.FUNCTION, namespace, name, params, overloads, doc, factory,
                  returns=_type_doc(returns), examples=examples, **({"pure": True} if pure else {}))
         return build
+
+    return wrap
+
+
+def plain_function(namespace: str, name: str, params: tuple[Param, ...] = (), *, returns: AttrType, doc: str,
+                   examples: tuple[tuple[str, str], ...] = (),
+                   overloads: tuple[tuple[str, ...], ...] = ()) -> Callable[[_F], _F]:
+    """Register the decorated callable as the implementation of every call of a function that
+    needs no set-up per call (a fixed return type, nothing read from the arguments' kinds).
+    The callable itself is what generated code calls per event, so it adds no indirection."""
+    def wrap(impl: _F) -> _F:
+        def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, _F]:
+            return returns, impl
+
+        function(namespace, name, params, returns=returns, doc=doc, examples=examples, overloads=overloads)(build)
+        return impl
 
     return wrap
 

@@ -25,6 +25,7 @@ from srota.engine.extensions._checks import (
     aggregator,
     err,
     function,
+    plain_function,
     stream_processor,
 )
 from srota.engine.registry import Param
@@ -52,9 +53,7 @@ def _check_index(lst: list[Any], i: Any, size: int | None = None) -> int:
 
 def _fn(name: str, params: tuple[Param, ...], returns: AttrType, doc: str, impl: Callable[..., Any],
         example: tuple[str, str], overloads: tuple[tuple[str, ...], ...] = ()) -> None:
-    @function("list", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)
-    def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-        return returns, impl
+    plain_function("list", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)(impl)
 
 
 def _create(*values: Any) -> list[Any]:

@@ -34,6 +34,7 @@ from srota.engine.extensions._checks import (
     hashmap_keys,
     java_double_str,
     java_str,
+    plain_function,
     stream_processor,
 )
 from srota.engine.registry import Param
@@ -51,9 +52,7 @@ def _need_map(v: Any, position: str = "First") -> dict[Any, Any]:
 
 def _fn(name: str, params: tuple[Param, ...], returns: AttrType, doc: str, impl: Callable[..., Any],
         example: tuple[str, str], overloads: tuple[tuple[str, ...], ...] = ()) -> None:
-    @function("map", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)
-    def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-        return returns, impl
+    plain_function("map", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)(impl)
 
 
 # ---------------------------------------------------------------------------- creation
