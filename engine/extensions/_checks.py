@@ -9,9 +9,11 @@ carry no position; the planners add the line and column of the call.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from srota.engine.aggregators import AggregatorState
+from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import Extension, Kind, Param, extension, registry
 from srota.grammar.errors import SiddhiAppCreationError
@@ -249,6 +251,52 @@ class ChunkProcessor:
         out = self.fn(chunk)
         if out:
             self.next(out)
+
+
+class CollectionState(AggregatorState):
+    """An aggregator state gathering one ``list`` or ``dict`` (``empty``) from the window's events.
+
+    The ``collect``/``merge`` aggregators of ``list:`` and ``map:`` build on it: they add
+    ``add``/``remove`` and, like them, every result handed out is a copy, so a later event never
+    changes a value an earlier event carried away.
+    """
+
+    __slots__ = ("data",)
+    empty: Callable[..., Any] = list
+
+    def __init__(self) -> None:
+        self.data = self.empty()
+
+    def reset(self) -> None:
+        self.data = self.empty()
+
+    def value(self) -> Any:
+        return self.empty(self.data)
+
+
+def need_all(values: Sequence[Any], kind: type, java_type: str) -> Sequence[Any]:
+    """``values``, each checked to be a ``kind`` (else Siddhi's ``Attribute number, 'n' must be of
+    type <java_type>``)."""
+    for i, v in enumerate(values):
+        if not isinstance(v, kind):
+            raise TypeError(f"Attribute number, '{i + 1}' must be of type {java_type}")
+    return values
+
+
+def tokenizer(getters: Sequence[Callable[[Any], Any]], kind: type, java_type: str,
+              pairs: Callable[[list[Any]], Iterable[tuple[Any, Any]]]) -> Callable[[], ChunkProcessor]:
+    """A ``#ns:tokenize`` processor: per event, the getters' values (see :func:`need_all`), then
+    one event per ``(key, value)`` of ``pairs(values)``: the input attributes plus those two."""
+    def run(chunk: list[Event]) -> list[Event]:
+        out: list[Event] = []
+        for e in chunk:
+            values = [g(e) for g in getters]
+            need_all(values, kind, java_type)
+            for k, v in pairs(values):
+                out.append(Event(e.timestamp, (*e.data, k, v), e.type))
+        return out
+
+    return lambda: ChunkProcessor(run)
 
 
 # ---------------------------------------------------------------------------- Java's HashMap order

@@ -8,11 +8,9 @@ outside the list, is an error and the event is dropped.  ``list:create(null)`` i
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from srota.engine.aggregators import AggregatorState
-from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.extensions._checks import (
     ALL,
@@ -22,11 +20,13 @@ from srota.engine.extensions._checks import (
     REPEAT,
     STRING,
     ChunkProcessor,
+    CollectionState,
     aggregator,
     err,
     function,
     plain_function,
     stream_processor,
+    tokenizer,
 )
 from srota.engine.registry import Param
 from srota.grammar.model import Attribute, AttrType
@@ -212,11 +212,11 @@ def _sort(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 
 
 # ---------------------------------------------------------------------------- aggregators
-class _Collect(AggregatorState):
-    __slots__ = ("data", "pair")
+class _Collect(CollectionState):
+    __slots__ = ("pair",)
 
     def __init__(self, pair: bool) -> None:
-        self.data: list[Any] = []
+        super().__init__()
         self.pair = pair  # (value, is.distinct) per event
 
     def add(self, value: Any) -> list[Any]:
@@ -232,12 +232,6 @@ class _Collect(AggregatorState):
             value = value[0]
         if value in self.data:
             self.data.remove(value)
-        return list(self.data)
-
-    def reset(self) -> None:
-        self.data = []
-
-    def value(self) -> list[Any]:
         return list(self.data)
 
 
@@ -295,18 +289,14 @@ def _merge(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
                              "OutputStream;", "one event per list value"),))
 def _tokenize(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
               ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
-    single = len(getters) == 1
+    return [Attribute("index", AttrType.INT), Attribute("value", AttrType.OBJECT)], \
+        tokenizer(getters, list, "java.util.List", _positions_of_one if len(getters) == 1 else _positions)
 
-    def run(chunk: list[Event]) -> list[Event]:
-        out: list[Event] = []
-        for e in chunk:
-            lists = [g(e) for g in getters]
-            for i, lst in enumerate(lists):
-                if not isinstance(lst, list):
-                    raise TypeError(f"Attribute number, '{i + 1}' must be of type java.util.List")
-            for i in range(max((len(lst) for lst in lists), default=0)):
-                value = lists[0][i] if single else [lst[i] if i < len(lst) else None for lst in lists]
-                out.append(Event(e.timestamp, (*e.data, i, value), e.type))
-        return out
 
-    return [Attribute("index", AttrType.INT), Attribute("value", AttrType.OBJECT)], lambda: ChunkProcessor(run)
+def _positions_of_one(lists: list[Any]) -> Iterable[tuple[int, Any]]:
+    return enumerate(lists[0])
+
+
+def _positions(lists: list[Any]) -> Iterable[tuple[int, Any]]:
+    for i in range(max(len(lst) for lst in lists)):
+        yield i, [lst[i] if i < len(lst) else None for lst in lists]

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from srota.engine.aggregators import AggregatorState
-from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.extensions._checks import (
     ALL,
@@ -28,14 +26,17 @@ from srota.engine.extensions._checks import (
     REPEAT,
     STRING,
     ChunkProcessor,
+    CollectionState,
     aggregator,
     err,
     function,
     hashmap_keys,
     java_double_str,
     java_str,
+    need_all,
     plain_function,
     stream_processor,
+    tokenizer,
 )
 from srota.engine.registry import Param
 from srota.grammar.model import Attribute, AttrType
@@ -301,21 +302,15 @@ _fn("clone", (_MAP,), AttrType.OBJECT, "A copy of the map.", lambda m: dict(_nee
           examples=(("map:combineByKey(map1, map2)", "{'IBM': [100, 200], 'WSO2': [null, 300]}"),))
 def _combine_by_key(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def combine(*maps: Any) -> dict[Any, Any]:
-        for i, m in enumerate(maps):
-            if not isinstance(m, dict):
-                raise TypeError(f"Attribute number, '{i + 1}' must be of type java.util.Map")
-        keys = hashmap_keys(dict.fromkeys(k for m in maps for k in m))
-        return {k: [m.get(k) for m in maps] for k in keys}
+        return {k: [m.get(k) for m in maps] for k in _keys(need_all(maps, dict, "java.util.Map"))}
 
     return AttrType.OBJECT, combine
 
 
 # ---------------------------------------------------------------------------- aggregators
-class _Collect(AggregatorState):
-    __slots__ = ("data",)
-
-    def __init__(self) -> None:
-        self.data: dict[Any, Any] = {}
+class _Collect(CollectionState):
+    __slots__ = ()
+    empty = dict
 
     def add(self, value: Any) -> dict[Any, Any]:
         self.data[value[0]] = value[1]
@@ -323,12 +318,6 @@ class _Collect(AggregatorState):
 
     def remove(self, value: Any) -> dict[Any, Any]:
         self.data.pop(value[0], None)
-        return dict(self.data)
-
-    def reset(self) -> None:
-        self.data = {}
-
-    def value(self) -> dict[Any, Any]:
         return dict(self.data)
 
 
@@ -374,19 +363,19 @@ def _merge(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
                              "OutputStream;", "one event per entry"),))
 def _tokenize(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
               ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
-    single = len(getters) == 1
+    return [Attribute("key", AttrType.OBJECT), Attribute("value", AttrType.OBJECT)], \
+        tokenizer(getters, dict, "java.util.Map", _entries_of_one if len(getters) == 1 else _entries)
 
-    def run(chunk: list[Event]) -> list[Event]:
-        out: list[Event] = []
-        for e in chunk:
-            maps = [g(e) for g in getters]
-            for i, m in enumerate(maps):
-                if not isinstance(m, dict):
-                    raise TypeError(f"Attribute number, '{i + 1}' must be of type java.util.Map")
-            keys = hashmap_keys(dict.fromkeys(k for m in maps for k in m))
-            for k in keys:
-                value = maps[0].get(k) if single else [m.get(k) for m in maps]
-                out.append(Event(e.timestamp, (*e.data, k, value), e.type))
-        return out
 
-    return [Attribute("key", AttrType.OBJECT), Attribute("value", AttrType.OBJECT)], lambda: ChunkProcessor(run)
+def _keys(maps: list[dict[Any, Any]]) -> list[Any]:
+    """Every key of the maps, in Java HashMap order."""
+    return hashmap_keys(dict.fromkeys(k for m in maps for k in m))
+
+
+def _entries_of_one(maps: list[dict[Any, Any]]) -> Iterable[tuple[Any, Any]]:
+    m = maps[0]
+    return [(k, m[k]) for k in hashmap_keys(m)]
+
+
+def _entries(maps: list[dict[Any, Any]]) -> Iterable[tuple[Any, list[Any]]]:
+    return [(k, [m.get(k) for m in maps]) for k in _keys(maps)]
