@@ -41,6 +41,7 @@ from srota.engine.extensions._checks import (
     hash_order,
     is_literal,
     java_double_str,
+    json_writer,
     stream_processor,
 )
 from srota.engine.extensions.regex import java_regex
@@ -234,50 +235,26 @@ def _gson_str(s: str) -> str:
     return '"' + _GSON_SPECIAL.sub(lambda m: _GSON_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), s) + '"'
 
 
-def gson(value: Any) -> str:
-    """``new GsonBuilder().serializeNulls().create().toJson(value)``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise ValueError(f"{java_double_str(value)} is not a valid double value as per JSON specification")
-        return java_double_str(value)
-    if isinstance(value, str):
-        return _gson_str(value)
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_gson_str(str(k))}:{gson(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return "[" + ",".join(gson(v) for v in value) + "]"
-    return _gson_str(str(value))
+def _gson_real(value: float) -> str:
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"{java_double_str(value)} is not a valid double value as per JSON specification")
+    return java_double_str(value)
 
+
+gson = json_writer(_gson_str, _gson_real, sequences=(list, tuple, set, frozenset))
+"""``new GsonBuilder().serializeNulls().create().toJson(value)``."""
 
 _SMART_SPECIAL = re.compile("[\"\\\\/\x00-\x1f\x7f-\x9f\u2000-\u20ff]")
 _SMART_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b",
                   "\f": "\\f"}
 
 
-def smart(value: Any) -> str:
-    """json-smart's ``toJSONString`` (what ``json:group`` prints)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return java_double_str(value)
-    if isinstance(value, str):
-        return '"' + _SMART_SPECIAL.sub(
-            lambda m: _SMART_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), value) + '"'
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{smart(str(k))}:{smart(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(smart(v) for v in value) + "]"
-    return smart(str(value))
+def _smart_str(s: str) -> str:
+    return '"' + _SMART_SPECIAL.sub(lambda m: _SMART_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), s) + '"'
+
+
+smart = json_writer(_smart_str)
+"""json-smart's ``toJSONString`` (what ``json:group`` prints)."""
 
 
 def _java_text(v: Any) -> str:

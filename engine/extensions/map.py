@@ -33,6 +33,7 @@ from srota.engine.extensions._checks import (
     hashmap_keys,
     java_double_str,
     java_str,
+    json_writer,
     need_all,
     plain_function,
     stream_processor,
@@ -162,24 +163,14 @@ _fn("values", (_MAP,), AttrType.OBJECT, "The values as a list (in Java HashMap o
     lambda m: [m[k] for k in hashmap_keys(_need_map(m))], ("map:values(stockDetails)", "[200, 100]"))
 
 
-def _json_text(v: Any) -> str:
-    """org.json's ``toString`` of a value."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        text = java_double_str(v)
-        if "E" not in text and text.endswith(".0"):
-            text = text[:-2]
-        return text
-    if isinstance(v, dict):
-        return "{" + ",".join(f"{_json_text(str(k))}:{_json_text(v[k])}" for k in hashmap_keys(v)) + "}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ",".join(_json_text(x) for x in v) + "]"
-    s = str(v)
+def _org_real(v: float) -> str:
+    text = java_double_str(v)
+    if "E" not in text and text.endswith(".0"):
+        text = text[:-2]
+    return text
+
+
+def _org_quote(s: str) -> str:
     out = ['"']
     prev = ""
     for c in s:
@@ -196,6 +187,10 @@ def _json_text(v: Any) -> str:
         prev = c
     out.append('"')
     return "".join(out)
+
+
+_json_text = json_writer(_org_quote, _org_real, keys=hashmap_keys)
+"""org.json's ``toString`` of a value (a map's keys in Java HashMap order)."""
 
 
 _fn("toJSON", (_MAP,), AttrType.STRING, "The map as JSON text (org.json).",
