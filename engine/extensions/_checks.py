@@ -238,7 +238,7 @@ def java_str(v: Any, type_: AttrType | None = None) -> str:
 
 
 def json_writer(quote: Callable[[str], str], real: Callable[[float], str] = java_double_str, *,
-                sequences: tuple[type, ...] = (list, tuple),
+                sequences: tuple[type[Iterable[Any]], ...] = (list, tuple),
                 keys: Callable[[dict[Any, Any]], Iterable[Any]] | None = None) -> Callable[[Any], str]:
     """A compact JSON writer in the manner of one Java library (Gson, json-smart, org.json differ
     only in these): ``quote`` writes a string or a key, ``real`` a float, ``keys`` orders a map's

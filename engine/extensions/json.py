@@ -148,7 +148,7 @@ class _Parser:
     def quoted(self) -> str:
         quote = self.s[self.i]
         self.i += 1
-        out = []
+        out: list[str] = []
         s = self.s
         while True:
             if self.i >= len(s):
@@ -374,7 +374,9 @@ def _bracket_step(inner: str, path: str) -> tuple[str, Any]:
 
 
 def _split_top(text: str, sep: str) -> list[str]:
-    out, cur, quote = [], [], ""
+    out: list[str] = []
+    cur: list[str] = []
+    quote = ""
     for c in text:
         if quote:
             if c == quote:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from srota.engine.expression import ArgInfo
@@ -362,7 +362,7 @@ def _tokenize(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribu
         tokenizer(getters, dict, "java.util.Map", _entries_of_one if len(getters) == 1 else _entries)
 
 
-def _keys(maps: list[dict[Any, Any]]) -> list[Any]:
+def _keys(maps: Sequence[dict[Any, Any]]) -> list[Any]:
     """Every key of the maps, in Java HashMap order."""
     return hashmap_keys(dict.fromkeys(k for m in maps for k in m))
 

@@ -154,7 +154,7 @@ class _Reorder:
             self.last_sent = last
 
     # --------------------------------------------------------------- snapshots
-    _FIELDS = ("k", "largest", "last_sent", "last_scheduled", "need_scheduling")
+    _FIELDS: tuple[str, ...] = ("k", "largest", "last_sent", "last_scheduled", "need_scheduling")
 
     def snapshot_state(self) -> Any:
         state = {f: getattr(self, f) for f in self._FIELDS}
