@@ -43,6 +43,8 @@ from srota.engine.registry import Param
 from srota.grammar.model import Attribute, AttrType
 
 _MAP = Param("map", OBJECT, dynamic=True, doc="A map.")
+_KEY = Param("key", PRIMITIVES, dynamic=True, doc="The key.")
+_ANY_KEY = Param("key", ALL, dynamic=True, doc="The key.")
 
 
 def _need_map(v: Any, position: str = "First") -> dict[Any, Any]:
@@ -140,12 +142,12 @@ def _get(m: Any, key: Any, *default: Any) -> Any:
     return m.get(key)
 
 
-_fn("get", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key."),
+_fn("get", (_MAP, _KEY,
             Param("default.value", ALL, optional=True, dynamic=True, doc="What to return when the key is absent.")),
     AttrType.OBJECT, "The value of the key (or the default, or null).", _get,
     ("map:get(companyMap, 1)", "'IBM' for {1: 'IBM'}"),
     overloads=(("map", "key"), ("map", "key", "default.value")))
-_fn("containsKey", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key.")), AttrType.BOOL,
+_fn("containsKey", (_MAP, _KEY), AttrType.BOOL,
     "Whether the map has the key.", lambda m, k: k in _need_map(m),
     ("map:containsKey(stockMap, '1234')", "true for {'1234': 'IBM'}"))
 _fn("containsValue", (_MAP, Param("value", PRIMITIVES, dynamic=True, doc="The value.")), AttrType.BOOL,
@@ -264,10 +266,10 @@ def _clear(m: Any) -> Any:
     return m
 
 
-_fn("put", (_MAP, Param("key", ALL, dynamic=True, doc="The key."), Param("value", ALL, dynamic=True, doc="The value.")),
+_fn("put", (_MAP, _ANY_KEY, Param("value", ALL, dynamic=True, doc="The value.")),
     AttrType.OBJECT, "Puts the entry into the map and returns the map.", _put,
     ("map:put(stockDetails, 'IBM', 200)", "the map with IBM -> 200"))
-_fn("putIfAbsent", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key."),
+_fn("putIfAbsent", (_MAP, _KEY,
                     Param("value", PRIMITIVES, dynamic=True, doc="The value.")),
     AttrType.OBJECT, "Puts the entry when the key is absent (or null) and returns the map.", _put_if_absent,
     ("map:putIfAbsent(stockDetails, 1234, 'IBM')", "the map, with 1234 -> 'IBM' if it was absent"))
@@ -275,9 +277,9 @@ _fn("putAll", (Param("to.map", OBJECT, dynamic=True, doc="The map to change."),
                Param("from.map", OBJECT, dynamic=True, doc="The entries to put.")),
     AttrType.OBJECT, "Puts every entry of from.map into to.map and returns it.", _put_all,
     ("map:putAll(toMap, fromMap)", "toMap with fromMap's entries"))
-_fn("remove", (_MAP, Param("key", ALL, dynamic=True, doc="The key.")), AttrType.OBJECT,
+_fn("remove", (_MAP, _ANY_KEY), AttrType.OBJECT,
     "Removes the key and returns the map.", _remove, ("map:remove(stockDetails, 1234)", "the map without 1234"))
-_fn("replace", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key."),
+_fn("replace", (_MAP, _KEY,
                 Param("value", PRIMITIVES, dynamic=True, doc="The new value.")),
     AttrType.OBJECT, "Replaces the value of the key when present and returns the map.", _replace,
     ("map:replace(stockDetails, 1234, 'IBM')", "the map with 1234 -> 'IBM' if 1234 was there"))
