@@ -50,6 +50,8 @@ from srota.engine.types import f32
 from srota.grammar.model import Attribute, AttrType
 
 _JSON_TYPES = (AttrType.STRING, AttrType.OBJECT)
+_JSON_AND_PATH = (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
+                  Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax)."))
 
 
 # ---------------------------------------------------------------------------- parsing
@@ -593,10 +595,7 @@ class _Holder(list):
 # ---------------------------------------------------------------------------- functions
 def _getter(name: str, returns: AttrType, convert: Callable[[Any], Any], doc: str,
             example: tuple[str, str], unwrap: bool = True) -> None:
-    @function("json", name,
-              (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
-               Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
-              returns=returns, doc=doc, examples=(example,))
+    @function("json", name, _JSON_AND_PATH, returns=returns, doc=doc, examples=(example,))
     def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
         document = _document_of(infos[0])
 
@@ -664,9 +663,7 @@ _getter("getBool", AttrType.BOOL, _parse_bool,
 
 
 @function("json", "getObject",
-          (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
-           Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
-          returns=AttrType.OBJECT,
+          _JSON_AND_PATH, returns=AttrType.OBJECT,
           doc="The element at the path as an object (a list with one element gives the element); null when absent.",
           examples=(("json:getObject(json, '$.address')", "{'city': 'CA'} for {'address': {'city': 'CA'}}"),))
 def _get_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
@@ -690,9 +687,7 @@ def _get_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 
 
 @function("json", "isExists",
-          (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
-           Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
-          returns=AttrType.BOOL,
+          _JSON_AND_PATH, returns=AttrType.BOOL,
           doc="Whether the path exists in the JSON (an indefinite path always does). Invalid JSON is an error.",
           examples=(("json:isExists(json, '$.married')", "true for {'married' : true}"),))
 def _is_exists(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
