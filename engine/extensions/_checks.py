@@ -17,7 +17,7 @@ from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import Extension, Kind, Param, extension, registry
 from srota.grammar.errors import SiddhiAppCreationError
-from srota.grammar.model import AttrType, Constant, TimeConstant
+from srota.grammar.model import Attribute, AttrType, Constant, TimeConstant
 
 REPEAT = "..."
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -312,20 +312,29 @@ def need_all(values: Sequence[Any], kind: type, java_type: str) -> Sequence[Any]
     return values
 
 
-def tokenizer(getters: Sequence[Callable[[Any], Any]], kind: type, java_type: str,
-              pairs: Callable[[list[Any]], Iterable[tuple[Any, Any]]]) -> Callable[[], ChunkProcessor]:
-    """A ``#ns:tokenize`` processor: per event, the getters' values (see :func:`need_all`), then
-    one event per ``(key, value)`` of ``pairs(values)``: the input attributes plus those two."""
-    def run(chunk: list[Event]) -> list[Event]:
-        out: list[Event] = []
-        for e in chunk:
-            values = [g(e) for g in getters]
-            need_all(values, kind, java_type)
-            for k, v in pairs(values):
-                out.append(Event(e.timestamp, (*e.data, k, v), e.type))
-        return out
+def tokenizer(namespace: str, param: Param, key: Attribute, kind: type, java_type: str,
+              one: Callable[[list[Any]], Iterable[tuple[Any, Any]]],
+              several: Callable[[list[Any]], Iterable[tuple[Any, Any]]], *, doc: str,
+              examples: tuple[tuple[str, str], ...]) -> None:
+    """Register ``#<namespace>:tokenize(param, ...)``: per event, the arguments' values (see
+    :func:`need_all`), then one event per ``(key, value)`` of ``one(values)`` (one argument) or
+    ``several(values)``, with the input attributes plus ``key`` and ``value``."""
+    @stream_processor(namespace, "tokenize", (param,), overloads=((param.name,), (param.name, REPEAT)),
+                      returns=f"{key.name} ({key.type.value}), value (object)", doc=doc, examples=examples)
+    def build(infos: list[ArgInfo], getters: list[Callable[[Any], Any]], attributes: list[Attribute],
+              ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
+        pairs = one if len(getters) == 1 else several
 
-    return lambda: ChunkProcessor(run)
+        def run(chunk: list[Event]) -> list[Event]:
+            out: list[Event] = []
+            for e in chunk:
+                values = [g(e) for g in getters]
+                need_all(values, kind, java_type)
+                for k, v in pairs(values):
+                    out.append(Event(e.timestamp, (*e.data, k, v), e.type))
+            return out
+
+        return [key, Attribute("value", AttrType.OBJECT)], lambda: ChunkProcessor(run)
 
 
 # ---------------------------------------------------------------------------- Java's HashMap order

@@ -19,13 +19,11 @@ from srota.engine.extensions._checks import (
     OBJECT,
     REPEAT,
     STRING,
-    ChunkProcessor,
     CollectionState,
     aggregator,
     err,
     function,
     plain_function,
-    stream_processor,
     tokenizer,
 )
 from srota.engine.registry import Param
@@ -280,19 +278,6 @@ def _merge(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
 
 
 # ---------------------------------------------------------------------------- tokenize
-@stream_processor("list", "tokenize", (_LIST,), overloads=(("list",), ("list", REPEAT)),
-                  returns="index (int), value (object)",
-                  doc="Emits one event per position of the lists, with the input attributes plus `index` "
-                      "and `value` (with several lists, `value` is the list of their values, null where "
-                      "a list is shorter).",
-                  examples=(("from StockStream#list:tokenize(symbols) select index, value insert into "
-                             "OutputStream;", "one event per list value"),))
-def _tokenize(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
-              ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
-    return [Attribute("index", AttrType.INT), Attribute("value", AttrType.OBJECT)], \
-        tokenizer(getters, list, "java.util.List", _positions_of_one if len(getters) == 1 else _positions)
-
-
 def _positions_of_one(lists: list[Any]) -> Iterable[tuple[int, Any]]:
     return enumerate(lists[0])
 
@@ -300,3 +285,11 @@ def _positions_of_one(lists: list[Any]) -> Iterable[tuple[int, Any]]:
 def _positions(lists: list[Any]) -> Iterable[tuple[int, Any]]:
     for i in range(max(len(lst) for lst in lists)):
         yield i, [lst[i] if i < len(lst) else None for lst in lists]
+
+
+tokenizer("list", _LIST, Attribute("index", AttrType.INT), list, "java.util.List", _positions_of_one, _positions,
+          doc="Emits one event per position of the lists, with the input attributes plus `index` "
+              "and `value` (with several lists, `value` is the list of their values, null where "
+              "a list is shorter).",
+          examples=(("from StockStream#list:tokenize(symbols) select index, value insert into "
+                     "OutputStream;", "one event per list value"),))

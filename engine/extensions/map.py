@@ -25,7 +25,6 @@ from srota.engine.extensions._checks import (
     PRIMITIVES,
     REPEAT,
     STRING,
-    ChunkProcessor,
     CollectionState,
     aggregator,
     err,
@@ -36,7 +35,6 @@ from srota.engine.extensions._checks import (
     json_writer,
     need_all,
     plain_function,
-    stream_processor,
     tokenizer,
 )
 from srota.engine.registry import Param
@@ -352,18 +350,6 @@ def _merge(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
 
 
 # ---------------------------------------------------------------------------- tokenize
-@stream_processor("map", "tokenize", (_MAP,), overloads=(("map",), ("map", REPEAT)),
-                  returns="key (object), value (object)",
-                  doc="Emits one event per key of the maps, with the input attributes plus `key` and "
-                      "`value` (with several maps, `value` is the list of their values).",
-                  examples=(("from StockStream#map:tokenize(stockDetails) select key, value insert into "
-                             "OutputStream;", "one event per entry"),))
-def _tokenize(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
-              ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
-    return [Attribute("key", AttrType.OBJECT), Attribute("value", AttrType.OBJECT)], \
-        tokenizer(getters, dict, "java.util.Map", _entries_of_one if len(getters) == 1 else _entries)
-
-
 def _keys(maps: Sequence[dict[Any, Any]]) -> list[Any]:
     """Every key of the maps, in Java HashMap order."""
     return hashmap_keys(dict.fromkeys(k for m in maps for k in m))
@@ -376,3 +362,10 @@ def _entries_of_one(maps: list[dict[Any, Any]]) -> Iterable[tuple[Any, Any]]:
 
 def _entries(maps: list[dict[Any, Any]]) -> Iterable[tuple[Any, list[Any]]]:
     return [(k, [m.get(k) for m in maps]) for k in _keys(maps)]
+
+
+tokenizer("map", _MAP, Attribute("key", AttrType.OBJECT), dict, "java.util.Map", _entries_of_one, _entries,
+          doc="Emits one event per key of the maps, with the input attributes plus `key` and "
+              "`value` (with several maps, `value` is the list of their values).",
+          examples=(("from StockStream#map:tokenize(stockDetails) select key, value insert into "
+                     "OutputStream;", "one event per entry"),))
