@@ -251,6 +251,11 @@ class UniqueTimeWindow(_Window):
         self.buffer: deque[tuple[Any, Event]] = deque()
         self.held: dict[Any, Event] = {}
 
+    def _wake_for_oldest(self) -> None:
+        """Arm the timer for when the oldest held event leaves (per chunk, not per event)."""
+        if self.buffer:
+            self.wake_at(self.buffer[0][1].timestamp + self.millis)
+
     def _expire(self, now: int, out: list[Event]) -> None:
         buf = self.buffer
         limit = now - self.millis
@@ -287,15 +292,13 @@ class UniqueTimeWindow(_Window):
                     del self.held[k]
                 out.append(Event(now, x.data, EXPIRED))
                 self.ctx.limit_breach(type(self).__name__, f"the window limit of {self.max_events} events", 1)
-        if self.buffer:
-            self.wake_at(self.buffer[0][1].timestamp + self.millis)
+        self._wake_for_oldest()
         self.emit(out)
 
     def on_timer(self, at: int) -> None:
         out: list[Event] = []
         self._expire(self.clock.now(), out)
-        if self.buffer:
-            self.wake_at(self.buffer[0][1].timestamp + self.millis)
+        self._wake_for_oldest()
         self.emit(out)
 
     def contents(self) -> Iterable[Event]:
@@ -308,8 +311,7 @@ class UniqueTimeWindow(_Window):
         self.buffer = deque(state["buffer"])
         self.held = {k: e for k, e in self.buffer}
         self._timer_at = None
-        if self.buffer:
-            self.wake_at(self.buffer[0][1].timestamp + self.millis)
+        self._wake_for_oldest()
 
 
 window("unique", "time", (_KEY, _TIME),
