@@ -128,6 +128,10 @@ class Metrics:
         self.mapping_errors = Counter("srota_mapping_errors", "Payloads that could not be mapped",
                                       ["app", "stream"], registry=r)
         self.sink_errors = Counter("srota_sink_errors", "Publishes that failed", ["app", "stream"], registry=r)
+        self.dead_letters = Counter("srota_dead_letters", "Dead letters published", ["app", "stream"], registry=r)
+        self.dead_letters_lost = Counter("srota_dead_letters_lost",
+                                         "Dead letters that could never be published (only logged), by reason",
+                                         ["app", "stream", "reason"], registry=r)
         self.oversized = Counter("srota_oversized_payloads", "Payloads over limits.max_payload_bytes",
                                  ["app", "stream"], registry=r)
         self.buffer_depth = Gauge("srota_buffer_depth", "Chunks waiting between a source or sink and the app",

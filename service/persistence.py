@@ -38,10 +38,19 @@ CREATE TABLE IF NOT EXISTS srota_offsets (
     next_offset INTEGER NOT NULL,
     PRIMARY KEY (app, revision, source, topic, partition)
 );
+CREATE TABLE IF NOT EXISTS srota_marks (
+    app TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    mark INTEGER NOT NULL,
+    PRIMARY KEY (app, revision, name)
+);
 """
 
 # source id -> {(topic, partition): next offset to consume}
 Offsets = dict[str, dict[tuple[str, int], int]]
+# aggregation id -> the watermark of its SQLite store taken with the snapshot
+Marks = dict[str, int]
 
 
 @dataclass
@@ -51,6 +60,7 @@ class Restored:
     revision: int | None = None
     state: bytes | None = None
     offsets: Offsets = field(default_factory=dict)
+    marks: Marks = field(default_factory=dict)
 
 
 class StateStore:
@@ -79,8 +89,8 @@ class StateStore:
             raise RuntimeError("state store is not open")
         return self._db
 
-    async def save(self, app: str, state: bytes, offsets: Offsets) -> int:
-        """Store a snapshot and its offsets atomically; returns the new revision."""
+    async def save(self, app: str, state: bytes, offsets: Offsets, marks: Marks | None = None) -> int:
+        """Store a snapshot, its offsets and its store watermarks atomically; returns the new revision."""
         db = self.db
         async with db.execute("SELECT COALESCE(MAX(revision), 0) FROM srota_snapshots WHERE app = ?",
                               (app,)) as cur:
@@ -94,9 +104,11 @@ class StateStore:
                 "INSERT INTO srota_offsets VALUES (?, ?, ?, ?, ?, ?)",
                 [(app, revision, source, topic, partition, offset)
                  for source, parts in offsets.items() for (topic, partition), offset in parts.items()])
+            await db.executemany("INSERT INTO srota_marks VALUES (?, ?, ?, ?)",
+                                 [(app, revision, name, mark) for name, mark in (marks or {}).items()])
             oldest_kept = revision - self.revisions + 1
-            await db.execute("DELETE FROM srota_snapshots WHERE app = ? AND revision < ?", (app, oldest_kept))
-            await db.execute("DELETE FROM srota_offsets WHERE app = ? AND revision < ?", (app, oldest_kept))
+            for table in ("srota_snapshots", "srota_offsets", "srota_marks"):
+                await db.execute(f"DELETE FROM {table} WHERE app = ? AND revision < ?", (app, oldest_kept))
             await db.commit()
         except BaseException:
             await db.rollback()
@@ -131,7 +143,18 @@ class StateStore:
                               "WHERE app = ? AND revision = ?", (app, revision)) as cur:
             async for source, topic, partition, offset in cur:
                 offsets.setdefault(source, {})[(topic, int(partition))] = int(offset)
-        return Restored(revision, state, offsets)
+        marks: Marks = {}
+        async with db.execute("SELECT name, mark FROM srota_marks WHERE app = ? AND revision = ?",
+                              (app, revision)) as cur:
+            async for name, mark in cur:
+                marks[name] = int(mark)
+        return Restored(revision, state, offsets, marks)
+
+    async def oldest_marks(self, app: str) -> Marks:
+        """The lowest watermark per store over the kept revisions: what a restore may rewind to."""
+        async with self.db.execute("SELECT name, MIN(mark) FROM srota_marks WHERE app = ? GROUP BY name",
+                                   (app,)) as cur:
+            return {name: int(mark) async for name, mark in cur}
 
     async def revisions_of(self, app: str) -> list[int]:
         async with self.db.execute("SELECT revision FROM srota_snapshots WHERE app = ? ORDER BY revision",

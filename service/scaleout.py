@@ -15,8 +15,8 @@ partitions; this module makes the app's state follow them (docs/scaling.md):
   that moment is flushed, the checkpoint is written to the state topic (partition ``p`` of
   the state topic holds the checkpoints of input partition ``p``, record key ``p/<segment>``);
   once Kafka acknowledged it, the offsets it covers are committed.  So a committed offset
-  never runs ahead of a saved checkpoint that includes it.  The host's own commits (after
-  each flushed chunk) are held back to the checkpointed offsets.
+  never runs ahead of a saved checkpoint that includes it: the source's commit tracker
+  (:mod:`srota.service.commits`) is gated, and each checkpoint reports what it saved.
 * **Assignment.**  Before a newly assigned partition is read, its latest checkpoint is read
   back, restored into a fresh runtime, and the partition is sought to the checkpoint's
   offsets.  No checkpoint: the state starts empty at the group's committed offset.
@@ -49,7 +49,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from prometheus_client import Gauge
-from srota.connectors._kafka import KafkaAck, _security_kwargs
+from srota.connectors._kafka import _security_kwargs
 from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import find_annotation
@@ -542,22 +542,9 @@ class PartitionedAppHost(AppHost):
             await self._state.open(src.topics)
             src.assignment_strategy = (RangePartitionAssignor,)
             src.on_assign = self._on_assign
-            original = src.commit
-            self._commit = original
-
-            async def held_back(tokens: Iterable[Any]) -> None:
-                # The host commits after flushed outputs; here a commit never passes the
-                # newest checkpoint (the checkpoint path commits those offsets itself).
-                offsets: dict[TopicPartition, int] = {}
-                for token in tokens:
-                    for tp, off in getattr(token, "offsets", {}).items():
-                        saved = self._checkpointed.get((tp.topic, tp.partition))
-                        if saved is not None:
-                            offsets[tp] = max(offsets.get(tp, -1), min(off, saved))
-                if offsets:
-                    await original([KafkaAck(offsets)])
-
-            src.commit = held_back
+            # Commits wait for checkpoints (decision 12, per partition): the host commits
+            # min(flushed, saved), and each checkpoint reports what it saved.
+            b.commits.gated = True
         if self._global:
             await self._read_whole(self._global)
         # AppHost.start opens the sinks and starts the sources it is given: only the global
@@ -696,11 +683,11 @@ class PartitionedAppHost(AppHost):
             info.offsets = dict(cp.offsets)
             info.state_bytes = len(cp.state)
             info.checkpoint_bytes = cp.stored_bytes
-            for (t, q) in assigned:
-                if q == p and t in cp.offsets:
-                    starts[(t, q)] = cp.offsets[t]
-                    self._consumed[(t, q)] = cp.offsets[t]
-                    self._checkpointed[(t, q)] = cp.offsets[t]
+            restored = {(t, q): cp.offsets[t] for (t, q) in assigned if q == p and t in cp.offsets}
+            starts.update(restored)
+            self._consumed.update(restored)
+            self._checkpointed.update(restored)
+            self._kafka[0].commits.restore(restored)
             self._log.info("partition state restored", partition=p, bytes=len(cp.state),
                            seconds=round(info.restore_s, 3), offsets=cp.offsets)
         return starts
@@ -782,7 +769,7 @@ class PartitionedAppHost(AppHost):
                 return
             # Outputs enqueued before the snapshots must be out before the checkpoint is saved.
             await AppHost.drain(self)
-            commit: dict[TopicPartition, int] = {}
+            commit: dict[tuple[str, int], int] = {}
             for cp in taken:
                 size = await state.save(cp)
                 info = self._info.get(cp.partition)
@@ -794,9 +781,11 @@ class PartitionedAppHost(AppHost):
                 self._gauges["bytes"].labels(self.name, str(cp.partition)).set(size)
                 for t, off in cp.offsets.items():
                     self._checkpointed[(t, cp.partition)] = off
-                    commit[TopicPartition(t, cp.partition)] = off
+                    commit[(t, cp.partition)] = off
             if commit:
-                await self._commit([KafkaAck(commit)])
+                # Saved: now the host may commit these offsets (all their outputs are flushed).
+                self._kafka[0].commits.saved(commit)
+                await self._commit_ready()
             elapsed = time.perf_counter() - started
             for cp in taken:
                 info = self._info.get(cp.partition)

@@ -9,15 +9,18 @@ carry no position; the planners add the line and column of the call.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
+from srota.engine.aggregators import AggregatorState
+from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import Extension, Kind, Param, extension, registry
 from srota.grammar.errors import SiddhiAppCreationError
-from srota.grammar.model import AttrType, Constant, TimeConstant
+from srota.grammar.model import Attribute, AttrType, Constant, TimeConstant
 
 REPEAT = "..."
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 STRING = (AttrType.STRING,)
 INT = (AttrType.INT,)
@@ -103,6 +106,22 @@ def function(namespace: str, name: str, params: tuple[Param, ...] = (), *, retur
         _declare(Kind.FUNCTION, namespace, name, params, overloads, doc, factory,
                  returns=_type_doc(returns), examples=examples, **({"pure": True} if pure else {}))
         return build
+
+    return wrap
+
+
+def plain_function(namespace: str, name: str, params: tuple[Param, ...] = (), *, returns: AttrType, doc: str,
+                   examples: tuple[tuple[str, str], ...] = (),
+                   overloads: tuple[tuple[str, ...], ...] = ()) -> Callable[[_F], _F]:
+    """Register the decorated callable as the implementation of every call of a function that
+    needs no set-up per call (a fixed return type, nothing read from the arguments' kinds).
+    The callable itself is what generated code calls per event, so it adds no indirection."""
+    def wrap(impl: _F) -> _F:
+        def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, _F]:
+            return returns, impl
+
+        function(namespace, name, params, returns=returns, doc=doc, examples=examples, overloads=overloads)(build)
+        return impl
 
     return wrap
 
@@ -218,6 +237,35 @@ def java_str(v: Any, type_: AttrType | None = None) -> str:
     return str(v)
 
 
+def json_writer(quote: Callable[[str], str], real: Callable[[float], str] = java_double_str, *,
+                sequences: tuple[type[Iterable[Any]], ...] = (list, tuple),
+                keys: Callable[[dict[Any, Any]], Iterable[Any]] | None = None) -> Callable[[Any], str]:
+    """A compact JSON writer in the manner of one Java library (Gson, json-smart, org.json differ
+    only in these): ``quote`` writes a string or a key, ``real`` a float, ``keys`` orders a map's
+    keys (default: as stored), ``sequences`` are the types written as arrays; any other value is
+    written as its quoted ``str``."""
+    def write(value: Any) -> str:
+        if value is None:
+            return "null"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int):
+            return str(value)
+        if isinstance(value, float):
+            return real(value)
+        if isinstance(value, str):
+            return quote(value)
+        if isinstance(value, dict):
+            if keys is None:
+                return "{" + ",".join(f"{quote(str(k))}:{write(v)}" for k, v in value.items()) + "}"
+            return "{" + ",".join(f"{quote(str(k))}:{write(value[k])}" for k in keys(value)) + "}"
+        if isinstance(value, sequences):
+            return "[" + ",".join(write(v) for v in value) + "]"
+        return quote(str(value))
+
+    return write
+
+
 class ChunkProcessor:
     """A stream processor running ``fn(chunk) -> chunk``; ``state`` (if any) goes into snapshots."""
 
@@ -232,6 +280,61 @@ class ChunkProcessor:
         out = self.fn(chunk)
         if out:
             self.next(out)
+
+
+class CollectionState(AggregatorState):
+    """An aggregator state gathering one ``list`` or ``dict`` (``empty``) from the window's events.
+
+    The ``collect``/``merge`` aggregators of ``list:`` and ``map:`` build on it: they add
+    ``add``/``remove`` and, like them, every result handed out is a copy, so a later event never
+    changes a value an earlier event carried away.
+    """
+
+    __slots__ = ("data",)
+    empty: Callable[..., Any] = list
+
+    def __init__(self) -> None:
+        self.data = self.empty()
+
+    def reset(self) -> None:
+        self.data = self.empty()
+
+    def value(self) -> Any:
+        return self.empty(self.data)
+
+
+def need_all(values: Sequence[Any], kind: type, java_type: str) -> Sequence[Any]:
+    """``values``, each checked to be a ``kind`` (else Siddhi's ``Attribute number, 'n' must be of
+    type <java_type>``)."""
+    for i, v in enumerate(values):
+        if not isinstance(v, kind):
+            raise TypeError(f"Attribute number, '{i + 1}' must be of type {java_type}")
+    return values
+
+
+def tokenizer(namespace: str, param: Param, key: Attribute, kind: type, java_type: str,
+              one: Callable[[list[Any]], Iterable[tuple[Any, Any]]],
+              several: Callable[[list[Any]], Iterable[tuple[Any, Any]]], *, doc: str,
+              examples: tuple[tuple[str, str], ...]) -> None:
+    """Register ``#<namespace>:tokenize(param, ...)``: per event, the arguments' values (see
+    :func:`need_all`), then one event per ``(key, value)`` of ``one(values)`` (one argument) or
+    ``several(values)``, with the input attributes plus ``key`` and ``value``."""
+    @stream_processor(namespace, "tokenize", (param,), overloads=((param.name,), (param.name, REPEAT)),
+                      returns=f"{key.name} ({key.type.value}), value (object)", doc=doc, examples=examples)
+    def build(infos: list[ArgInfo], getters: list[Callable[[Any], Any]], attributes: list[Attribute],
+              ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
+        pairs = one if len(getters) == 1 else several
+
+        def run(chunk: list[Event]) -> list[Event]:
+            out: list[Event] = []
+            for e in chunk:
+                values = [g(e) for g in getters]
+                need_all(values, kind, java_type)
+                for k, v in pairs(values):
+                    out.append(Event(e.timestamp, (*e.data, k, v), e.type))
+            return out
+
+        return [key, Attribute("value", AttrType.OBJECT)], lambda: ChunkProcessor(run)
 
 
 # ---------------------------------------------------------------------------- Java's HashMap order

@@ -41,6 +41,7 @@ from srota.engine.extensions._checks import (
     hash_order,
     is_literal,
     java_double_str,
+    json_writer,
     stream_processor,
 )
 from srota.engine.extensions.regex import java_regex
@@ -49,6 +50,8 @@ from srota.engine.types import f32
 from srota.grammar.model import Attribute, AttrType
 
 _JSON_TYPES = (AttrType.STRING, AttrType.OBJECT)
+_JSON_AND_PATH = (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
+                  Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax)."))
 
 
 # ---------------------------------------------------------------------------- parsing
@@ -147,7 +150,7 @@ class _Parser:
     def quoted(self) -> str:
         quote = self.s[self.i]
         self.i += 1
-        out = []
+        out: list[str] = []
         s = self.s
         while True:
             if self.i >= len(s):
@@ -234,50 +237,26 @@ def _gson_str(s: str) -> str:
     return '"' + _GSON_SPECIAL.sub(lambda m: _GSON_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), s) + '"'
 
 
-def gson(value: Any) -> str:
-    """``new GsonBuilder().serializeNulls().create().toJson(value)``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise ValueError(f"{java_double_str(value)} is not a valid double value as per JSON specification")
-        return java_double_str(value)
-    if isinstance(value, str):
-        return _gson_str(value)
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_gson_str(str(k))}:{gson(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return "[" + ",".join(gson(v) for v in value) + "]"
-    return _gson_str(str(value))
+def _gson_real(value: float) -> str:
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"{java_double_str(value)} is not a valid double value as per JSON specification")
+    return java_double_str(value)
 
+
+gson = json_writer(_gson_str, _gson_real, sequences=(list, tuple, set, frozenset))
+"""``new GsonBuilder().serializeNulls().create().toJson(value)``."""
 
 _SMART_SPECIAL = re.compile("[\"\\\\/\x00-\x1f\x7f-\x9f\u2000-\u20ff]")
 _SMART_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b",
                   "\f": "\\f"}
 
 
-def smart(value: Any) -> str:
-    """json-smart's ``toJSONString`` (what ``json:group`` prints)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return java_double_str(value)
-    if isinstance(value, str):
-        return '"' + _SMART_SPECIAL.sub(
-            lambda m: _SMART_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), value) + '"'
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{smart(str(k))}:{smart(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(smart(v) for v in value) + "]"
-    return smart(str(value))
+def _smart_str(s: str) -> str:
+    return '"' + _SMART_SPECIAL.sub(lambda m: _SMART_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), s) + '"'
+
+
+smart = json_writer(_smart_str)
+"""json-smart's ``toJSONString`` (what ``json:group`` prints)."""
 
 
 def _java_text(v: Any) -> str:
@@ -397,7 +376,9 @@ def _bracket_step(inner: str, path: str) -> tuple[str, Any]:
 
 
 def _split_top(text: str, sep: str) -> list[str]:
-    out, cur, quote = [], [], ""
+    out: list[str] = []
+    cur: list[str] = []
+    quote = ""
     for c in text:
         if quote:
             if c == quote:
@@ -614,10 +595,7 @@ class _Holder(list):
 # ---------------------------------------------------------------------------- functions
 def _getter(name: str, returns: AttrType, convert: Callable[[Any], Any], doc: str,
             example: tuple[str, str], unwrap: bool = True) -> None:
-    @function("json", name,
-              (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
-               Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
-              returns=returns, doc=doc, examples=(example,))
+    @function("json", name, _JSON_AND_PATH, returns=returns, doc=doc, examples=(example,))
     def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
         document = _document_of(infos[0])
 
@@ -685,9 +663,7 @@ _getter("getBool", AttrType.BOOL, _parse_bool,
 
 
 @function("json", "getObject",
-          (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
-           Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
-          returns=AttrType.OBJECT,
+          _JSON_AND_PATH, returns=AttrType.OBJECT,
           doc="The element at the path as an object (a list with one element gives the element); null when absent.",
           examples=(("json:getObject(json, '$.address')", "{'city': 'CA'} for {'address': {'city': 'CA'}}"),))
 def _get_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
@@ -711,9 +687,7 @@ def _get_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 
 
 @function("json", "isExists",
-          (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
-           Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
-          returns=AttrType.BOOL,
+          _JSON_AND_PATH, returns=AttrType.BOOL,
           doc="Whether the path exists in the JSON (an indefinite path always does). Invalid JSON is an error.",
           examples=(("json:isExists(json, '$.married')", "true for {'married' : true}"),))
 def _is_exists(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:

@@ -8,11 +8,9 @@ outside the list, is an error and the event is dropped.  ``list:create(null)`` i
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from srota.engine.aggregators import AggregatorState
-from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.extensions._checks import (
     ALL,
@@ -21,11 +19,12 @@ from srota.engine.extensions._checks import (
     OBJECT,
     REPEAT,
     STRING,
-    ChunkProcessor,
+    CollectionState,
     aggregator,
     err,
     function,
-    stream_processor,
+    plain_function,
+    tokenizer,
 )
 from srota.engine.registry import Param
 from srota.grammar.model import Attribute, AttrType
@@ -52,9 +51,7 @@ def _check_index(lst: list[Any], i: Any, size: int | None = None) -> int:
 
 def _fn(name: str, params: tuple[Param, ...], returns: AttrType, doc: str, impl: Callable[..., Any],
         example: tuple[str, str], overloads: tuple[tuple[str, ...], ...] = ()) -> None:
-    @function("list", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)
-    def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-        return returns, impl
+    plain_function("list", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)(impl)
 
 
 def _create(*values: Any) -> list[Any]:
@@ -213,11 +210,11 @@ def _sort(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 
 
 # ---------------------------------------------------------------------------- aggregators
-class _Collect(AggregatorState):
-    __slots__ = ("data", "pair")
+class _Collect(CollectionState):
+    __slots__ = ("pair",)
 
     def __init__(self, pair: bool) -> None:
-        self.data: list[Any] = []
+        super().__init__()
         self.pair = pair  # (value, is.distinct) per event
 
     def add(self, value: Any) -> list[Any]:
@@ -233,12 +230,6 @@ class _Collect(AggregatorState):
             value = value[0]
         if value in self.data:
             self.data.remove(value)
-        return list(self.data)
-
-    def reset(self) -> None:
-        self.data = []
-
-    def value(self) -> list[Any]:
         return list(self.data)
 
 
@@ -287,27 +278,18 @@ def _merge(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
 
 
 # ---------------------------------------------------------------------------- tokenize
-@stream_processor("list", "tokenize", (_LIST,), overloads=(("list",), ("list", REPEAT)),
-                  returns="index (int), value (object)",
-                  doc="Emits one event per position of the lists, with the input attributes plus `index` "
-                      "and `value` (with several lists, `value` is the list of their values, null where "
-                      "a list is shorter).",
-                  examples=(("from StockStream#list:tokenize(symbols) select index, value insert into "
-                             "OutputStream;", "one event per list value"),))
-def _tokenize(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
-              ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
-    single = len(getters) == 1
+def _positions_of_one(lists: list[Any]) -> Iterable[tuple[int, Any]]:
+    return enumerate(lists[0])
 
-    def run(chunk: list[Event]) -> list[Event]:
-        out: list[Event] = []
-        for e in chunk:
-            lists = [g(e) for g in getters]
-            for i, lst in enumerate(lists):
-                if not isinstance(lst, list):
-                    raise TypeError(f"Attribute number, '{i + 1}' must be of type java.util.List")
-            for i in range(max((len(lst) for lst in lists), default=0)):
-                value = lists[0][i] if single else [lst[i] if i < len(lst) else None for lst in lists]
-                out.append(Event(e.timestamp, (*e.data, i, value), e.type))
-        return out
 
-    return [Attribute("index", AttrType.INT), Attribute("value", AttrType.OBJECT)], lambda: ChunkProcessor(run)
+def _positions(lists: list[Any]) -> Iterable[tuple[int, Any]]:
+    for i in range(max(len(lst) for lst in lists)):
+        yield i, [lst[i] if i < len(lst) else None for lst in lists]
+
+
+tokenizer("list", _LIST, Attribute("index", AttrType.INT), list, "java.util.List", _positions_of_one, _positions,
+          doc="Emits one event per position of the lists, with the input attributes plus `index` "
+              "and `value` (with several lists, `value` is the list of their values, null where "
+              "a list is shorter).",
+          examples=(("from StockStream#list:tokenize(symbols) select index, value insert into "
+                     "OutputStream;", "one event per list value"),))

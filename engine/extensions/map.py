@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from srota.engine.aggregators import AggregatorState
-from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.extensions._checks import (
     ALL,
@@ -27,19 +25,24 @@ from srota.engine.extensions._checks import (
     PRIMITIVES,
     REPEAT,
     STRING,
-    ChunkProcessor,
+    CollectionState,
     aggregator,
     err,
     function,
     hashmap_keys,
     java_double_str,
     java_str,
-    stream_processor,
+    json_writer,
+    need_all,
+    plain_function,
+    tokenizer,
 )
 from srota.engine.registry import Param
 from srota.grammar.model import Attribute, AttrType
 
 _MAP = Param("map", OBJECT, dynamic=True, doc="A map.")
+_KEY = Param("key", PRIMITIVES, dynamic=True, doc="The key.")
+_ANY_KEY = Param("key", ALL, dynamic=True, doc="The key.")
 
 
 def _need_map(v: Any, position: str = "First") -> dict[Any, Any]:
@@ -51,9 +54,7 @@ def _need_map(v: Any, position: str = "First") -> dict[Any, Any]:
 
 def _fn(name: str, params: tuple[Param, ...], returns: AttrType, doc: str, impl: Callable[..., Any],
         example: tuple[str, str], overloads: tuple[tuple[str, ...], ...] = ()) -> None:
-    @function("map", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)
-    def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-        return returns, impl
+    plain_function("map", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)(impl)
 
 
 # ---------------------------------------------------------------------------- creation
@@ -139,12 +140,12 @@ def _get(m: Any, key: Any, *default: Any) -> Any:
     return m.get(key)
 
 
-_fn("get", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key."),
+_fn("get", (_MAP, _KEY,
             Param("default.value", ALL, optional=True, dynamic=True, doc="What to return when the key is absent.")),
     AttrType.OBJECT, "The value of the key (or the default, or null).", _get,
     ("map:get(companyMap, 1)", "'IBM' for {1: 'IBM'}"),
     overloads=(("map", "key"), ("map", "key", "default.value")))
-_fn("containsKey", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key.")), AttrType.BOOL,
+_fn("containsKey", (_MAP, _KEY), AttrType.BOOL,
     "Whether the map has the key.", lambda m, k: k in _need_map(m),
     ("map:containsKey(stockMap, '1234')", "true for {'1234': 'IBM'}"))
 _fn("containsValue", (_MAP, Param("value", PRIMITIVES, dynamic=True, doc="The value.")), AttrType.BOOL,
@@ -162,24 +163,14 @@ _fn("values", (_MAP,), AttrType.OBJECT, "The values as a list (in Java HashMap o
     lambda m: [m[k] for k in hashmap_keys(_need_map(m))], ("map:values(stockDetails)", "[200, 100]"))
 
 
-def _json_text(v: Any) -> str:
-    """org.json's ``toString`` of a value."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        text = java_double_str(v)
-        if "E" not in text and text.endswith(".0"):
-            text = text[:-2]
-        return text
-    if isinstance(v, dict):
-        return "{" + ",".join(f"{_json_text(str(k))}:{_json_text(v[k])}" for k in hashmap_keys(v)) + "}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ",".join(_json_text(x) for x in v) + "]"
-    s = str(v)
+def _org_real(v: float) -> str:
+    text = java_double_str(v)
+    if "E" not in text and text.endswith(".0"):
+        text = text[:-2]
+    return text
+
+
+def _org_quote(s: str) -> str:
     out = ['"']
     prev = ""
     for c in s:
@@ -196,6 +187,10 @@ def _json_text(v: Any) -> str:
         prev = c
     out.append('"')
     return "".join(out)
+
+
+_json_text = json_writer(_org_quote, _org_real, keys=hashmap_keys)
+"""org.json's ``toString`` of a value (a map's keys in Java HashMap order)."""
 
 
 _fn("toJSON", (_MAP,), AttrType.STRING, "The map as JSON text (org.json).",
@@ -269,10 +264,10 @@ def _clear(m: Any) -> Any:
     return m
 
 
-_fn("put", (_MAP, Param("key", ALL, dynamic=True, doc="The key."), Param("value", ALL, dynamic=True, doc="The value.")),
+_fn("put", (_MAP, _ANY_KEY, Param("value", ALL, dynamic=True, doc="The value.")),
     AttrType.OBJECT, "Puts the entry into the map and returns the map.", _put,
     ("map:put(stockDetails, 'IBM', 200)", "the map with IBM -> 200"))
-_fn("putIfAbsent", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key."),
+_fn("putIfAbsent", (_MAP, _KEY,
                     Param("value", PRIMITIVES, dynamic=True, doc="The value.")),
     AttrType.OBJECT, "Puts the entry when the key is absent (or null) and returns the map.", _put_if_absent,
     ("map:putIfAbsent(stockDetails, 1234, 'IBM')", "the map, with 1234 -> 'IBM' if it was absent"))
@@ -280,9 +275,9 @@ _fn("putAll", (Param("to.map", OBJECT, dynamic=True, doc="The map to change."),
                Param("from.map", OBJECT, dynamic=True, doc="The entries to put.")),
     AttrType.OBJECT, "Puts every entry of from.map into to.map and returns it.", _put_all,
     ("map:putAll(toMap, fromMap)", "toMap with fromMap's entries"))
-_fn("remove", (_MAP, Param("key", ALL, dynamic=True, doc="The key.")), AttrType.OBJECT,
+_fn("remove", (_MAP, _ANY_KEY), AttrType.OBJECT,
     "Removes the key and returns the map.", _remove, ("map:remove(stockDetails, 1234)", "the map without 1234"))
-_fn("replace", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key."),
+_fn("replace", (_MAP, _KEY,
                 Param("value", PRIMITIVES, dynamic=True, doc="The new value.")),
     AttrType.OBJECT, "Replaces the value of the key when present and returns the map.", _replace,
     ("map:replace(stockDetails, 1234, 'IBM')", "the map with 1234 -> 'IBM' if 1234 was there"))
@@ -302,21 +297,15 @@ _fn("clone", (_MAP,), AttrType.OBJECT, "A copy of the map.", lambda m: dict(_nee
           examples=(("map:combineByKey(map1, map2)", "{'IBM': [100, 200], 'WSO2': [null, 300]}"),))
 def _combine_by_key(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def combine(*maps: Any) -> dict[Any, Any]:
-        for i, m in enumerate(maps):
-            if not isinstance(m, dict):
-                raise TypeError(f"Attribute number, '{i + 1}' must be of type java.util.Map")
-        keys = hashmap_keys(dict.fromkeys(k for m in maps for k in m))
-        return {k: [m.get(k) for m in maps] for k in keys}
+        return {k: [m.get(k) for m in maps] for k in _keys(need_all(maps, dict, "java.util.Map"))}
 
     return AttrType.OBJECT, combine
 
 
 # ---------------------------------------------------------------------------- aggregators
-class _Collect(AggregatorState):
-    __slots__ = ("data",)
-
-    def __init__(self) -> None:
-        self.data: dict[Any, Any] = {}
+class _Collect(CollectionState):
+    __slots__ = ()
+    empty = dict
 
     def add(self, value: Any) -> dict[Any, Any]:
         self.data[value[0]] = value[1]
@@ -324,12 +313,6 @@ class _Collect(AggregatorState):
 
     def remove(self, value: Any) -> dict[Any, Any]:
         self.data.pop(value[0], None)
-        return dict(self.data)
-
-    def reset(self) -> None:
-        self.data = {}
-
-    def value(self) -> dict[Any, Any]:
         return dict(self.data)
 
 
@@ -367,27 +350,22 @@ def _merge(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
 
 
 # ---------------------------------------------------------------------------- tokenize
-@stream_processor("map", "tokenize", (_MAP,), overloads=(("map",), ("map", REPEAT)),
-                  returns="key (object), value (object)",
-                  doc="Emits one event per key of the maps, with the input attributes plus `key` and "
-                      "`value` (with several maps, `value` is the list of their values).",
-                  examples=(("from StockStream#map:tokenize(stockDetails) select key, value insert into "
-                             "OutputStream;", "one event per entry"),))
-def _tokenize(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
-              ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
-    single = len(getters) == 1
+def _keys(maps: Sequence[dict[Any, Any]]) -> list[Any]:
+    """Every key of the maps, in Java HashMap order."""
+    return hashmap_keys(dict.fromkeys(k for m in maps for k in m))
 
-    def run(chunk: list[Event]) -> list[Event]:
-        out: list[Event] = []
-        for e in chunk:
-            maps = [g(e) for g in getters]
-            for i, m in enumerate(maps):
-                if not isinstance(m, dict):
-                    raise TypeError(f"Attribute number, '{i + 1}' must be of type java.util.Map")
-            keys = hashmap_keys(dict.fromkeys(k for m in maps for k in m))
-            for k in keys:
-                value = maps[0].get(k) if single else [m.get(k) for m in maps]
-                out.append(Event(e.timestamp, (*e.data, k, value), e.type))
-        return out
 
-    return [Attribute("key", AttrType.OBJECT), Attribute("value", AttrType.OBJECT)], lambda: ChunkProcessor(run)
+def _entries_of_one(maps: list[dict[Any, Any]]) -> Iterable[tuple[Any, Any]]:
+    m = maps[0]
+    return [(k, m[k]) for k in hashmap_keys(m)]
+
+
+def _entries(maps: list[dict[Any, Any]]) -> Iterable[tuple[Any, list[Any]]]:
+    return [(k, [m.get(k) for m in maps]) for k in _keys(maps)]
+
+
+tokenizer("map", _MAP, Attribute("key", AttrType.OBJECT), dict, "java.util.Map", _entries_of_one, _entries,
+          doc="Emits one event per key of the maps, with the input attributes plus `key` and "
+              "`value` (with several maps, `value` is the list of their values).",
+          examples=(("from StockStream#map:tokenize(stockDetails) select key, value insert into "
+                     "OutputStream;", "one event per entry"),))

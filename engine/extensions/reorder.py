@@ -97,18 +97,31 @@ class _Reorder:
         self.primary = _Sorted()     # events since the largest timestamp last grew
         self.secondary = _Sorted()   # events waiting for largest - K to pass them
 
+    # --------------------------------------------------------------- one event
+    def _push(self, ts: int, e: Event, out: list[Event]) -> None:
+        """Buffer an admitted event (arming the timeout first) and release what K lets go."""
+        if self.timeout != -1:
+            if self.last_scheduled < 0:
+                self.last_scheduled = self.ctx.clock.now() + self.timeout
+                self.ctx.scheduler.schedule(self.last_scheduled, self._on_timer)
+            elif self.need_scheduling:
+                now = self.ctx.clock.now()
+                self.last_scheduled += _java_round(math.ceil((now - self.last_scheduled) / 1000.0)) * 1000
+                self.ctx.scheduler.schedule(self.last_scheduled, self._on_timer)
+                self.need_scheduling = False
+        self.primary.add(ts, [e])
+        if ts > self.largest:
+            self.largest = ts
+            diff = ts - self.primary.keys[0]
+            if diff > self.k:
+                self.k = self._grown(diff)
+            self._release(out)
+
+    def _grown(self, diff: int) -> int:
+        """K once a disorder of ``diff`` (more than K) was seen."""
+        return diff if diff < self.max_k else self.max_k
+
     # --------------------------------------------------------------- timers
-    def _arm(self) -> None:
-        if self.timeout == -1:
-            return
-        if self.last_scheduled < 0:
-            self.last_scheduled = self.ctx.clock.now() + self.timeout
-            self.ctx.scheduler.schedule(self.last_scheduled, self._on_timer)
-        elif self.need_scheduling:
-            now = self.ctx.clock.now()
-            self.last_scheduled += _java_round(math.ceil((now - self.last_scheduled) / 1000.0)) * 1000
-            self.ctx.scheduler.schedule(self.last_scheduled, self._on_timer)
-            self.need_scheduling = False
 
     def _on_timer(self, at: int) -> None:
         out: list[Event] = []
@@ -141,7 +154,7 @@ class _Reorder:
             self.last_sent = last
 
     # --------------------------------------------------------------- snapshots
-    _FIELDS = ("k", "largest", "last_sent", "last_scheduled", "need_scheduling")
+    _FIELDS: tuple[str, ...] = ("k", "largest", "last_sent", "last_scheduled", "need_scheduling")
 
     def snapshot_state(self) -> Any:
         state = {f: getattr(self, f) for f in self._FIELDS}
@@ -168,14 +181,7 @@ class _KSlack(_Reorder):
                 raise ValueError("reorder:kslack: the timestamp is null")
             if self.discard and ts < self.last_sent:
                 continue
-            self._arm()
-            self.primary.add(ts, [e])
-            if ts > self.largest:
-                self.largest = ts
-                diff = ts - self.primary.keys[0]
-                if diff > self.k:
-                    self.k = diff if diff < self.max_k else self.max_k
-                self._release(out)
+            self._push(ts, e, out)
         if out:
             self.next(out)
 
@@ -308,6 +314,9 @@ class _AKSlack(_Reorder):
     def _waiting(self) -> bool:
         return len(self.secondary) > 0 or len(self.primary) > 0
 
+    def _grown(self, diff: int) -> int:
+        return _java_round(diff * self.alpha) if diff < self.max_k else self.max_k
+
     def process(self, chunk: list[Event]) -> None:
         out: list[Event] = []
         for e in chunk:
@@ -321,8 +330,7 @@ class _AKSlack(_Reorder):
             self.data_items.append(0.0 if value is None else float(value))
             if self.discard and ts < self.last_sent:
                 continue
-            self._arm()
-            self.primary.add(ts, [e])
+            # tuned before buffering: alpha must be current when _push grows K
             self.counter += 1
             if self.counter > self.batch_size:
                 threshold = _coverage_threshold(self.critical, self.data_items, self.error_threshold)
@@ -334,12 +342,7 @@ class _AKSlack(_Reorder):
                 self.lag = min(_java_round(self.alpha * self.k), self.k)
                 self.counter = 0
                 self.data_items = []
-            if ts > self.largest:
-                self.largest = ts
-                diff = ts - self.primary.keys[0]
-                if diff > self.k:
-                    self.k = _java_round(diff * self.alpha) if diff < self.max_k else self.max_k
-                self._release(out)
+            self._push(ts, e, out)
         if out:
             self.next(out)
 

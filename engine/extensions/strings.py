@@ -35,6 +35,7 @@ from srota.engine.extensions._checks import (
     function,
     is_literal,
     java_str,
+    plain_function,
     stream_processor,
 )
 from srota.engine.extensions.regex import (
@@ -68,15 +69,13 @@ def _utf16_len(s: str) -> int:
 
 
 def _one_string(name: str, doc: str, fn: Callable[[str], Any], returns: AttrType, example: tuple[str, str]) -> None:
-    @function("str", name, (Param("input.string", STRING, dynamic=True, doc="The input string."),),
-              returns=returns, doc=doc + " A null argument is an error.", examples=(example,))
-    def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-        def run(v: Any) -> Any:
-            if v is None:
-                _not_null(name, v)
-            return fn(v)
+    def run(v: Any) -> Any:
+        if v is None:
+            _not_null(name, v)
+        return fn(v)
 
-        return returns, run
+    plain_function("str", name, (Param("input.string", STRING, dynamic=True, doc="The input string."),),
+                   returns=returns, doc=doc + " A null argument is an error.", examples=(example,))(run)
 
 
 _one_string("length", "The number of characters (UTF-16 units) of the string.", _utf16_len, AttrType.INT,
@@ -110,38 +109,32 @@ _one_string("unhex", "The characters whose two-digit hexadecimal codes make up t
             AttrType.STRING, ("str:unhex('4d7953514c')", "'MySQL'"))
 
 
-@function("str", "charAt",
-          (Param("input.value", STRING, dynamic=True, doc="The input string."),
-           Param("index", INT, dynamic=True, doc="The position of the character (from 0).")),
-          returns=AttrType.STRING,
-          doc="The character at the index, as a string. Null arguments and an index outside the string are errors.",
-          examples=(("str:charAt('WSO2', 1)", "'S'"),))
-def _char_at(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-    def char_at(s: Any, i: Any) -> str:
-        _no_nulls("charAt", s, i)
-        if not 0 <= i < len(s):
-            raise IndexError(f"Index argument {i} is negative or not less than the length of the given string {s}")
-        return s[i]
-
-    return AttrType.STRING, char_at
+@plain_function("str", "charAt",
+                (Param("input.value", STRING, dynamic=True, doc="The input string."),
+                 Param("index", INT, dynamic=True, doc="The position of the character (from 0).")),
+                returns=AttrType.STRING,
+                doc="The character at the index, as a string. Null arguments and an index outside the string are errors.",
+                examples=(("str:charAt('WSO2', 1)", "'S'"),))
+def _char_at(s: Any, i: Any) -> str:
+    _no_nulls("charAt", s, i)
+    if not 0 <= i < len(s):
+        raise IndexError(f"Index argument {i} is negative or not less than the length of the given string {s}")
+    return s[i]
 
 
-@function("str", "charFrequency",
-          (Param("input.string", STRING, dynamic=True, doc="The input string."),
-           Param("char", STRING, dynamic=True, doc="The character to count (a one-character string).")),
-          returns=AttrType.LONG,
-          doc="How often the character occurs in the string. Null arguments, or a char that is not "
-              "one character, are errors.",
-          examples=(("str:charFrequency('WSO2,ABM,NSFT', ',')", "2"),))
-def _char_frequency(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-    def frequency(s: Any, c: Any) -> int:
-        _no_nulls("charFrequency", s, c)
-        if len(c) != 1:
-            raise ValueError("Invalid input given to str:charFrequency() function. `char` parameter is "
-                             f"expected to be a character, found '{c}'.")
-        return s.count(c)
-
-    return AttrType.LONG, frequency
+@plain_function("str", "charFrequency",
+                (Param("input.string", STRING, dynamic=True, doc="The input string."),
+                 Param("char", STRING, dynamic=True, doc="The character to count (a one-character string).")),
+                returns=AttrType.LONG,
+                doc="How often the character occurs in the string. Null arguments, or a char that is not "
+                    "one character, are errors.",
+                examples=(("str:charFrequency('WSO2,ABM,NSFT', ',')", "2"),))
+def _char_frequency(s: Any, c: Any) -> int:
+    _no_nulls("charFrequency", s, c)
+    if len(c) != 1:
+        raise ValueError("Invalid input given to str:charFrequency() function. `char` parameter is "
+                         f"expected to be a character, found '{c}'.")
+    return s.count(c)
 
 
 @function("str", "coalesce", (Param("arg", ALL, dynamic=True, doc="Values of one type."),),
@@ -183,40 +176,34 @@ def _concat(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     return AttrType.STRING, concat
 
 
-@function("str", "contains",
-          (Param("input.string", STRING, dynamic=True, doc="The string to search in."),
-           Param("search.string", STRING, dynamic=True, doc="The string to look for.")),
-          returns=AttrType.BOOL,
-          doc="Whether the input contains the search string. A null input gives false; a null "
-              "search string is an error.",
-          examples=(("str:contains('21 products are produced by WSO2 currently', 'WSO2')", "true"),))
-def _contains(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-    def contains(s: Any, sub: Any) -> bool:
-        if s is None:
-            return False
-        if sub is None:
-            raise ValueError("Invalid input given to str:contains() function. Second argument cannot be null")
-        return sub in s
-
-    return AttrType.BOOL, contains
+@plain_function("str", "contains",
+                (Param("input.string", STRING, dynamic=True, doc="The string to search in."),
+                 Param("search.string", STRING, dynamic=True, doc="The string to look for.")),
+                returns=AttrType.BOOL,
+                doc="Whether the input contains the search string. A null input gives false; a null "
+                    "search string is an error.",
+                examples=(("str:contains('21 products are produced by WSO2 currently', 'WSO2')", "true"),))
+def _contains(s: Any, sub: Any) -> bool:
+    if s is None:
+        return False
+    if sub is None:
+        raise ValueError("Invalid input given to str:contains() function. Second argument cannot be null")
+    return sub in s
 
 
-@function("str", "equalsIgnoreCase",
-          (Param("arg1", STRING, dynamic=True, doc="The first string."),
-           Param("arg2", STRING, dynamic=True, doc="The second string.")),
-          returns=AttrType.BOOL,
-          doc="Whether the strings are equal ignoring case. A null first argument is an error; a null "
-              "second one gives false.",
-          examples=(("str:equalsIgnoreCase('WSO2', 'wso2')", "true"),))
-def _equals_ignore_case(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-    def equals(a: Any, b: Any) -> bool:
-        if a is None:
-            raise ValueError("Invalid input given to str:equalsIgnoreCase() function. First argument cannot be null")
-        if b is None or len(a) != len(b):
-            return False
-        return a == b or all(x == y or x.upper() == y.upper() or x.lower() == y.lower() for x, y in zip(a, b, strict=True))
-
-    return AttrType.BOOL, equals
+@plain_function("str", "equalsIgnoreCase",
+                (Param("arg1", STRING, dynamic=True, doc="The first string."),
+                 Param("arg2", STRING, dynamic=True, doc="The second string.")),
+                returns=AttrType.BOOL,
+                doc="Whether the strings are equal ignoring case. A null first argument is an error; a null "
+                    "second one gives false.",
+                examples=(("str:equalsIgnoreCase('WSO2', 'wso2')", "true"),))
+def _equals_ignore_case(a: Any, b: Any) -> bool:
+    if a is None:
+        raise ValueError("Invalid input given to str:equalsIgnoreCase() function. First argument cannot be null")
+    if b is None or len(a) != len(b):
+        return False
+    return a == b or all(x == y or x.upper() == y.upper() or x.lower() == y.lower() for x, y in zip(a, b, strict=True))
 
 
 _TEMPLATE_SPLIT = java_regex(r"\{\{|}}")
@@ -307,17 +294,14 @@ def _regexp(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     return AttrType.BOOL, regexp
 
 
-@function("str", "repeat",
-          (Param("input.string", STRING, dynamic=True, doc="The string to repeat."),
-           Param("times", INT, dynamic=True, doc="How many times.")),
-          returns=AttrType.STRING, doc="The string repeated the given number of times. Null arguments are errors.",
-          examples=(("str:repeat('StRing 1', 3)", "'StRing 1StRing 1StRing 1'"),))
-def _repeat(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-    def repeat(s: Any, times: Any) -> str:
-        _no_nulls("repeat", s, times)
-        return s * times
-
-    return AttrType.STRING, repeat
+@plain_function("str", "repeat",
+                (Param("input.string", STRING, dynamic=True, doc="The string to repeat."),
+                 Param("times", INT, dynamic=True, doc="How many times.")),
+                returns=AttrType.STRING, doc="The string repeated the given number of times. Null arguments are errors.",
+                examples=(("str:repeat('StRing 1', 3)", "'StRing 1StRing 1StRing 1'"),))
+def _repeat(s: Any, times: Any) -> str:
+    _no_nulls("repeat", s, times)
+    return s * times
 
 
 def _replace(name: str, count: int, doc: str, example: tuple[str, str]) -> None:
@@ -365,22 +349,19 @@ def _split(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     return AttrType.STRING, split
 
 
-@function("str", "strcmp",
-          (Param("arg1", STRING, dynamic=True, doc="The first string."),
-           Param("arg2", STRING, dynamic=True, doc="The string to compare with.")),
-          returns=AttrType.INT,
-          doc="Java's compareTo: the difference of the first differing characters, else of the lengths. "
-              "Null arguments are errors.",
-          examples=(("str:strcmp('AbCDefghiJ KLMN', 'Hello')", "-7"),))
-def _strcmp(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-    def strcmp(a: Any, b: Any) -> int:
-        _no_nulls("strcmp", a, b)
-        for x, y in zip(a, b, strict=False):
-            if x != y:
-                return ord(x) - ord(y)
-        return len(a) - len(b)
-
-    return AttrType.INT, strcmp
+@plain_function("str", "strcmp",
+                (Param("arg1", STRING, dynamic=True, doc="The first string."),
+                 Param("arg2", STRING, dynamic=True, doc="The string to compare with.")),
+                returns=AttrType.INT,
+                doc="Java's compareTo: the difference of the first differing characters, else of the lengths. "
+                    "Null arguments are errors.",
+                examples=(("str:strcmp('AbCDefghiJ KLMN', 'Hello')", "-7"),))
+def _strcmp(a: Any, b: Any) -> int:
+    _no_nulls("strcmp", a, b)
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            return ord(x) - ord(y)
+    return len(a) - len(b)
 
 
 @function("str", "substr",

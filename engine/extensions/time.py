@@ -89,6 +89,7 @@ _DATE_VALUE = "The date, e.g. `2014-11-11 13:23:44.657`, `2014-11-11`, `13:23:44
 _DATE_FORMAT = "The format of date.value (SimpleDateFormat letters), e.g. `yyyy-MM-dd HH:mm:ss.SSS`."
 _MILLIS = "The date as milliseconds since the epoch, e.g. `1415712224000L`."
 _UNIT = "The part of the date: `SECOND`, `MINUTE`, `HOUR`, `DAY`, `WEEK`, `MONTH`, `QUARTER` or `YEAR` (a constant)."
+_OPTIONAL_FORMAT = _p("date.format", STRING, _DATE_FORMAT, optional=True, default=f"`{DEFAULT_FORMAT}`")
 
 
 # ---------------------------------------------------------------------------- clock functions
@@ -151,7 +152,7 @@ def _utc_timestamp(infos: list[ArgInfo], ctx: Any) -> Any:
 
 @function(_NS, "timestampInMilliseconds",
           (_p("date.value", STRING, _DATE_VALUE, optional=True, default="Current system time"),
-           _p("date.format", STRING, _DATE_FORMAT, optional=True, default=f"`{DEFAULT_FORMAT}`")),
+           _OPTIONAL_FORMAT),
           overloads=((), ("date.value", "date.format"), ("date.value",)), returns=_L,
           doc="The system time, or the given date, in milliseconds since the epoch.",
           examples=(("time:timestampInMilliseconds()", "The current time in milliseconds."),
@@ -179,7 +180,7 @@ def _date_shift(name: str, sign: int, doc: str, examples: tuple[tuple[str, str],
         _p("date.value", STRING, _DATE_VALUE, optional=True, default="-"),
         _p("expr", INT, "The amount to add (or subtract), e.g. `2`."),
         _p("unit", STRING, _UNIT, dynamic=False),
-        _p("date.format", STRING, _DATE_FORMAT, optional=True, default=f"`{DEFAULT_FORMAT}`"),
+        _OPTIONAL_FORMAT,
         _p("timestamp.in.milliseconds", LONG, _MILLIS, optional=True, default="-"),
     )
     overloads = (("date.value", "expr", "unit"), ("timestamp.in.milliseconds", "expr", "unit"),
@@ -296,7 +297,7 @@ def _extractor(unit: str, locale: str | None) -> Any:
 @function(_NS, "extract",
           (_p("unit", STRING, _UNIT, dynamic=False),
            _p("date.value", STRING, _DATE_VALUE, optional=True, default="-"),
-           _p("date.format", STRING, _DATE_FORMAT, optional=True, default=f"`{DEFAULT_FORMAT}`"),
+           _OPTIONAL_FORMAT,
            _p("timestamp.in.milliseconds", LONG, _MILLIS, optional=True, default="-"),
            _p("locale", STRING, "The locale whose week rules WEEK uses, e.g. `en_US`, `fr_FR` (a constant).",
               dynamic=False, optional=True, default="en_US")),
@@ -327,7 +328,7 @@ def _extract(infos: list[ArgInfo], ctx: Any) -> Any:
 
 @function(_NS, "date",
           (_p("date.value", STRING, _DATE_VALUE),
-           _p("date.format", STRING, _DATE_FORMAT, optional=True, default=f"`{DEFAULT_FORMAT}`")),
+           _OPTIONAL_FORMAT),
           overloads=(("date.value", "date.format"), ("date.value",)), returns=_S, pure=True,
           doc="The date part of a date-time, in `yyyy-MM-dd` format (Siddhi returns null for the one-argument form).",
           examples=(("time:date('2014/11/11 13:23:44', 'yyyy/MM/dd HH:mm:ss')", "Returns `2014-11-11`."),))
@@ -345,7 +346,7 @@ def _date(infos: list[ArgInfo], ctx: Any) -> Any:
 
 @function(_NS, "dayOfWeek",
           (_p("date.value", STRING, _DATE_VALUE),
-           _p("date.format", STRING, _DATE_FORMAT, optional=True, default=f"`{DEFAULT_FORMAT}`")),
+           _OPTIONAL_FORMAT),
           overloads=(("date.value", "date.format"), ("date.value",)), returns=_S, pure=True,
           doc="The day of the week of a date: `Monday` ... `Sunday`.",
           examples=(("time:dayOfWeek('2014/12/11 13:23:44', 'yyyy/MM/dd HH:mm:ss')", "Returns `Thursday`."),))

@@ -74,6 +74,28 @@ def _key_fn(spec: WindowSpec, count: int | None = None, raw: bool = False) -> Ca
     return lambda e: "".join(java_str(g(e)) for g in getters)
 
 
+def _given(spec: WindowSpec, name: str, minimum: int = 0) -> int:
+    """The constant int/long argument ``name`` (a required one)."""
+    value = int_value(spec, spec.named[name], name, minimum)
+    assert value is not None
+    return value
+
+
+def _start(spec: WindowSpec) -> int | None:
+    """The optional ``start.time`` batches align to."""
+    return int_value(spec, spec.named.get("start.time"), "start.time", minimum=None)
+
+
+def _sliding(cls: Callable[[WindowSpec, Callable[[Event], Any], int], WindowProcessor],
+             size: str) -> Callable[[WindowSpec], Callable[[], WindowProcessor]]:
+    """The factory of a sliding window ``cls(spec, key, <the size argument>)``."""
+    def factory(spec: WindowSpec) -> Callable[[], WindowProcessor]:
+        n = _given(spec, size)
+        key = _key_fn(spec)
+        return lambda: cls(spec, key, n)
+    return factory
+
+
 class _Window(WindowProcessor):
     """Shared parts: the key function and the shedding of an over-full key map."""
 
@@ -213,16 +235,11 @@ class UniqueLengthWindow(_Window):
         self.held = dict(state["held"])
 
 
-@window("unique", "length", (_KEY, _LENGTH),
-        doc="A sliding window of the latest window.length unique events: a new event expires the "
-            "held event of its key, or else the oldest event when the window is full.",
-        examples=(("from LoginEvents#window.unique:length(ip, 3) select count(ip) as ipCount insert into UniqueIps;",
-                   "counts over the last 3 distinct IPs"),))
-def _length(spec: WindowSpec) -> Callable[[], WindowProcessor]:
-    n = int_value(spec, spec.named["window.length"], "window.length")
-    assert n is not None
-    key = _key_fn(spec)
-    return lambda: UniqueLengthWindow(spec, key, n)
+window("unique", "length", (_KEY, _LENGTH),
+       doc="A sliding window of the latest window.length unique events: a new event expires the "
+           "held event of its key, or else the oldest event when the window is full.",
+       examples=(("from LoginEvents#window.unique:length(ip, 3) select count(ip) as ipCount insert into UniqueIps;",
+                  "counts over the last 3 distinct IPs"),))(_sliding(UniqueLengthWindow, "window.length"))
 
 
 class UniqueTimeWindow(_Window):
@@ -233,6 +250,11 @@ class UniqueTimeWindow(_Window):
         self.millis = millis
         self.buffer: deque[tuple[Any, Event]] = deque()
         self.held: dict[Any, Event] = {}
+
+    def _wake_for_oldest(self) -> None:
+        """Arm the timer for when the oldest held event leaves (per chunk, not per event)."""
+        if self.buffer:
+            self.wake_at(self.buffer[0][1].timestamp + self.millis)
 
     def _expire(self, now: int, out: list[Event]) -> None:
         buf = self.buffer
@@ -270,15 +292,13 @@ class UniqueTimeWindow(_Window):
                     del self.held[k]
                 out.append(Event(now, x.data, EXPIRED))
                 self.ctx.limit_breach(type(self).__name__, f"the window limit of {self.max_events} events", 1)
-        if self.buffer:
-            self.wake_at(self.buffer[0][1].timestamp + self.millis)
+        self._wake_for_oldest()
         self.emit(out)
 
     def on_timer(self, at: int) -> None:
         out: list[Event] = []
         self._expire(self.clock.now(), out)
-        if self.buffer:
-            self.wake_at(self.buffer[0][1].timestamp + self.millis)
+        self._wake_for_oldest()
         self.emit(out)
 
     def contents(self) -> Iterable[Event]:
@@ -291,20 +311,14 @@ class UniqueTimeWindow(_Window):
         self.buffer = deque(state["buffer"])
         self.held = {k: e for k, e in self.buffer}
         self._timer_at = None
-        if self.buffer:
-            self.wake_at(self.buffer[0][1].timestamp + self.millis)
+        self._wake_for_oldest()
 
 
-@window("unique", "time", (_KEY, _TIME),
-        doc="A sliding window of the unique events that arrived in the last window.time: a new event "
-            "expires the held event of its key.",
-        examples=(("from LoginEvents#window.unique:time(ip, 1 sec) select count(ip) as ipCount insert into UniqueIps;",
-                   "distinct IPs of the last second"),))
-def _time(spec: WindowSpec) -> Callable[[], WindowProcessor]:
-    millis = int_value(spec, spec.named["window.time"], "window.time")
-    assert millis is not None
-    key = _key_fn(spec)
-    return lambda: UniqueTimeWindow(spec, key, millis)
+window("unique", "time", (_KEY, _TIME),
+       doc="A sliding window of the unique events that arrived in the last window.time: a new event "
+           "expires the held event of its key.",
+       examples=(("from LoginEvents#window.unique:time(ip, 1 sec) select count(ip) as ipCount insert into UniqueIps;",
+                  "distinct IPs of the last second"),))(_sliding(UniqueTimeWindow, "window.time"))
 
 
 # ---------------------------------------------------------------------------- batches
@@ -380,8 +394,7 @@ class UniqueLengthBatchWindow(_Batch):
 
 def _length_batch(first: bool) -> Callable[[WindowSpec], Callable[[], WindowProcessor]]:
     def factory(spec: WindowSpec) -> Callable[[], WindowProcessor]:
-        n = int_value(spec, spec.named["window.length"], "window.length")
-        assert n is not None
+        n = _given(spec, "window.length")
         key = _key_fn(spec, raw=not first)
         return lambda: UniqueLengthBatchWindow(spec, key, first, n)
     return factory
@@ -464,9 +477,8 @@ class UniqueTimeBatchWindow(_Batch):
 
 def _time_batch(first: bool) -> Callable[[WindowSpec], Callable[[], WindowProcessor]]:
     def factory(spec: WindowSpec) -> Callable[[], WindowProcessor]:
-        millis = int_value(spec, spec.named["window.time"], "window.time", minimum=1)
-        assert millis is not None
-        start = int_value(spec, spec.named.get("start.time"), "start.time", minimum=None)
+        millis = _given(spec, "window.time", minimum=1)
+        start = _start(spec)
         key = _key_fn(spec, raw=not first)
         return lambda: UniqueTimeBatchWindow(spec, key, first, millis, start)
     return factory
@@ -493,10 +505,9 @@ window("unique", "firstTimeBatch", (_KEY, _TIME, _START),
         examples=(("from StockStream#window.unique:timeLengthBatch(symbol, 1 sec, 20) select symbol, price "
                    "insert into OutputStream;", "per second (or per 20 symbols) the latest event of each symbol"),))
 def _time_length_batch(spec: WindowSpec) -> Callable[[], WindowProcessor]:
-    millis = int_value(spec, spec.named["window.time"], "window.time", minimum=1)
-    length = int_value(spec, spec.named["window.length"], "window.length")
-    start = int_value(spec, spec.named.get("start.time"), "start.time", minimum=None)
-    assert millis is not None and length is not None
+    millis = _given(spec, "window.time", minimum=1)
+    length = _given(spec, "window.length")
+    start = _start(spec)
     key = _key_fn(spec, raw=True)
     return lambda: UniqueTimeBatchWindow(spec, key, False, millis, start, length)
 
@@ -666,11 +677,10 @@ class UniqueExternalTimeBatchWindow(_Window):
 def _external_time_batch(spec: WindowSpec) -> Callable[[], WindowProcessor]:
     ts_arg = spec.named["time.stamp"]
     idx = require_attribute(spec, ts_arg, "time.stamp")
-    millis = int_value(spec, spec.named["window.time"], "window.time", minimum=1)
-    start = int_value(spec, spec.named.get("start.time"), "start.time", minimum=None)
+    millis = _given(spec, "window.time", minimum=1)
+    start = _start(spec)
     timeout = int_value(spec, spec.named.get("time.out"), "time.out", minimum=None) or 0
     replace_ts = bool(spec.arg("replace.time.stamp.with.batch.end.time", False))
-    assert millis is not None
     key = _key_fn(spec, raw=True)
     return lambda: UniqueExternalTimeBatchWindow(spec, key, idx, millis, start, timeout, replace_ts)
 

@@ -5,13 +5,8 @@ import pytest
 from srota.engine import SiddhiAppCreationError, SiddhiManager
 from srota.engine.extensions.json import gson, hash_order, parse, read
 
+STREAM = "define stream S (json string, path string);\n"
 DOC = '{name:"John", age:25, married:true, salary:2500.5, bar:[{barName:"b1"},{barName:"b2"}]}'
-
-
-def project(run_app, select: str, row: list, stream: str = "define stream S (json string, path string);") -> list:
-    runtime, got = run_app(stream + f"\nfrom S select {select} insert into Out;")
-    runtime.get_input_handler("S").send(row)
-    return got.rows[0] if got.rows else []
 
 
 @pytest.mark.parametrize("select, path, expected", [
@@ -31,31 +26,31 @@ def project(run_app, select: str, row: list, stream: str = "define stream S (jso
     ("json:isExists(json, path)", "$.age", True),
     ("json:isExists(json, path)", "$.xyz", False),
 ])
-def test_reads(run_app, select, path, expected):
-    assert project(run_app, f"{select} as v", [DOC, path]) == [expected]
+def test_reads(select_one, select, path, expected):
+    assert select_one(f"{select} as v", [DOC, path]) == [expected]
 
 
-def test_invalid_json_is_an_error(run_app):
-    assert project(run_app, "json:isExists(json, path) as v", ['{name:"John", age:25,', "$.age"]) == []
+def test_invalid_json_is_an_error(select_one):
+    assert select_one("json:isExists(json, path) as v", ['{name:"John", age:25,', "$.age"]) == []
 
 
-def test_set_element(run_app):
+def test_set_element(select_one):
     stream = "define stream S (json string, path string, e string, key string);"
     doc = "{'name': 'Stationary', 'items': ['pen']}"
-    assert project(run_app, "json:setElement(json, path, e) as v", [doc, "$.items", "book", None], stream) == [
+    assert select_one("json:setElement(json, path, e) as v", [doc, "$.items", "book", None], stream) == [
         {"name": "Stationary", "items": ["pen", "book"]}]
-    assert project(run_app, "json:setElement(json, path, e, key) as v", [doc, "$", "{k: 1}", "x"], stream) == [
+    assert select_one("json:setElement(json, path, e, key) as v", [doc, "$", "{k: 1}", "x"], stream) == [
         {"name": "Stationary", "items": ["pen"], "x": {"k": 1}}]
-    assert project(run_app, "json:setElement(json, path, e, key) as v", [doc, "$.nope", "1", "x"], stream) == [
+    assert select_one("json:setElement(json, path, e, key) as v", [doc, "$.nope", "1", "x"], stream) == [
         {"name": "Stationary", "items": ["pen"]}]
 
 
-def test_to_object_and_to_string(run_app):
+def test_to_object_and_to_string(select_one):
     stream = "define stream S (json string, b bool);"
-    assert project(run_app, "json:toString(json:toObject(json), b) as v",
-                   ['{"user": "david"}', True], stream) == ['"{\\"user\\":\\"david\\"}"']
-    assert project(run_app, "json:toString(json) as v", ["a<b", False], stream) == ['"a\\u003cb"']
-    assert project(run_app, "json:toObject(json) as v", ["{oops", False], stream) == [None]
+    assert select_one("json:toString(json:toObject(json), b) as v",
+                      ['{"user": "david"}', True], stream) == ['"{\\"user\\":\\"david\\"}"']
+    assert select_one("json:toString(json) as v", ["a<b", False], stream) == ['"a\\u003cb"']
+    assert select_one("json:toObject(json) as v", ["{oops", False], stream) == [None]
 
 
 def test_group_aggregators(run_app):

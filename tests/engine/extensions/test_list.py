@@ -7,12 +7,6 @@ from srota.engine import SiddhiAppCreationError, SiddhiManager
 STREAM = "define stream S (s string, i int, a object, b object);\n"
 
 
-def project(run_app, select: str, row: list) -> list:
-    runtime, got = run_app(STREAM + f"from S select {select} insert into Out;")
-    runtime.get_input_handler("S").send(row)
-    return got.rows[0] if got.rows else []
-
-
 @pytest.mark.parametrize("select, expected", [
     ("list:create(s, i, 'x')", ["IBM", 1, "x"]),
     ("list:create()", []),
@@ -40,14 +34,14 @@ def project(run_app, select: str, row: list) -> list:
     ("list:sort(a, 'DESC')", [3, 2, 1]),
     ("list:sort(a, 'rev')", [2, 1, 3]),
 ])
-def test_functions(run_app, select, expected):
-    assert project(run_app, f"{select} as v", ["IBM", 1, [3, 1, 2], [2, 9]]) == [expected]
+def test_functions(select_one, select, expected):
+    assert select_one(f"{select} as v", ["IBM", 1, [3, 1, 2], [2, 9]]) == [expected]
 
 
-def test_nulls_and_bad_indexes(run_app):
-    assert project(run_app, "list:create(s) as v", [None, 1, None, None]) == [[]]
-    assert project(run_app, "list:size(a) as v", [None, 1, None, None]) == []      # not a list: dropped
-    assert project(run_app, "list:get(a, i) as v", [None, 5, [1], None]) == []      # index outside: dropped
+def test_nulls_and_bad_indexes(select_one):
+    assert select_one("list:create(s) as v", [None, 1, None, None]) == [[]]
+    assert select_one("list:size(a) as v", [None, 1, None, None]) == []      # not a list: dropped
+    assert select_one("list:get(a, i) as v", [None, 5, [1], None]) == []      # index outside: dropped
 
 
 @pytest.mark.parametrize("select", ["list:setValue(a)", "list:size(s, i)", "list:containsAny(s, i)",

@@ -17,11 +17,8 @@ STREAM = "define stream S (i int, l long, f float, d double, s string);\n"
 ZERO = [0, 0, 0.0, 0.0, ""]
 
 
-def project(run_app, select: str, **values) -> list:
-    runtime, got = run_app(STREAM + f"from S select {select} insert into Out;")
-    row = dict(zip("ilfds", ZERO, strict=True)) | values
-    runtime.get_input_handler("S").send(list(row.values()))
-    return got.rows
+def project(select_all, select: str, **values) -> list:
+    return select_all(select, list((dict(zip("ilfds", ZERO, strict=True)) | values).values()))
 
 
 @pytest.mark.parametrize("call, values, expected", [
@@ -44,8 +41,8 @@ def project(run_app, select: str, **values) -> list:
     ("e()", {}, math.e),
     ("pi()", {}, math.pi),
 ])
-def test_functions(run_app, call, values, expected):
-    assert project(run_app, f"math:{call} as v", **values) == [[pytest.approx(expected, rel=1e-15)]]
+def test_functions(select_all, call, values, expected):
+    assert project(select_all, f"math:{call} as v", **values) == [[pytest.approx(expected, rel=1e-15)]]
 
 
 @pytest.mark.parametrize("call, values, expected", [
@@ -61,28 +58,28 @@ def test_functions(run_app, call, values, expected):
     ("parseDouble(s)", {"s": " 1.5d "}, 1.5),
     ("parseFloat(s)", {"s": "0.1"}, 0.10000000149011612),
 ])
-def test_strings(run_app, call, values, expected):
+def test_strings(select_all, call, values, expected):
     if expected is None:
         with pytest.raises(SiddhiAppCreationError):
             SiddhiManager().create_siddhi_app_runtime(STREAM + f"from S select math:{call} as v insert into Out;")
         return
-    assert project(run_app, f"math:{call} as v", **values) == [[expected]]
+    assert project(select_all, f"math:{call} as v", **values) == [[expected]]
 
 
-def test_conv(run_app):
-    assert project(run_app, "math:conv(s, i, 2) as v", s="-7f", i=16) == [["-1111111"]]
+def test_conv(select_all):
+    assert project(select_all, "math:conv(s, i, 2) as v", s="-7f", i=16) == [["-1111111"]]
 
 
-def test_round_is_java_math_round(run_app):
+def test_round_is_java_math_round(select_all):
     # halves up, float -> int, double -> long; 0.49999999999999994 is below a half
     for x, want in ((6.45, 6), (2.5, 3), (-2.5, -2), (-0.5, 0), (0.49999999999999994, 0), (math.nan, 0),
                     (1e300, 2 ** 63 - 1), (-1e300, -(2 ** 63))):
         assert java_round(x) == want
-    assert project(run_app, "math:round(f) as a, math:round(d) as b", f=3e10, d=-3.5) == [[2 ** 31 - 1, -3]]
+    assert project(select_all, "math:round(f) as a, math:round(d) as b", f=3e10, d=-3.5) == [[2 ** 31 - 1, -3]]
 
 
-def test_java_double_arithmetic_instead_of_exceptions(run_app):
-    got = project(run_app, "math:ln(d) as a, math:sqrt(i) as b, math:exp(l) as c, math:power(d, i) as e, "
+def test_java_double_arithmetic_instead_of_exceptions(select_all):
+    got = project(select_all, "math:ln(d) as a, math:sqrt(i) as b, math:exp(l) as c, math:power(d, i) as e, "
                            "math:acos(f) as g", d=0.0, i=-1, l=1000, f=2.0)
     a, b, c, e, g = got[0]
     assert a == -math.inf and math.isnan(b) and c == math.inf and e == math.inf and math.isnan(g)
@@ -98,17 +95,17 @@ def test_nulls_give_null(run_app):
     assert got.rows == [[None, None, None, None, None]]
 
 
-def test_bad_input_strings_are_errors(run_app, caplog):
+def test_bad_input_strings_are_errors(select_all, caplog):
     for s in ("12_3", " 12", "2147483648", "1e3"):
-        assert project(run_app, "math:parseInt(s) as v", s=s) == []
+        assert project(select_all, "math:parseInt(s) as v", s=s) == []
     for s in ("inf", "nan", "1_0", "0x1p"):
         with pytest.raises(ValueError):
             java_parse_double(s)
     assert java_parse_double("-Infinity") == -math.inf and java_parse_double("0x1.8p1") == 3.0
 
 
-def test_log_base_one_is_an_error(run_app, caplog):
-    assert project(run_app, "math:log(d, 1.0) as v", d=5.0) == []
+def test_log_base_one_is_an_error(select_all, caplog):
+    assert project(select_all, "math:log(d, 1.0) as v", d=5.0) == []
     assert "base" in caplog.text
 
 

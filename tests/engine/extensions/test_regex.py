@@ -8,12 +8,6 @@ from srota.engine.extensions.regex import java_regex, java_replace, java_split
 STREAM = "define stream S (s string, r string, i int);\n"
 
 
-def project(run_app, select: str, row: list) -> list:
-    runtime, got = run_app(STREAM + f"from S select {select} insert into Out;")
-    runtime.get_input_handler("S").send(row)
-    return got.rows[0] if got.rows else []
-
-
 @pytest.mark.parametrize("select, row, expected", [
     ("regex:find(r, s)", ["21 products by WSO2", "\\d\\d(.*)WSO2", 0], True),
     ("regex:find(r, s, i)", ["21 products by WSO2", "\\d\\d", 1], False),
@@ -27,12 +21,12 @@ def project(run_app, select: str, row: list) -> list:
     ("regex:matches(r, s)", ["WSO2 is middleware company", "WSO2(.*)middleware(.*)", 0], True),
     ("regex:matches('(?<y>\\d{4})-\\p{Alpha}+', s)", ["2024-abc", None, 0], True),
 ])
-def test_functions(run_app, select, row, expected):
-    assert project(run_app, f"{select} as v", row) == [expected]
+def test_functions(select_one, select, row, expected):
+    assert select_one(f"{select} as v", row) == [expected]
 
 
-def test_null_regex_is_an_error(run_app):
-    assert project(run_app, "regex:matches(r, s) as v", ["x", None, 0]) == []
+def test_null_regex_is_an_error(select_one):
+    assert select_one("regex:matches(r, s) as v", ["x", None, 0]) == []
 
 
 @pytest.mark.parametrize("select", ["regex:find(r)", "regex:find(r, i)", "regex:group(r, s, s)",

@@ -10,12 +10,6 @@ STREAM = "define stream S (s string, t string, i int, l long, f float, d double,
 ROW = ["Hello World", "o", 3, 10, 111.11, 2.5, True, None]
 
 
-def project(run_app, select: str, row: list | None = None) -> list:
-    runtime, got = run_app(STREAM + f"from S select {select} insert into Out;")
-    runtime.get_input_handler("S").send(row or ROW)
-    return got.rows[0] if got.rows else []
-
-
 @pytest.mark.parametrize("select, expected", [
     ("str:charAt(s, 4)", "o"),
     ("str:charFrequency(s, t)", 2),
@@ -47,17 +41,17 @@ def project(run_app, select: str, row: list | None = None) -> list:
     ("str:substr(s, 'xyz')", ""),
     ("str:trim(t)", "o"),
 ])
-def test_functions(run_app, select, expected):
-    assert project(run_app, f"{select} as v") == [expected]
+def test_functions(select_one, select, expected):
+    assert select_one(f"{select} as v", ROW) == [expected]
 
 
-def test_null_handling(run_app, caplog):
+def test_null_handling(select_one, caplog):
     # contains(null, x) is false; equalsIgnoreCase(x, null) is false; concat skips nulls
     row = [None, None, None, None, None, None, None, None]
-    assert project(run_app, "str:contains(s, 'a') as a, str:concat('a', s) as b", row) == [False, "a"]
+    assert select_one("str:contains(s, 'a') as a, str:concat('a', s) as b", row) == [False, "a"]
     # most functions reject a null argument: the event is logged and dropped
     with caplog.at_level(logging.ERROR):
-        assert project(run_app, "str:upper(s) as v", row) == []
+        assert select_one("str:upper(s) as v", row) == []
     assert "cannot be null" in caplog.text
 
 

@@ -20,10 +20,8 @@ def utc(monkeypatch):
     jt.default_zone.cache_clear()
 
 
-def project(run_app, select: str, s=None, f=None, t=None, n=None, z=None) -> list:
-    runtime, got = run_app(STREAM + f"from S select {select} insert into Out;")
-    runtime.get_input_handler("S").send([s, f, t, n, z])
-    return got.rows
+def project(select_all, select: str, s=None, f=None, t=None, n=None, z=None) -> list:
+    return select_all(select, [s, f, t, n, z])
 
 
 @pytest.mark.parametrize("select, row, expected", [
@@ -61,19 +59,19 @@ def project(run_app, select: str, s=None, f=None, t=None, n=None, z=None) -> lis
     ("time:timezoneConvert(s, f, 'UTC')", {"s": "2020/11/11 06:23:44", "f": "yyyy/MM/dd HH:mm:ss"},
      "2020/11/11 06:23:44"),
 ])
-def test_functions(run_app, select, row, expected):
-    assert project(run_app, f"{select} as v", **row) == [[expected]]
+def test_functions(select_all, select, row, expected):
+    assert project(select_all, f"{select} as v", **row) == [[expected]]
 
 
-def test_nulls_give_null(run_app):
-    got = project(run_app, "time:dateAdd(s, n, 'YEAR', f) as a, time:dateFormat(t, f) as b, "
+def test_nulls_give_null(select_all):
+    got = project(select_all, "time:dateAdd(s, n, 'YEAR', f) as a, time:dateFormat(t, f) as b, "
                            "time:extract('YEAR', s, f) as c, time:dateDiff(s, s) as d, "
                            "time:timezoneConvert(s, f, z) as e, time:dayOfWeek(s) as g", s=None, f="yyyy")
     assert got == [[None, None, None, None, None, None]]
 
 
-def test_clock_functions(run_app):
-    got = project(run_app, "time:currentDate() as a, time:currentTime() as b, time:currentTimestamp() as c, "
+def test_clock_functions(select_all):
+    got = project(select_all, "time:currentDate() as a, time:currentTime() as b, time:currentTimestamp() as c, "
                            "time:currentTimestamp('IST') as d, time:utcTimestamp() as e, "
                            "time:utcTimestamp('yyyy/MM/dd') as g, time:timestampInMilliseconds() as h, "
                            "time:timestampInMilliseconds(s) as i")
@@ -84,10 +82,10 @@ def test_clock_functions(run_app):
     assert h > 1_700_000_000_000 and abs(i - h) < 60_000    # a null date reads the clock, as in Siddhi
 
 
-def test_the_default_zone_follows_tz(run_app, monkeypatch):
+def test_the_default_zone_follows_tz(select_all, monkeypatch):
     monkeypatch.setenv("TZ", "Asia/Kolkata")
     jt.default_zone.cache_clear()
-    assert project(run_app, "time:dateFormat(t, 'HH:mm:ss z') as v", t=TS) == [["13:23:44 IST"]]
+    assert project(select_all, "time:dateFormat(t, 'HH:mm:ss z') as v", t=TS) == [["13:23:44 IST"]]
 
 
 @pytest.mark.parametrize("row", [
@@ -95,13 +93,13 @@ def test_the_default_zone_follows_tz(run_app, monkeypatch):
     {"s": "2014-11-11", "f": "yyyy-MM-dd uuuu"},                # a letter FastDateFormat does not know
     {"s": "2014-11-11", "f": "yyyy-'MM"},                      # an unterminated quote
 ])
-def test_unparseable_dates_are_errors(run_app, row, caplog):
-    assert project(run_app, "time:dateAdd(s, 1, 'DAY', f) as v", n=1, **row) == []
+def test_unparseable_dates_are_errors(select_all, row, caplog):
+    assert project(select_all, "time:dateAdd(s, 1, 'DAY', f) as v", n=1, **row) == []
     assert "Error" in caplog.text or "error" in caplog.text
 
 
-def test_invalid_zone_is_an_error(run_app, caplog):
-    assert project(run_app, "time:timezoneConvert(s, f, z) as v", s="2014-11-11 13:23:44",
+def test_invalid_zone_is_an_error(select_all, caplog):
+    assert project(select_all, "time:timezoneConvert(s, f, z) as v", s="2014-11-11 13:23:44",
                    f="yyyy-MM-dd HH:mm:ss", z="Mars/Olympus") == []
     assert "Mars/Olympus" in caplog.text
 

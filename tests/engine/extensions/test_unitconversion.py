@@ -9,12 +9,6 @@ from srota.engine.registry import Kind, registry
 STREAM = "define stream S (i int, l long, f float, d double, s string);\n"
 
 
-def project(run_app, select: str, row: list) -> list:
-    runtime, got = run_app(STREAM + f"from S select {select} insert into Out;")
-    runtime.get_input_handler("S").send(row)
-    return got.rows
-
-
 @pytest.mark.parametrize("call, row, expected", [
     ("cmToft(i)", [2147483647, 0, 0.0, 0.0, ""], 70455500.22965878),   # Siddhi's own test value
     ("kmToft(d)", [0, 0, 0.0, 1.0, ""], 3280.839895013123),
@@ -26,8 +20,8 @@ def project(run_app, select: str, row: list) -> list:
     ("hTos(l)", [0, 2147483647, 0.0, 0.0, ""], 7730941129200.0),
     ("mTocm(f)", [0, 0, 1.1, 0.0, ""], 110.00000238418579),              # the float's 32-bit value
 ])
-def test_conversions(run_app, call, row, expected):
-    got = project(run_app, f"unitconversion:{call} as v", row)
+def test_conversions(select_all, call, row, expected):
+    got = select_all(f"unitconversion:{call} as v", row)
     assert got == [[pytest.approx(expected, rel=1e-15)]]
     assert isinstance(got[0][0], float)
 
@@ -39,8 +33,8 @@ def test_every_siddhi_conversion_is_registered():
         assert ext is not None and ext.params[0].dynamic and ext.meta["returns"] == "double"
 
 
-def test_null_input_is_an_error_and_the_event_is_dropped(run_app, caplog):
-    assert project(run_app, "unitconversion:kmTom(d) as v", [0, 0, 0.0, None, ""]) == []
+def test_null_input_is_an_error_and_the_event_is_dropped(select_all, caplog):
+    assert select_all("unitconversion:kmTom(d) as v", [0, 0, 0.0, None, ""]) == []
     assert "cannot be null" in caplog.text
 
 
