@@ -310,11 +310,17 @@ def aggregate_sql(spec: Any, duration: TimeDuration, view: str, start: int | Non
 
 # ---------------------------------------------------------------------------- writing
 def write_rows(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any, writer: str = "driver",
-               batch: int = 50_000) -> int:
-    """Upsert (replace) ``rows_df`` into ``duration``'s table; one transaction per ``batch`` rows."""
+               batch: int = 50_000, expected: int | None = None) -> int:
+    """Upsert (replace) ``rows_df`` into ``duration``'s table; one transaction per ``batch`` rows.
+
+    Up to ``batch`` expected rows are collected in one Spark job; more are streamed a partition
+    at a time (``toLocalIterator``), so the driver's memory stays bounded."""
     store = loaded.store
     if writer == "jdbc":
         return _write_jdbc(loaded, duration, rows_df)
+    if expected is not None and expected <= batch:
+        rows = [tuple(r) for r in rows_df.collect()]
+        return store.write_params(duration, rows, "replace") if rows else 0
     n = 0
     pending: list[tuple[Any, ...]] = []
     for r in rows_df.toLocalIterator(prefetchPartitions=True):
@@ -399,13 +405,14 @@ def backfill(app_path: str, aggregation_id: str, inputs: str | list[str], fmt: s
             f"{durations[0].value} rows in {phases['read']:.1f}s ({_rate(n_events, phases['read'])} events)")
 
         t = time.perf_counter()
-        n_rows = n_root
+        counts = {durations[0]: n_root}
         for prev, d in zip(durations, durations[1:], strict=False):
             pv = f"srota_rows_{aggregation_id}_{prev.name}"
             frames[prev].createOrReplaceTempView(pv)
             frames[d] = spark.sql(_rollup_sql(spec, d, pv)).persist()
             cached.append(frames[d])
-            n_rows += frames[d].count()
+            counts[d] = frames[d].count()
+        n_rows = sum(counts.values())
         phases["compute"] = time.perf_counter() - t
         say(f"compute: rolled up {', '.join(d.value for d in durations[1:]) or 'nothing'} "
             f"({n_rows:,} rows in all) in {phases['compute']:.1f}s")
@@ -416,7 +423,7 @@ def backfill(app_path: str, aggregation_id: str, inputs: str | list[str], fmt: s
             t1 = time.perf_counter()
             fv = f"srota_rows_{aggregation_id}_{d.name}"
             frames[d].createOrReplaceTempView(fv)
-            n = write_rows(loaded, d, spark.sql(_table_sql(spec, d, fv, start, end)), writer)
+            n = write_rows(loaded, d, spark.sql(_table_sql(spec, d, fv, start, end)), writer, expected=counts[d])
             table = loaded.store.tables[d]
             written[table] = n
             dt = time.perf_counter() - t1
