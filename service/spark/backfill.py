@@ -96,6 +96,14 @@ def check_inputs(app_path: str, inputs: str | list[str], fmt: str) -> list[str]:
     return paths
 
 
+def _one_file(paths: list[str]) -> bool:
+    """True when the input is one local file (not a glob, not a directory)."""
+    if len(paths) != 1:
+        return False
+    local = _local(paths[0])
+    return local is not None and not glob.has_magic(local) and os.path.isfile(local)
+
+
 # ---------------------------------------------------------------------------- reading
 def _spark_type(t: AttrType) -> Any:
     from pyspark.sql import types as T
@@ -203,8 +211,11 @@ def _arrow_stage(app_text: str, agg_id: str, wanted: tuple[tuple[str, int], ...]
 
 # ---------------------------------------------------------------------------- per-event columns
 def prepare_events(loaded: LoadedAggregation, df: Any, items: list[Item], start: int | None = None,
-                   end: int | None = None) -> Any:
-    """Events -> ``(__ts, __off, __file, __seq, k*, l*, b*)``, filtered, with ``__ts`` in ``[start, end)``."""
+                   end: int | None = None, one_file: bool = False) -> Any:
+    """Events -> ``(__ts, __off, __ord, k*, l*, b*)``, filtered, with ``__ts`` in ``[start, end)``.
+
+    ``__ord`` orders events for the latest-value rule: event time, then input order (file
+    name, then position; the name is left out when ``one_file``)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -213,8 +224,11 @@ def prepare_events(loaded: LoadedAggregation, df: Any, items: list[Item], start:
         raise InputError(f"aggregation '{spec.id}' aggregates by arrival time: only aggregations with "
                          f"'aggregate by <attribute>' can be backfilled")
     ts_sql, off_sql = event_time_sql(spec.time_attribute, spec.time_type)
-    df = df.select("*", F.expr(ts_sql).alias("__ts"), F.expr(off_sql).alias("__off"),
-                   F.input_file_name().alias("__file"), F.monotonically_increasing_id().alias("__seq"))
+    extra = [F.expr(ts_sql).alias("__ts"), F.expr(off_sql).alias("__off"),
+             F.monotonically_increasing_id().alias("__seq")]
+    if not one_file:
+        extra.append(F.input_file_name().alias("__file"))
+    df = df.select("*", *extra)
     conds = ["__ts IS NOT NULL"] + [i.sql for i in items if i.kind == "filter" and i.sql is not None]
     if start is not None:
         conds.append(f"__ts >= {int(start)}L")
@@ -238,7 +252,8 @@ def prepare_events(loaded: LoadedAggregation, df: Any, items: list[Item], start:
     def raw(i: Item) -> str:
         return i.sql if i.sql is not None else quote_ident(i.column)
 
-    cols = ["__ts", "__off", "__file", "__seq"]
+    order = "struct(__ts, __seq)" if one_file else "struct(__ts, __file, __seq)"
+    cols = ["__ts", "__off", f"{order} AS __ord"]
     cols += [f"{raw(i)} AS k{i.index}" for i in items if i.kind == "key"]
     cols += [f"{raw(i)} AS l{i.index}" for i in items if i.kind == "latest"]
     for i in (i for i in items if i.kind == "base"):
@@ -258,9 +273,11 @@ def prepare_events(loaded: LoadedAggregation, df: Any, items: list[Item], start:
 def _root_sql(spec: Any, duration: TimeDuration, view: str) -> str:
     """The finest granularity's buckets from the prepared events in ``view``."""
     keys = [f"k{i}" for i in range(len(spec.group_by))]
-    sel = [f"{bucket_sql('__ts', '0', duration)} AS __b", *keys, "max(struct(__ts, __file, __seq)) AS __ord",
-           "max(__ts) AS __last", "max_by(__off, struct(__ts, __file, __seq)) AS __o"]
-    sel += [f"max_by(l{i}, struct(__ts, __file, __seq)) AS l{i}" for i in range(len(spec.latest))]
+    # long event times carry no offset: AGG_TIMEZONE is +00:00, no need to pick the latest
+    off = "max_by(__off, __ord)" if spec.time_type is AttrType.STRING else "0L"
+    sel = [f"{bucket_sql('__ts', '0', duration)} AS __b", *keys, "max(__ord) AS __ord",
+           "max(__ts) AS __last", f"{off} AS __o"]
+    sel += [f"max_by(l{i}, __ord) AS l{i}" for i in range(len(spec.latest))]
     for i, b in enumerate(spec.bases):
         agg = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "distinct": "collect_set"}[b.op]
         sel.append(f"{agg}(b{i}) AS b{i}")
@@ -271,8 +288,9 @@ def _root_sql(spec: Any, duration: TimeDuration, view: str) -> str:
 def _rollup_sql(spec: Any, duration: TimeDuration, view: str) -> str:
     """``duration``'s buckets from the next finer listed granularity's rows in ``view``."""
     keys = [f"k{i}" for i in range(len(spec.group_by))]
+    off = "max_by(__o, __ord)" if spec.time_type is AttrType.STRING else "0L"
     sel = [f"{bucket_sql('__b', '0', duration)} AS __b", *keys, "max(__ord) AS __ord", "max(__last) AS __last",
-           "max_by(__o, __ord) AS __o"]
+           f"{off} AS __o"]
     sel += [f"max_by(l{i}, __ord) AS l{i}" for i in range(len(spec.latest))]
     for i, b in enumerate(spec.bases):
         if b.op == "distinct":
@@ -310,17 +328,22 @@ def aggregate_sql(spec: Any, duration: TimeDuration, view: str, start: int | Non
 
 # ---------------------------------------------------------------------------- writing
 def write_rows(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any, writer: str = "driver",
-               batch: int = 50_000, expected: int | None = None) -> int:
+               batch: int = 50_000, expected: int | None = None, arrow_rows: int = 3_000_000) -> int:
     """Upsert (replace) ``rows_df`` into ``duration``'s table; one transaction per ``batch`` rows.
 
-    Up to ``batch`` expected rows are collected in one Spark job; more are streamed a partition
-    at a time (``toLocalIterator``), so the driver's memory stays bounded."""
+    Up to ``arrow_rows`` expected rows come to the driver as one Arrow table; more are
+    streamed a partition at a time (``toLocalIterator``), so the driver's memory stays bounded."""
     store = loaded.store
     if writer == "jdbc":
         return _write_jdbc(loaded, duration, rows_df)
-    if expected is not None and expected <= batch:
-        rows = [tuple(r) for r in rows_df.collect()]
-        return store.write_params(duration, rows, "replace") if rows else 0
+    if expected is not None and expected <= arrow_rows:
+        # one Arrow transfer: columns, not pickled Row objects
+        table = rows_df.toArrow()
+        rows = list(zip(*(c.to_pylist() for c in table.columns), strict=True))
+        n = 0
+        for i in range(0, len(rows), batch):
+            n += store.write_params(duration, rows[i:i + batch], "replace")
+        return n
     n = 0
     pending: list[tuple[Any, ...]] = []
     for r in rows_df.toLocalIterator(prefetchPartitions=True):
@@ -392,7 +415,8 @@ def backfill(app_path: str, aggregation_id: str, inputs: str | list[str], fmt: s
             say(f"{i.label}: {i.path}" + (f" ({i.reason})" if i.path == PYTHON else ""))
 
         t = time.perf_counter()
-        events = prepare_events(loaded, read_events(spark, spec, paths, fmt), items, start, end)
+        events = prepare_events(loaded, read_events(spark, spec, paths, fmt), items, start, end,
+                                one_file=_one_file(paths))
         view = f"srota_events_{aggregation_id}"
         events.createOrReplaceTempView(view)
         durations = spec.durations
