@@ -39,9 +39,3 @@ def tz_text_sql(off: str) -> str:
     """``+05:30`` from an offset in ms (the ``AGG_TIMEZONE`` column)."""
     return (f"concat(if({off} < 0, '-', '+'), lpad(cast(abs({off}) div 3600000 as string), 2, '0'), ':', "
             f"lpad(cast((abs({off}) div 60000) % 60 as string), 2, '0'))")
-
-
-def tz_offset_sql(tz: str) -> str:
-    """Offset in ms from an ``AGG_TIMEZONE`` text column."""
-    return (f"(if(substr({tz}, 1, 1) = '-', -1L, 1L) * (cast(substr({tz}, 2, 2) as bigint) * 3600000L"
-            f" + cast(substr({tz}, 5, 2) as bigint) * 60000L))")
