@@ -252,8 +252,7 @@ def prepare_events(loaded: LoadedAggregation, df: Any, items: list[Item], start:
     def raw(i: Item) -> str:
         return i.sql if i.sql is not None else quote_ident(i.column)
 
-    order = "struct(__ts, __seq)" if one_file else "struct(__ts, __file, __seq)"
-    cols = ["__ts", "__off", f"{order} AS __ord"]
+    cols = ["__ts", "__off", f"{_order_sql(spec, one_file)} AS __ord"]
     cols += [f"{raw(i)} AS k{i.index}" for i in items if i.kind == "key"]
     cols += [f"{raw(i)} AS l{i.index}" for i in items if i.kind == "latest"]
     for i in (i for i in items if i.kind == "base"):
@@ -270,13 +269,32 @@ def prepare_events(loaded: LoadedAggregation, df: Any, items: list[Item], start:
 
 
 # ---------------------------------------------------------------------------- grouping
+# Bits of a long order key left for the position when the time within the root bucket takes
+# the rest: a second spans 1000 ms (10 bits), a minute 60 000 ms (16 bits).
+_POSITION_BITS = {TimeDuration.SECONDS: 53, TimeDuration.MINUTES: 47}
+
+
+def _order_sql(spec: Any, one_file: bool) -> str:
+    """The key of the latest-value rule: event time, then input order (file name, position).
+
+    A struct makes Spark aggregate by sorting (its hash aggregation takes fixed-width
+    buffers only).  So when one file is read and the root granularity is seconds or minutes,
+    the key is one long: the time within the root bucket above the position
+    (``monotonically_increasing_id``: partition << 33 | row, below 2**47 for up to 16 384
+    partitions), which orders exactly like ``(time, position)`` inside a bucket."""
+    root = spec.durations[0]
+    bits = _POSITION_BITS.get(root)
+    if one_file and bits is not None:
+        return f"((__ts - {bucket_sql('__ts', '0', root)}) * {1 << bits}L + __seq)"
+    return "struct(__ts, __seq)" if one_file else "struct(__ts, __file, __seq)"
+
+
 def _root_sql(spec: Any, duration: TimeDuration, view: str) -> str:
     """The finest granularity's buckets from the prepared events in ``view``."""
     keys = [f"k{i}" for i in range(len(spec.group_by))]
     # long event times carry no offset: AGG_TIMEZONE is +00:00, no need to pick the latest
     off = "max_by(__off, __ord)" if spec.time_type is AttrType.STRING else "0L"
-    sel = [f"{bucket_sql('__ts', '0', duration)} AS __b", *keys, "max(__ord) AS __ord",
-           "max(__ts) AS __last", f"{off} AS __o"]
+    sel = [f"{bucket_sql('__ts', '0', duration)} AS __b", *keys, "max(__ts) AS __last", f"{off} AS __o"]
     sel += [f"max_by(l{i}, __ord) AS l{i}" for i in range(len(spec.latest))]
     for i, b in enumerate(spec.bases):
         agg = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "distinct": "collect_set"}[b.op]
@@ -286,12 +304,14 @@ def _root_sql(spec: Any, duration: TimeDuration, view: str) -> str:
 
 
 def _rollup_sql(spec: Any, duration: TimeDuration, view: str) -> str:
-    """``duration``'s buckets from the next finer listed granularity's rows in ``view``."""
+    """``duration``'s buckets from the next finer listed granularity's rows in ``view``.
+
+    The finer rows of one key lie in disjoint buckets, so their latest event times differ:
+    ``__last`` alone orders them (a long: Spark's hash aggregation)."""
     keys = [f"k{i}" for i in range(len(spec.group_by))]
-    off = "max_by(__o, __ord)" if spec.time_type is AttrType.STRING else "0L"
-    sel = [f"{bucket_sql('__b', '0', duration)} AS __b", *keys, "max(__ord) AS __ord", "max(__last) AS __last",
-           f"{off} AS __o"]
-    sel += [f"max_by(l{i}, __ord) AS l{i}" for i in range(len(spec.latest))]
+    off = "max_by(__o, __last)" if spec.time_type is AttrType.STRING else "0L"
+    sel = [f"{bucket_sql('__b', '0', duration)} AS __b", *keys, "max(__last) AS __last", f"{off} AS __o"]
+    sel += [f"max_by(l{i}, __last) AS l{i}" for i in range(len(spec.latest))]
     for i, b in enumerate(spec.bases):
         if b.op == "distinct":
             sel.append(f"array_distinct(flatten(collect_list(b{i}))) AS b{i}")

@@ -148,11 +148,12 @@ def test_time_strings_in_several_zones_and_mixed_offsets_in_one_key(tmp_path, sp
     events = _events(8_000, seed=5, text_times=True)
     assert {e["ts"][-6:] for e in events if e["symbol"] == "IBM" and e["ts"][-6] in "+-"} >= {"+05:30", "-08:00"}
     _live(APP_TEXT.format(db=tmp_path / "live.db"), events)
-    src = tmp_path / "trades.csv"
-    _write_csv(src, events)
+    # two files: input order is file name, then position (the order the live engine saw)
+    _write_csv(tmp_path / "trades-1.csv", events[:4000])
+    _write_csv(tmp_path / "trades-2.csv", events[4000:])
     app = tmp_path / "app.siddhi"
     app.write_text(APP_TEXT.format(db=tmp_path / "batch.db"))
-    result = backfill(str(app), "TradeAgg", str(src), "csv", spark=spark, progress=None)
+    result = backfill(str(app), "TradeAgg", str(tmp_path / "trades-*.csv"), "csv", spark=spark, progress=None)
     live = _dump(tmp_path / "live.db", tables)
     assert live["HOURS"] and _dump(tmp_path / "batch.db", tables) == live
     assert dict((label, path) for label, path, _ in result["paths"])["filter [venue / volume < 1]"] == \
