@@ -177,3 +177,46 @@ def test_backfill_range_writes_only_whole_buckets(tmp_path, spark):
     minutes = {r[0] - r[0] % 60_000 for r in rows["SECONDS"]}
     assert {r[0] for r in rows["MINUTES"]} == minutes - {start + 180_000}  # the 4th is half covered
     assert rows["HOURS"] == []
+
+
+APP_EDGES = (
+    "define stream Trades (symbol string, price float, volume long, venue int, qty double, flag bool, ts string);\n"
+    "@store(type='sqlite', database='{db}')\n"
+    "define aggregation TradeAgg from Trades[not (venue is null) or flag]\n"
+    "select symbol, sum(volume / 3) as q, sum(volume % 3) as r, min(venue % -4) as m, max(price / 3f) as pf,\n"
+    "       sum(price % 2.5f) as pm, count(qty) as cq, qty > 100.0 and venue < 4 as lastCond,\n"
+    "       default(venue, -1) as lastVenue, coalesce(qty, 0.5) as lastQty, symbol == 'IBM' or venue >= 5 as c2\n"
+    "group by symbol aggregate by ts every sec ... year;")
+
+
+def test_edge_semantics_of_translated_expressions_and_time_strings(tmp_path, spark):
+    """Integer division and remainder of negative numbers, float remainder, nulls in conditions
+    and values, time strings with milliseconds, Z/GMT/lower case, compact offsets, extra spaces,
+    single digits, day 31 of February (runs on, as parse_time does) and invalid fields (dropped)."""
+    from srota.service.spark.backfill import backfill
+
+    rnd = random.Random(2)
+    base = parse_time("2024-02-28 23:00:00")[0]
+    texts = ["2024-02-31 10:00:00", "2024-13-01 00:00:00", "2024-02-29 24:00:00", "2024-2-9 1:2:3",
+             "  2024-03-01 00:00:00 +0530  ", "2024-03-01 00:00:00 gmt", "2024-02-29 23:59:59.5 Z",
+             "2024-02-29 23:59:59.25 UTC", "2024-02-29 23:59:59.123 -08:00", "2024-02-29 23:59:59"]
+    events = []
+    for _ in range(1500):
+        if rnd.random() < 0.3:
+            ts = rnd.choice(texts)
+        else:
+            ms = base + rnd.randint(0, 30 * 3_600_000)
+            ts = _text(ms, rnd.choice([0, 19_800_000, -28_800_000]))
+        events.append({"symbol": rnd.choice(KEYS), "price": rnd.randint(-200, 200) / 8,
+                       "volume": rnd.randint(-50, 50), "venue": rnd.choice([None, *range(-9, 10)]),
+                       "qty": rnd.choice([None, rnd.randint(0, 800) * 0.5]), "flag": rnd.random() < 0.5, "ts": ts})
+    _live(APP_EDGES.format(db=tmp_path / "live.db"), events)
+    src = tmp_path / "e.json"
+    src.write_text("".join(json.dumps(e) + "\n" for e in events))
+    app = tmp_path / "app.siddhi"
+    app.write_text(APP_EDGES.format(db=tmp_path / "batch.db"))
+    result = backfill(str(app), "TradeAgg", str(src), "json", spark=spark, progress=None)
+    tables = ("SECONDS", "MINUTES", "HOURS", "DAYS", "MONTHS", "YEARS")
+    live = _dump(tmp_path / "live.db", tables)
+    assert len(live["MONTHS"]) == 2 * len(KEYS) and _dump(tmp_path / "batch.db", tables) == live
+    assert {path for _, path, _ in result["paths"]} == {"Spark SQL"}
