@@ -150,11 +150,14 @@ def _python_functions(app_text: str, agg_id: str, wanted: tuple[tuple[str, int],
     from srota.engine.codegen import CodeGen
     from srota.engine.context import AppContext
     from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler
+    from srota.engine.functions import script_function
     from srota.engine.scope import StreamScope
     from srota.grammar.parser import parse
 
     app = parse(app_text)
     ctx = AppContext(app, "srota-backfill")
+    for fd in app.function_definitions:  # as the runtime registers them (engine/runtime.py)
+        ctx.script_functions[fd.id] = (fd.return_type, script_function(fd.language, fd.id, fd.return_type, fd.body))
     ad = next(a for a in app.aggregation_definitions if a.id == agg_id)
     stream = next(s for s in app.stream_definitions if s.id == ad.input.stream_id)
     spec = compile_spec(ad, stream, ctx)

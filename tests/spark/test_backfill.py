@@ -34,10 +34,11 @@ APP_LONG = (
     "group by symbol aggregate by ts every sec ... year;")
 APP_TEXT = (
     "define stream Trades (symbol string, price float, volume long, venue int, qty double, flag bool, ts string);\n"
+    "define function tag[python] return string {{\n    return data[0] + '-' + str(data[1])\n}};\n"
     "@store(type='sqlite', database='{db}')\n"
     "define aggregation TradeAgg from Trades[venue / volume < 1]\n"
     "select symbol, sum(volume) as vol, count() as trades, max(qty) as maxQty, distinctCount(venue) as dv,\n"
-    "       qty + price as last\n"
+    "       qty + price as last, tag(symbol, venue) as tag\n"
     "group by symbol, venue aggregate by ts every sec, hour, month, year;")
 
 
@@ -156,8 +157,10 @@ def test_time_strings_in_several_zones_and_mixed_offsets_in_one_key(tmp_path, sp
     result = backfill(str(app), "TradeAgg", str(tmp_path / "trades-*.csv"), "csv", spark=spark, progress=None)
     live = _dump(tmp_path / "live.db", tables)
     assert live["HOURS"] and _dump(tmp_path / "batch.db", tables) == live
-    assert dict((label, path) for label, path, _ in result["paths"])["filter [venue / volume < 1]"] == \
+    paths = dict((label, path) for label, path, _ in result["paths"])
+    assert paths["filter [venue / volume < 1]"] == paths["latest value tag = tag(symbol, venue)"] == \
         "Python (Arrow, mapInArrow)"
+    assert paths["latest value last = qty + price"] == "Spark SQL"
 
 
 def test_backfill_range_writes_only_whole_buckets(tmp_path, spark):
