@@ -216,7 +216,11 @@ class Translator:
                 b = f"nanvl({b}, CAST(NULL AS DOUBLE))"
         else:
             a, b = self.raw(e.left)[0], self.raw(e.right)[0]
-        op = {"==": "=", "!=": "<>"}.get(e.op.value, e.op.value)
+        if e.op.value == "!=":
+            # the engine: false when an operand is null, else Python's != (true for NaN)
+            return (f"(({self.raw(e.left)[0]}) IS NOT NULL AND ({self.raw(e.right)[0]}) IS NOT NULL "
+                    f"AND NOT coalesce(({a} = {b}), false))")
+        op = "=" if e.op.value == "==" else e.op.value
         return f"coalesce(({a} {op} {b}), false)"
 
     def _t_And(self, e: And, t: AttrType) -> str:
