@@ -343,12 +343,6 @@ def _table_sql(spec: Any, duration: TimeDuration, view: str, start: int | None, 
     return sql + (" WHERE " + " AND ".join(where) if where else "")
 
 
-def aggregate_sql(spec: Any, duration: TimeDuration, view: str, start: int | None, end: int | None) -> str:
-    """Spark SQL computing ``duration``'s table straight from prepared events in ``view`` (one granularity)."""
-    inner = _root_sql(spec, duration, view)
-    return _table_sql(spec, duration, f"({inner})", start, end)
-
-
 # ---------------------------------------------------------------------------- writing
 def write_rows(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any, writer: str = "driver",
                batch: int = 50_000, expected: int | None = None, arrow_rows: int = 3_000_000) -> int:
