@@ -9,14 +9,17 @@ file for appended lines.  Pacing is the one place this transport looks into payl
 only reads the timestamp.
 
 Sink: appends each payload (bytes or text) to ``file.uri`` (which may be an
-``{{attribute}}`` template), adding a line separator unless the payload already ends with
-one; ``flush()`` pushes the buffers to the OS.
+``{{attribute}}`` template, confined to ``base.dir``), adding a line separator unless the
+payload already ends with one; ``flush()`` pushes the buffers to the OS.  File work runs on
+a worker thread, and at most ``max.open.files`` files stay open.
 """
 from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -250,41 +253,106 @@ _SINK_PARAMS = (
     Param("append", _B, optional=True, default=True, doc="Append (true) or truncate the file on connect."),
     Param("add.line.separator", _B, optional=True, default=True,
           doc="End each payload with a newline unless it already ends with one."),
+    Param("base.dir", _S, optional=True, default=None,
+          doc="The directory a templated file.uri must stay in (default: the directory of the "
+              "template's text before its first {{attribute}}); a path outside it is refused."),
+    Param("max.open.files", _I, optional=True, default=64,
+          doc="Files kept open at once; the least recently written is closed beyond that."),
 )
+
+
+class _Outside(ValueError):
+    """A rendered path that leaves the sink's base directory."""
 
 
 @extension(Kind.SINK, "file", params=_SINK_PARAMS, doc="Append payloads to files.")
 class FileSink(Sink):
-    """Writes payloads to files, one file per distinct ``file.uri``."""
+    """Writes payloads to files, one file per distinct ``file.uri``.
+
+    A templated ``file.uri`` (``/data/{{symbol}}.csv``) is rendered from each event, so the
+    event decides the path: the rendered path must resolve inside ``base.dir`` (``../`` or a
+    symlink out of it is refused, logged and counted in :attr:`rejected`).  At most
+    ``max.open.files`` files stay open (least recently written closed first), and every file
+    operation runs on a worker thread, never on the event loop.
+    """
 
     type_name = "file"
     PARAMS = _SINK_PARAMS
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", **kw: Any) -> None:
         super().__init__(options, name=name, **kw)
-        self._files: dict[str, IO[bytes]] = {}
+        o = self.options
+        self._files: OrderedDict[Path, IO[bytes]] = OrderedDict()
+        self._truncated: set[Path] = set()  # (append=false: each file is truncated once only)
+        self._io = threading.Lock()
+        self.rejected = 0
+        if o["max.open.files"] < 1:
+            raise creation_error(f"file sink '{self.name}': max.open.files must be at least 1", kw.get("pos"))
+        template = str(o["file.uri"])
+        self._base: Path | None = None
+        if o["base.dir"]:
+            self._base = uri_to_path(o["base.dir"]).resolve()
+        elif "{{" in template:
+            static = template.split("{{", 1)[0]
+            prefix = uri_to_path(static) if static not in ("", "file:", "file://") else Path(".")
+            self._base = (prefix if static.endswith(("/", "\\")) or not static else prefix.parent).resolve()
 
-    def _open(self, uri: str) -> IO[bytes]:
-        f = self._files.get(uri)
-        if f is None:
-            path = uri_to_path(uri)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            f = open(path, "ab" if self.options["append"] else "wb")  # noqa: SIM115 - kept open until close()
-            self._files[uri] = f
+    def _path(self, uri: str) -> Path:
+        if "\x00" in uri:
+            raise _Outside(f"{uri!r} contains a NUL byte")
+        path = uri_to_path(uri)
+        if self._base is None:
+            return path
+        resolved = path.resolve()
+        if not resolved.is_relative_to(self._base):
+            raise _Outside(f"{uri!r} resolves to {resolved}, outside {self._base}")
+        return resolved
+
+    def _open(self, path: Path) -> IO[bytes]:
+        """The open file for ``path`` (called on a worker thread, under ``_io``)."""
+        f = self._files.get(path)
+        if f is not None:
+            self._files.move_to_end(path)
+            return f
+        while len(self._files) >= self.options["max.open.files"]:
+            _, old = self._files.popitem(last=False)
+            old.close()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = "ab"
+        if not self.options["append"] and path not in self._truncated:
+            mode = "wb"
+            self._truncated.add(path)
+        f = open(path, mode)  # noqa: SIM115 - kept open until evicted or close()
+        self._files[path] = f
         return f
+
+    def _write(self, batch: list[tuple[str, bytes]]) -> None:
+        with self._io:
+            for uri, data in batch:
+                try:
+                    path = self._path(uri)
+                except _Outside as exc:
+                    self.rejected += 1
+                    self._log.error("file sink refused a path", reason=str(exc), rejected=self.rejected)
+                    continue
+                self._open(path).write(data)
 
     async def connect(self) -> None:
         """Open the file now when its name is static (so permission problems show early)."""
         uri = self.options["file.uri"]
         if "{{" not in uri:
+            def open_static() -> None:
+                with self._io:
+                    self._open(self._path(uri))
             try:
-                self._open(uri)
+                await asyncio.to_thread(open_static)
             except OSError as exc:
                 raise ConnectorError(f"file sink '{self.name}': cannot open {uri}: {exc}") from exc
 
     async def publish(self, items: Sequence[tuple[Any, Mapping[str, Any]]]) -> None:
-        """Append each payload (bytes or text)."""
+        """Append each payload (bytes or text), on a worker thread."""
         newline = self.options["add.line.separator"]
+        batch: list[tuple[str, bytes]] = []
         for payload, props in items:
             if isinstance(payload, str):
                 data = payload.encode()
@@ -295,17 +363,24 @@ class FileSink(Sink):
                                 "map the stream with a json or csv mapper")
             if newline and not data.endswith(b"\n"):
                 data += b"\n"
-            self._open(str(self._option(props, "file.uri"))).write(data)
+            batch.append((str(self._option(props, "file.uri")), data))
+        if batch:
+            await asyncio.to_thread(self._write, batch)
 
     async def flush(self) -> None:
         """Push the buffered bytes to the OS."""
-        files = list(self._files.values())
-        if files:
-            await asyncio.to_thread(lambda: [f.flush() for f in files])
+        def flush_all() -> None:
+            with self._io:
+                for f in self._files.values():
+                    f.flush()
+        if self._files:
+            await asyncio.to_thread(flush_all)
 
     async def close(self) -> None:
         """Flush and close every file."""
-        await self.flush()
-        for f in self._files.values():
-            f.close()
-        self._files.clear()
+        def close_all() -> None:
+            with self._io:
+                for f in self._files.values():
+                    f.close()
+                self._files.clear()
+        await asyncio.to_thread(close_all)

@@ -18,7 +18,8 @@ Source
     flushes and commits what was processed, so the next owner starts where this one stopped.
     ``pause()`` pauses every assigned partition (also those assigned later by a rebalance)
     while the consumer keeps polling, so the group stays alive.
-    :meth:`KafkaSource.lag` reads the high-water marks the fetcher already has.
+    :meth:`KafkaSource.lag` reads the high-water marks the fetcher already has (and, while
+    paused, end offsets asked for once a second).
 
 Sink
     Publishes with ``acks`` (default ``all``) to ``topic`` (which may be an
@@ -51,8 +52,19 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
-from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
+from aiokafka.errors import (
+    CommitFailedError,
+    CorruptRecordException,
+    IllegalStateError,
+    InvalidTopicError,
+    KafkaError,
+    MessageSizeTooLargeError,
+    RecordListTooLargeError,
+    RecordTooLargeError,
+    UnsupportedForMessageFormatError,
+)
 from aiokafka.helpers import create_ssl_context
+from srota.connectors._kafka_config import TranslationError, translate_optional_configuration
 from srota.connectors._options import creation_error
 from srota.connectors.base import (
     AckToken,
@@ -60,6 +72,7 @@ from srota.connectors.base import (
     ConnectionUnavailableError,
     Message,
     PublishError,
+    RejectedError,
     Sink,
     Source,
 )
@@ -96,33 +109,41 @@ _RESERVED = frozenset({"loop", "bootstrap_servers", "key_deserializer", "value_d
 
 _INT_SUFFIXES = ("_ms", "_bytes", "_records", "_size")
 
+# Errors no retry can cure: the record itself is refused (by the client or the broker).
+_REJECTED = (MessageSizeTooLargeError, RecordTooLargeError, RecordListTooLargeError, InvalidTopicError,
+             CorruptRecordException, UnsupportedForMessageFormatError)
+
 
 def _kwargs_of(cls: type) -> dict[str, Any]:
     return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
             if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in _RESERVED}
 
 
-def parse_optional_configuration(text: str | None, cls: type, where: str) -> dict[str, Any]:
+def parse_optional_configuration(text: str | None, cls: type, where: str,
+                                 options: dict[str, Any] | None = None) -> dict[str, Any]:
     """``'session.timeout.ms:2000,auto.offset.reset:latest'`` -> aiokafka keyword arguments.
 
-    Kafka's property names become aiokafka's argument names (dots to underscores); values are
-    typed after the argument's default.  Unknown names are creation errors.
+    Kafka's (Java) property names are translated (:mod:`connectors._kafka_config`): settings the
+    connector has an option for (``security.protocol``, ``sasl.jaas.config``, ``acks`` ...) are
+    written into ``options`` where that option was left at its default; the rest become
+    aiokafka arguments, typed after the argument's default.  A setting with no aiokafka
+    equivalent is a creation error saying why.
     """
-    if not text:
-        return {}
+    try:
+        translated = translate_optional_configuration(text, "producer" if cls is AIOKafkaProducer else "consumer")
+    except TranslationError as exc:
+        raise creation_error(f"{where}: optional.configuration: {exc}", None) from None
+    if options is not None:
+        defaults = {p.name: p.default for p in (*_SOURCE_PARAMS, *_SINK_PARAMS)}
+        for key, value in translated.options.items():
+            if key in options and options[key] == defaults.get(key):
+                options[key] = value
     known = _kwargs_of(cls)
-    out: dict[str, Any] = {}
-    for item in text.split(","):
-        if not item.strip():
-            continue
-        key, sep, raw = item.partition(":")
-        if not sep:
-            raise creation_error(f"{where}: optional.configuration item {item.strip()!r} is not key:value", None)
-        name = key.strip().replace(".", "_").replace("-", "_")
-        value = raw.strip()
+    out: dict[str, Any] = dict(translated.objects)
+    for name, value, key in translated.arguments:
         if name not in known:
-            raise creation_error(f"{where}: optional.configuration has '{key.strip()}', which "
-                                 f"{cls.__name__} does not support", None)
+            raise creation_error(f"{where}: optional.configuration has '{key}', which has no "
+                                 f"{cls.__name__} equivalent ({name})", None)
         default = known[name]
         if default is None and name.endswith(_INT_SUFFIXES):
             default = 0  # e.g. rebalance_timeout_ms=None, max_poll_records=None: numbers when given
@@ -135,12 +156,10 @@ def parse_optional_configuration(text: str | None, cls: type, where: str) -> dic
                 out[name] = int(value)
             elif isinstance(default, float):
                 out[name] = float(value)
-            elif name == "acks":
-                out[name] = value if value == "all" else int(value)
             else:
                 out[name] = None if value.lower() == "null" else value
         except ValueError:
-            raise creation_error(f"{where}: optional.configuration '{key.strip()}' has a bad value "
+            raise creation_error(f"{where}: optional.configuration '{key}' has a bad value "
                                  f"{value!r}", None) from None
     return out
 
@@ -252,7 +271,7 @@ class KafkaSource(Source):
                 self._skip_to[topic.strip()] = int(offset)
         except ValueError:
             raise creation_error(f"{where}: partition.no.list and topic.offsets.map need integers", pos) from None
-        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaConsumer, where)
+        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaConsumer, where, o)
         # Auto-commit would commit what the host has not processed yet; it is only honoured
         # when asked for explicitly, and then commit() leaves offsets to aiokafka.
         self._auto_commit = bool(self._extra.pop("enable_auto_commit", False))
@@ -261,6 +280,10 @@ class KafkaSource(Source):
         self._positions: dict[TopicPartition, int] = {}
         self._committed: dict[TopicPartition, int] = {}
         self._last_seq: dict[tuple[bytes, int], int] = {}
+        # High-water marks asked for while partitions are paused (nothing is fetched then, so
+        # the fetcher's marks go stale), and when they were last asked for.
+        self._high: dict[TopicPartition, int] = {}
+        self._high_asked = 0.0
         # Offsets restored with a state snapshot (seek_on_start), applied at first assignment.
         self._start_offsets: dict[TopicPartition, int] = {}
         # True from a revocation to the next assignment: nothing is delivered in between.
@@ -288,15 +311,6 @@ class KafkaSource(Source):
         assigned to this source; later assignments follow the rules of :meth:`_assigned`.
         """
         self._start_offsets.update({TopicPartition(t, p): int(off) for (t, p), off in offsets.items()})
-
-    def fully_committed(self, partitions: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
-        """The given partitions whose committed offset is everything this source delivered."""
-        out = set()
-        for t, p in partitions:
-            tp = TopicPartition(t, p)
-            if tp in self._committed and self._committed[tp] == self._positions.get(tp):
-                out.add((t, p))
-        return out
 
     def transaction_offsets(self, tokens: Iterable[AckToken]) -> tuple[str, dict[TopicPartition, int]]:
         """``(group id, {partition: next offset})`` of ``tokens``, for a transactional sink."""
@@ -475,6 +489,8 @@ class KafkaSource(Source):
             # Polling continues while paused (partitions are paused, so it returns nothing):
             # a consumer that stops polling is thrown out of its group.
             epoch = self._epoch
+            if self.paused:
+                await self._refresh_high_water(consumer)
             fetched = await consumer.getmany(timeout_ms=timeout, max_records=limit)
             if not fetched or self._stopping:
                 continue
@@ -505,6 +521,24 @@ class KafkaSource(Source):
                 break
             else:
                 backoff.reset()
+
+    async def _refresh_high_water(self, consumer: AIOKafkaConsumer) -> None:
+        """Ask the broker for the end offsets of the paused partitions, once a second, so that
+        :meth:`lag` counts what arrives during a pause."""
+        now = time.monotonic()
+        if now - self._high_asked < 1.0:
+            return
+        self._high_asked = now
+        partitions = list(consumer.assignment())
+        if not partitions:
+            return
+        try:
+            async with asyncio.timeout(5):
+                ends = await consumer.end_offsets(partitions)
+        except (KafkaError, TimeoutError, IllegalStateError) as exc:
+            self._log.debug("cannot read end offsets for the lag", error=repr(exc))
+            return
+        self._high.update({tp: int(off) for tp, off in ends.items() if off is not None})
 
     def _groups(self, fetched: Mapping[TopicPartition, list[Any]]) -> list[list[tuple[TopicPartition, list[Any]]]]:
         items = sorted(fetched.items(), key=lambda kv: (kv[0].topic, kv[0].partition))
@@ -577,39 +611,53 @@ class KafkaSource(Source):
         rejected by a rebalance is logged, not raised, for the same reason.  Other broker
         errors raise ``aiokafka.errors.KafkaError`` so the host can retry.
         """
-        if not self._commit_enabled:
-            return
-        offsets: dict[TopicPartition, int] = {}
+        offsets: dict[tuple[str, int], int] = {}
         for token in tokens:
             if not isinstance(token, KafkaAck):
                 raise TypeError(f"not a kafka acknowledgement: {token!r}")
-            for tp, off in token.offsets.items():
-                if off > offsets.get(tp, -1):
-                    offsets[tp] = off
+            for (topic, partition), off in token.next_offsets().items():
+                if off > offsets.get((topic, partition), -1):
+                    offsets[(topic, partition)] = off
+        await self.commit_offsets(offsets)
+
+    async def commit_offsets(self, offsets: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+        """Commit ``{(topic, partition): next offset}``; returns what was committed.
+
+        Only partitions this consumer owns now, and only forward; a commit rejected by a
+        rebalance is logged, not raised (nothing is committed then).  Other broker errors
+        raise ``aiokafka.errors.KafkaError`` so the host can retry.
+        """
+        if not self._commit_enabled or not offsets:
+            return {}
         consumer = self._consumer
-        if consumer is None or not offsets:
-            if offsets:
-                self._log.warning("kafka commit skipped: not connected", partitions=len(offsets))
-            return
+        if consumer is None:
+            self._log.warning("kafka commit skipped: not connected", partitions=len(offsets))
+            return {}
         owned = consumer.assignment()
-        todo = {tp: off for tp, off in offsets.items() if tp in owned and off > self._committed.get(tp, -1)}
+        todo = {}
+        for (topic, partition), off in offsets.items():
+            tp = TopicPartition(topic, partition)
+            if tp in owned and off > self._committed.get(tp, -1):
+                todo[tp] = off
         if not todo:
-            return
+            return {}
         try:
             await consumer.commit(todo)
         except CommitFailedError as exc:
             self._log.warning("kafka commit rejected (group rebalanced); the records will be redelivered",
                               error=str(exc))
-            return
+            return {}
         self._committed.update(todo)
         self._log.debug("kafka offsets committed",
                         offsets={f"{tp.topic}[{tp.partition}]": off for tp, off in todo.items()})
+        return {(tp.topic, tp.partition): off for tp, off in todo.items()}
 
     def lag(self) -> dict[str, int]:
         """Records not yet delivered per ``topic[partition]``: high-water mark - next offset.
 
-        Uses the high-water marks the fetcher already received (``consumer.highwater``), so it
-        costs no request; partitions not fetched yet are left out.
+        Uses the high-water marks the fetcher already received (``consumer.highwater``), which
+        cost no request; while paused (nothing is fetched) the end offsets asked for once a
+        second instead.  Partitions with neither are left out.
         """
         consumer = self._consumer
         if consumer is None:
@@ -617,6 +665,9 @@ class KafkaSource(Source):
         out: dict[str, int] = {}
         for tp in consumer.assignment():
             high = consumer.highwater(tp)
+            asked = self._high.get(tp)
+            if asked is not None and (high is None or asked > high):
+                high = asked  # paused: the fetcher's mark is stale
             pos = self._positions.get(tp)
             if high is None:
                 continue
@@ -701,7 +752,7 @@ class KafkaSink(Sink):
         where = f"kafka sink '{self.name}'"
         if str(o["acks"]) not in ("all", "1", "0", "-1"):
             raise creation_error(f"{where}: acks must be all, 1 or 0", kw.get("pos"))
-        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaProducer, where)
+        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaProducer, where, o)
         if self._extra.get("enable_idempotence"):
             self._log.warning("enable.idempotence requested; some brokers (tansu) do not support it")
         self._transactional_id: str | None = o["transactional.id"] or None
@@ -709,6 +760,9 @@ class KafkaSink(Sink):
             raise creation_error(f"{where}: transactional.id needs acks='all'", kw.get("pos"))
         self._producer: AIOKafkaProducer | None = None
         self._pending: list[asyncio.Future[Any]] = []
+        # The index of each pending record in the items of the publish call that sent it, so
+        # that a RejectedError from flush names the items the caller gave.
+        self._pending_index: list[int] = []
         seq_id = o["sequence.id"]
         self._seq_id = seq_id.encode() if seq_id else None
         # Microseconds since the epoch: a restarted sink continues above its last number.
@@ -741,10 +795,15 @@ class KafkaSink(Sink):
         self._log.info("kafka sink connected")
 
     async def publish(self, items: Sequence[tuple[Any, Mapping[str, Any]]]) -> None:
-        """Queue the records (see the module doc); waits when ``max.pending`` are unacknowledged."""
+        """Queue the records (see the module doc); waits when ``max.pending`` are unacknowledged.
+
+        A record the client refuses outright (larger than ``max.request.size``) is skipped and
+        reported, with the others sent, by :class:`RejectedError` at the end.
+        """
         producer = self._producer
         if producer is None:
             raise ConnectionUnavailableError(f"kafka sink '{self.name}' is not connected")
+        rejected: dict[int, str] = {}
         for n, (payload, props) in enumerate(items):
             topic = str(self._option(props, "topic"))
             key = self._option(props, "key")
@@ -765,20 +824,37 @@ class KafkaSink(Sink):
                     key=key.encode() if isinstance(key, str) else key,
                     partition=int(partition) if partition is not None else None,
                     headers=headers)
+            except _REJECTED as exc:
+                rejected[n] = f"{type(exc).__name__}: {exc}"
+                continue
             except KafkaError as exc:
                 raise ConnectionUnavailableError(f"kafka sink '{self.name}': cannot send to {topic}: {exc!r}",
                                                  published=n) from exc
             self._pending.append(fut)
+            self._pending_index.append(n)
         if self.options["is.synchronous"] or len(self._pending) >= self.options["max.pending"]:
-            await self.flush()
+            try:
+                await self.flush()
+            except RejectedError as exc:
+                rejected.update(exc.rejected)
+        if rejected:
+            raise RejectedError(f"kafka sink '{self.name}': {len(rejected)} of {len(items)} records refused: "
+                                f"{next(iter(rejected.values()))}", rejected)
 
     async def flush(self) -> None:
         """Wait for the broker to acknowledge every queued record; raises :class:`PublishError`."""
         pending, self._pending = self._pending, []
+        index, self._pending_index = self._pending_index, []
         if not pending:
             return
         results = await asyncio.gather(*pending, return_exceptions=True)
         failed = [r for r in results if isinstance(r, BaseException)]
+        if failed and all(isinstance(r, _REJECTED) for r in failed):
+            # The broker refused these records themselves: retrying cannot help.
+            rejected = {index[i]: f"{type(r).__name__}: {r}" for i, r in enumerate(results)
+                        if isinstance(r, BaseException)}
+            raise RejectedError(f"kafka sink '{self.name}': the broker refused {len(rejected)} of {len(results)} "
+                                f"records: {next(iter(rejected.values()))}", rejected)
         if failed:
             self._log.error("kafka records not acknowledged", failed=len(failed), total=len(results),
                             error=repr(failed[0]))
@@ -814,7 +890,7 @@ class KafkaSink(Sink):
                     await producer.send_offsets_to_transaction(dict(group_offsets), group_id)
             await producer.commit_transaction()
         except BaseException:
-            self._pending = []
+            self._pending, self._pending_index = [], []
             with contextlib.suppress(Exception):
                 await producer.abort_transaction()
             raise

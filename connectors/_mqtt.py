@@ -7,8 +7,17 @@ Source
     ``clean.session='false'`` and a stable ``client.id`` the broker keeps the subscriptions
     and queues QoS 1/2 messages while the source is away.  On a lost connection the source
     reconnects with exponential back-off (up to ``max.reconnect.delay``) and subscribes again.
-    Messages are acknowledged to the broker on receipt (as Siddhi does), so ``commit`` is a
-    no-op; ``pause()`` stops delivery, while the broker keeps sending into the client's queue.
+    QoS 1/2 messages are acknowledged (PUBACK, PUBCOMP) only when the host commits their chunk,
+    that is once the outputs they caused are flushed (paho's manual acknowledgements): with a
+    persistent session (``clean.session='false'``, a stable ``client.id``) the broker sends
+    again, after a reconnection or a restart, whatever was received but not processed -- at
+    least once across a crash or a stop.  (QoS 2 is acknowledged to the broker with PUBREC on
+    receipt, as the protocol requires, and paho keeps no copy across a restart: a QoS 2
+    message received but not processed when the process dies is lost; use QoS 1 for at least
+    once.)  Acknowledgements of a connection that has since dropped are not sent (the broker
+    redelivers those messages).  ``pause()`` stops delivery and so holds the acknowledgements:
+    once the broker's in-flight window (Mosquitto's ``max_inflight_messages``) is full it
+    stops sending, which is the back-pressure.
 
 Sink
     Publishes to ``topic`` (may be an ``{{attribute}}`` template) with
@@ -26,13 +35,13 @@ from __future__ import annotations
 import asyncio
 import ssl
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
 import aiomqtt
 from srota.connectors._options import creation_error
-from srota.connectors.base import Backoff, ConnectionUnavailableError, Message, Sink, Source
+from srota.connectors.base import AckToken, Backoff, ConnectionUnavailableError, Message, Sink, Source
 from srota.engine.registry import Kind, Param, extension
 from srota.grammar.model import AttrType
 
@@ -122,6 +131,19 @@ def _static_qos(value: Any, where: str, pos: Any) -> int:
         raise creation_error(str(exc), pos) from None
 
 
+class MqttAck(AckToken):
+    """The QoS 1/2 messages of one delivered chunk: ``(mid, qos)`` on one connection."""
+
+    __slots__ = ("client", "mids")
+
+    def __init__(self, client: aiomqtt.Client, mids: list[tuple[int, int]]) -> None:
+        self.client = client
+        self.mids = mids
+
+    def __repr__(self) -> str:
+        return f"MqttAck({len(self.mids)} messages)"
+
+
 _SOURCE_PARAMS = (
     Param("topic", _S, doc="Comma-separated topics or wildcard filters (+, #)."),
     Param("quality.of.service", _I, optional=True, default=1, doc="0, 1 or 2."),
@@ -147,7 +169,10 @@ class MqttSource(Source):
             raise creation_error(f"{where}: topic is empty", kw.get("pos"))
         self.qos = _static_qos(self.options["quality.of.service"], where, kw.get("pos"))
         self._queue: asyncio.Queue[aiomqtt.Message] | None = None
+        self._client: aiomqtt.Client | None = None
         self.connections = 0
+        #: QoS 1/2 messages acknowledged to the broker (tests and metrics read it).
+        self.acknowledged = 0
         self._log = self._log.bind(broker=self._conn.address, topics=self.topics, client_id=self._conn.client_id)
 
     def _make_queue(self, maxsize: int = 0) -> asyncio.Queue[aiomqtt.Message]:
@@ -160,8 +185,12 @@ class MqttSource(Source):
         backoff = self._conn.backoff
         while not self._stopping:
             client = self._conn.client(queue_type=self._make_queue)  # type: ignore[arg-type]
+            # Acknowledge when the host commits, not on receipt (aiomqtt exposes no option for
+            # it; its paho client does).
+            client._client.manual_ack_set(True)  # noqa: SLF001
             try:
                 async with client:
+                    self._client = client
                     for topic in self.topics:
                         await client.subscribe(topic, qos=self.qos)
                     self.connections += 1
@@ -179,6 +208,8 @@ class MqttSource(Source):
                 delay = backoff.next_delay()
                 self._log.warning("mqtt source disconnected; reconnecting", error=str(exc), retry_in=round(delay, 2))
                 await asyncio.sleep(delay)
+            finally:
+                self._client = None
 
     async def _consume(self, client: aiomqtt.Client) -> None:
         limit = self.options["batch.size"]
@@ -187,11 +218,25 @@ class MqttSource(Source):
             queue = self._queue
             while queue is not None and len(batch) < limit and not queue.empty():
                 batch.append(queue.get_nowait())
-            messages = [Message(m.payload, {"topic": m.topic.value, "qos": m.qos, "retain": m.retain})
+            token = MqttAck(client, [(m.mid, m.qos) for m in batch if m.qos > 0])
+            messages = [Message(m.payload, {"topic": m.topic.value, "qos": m.qos, "retain": m.retain}, token)
                         for m in batch]
             await self._deliver(messages)
             if self._stopping:
                 return
+
+    async def commit(self, tokens: Iterable[AckToken]) -> None:
+        """Acknowledge the QoS 1/2 messages of processed chunks, in the order received."""
+        client = self._client
+        for token in tokens:
+            if not isinstance(token, MqttAck) or not token.mids:
+                continue
+            if token.client is not client or client is None:
+                continue  # that connection is gone: the broker sends these messages again
+            paho = client._client  # noqa: SLF001
+            for mid, qos in token.mids:
+                paho.ack(mid, qos)
+            self.acknowledged += len(token.mids)
 
 
 _SINK_PARAMS = (

@@ -58,6 +58,17 @@ class ConnectionUnavailableError(ConnectorError):
         self.published = published
 
 
+class RejectedError(ConnectorError):
+    """The transport can never accept some messages (too large for the broker, an invalid
+    topic): retrying cannot help.  ``rejected`` maps the index of each such item, in the
+    ``publish`` call that sent it, to the reason; the other items went out (raised by
+    ``publish``) or were acknowledged (raised by ``flush``)."""
+
+    def __init__(self, message: str, rejected: dict[int, str]) -> None:
+        super().__init__(message)
+        self.rejected = rejected
+
+
 class PublishError(ConnectorError):
     """Some published messages were not acknowledged by the broker (``failed`` of ``total``)."""
 

@@ -4,7 +4,8 @@ An aggregator extension's factory checks the argument types and returns ``(resul
 state class)``.  The selector keeps one state object per aggregator and group key; events add
 to it when current, remove from it when expired, and a reset event clears it (DESIGN.md
 decision 6).  ``add``/``remove`` return the new value.  Nulls are ignored.  State objects
-hold only plain values, so they pickle for snapshots.
+hold only plain values, so snapshots can keep them as data (:mod:`engine.state_codec`; a
+third-party aggregator's state class registers with ``register_state_type``).
 """
 from __future__ import annotations
 

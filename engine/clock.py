@@ -9,6 +9,13 @@ callbacks.  Two clocks exist:
   fire synchronously, in time order, when an arriving event moves time past them.  Optional
   ``idle.time``/``increment`` advance time while no events arrive.
 
+Time never replays the past (DESIGN.md decision 11).  A clock starts at the first time it
+sees: a playback clock has no time until its first event, so whatever an app arms "at start"
+(periodic triggers, purges, aggregation timers, cron) is armed through :meth:`Clock.on_start`
+and counts from the first event's timestamp, not from 1970.  A periodic timer that fell
+behind (a gap in event time, a suspended process) fires once and moves on to its next due
+time (:func:`next_period`), so a jump of a year costs one tick, not thirty million.
+
 Tests can drive a :class:`PlaybackClock` directly with :meth:`PlaybackClock.advance`.
 """
 from __future__ import annotations
@@ -29,9 +36,22 @@ class Clock:
     """The app's notion of now, in epoch milliseconds."""
 
     playback = False
+    #: Whether the clock has a time (a playback clock has none before its first event).
+    started = True
 
     def now(self) -> int:
         raise NotImplementedError
+
+    def advance(self, timestamp: int) -> None:
+        """An event of time ``timestamp`` arrived: playback clocks move to it; real time ignores it."""
+
+    def on_start(self, callback: TimerCallback) -> None:
+        """Call ``callback(start)`` once the clock has a time (at once for a wall clock).
+
+        Timers that count from the app's start arm themselves here, so that under playback
+        they count from the first event's timestamp.
+        """
+        callback(self.now())
 
 
 class WallClock(Clock):
@@ -52,12 +72,18 @@ class PlaybackClock(Clock):
     ``@app:playback(idle.time, increment)``: when ``idle_millis`` is set, once the first event
     has arrived a heartbeat thread (started with the scheduler) moves time forward by
     ``increment_millis`` whenever no event has advanced it for ``idle_millis`` of wall time.
+
+    Without ``start`` the clock has no time until the first :meth:`advance` (``now()`` answers
+    0 meanwhile); that first time is when it starts, and the :meth:`on_start` callbacks run
+    then, before any timer fires.
     """
 
     playback = True
 
-    def __init__(self, start: int = 0) -> None:
-        self._now = start
+    def __init__(self, start: int | None = None) -> None:
+        self._now = 0 if start is None else start
+        self.started = start is not None
+        self._on_start: list[TimerCallback] = []
         self.scheduler: Scheduler | None = None
         self.idle_millis: int | None = None
         self.increment_millis: int = 0
@@ -67,8 +93,16 @@ class PlaybackClock(Clock):
     def now(self) -> int:
         return self._now
 
+    def on_start(self, callback: TimerCallback) -> None:
+        if self.started:
+            callback(self._now)
+        else:
+            self._on_start.append(callback)
+
     def advance(self, timestamp: int) -> None:
         """Move time forward to ``timestamp`` (no-op if it is in the past), firing due timers."""
+        if not self.started:
+            self._begin(timestamp)
         if timestamp >= self._now:
             self._last_wall = time.monotonic()
             self._seen = True
@@ -77,7 +111,20 @@ class PlaybackClock(Clock):
             if self.scheduler is not None:
                 self.scheduler.fire_until(timestamp, self)
 
+    def _begin(self, timestamp: int) -> None:
+        """The first time seen: the clock starts here and the start callbacks arm their timers."""
+        self.started = True
+        self._now = timestamp
+        callbacks, self._on_start = self._on_start, []
+        for callback in callbacks:
+            callback(timestamp)
+        if self.scheduler is not None:  # a timer armed before the start (at 0) fires once now
+            self.scheduler.fire_until(timestamp, self)
+
     def _set(self, timestamp: int) -> None:
+        """Restore the time of a snapshot (it starts a clock that had no time yet)."""
+        if not self.started:
+            self._begin(timestamp)
         self._now = max(self._now, timestamp)
 
     def idle_due(self) -> float | None:
@@ -85,6 +132,19 @@ class PlaybackClock(Clock):
         if not self.idle_millis or not self._seen:
             return None
         return max(0.0, self._last_wall + self.idle_millis / 1000.0 - time.monotonic())
+
+
+def next_period(at: int, period: int, now: int) -> int:
+    """When a periodic timer that fired for ``at`` fires next: ``at + period`` or, if that is
+    already past (the timer fell behind), the first time of its grid at or after ``now``.
+
+    The missed periods are skipped, not replayed (DESIGN.md decision 11): a tick due exactly
+    at ``now`` still fires, one further behind does not.
+    """
+    nxt = at + period
+    if nxt < now:
+        nxt += -(-(now - nxt) // period) * period
+    return nxt
 
 
 class Scheduler:

@@ -3,18 +3,25 @@
 Expressions, filters and projections become Python source once, at app creation, and are
 ``compile()``d.  Each generated function gets a :mod:`linecache` entry, so a traceback from a
 failing query shows the generated line.  Code objects are cached by source text: partitions
-instantiate the same query many times and pay for compilation once.
+instantiate the same query many times and pay for compilation once.  The cache is a bounded
+LRU (each distinct on-demand query text generates new code; a process serving them for
+months must not keep all of it): an evicted entry is compiled again when needed, and its
+linecache entry goes with it.
 """
 from __future__ import annotations
 
 import itertools
 import linecache
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-_code_cache: dict[str, tuple[CodeType, str]] = {}
+#: How many generated code objects (and their linecache entries) are kept.
+CODE_CACHE_SIZE = 8192
+
+_code_cache: OrderedDict[str, tuple[CodeType, str]] = OrderedDict()
 _cache_lock = threading.Lock()
 _file_ids = itertools.count(1)
 
@@ -23,11 +30,15 @@ def _compile(source: str) -> tuple[CodeType, str]:
     with _cache_lock:
         hit = _code_cache.get(source)
         if hit is not None:
+            _code_cache.move_to_end(source)
             return hit
         filename = f"<srota-generated-{next(_file_ids)}>"
         code = compile(source, filename, "exec")
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         _code_cache[source] = (code, filename)
+        while len(_code_cache) > CODE_CACHE_SIZE:
+            _, (_, old) = _code_cache.popitem(last=False)
+            linecache.cache.pop(old, None)
         return code, filename
 
 

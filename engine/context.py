@@ -28,10 +28,15 @@ class Limits:
     Siddhi.  ``max_pending_matches``: partial matches one pattern state keeps before the
     oldest are dropped (``@pattern(max.pending=...)`` overrides it per query).  Every breach
     is counted in :attr:`AppContext.breaches` and logged (at most once a minute per element).
+
+    ``python_functions``: whether ``define function f[python] ...`` is allowed.  Its body is
+    Python run in the process, so whoever writes the app text runs code; turn it off where
+    app texts are not trusted (the service: ``limits.python_functions: false``).
     """
 
     max_window_events: int = 0
     max_pending_matches: int = 100_000
+    python_functions: bool = True
 
 
 class AppContext:
@@ -71,6 +76,24 @@ class AppContext:
         self._ids = itertools.count()
         # Set while planning a partition: the key-local scope for inner streams, etc.
         self.partition: Any = None
+        #: The junction whose chunk is being dispatched (faults of its events go to its @OnError).
+        self.dispatching: Any = None
+
+    def fault_event(self, event: Any, exc: Exception) -> None:
+        """Route one event that failed inside a query the way its stream's ``@OnError`` says.
+
+        Stages that evaluate user expressions over a chunk call this for the one event that
+        raised and go on with the others (faults stay with the event, DESIGN.md decision 7).
+        Outside a dispatch (a timer tick) there is no stream to blame: ``exc`` is re-raised.
+        """
+        junction = self.dispatching
+        if junction is None:
+            raise exc
+        from srota.engine.event import Event
+
+        n = len(junction.definition.attributes)
+        data = tuple(event.data[:n])
+        junction.on_error([Event(event.timestamp, data)], exc)
 
     # ------------------------------------------------------------------ functions
     def find_function(self, namespace: str, name: str) -> Callable[[list[ArgInfo], Any], Any] | None:

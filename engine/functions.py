@@ -7,6 +7,7 @@ The implementation is a callable taking the argument values, or an inline source
 """
 from __future__ import annotations
 
+import ast
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -55,7 +56,7 @@ def _type_name_arg(name: str, arg: ArgInfo) -> AttrType:
 
 
 @extension(Kind.FUNCTION, "coalesce", params=(Param("args", ANY_TYPE, dynamic=True, repeat=True),),
-           doc="The first argument that is not null.")
+           doc="The first argument that is not null.", pure=True)
 def _coalesce(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("coalesce", args, 1, -1)
     rtype = _same_types("coalesce", args)
@@ -73,7 +74,7 @@ def _coalesce(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
 
 @extension(Kind.FUNCTION, "default",
            params=(Param("attribute", ANY_TYPE, dynamic=True), Param("default", ANY_TYPE)),
-           doc="The attribute, or the default when the attribute is null.")
+           doc="The attribute, or the default when the attribute is null.", pure=True)
 def _default(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("default", args, 2)
     if args[0].type != args[1].type:
@@ -85,7 +86,7 @@ def _default(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
 @extension(Kind.FUNCTION, "ifThenElse",
            params=(Param("condition", (AttrType.BOOL,), dynamic=True), Param("if.expression", ANY_TYPE, dynamic=True),
                    Param("else.expression", ANY_TYPE, dynamic=True)),
-           doc="The second argument when the condition holds, else the third.")
+           doc="The second argument when the condition holds, else the third.", pure=True)
 def _if_then_else(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("ifThenElse", args, 3)
     if args[0].type is not AttrType.BOOL:
@@ -109,7 +110,7 @@ def _instance_of(name: str, check: Callable[[Any, AttrType], bool]) -> None:
         return AttrType.BOOL, lambda v: check(v, declared)
 
     extension(Kind.FUNCTION, name, params=(Param("arg", ANY_TYPE, dynamic=True),),
-              doc=f"Whether the value is a {name[10:]}.")(factory)
+              doc=f"Whether the value is a {name[10:]}.", pure=True)(factory)
 
 
 def _is_int(v: Any) -> bool:
@@ -132,7 +133,7 @@ _instance_of("instanceOfFloat", lambda v, t: isinstance(v, float) and t is AttrT
 
 @extension(Kind.FUNCTION, "cast",
            params=(Param("to.be.caster", ANY_TYPE, dynamic=True), Param("cast.to", (AttrType.STRING,))),
-           doc="Declares the value's type (no conversion: use convert for that).")
+           doc="Declares the value's type (no conversion: use convert for that).", pure=True)
 def _cast(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("cast", args, 2)
     target = _type_name_arg("cast", args[1])
@@ -141,7 +142,7 @@ def _cast(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
 
 @extension(Kind.FUNCTION, "convert",
            params=(Param("to.be.converted", ANY_TYPE, dynamic=True), Param("converted.to", (AttrType.STRING,))),
-           doc="Converts the value to the given type (null when it cannot).")
+           doc="Converts the value to the given type (null when it cannot).", pure=True)
 def _convert(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("convert", args, 2)
     target = _type_name_arg("convert", args[1])
@@ -171,7 +172,7 @@ def _extreme(name: str, pick: Callable[..., Any]) -> None:
         return rtype, impl
 
     extension(Kind.FUNCTION, name, params=(Param("arg", NUMERIC_TYPES, dynamic=True, repeat=True),),
-              doc=f"The {name} of the arguments, ignoring nulls.")(factory)
+              doc=f"The {name} of the arguments, ignoring nulls.", pure=True)(factory)
 
 
 _extreme("maximum", max)
@@ -217,11 +218,21 @@ def _size_of_set(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     return AttrType.INT, size
 
 
+def _is_expression(line: str) -> bool:
+    """Whether one line of a body is an expression (its value is the result), not a statement."""
+    try:
+        ast.parse(line.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
 def script_function(language: str, name: str, return_type: AttrType, body: str) -> Callable[..., Any]:
     """A function defined in the app (``define function f[python] return T {body}``).
 
     The body sees the arguments as ``data`` (a list); it may ``return`` a value or be a single
-    expression.  Results are converted to the declared return type.
+    expression (``{ data[0] >= 1 }``).  Results are converted to the declared return type.
+    Apps can be kept from defining them with ``Limits(python_functions=False)``.
     """
     if language.lower() not in ("python", "py"):
         raise _err(f"script language '{language}' is not supported (use python)")
@@ -229,7 +240,7 @@ def script_function(language: str, name: str, return_type: AttrType, body: str) 
     lines = [ln for ln in src.splitlines() if ln.strip()]
     indent = min((len(ln) - len(ln.lstrip()) for ln in lines), default=0)
     lines = [ln[indent:] for ln in lines]
-    if len(lines) == 1 and not lines[0].lstrip().startswith("return") and "=" not in lines[0].split("==")[0]:
+    if len(lines) == 1 and _is_expression(lines[0]):
         lines = ["return " + lines[0]]
     code = "def _script(data):\n" + "".join("    " + ln + "\n" for ln in lines or ["return None"])
     ns: dict[str, Any] = {}

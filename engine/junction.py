@@ -60,15 +60,30 @@ class StreamJunction:
             self.dispatch(chunk)
 
     def dispatch(self, chunk: list[Event]) -> None:
-        """Deliver a chunk to every receiver now, routing failures per ``@OnError``."""
-        self.events_in += len(chunk)
-        for receiver in self.receivers:
-            try:
-                receiver(chunk)
-            except Exception as exc:  # one failing query must not stop the others
-                self._on_error(chunk, exc)
+        """Deliver a chunk to every receiver now, routing failures per ``@OnError``.
 
-    def _on_error(self, chunk: list[Event], exc: Exception) -> None:
+        A query stage that evaluates user expressions (filters, selectors of single-stream
+        queries) reports the one event that raised through :meth:`AppContext.fault_event`
+        and goes on with the rest of the chunk.  An exception that still reaches this loop
+        comes from a stage that cannot tell which event failed; then a chunk of one event is
+        faulted as such, and a longer one is faulted whole (replaying it event by event
+        could apply the events that got through twice to stateful stages).
+        """
+        self.events_in += len(chunk)
+        ctx = self.ctx
+        outer = ctx.dispatching
+        ctx.dispatching = self
+        try:
+            for receiver in self.receivers:
+                try:
+                    receiver(chunk)
+                except Exception as exc:  # one failing query must not stop the others
+                    self.on_error(chunk, exc)
+        finally:
+            ctx.dispatching = outer
+
+    def on_error(self, chunk: list[Event], exc: Exception) -> None:
+        """Route events that failed in a query: to the fault stream ``!S`` or the log."""
         self.ctx.metrics_error(self.stream_id)
         if self.fault_junction is not None:
             faults = [Event(e.timestamp, (*e.data, exc), CURRENT) for e in chunk]
@@ -77,6 +92,8 @@ class StreamJunction:
         _log.error("error processing events of stream %s in app %s: %s: %s (%d event(s) dropped)",
                    self.stream_id, self.ctx.name, type(exc).__name__, exc, len(chunk),
                    exc_info=exc, extra={"app": self.ctx.name, "stream": self.stream_id, "dropped": len(chunk)})
+
+    _on_error = on_error  # the name generated partition code calls
 
 
 class AsyncBuffer:
@@ -102,16 +119,28 @@ class AsyncBuffer:
         return len(self._events)
 
     def put(self, chunk: list[Event]) -> None:
+        # A non-blocking acquire of the re-entrant app lock succeeds exactly when this thread
+        # holds it already (a query inserting into this stream) or nobody does: either way this
+        # thread may process the buffer itself, and must, rather than wait for workers that
+        # need the lock it holds.
         lock = self.junction.ctx.lock
+        locked = False
         with self._cond:
             while self._running and len(self._events) + len(chunk) > self.size and self._events:
-                if lock._is_owned():  # type: ignore[attr-defined]
+                if lock.acquire(blocking=False):
+                    locked = True
                     break
                 self._cond.wait(0.1)
             self._events.extend(chunk)
             self._cond.notify_all()
-        if lock._is_owned() and (len(self._events) > self.size or not self._running):  # type: ignore[attr-defined]
-            self._drain()
+        if not locked and len(self._events) > self.size:
+            locked = lock.acquire(blocking=False)
+        if locked:
+            try:
+                if len(self._events) > self.size:
+                    self._drain()
+            finally:
+                lock.release()
 
     def _take(self) -> list[Event]:
         with self._cond:
@@ -151,15 +180,21 @@ class AsyncBuffer:
             self._threads.append(t)
 
     def stop(self) -> None:
-        """Process what is buffered, then stop the workers."""
+        """Process what is buffered, then tell the workers to stop.
+
+        Runs as a stop hook, under the app lock, so the workers (which need that lock) end
+        once it is released; :meth:`join` waits for them.
+        """
         with self.junction.ctx.lock:
             self._drain()
         self._running = False
         with self._cond:
             self._cond.notify_all()
-        if not self.junction.ctx.lock._is_owned():  # type: ignore[attr-defined]
-            for t in self._threads:  # (a caller holding the lock lets them end on release)
-                t.join(timeout=2)
+
+    def join(self, timeout: float = 2.0) -> None:
+        """Wait for the stopped workers to end (call without holding the app lock)."""
+        for t in self._threads:
+            t.join(timeout=timeout)
         self._threads.clear()
 
 
@@ -215,7 +250,10 @@ class InputHandler:
             return
         with ctx.lock:
             if ctx.playback:
-                ctx.clock.advance(max(e.timestamp for e in events))
+                clock = ctx.clock
+                if not clock.started:  # the clock starts at the chunk's first time
+                    clock.advance(min(e.timestamp for e in events))
+                clock.advance(max(e.timestamp for e in events))
             self._junction.send(chunk)
 
     def send_rows(self, rows: Sequence[Sequence[Any]], timestamp: int | None = None) -> None:

@@ -17,6 +17,7 @@ that repeats a query pays only for running it.
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -37,14 +38,23 @@ from srota.grammar.model import (
     UpdateStream,
 )
 
-_plans: weakref.WeakKeyDictionary[Any, dict[str, Callable[[], list[Event]]]] = weakref.WeakKeyDictionary()
+_plans: weakref.WeakKeyDictionary[Any, OrderedDict[str, Callable[[], list[Event]]]] = weakref.WeakKeyDictionary()
+
+
+#: Plans kept per app (least recently used first out).
+PLAN_CACHE_SIZE = 256
 
 
 def run_on_demand_query(ctx: Any, text: str) -> list[Event]:
-    """Parse (once), plan (once) and run an on-demand query under the app lock."""
-    cache = _plans.setdefault(ctx, {})
+    """Parse (once), plan (once) and run an on-demand query under the app lock.
+
+    Plans are kept per app in a bounded LRU: every distinct query text makes one.
+    """
+    cache = _plans.setdefault(ctx, OrderedDict())
     run = cache.get(text)
-    if run is None:
+    if run is not None:
+        cache.move_to_end(text)
+    else:
         from srota.grammar.parser import parse_on_demand_query
 
         query = parse_on_demand_query(text)
@@ -55,8 +65,9 @@ def run_on_demand_query(ctx: Any, text: str) -> list[Event]:
                 return list(aggregation.on_demand(query))
         with ctx.lock:
             run = _plan(ctx, query)
-        if len(cache) < 256:
-            cache[text] = run
+        cache[text] = run
+        while len(cache) > PLAN_CACHE_SIZE:
+            cache.popitem(last=False)
     with ctx.lock:
         return run()
 

@@ -37,12 +37,14 @@ from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any, NamedTuple
 
+from srota.engine.clock import next_period
 from srota.engine.codegen import CodeGen
 from srota.engine.event import Event
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.junction import StreamJunction
 from srota.engine.output import QueryOutput
-from srota.engine.query import QueryRuntime, Sources, build_query, check_schema, query_output_event_type
+from srota.engine.planning import Sources, check_schema
+from srota.engine.query import QueryRuntime, build_query, query_output_event_type
 from srota.engine.scope import StreamScope
 from srota.engine.selector import DeferredParts
 from srota.engine.timeutil import parse_duration
@@ -126,6 +128,8 @@ class PartitionSources(Sources):
             junction = inst.routed.get(stream_id)
             if junction is None:
                 junction = StreamJunction(self.ctx.streams[stream_id], self.ctx)
+                # a key's copy of the stream faults where the stream does (@OnError)
+                junction.fault_junction = self.ctx.junctions[stream_id].fault_junction
                 inst.routed[stream_id] = junction
             junction.subscribe(receiver)
             return
@@ -232,7 +236,8 @@ class PartitionRuntime:
         self._plan_keys()
         self._validate()
         self._plan_purge()
-        self._routers = {stream_id: self._make_router(stream_id) for stream_id in self.routed_streams}
+        self._routers: dict[str, Emit] = {stream_id: self._make_router(stream_id)
+                                          for stream_id in self.routed_streams}
         for stream_id, router in self._routers.items():
             ctx.junctions[stream_id].subscribe(router)
         from srota.engine.snapshot import fingerprint
@@ -243,7 +248,7 @@ class PartitionRuntime:
     # ------------------------------------------------------------------ planning
     def _plan_keys(self) -> None:
         ctx = self.ctx
-        self._routers: dict[str, Emit] = {}
+        self._routers = {}
         #: value partitions: stream -> (the key's code over ``e``/``d``, its CodeGen)
         self._key_code: dict[str, tuple[str, CodeGen]] = {}
         for pt in self.partition.partition_types:
@@ -450,15 +455,20 @@ class PartitionRuntime:
             for hook in inst.start_hooks:
                 hook()
         if self._purge_interval:
-            self._purge_handle = self.ctx.scheduler.schedule(self.ctx.clock.now() + self._purge_interval,
-                                                             self._purge)
+            # counted from the app's start (under playback: from the first event's time)
+            self.ctx.clock.on_start(self._arm_purge)
+
+    def _arm_purge(self, now: int) -> None:
+        if self._started:
+            self._purge_handle = self.ctx.scheduler.schedule(now + self._purge_interval, self._purge)
 
     def _purge(self, at: int) -> None:
         limit = at - self._idle
         for key in [k for k, inst in self.instances.items() if inst.last_seen <= limit]:
             self.purge_key(key)
-        if self._started:
-            self._purge_handle = self.ctx.scheduler.schedule(at + self._purge_interval, self._purge)
+        if self._started:  # a purge that fell behind runs once, then at its next due time
+            nxt = next_period(at, self._purge_interval, self.ctx.clock.now())
+            self._purge_handle = self.ctx.scheduler.schedule(nxt, self._purge)
 
     def stop(self) -> None:
         """Stop purging and the instances' timers (the app shuts down)."""
@@ -572,7 +582,7 @@ def _plan_fusion(query: Query, runtime: QueryRuntime, prefix: str, index: int,
     base = f"{prefix}{runtime.name}"
     plan = getattr(runtime.elements.get(base + "/selector"), "plan", None)
     parts = getattr(plan, "parts", None)
-    if (parts is None or plan.post is not None or plan.group_key is not None or not plan.current_on
+    if (plan is None or parts is None or plan.post is not None or plan.group_key is not None or not plan.current_on
             or plan.expired_on or parts.prologue != ("d = e.data",) or not _only_base_names(parts)):
         return None
     if handlers:
@@ -707,9 +717,7 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
             *_indent(step, 3),
             "            _qlast = e",
             "        except _p_Exception as _qx:",
-            "            _qerr = _qx",  # the rest of the run passes the window only, then fails
-            "            _qmode = 2",
-            "            _qlast = None",
+            "            _qj._on_error([e], _qx)",  # the fault stays with the event; the run goes on
             "    elif _qmode == 2:",
             *_indent(window_only, 2),
         ]
@@ -761,7 +769,8 @@ def _end_of_run(end: str, fusion: _Fusion | None, in_loop: bool) -> list[str]:
     if in_loop:
         rebind = _uses_event([fusion.parts.row])
         emit = [*(["_qe = e"] if rebind else []), *emit, *(["e = _qe"] if rebind else []), "d = e.data"]
-    lines += ["elif _qmode == 1:", *_indent(emit, 1),
+    # (no last event when every event of the run failed: each was faulted on its own)
+    lines += ["elif _qmode == 1:", *_indent(["if _qlast is not None:", *_indent(emit, 1)], 1),
               "else:",
               f"    _qj._on_error({run}, _qerr)"]
     return lines

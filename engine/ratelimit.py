@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from srota.engine.clock import next_period
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.expression import error_at
 from srota.engine.registry import Kind, registry
@@ -244,7 +245,8 @@ class _Ticking(RateLimiter):
     def _tick(self, at: int) -> None:
         if self._stopped or at < self.scheduled:
             return
-        self.scheduled += self.millis
+        # a tick that fell behind fires once, then the next due one (DESIGN.md decision 11)
+        self.scheduled = next_period(self.scheduled, self.millis, self.ctx.clock.now())
         self.ctx.scheduler.schedule(self.scheduled, self._tick)
         out = self.on_tick(at)
         if out:

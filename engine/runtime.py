@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srota.engine import aggregators as _aggregators  # noqa: F401 - registers the built-in aggregators
 from srota.engine import extensions as _extensions  # noqa: F401 - registers str:, math:, time:, ...
@@ -26,7 +26,8 @@ from srota.engine.event import Event
 from srota.engine.expression import error_at
 from srota.engine.junction import InputHandler
 from srota.engine.output import QueryCallback
-from srota.engine.query import QueryRuntime, Sources, build_query, source_key
+from srota.engine.planning import Sources, source_key
+from srota.engine.query import QueryRuntime, build_query
 from srota.engine.timeutil import parse_duration
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import (
@@ -39,6 +40,9 @@ from srota.grammar.model import (
     StreamDefinition,
     find_annotation,
 )
+
+if TYPE_CHECKING:
+    from srota.engine.partition import PartitionQuery
 
 _log = logging.getLogger("srota.engine")
 
@@ -62,7 +66,8 @@ class SiddhiAppRuntime:
         self.text = text
         self.name = app.name or f"app-{id(self):x}"
         self._ctx = AppContext(app, self.name, clock or _clock_for(app), _app_limits(app, limits))
-        self.queries: dict[str, QueryRuntime] = {}
+        #: Queries by name; a partitioned query answers for all its key instances.
+        self.queries: dict[str, QueryRuntime | PartitionQuery] = {}
         self.partitions: list[Any] = []
         self._started = False
         _plan_app(self, self._ctx)
@@ -139,6 +144,9 @@ class SiddhiAppRuntime:
             for q in self.queries.values():
                 for hook in q.stop_hooks:
                     hook()
+        for junction in list(self._ctx.junctions.values()):
+            if junction.async_buffer is not None:
+                junction.async_buffer.join()
         self._started = False
 
     def drain(self) -> int:
@@ -243,8 +251,8 @@ def _clock_for(app: SiddhiApp) -> Clock:
             pos = playback.pos
             raise SiddhiAppCreationError(f"@app:playback: {exc}", pos.line if pos else None,
                                          pos.column if pos else None) from None
-        clock.idle_millis = clock_idle  # type: ignore[attr-defined]
-        clock.increment_millis = clock_inc  # type: ignore[attr-defined]
+        clock.idle_millis = clock_idle
+        clock.increment_millis = clock_inc
     return clock
 
 
@@ -254,7 +262,7 @@ def _app_limits(app: SiddhiApp, limits: Limits | None) -> Limits:
     a = find_annotation(app.annotations, "app:limits")
     if a is None:
         return limits
-    values = {}
+    values: dict[str, int] = {}
     for key, field_name in (("max.window.events", "max_window_events"),
                             ("max.pending.matches", "max_pending_matches")):
         raw = a.get(key)
@@ -267,7 +275,10 @@ def _app_limits(app: SiddhiApp, limits: Limits | None) -> Limits:
         except ValueError:
             raise error_at(f"@app:limits {key} must be a whole number >= 0 (0: no limit), not '{raw}'", a) from None
         values[field_name] = n
-    return dataclasses.replace(limits, **values)
+    return dataclasses.replace(
+        limits,
+        max_window_events=values.get("max_window_events", limits.max_window_events),
+        max_pending_matches=values.get("max_pending_matches", limits.max_pending_matches))
 
 
 _FAULT_ATTRIBUTE = Attribute("_error", AttrType.OBJECT)
@@ -303,6 +314,9 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
     for fd in app.function_definitions:
         from srota.engine.functions import script_function
         claim("function", fd.id, fd)
+        if not ctx.limits.python_functions:
+            raise error_at(f"function '{fd.id}': script functions are turned off here "
+                           "(Limits(python_functions=False); service: limits.python_functions)", fd)
         try:
             ctx.script_functions[fd.id] = (fd.return_type,
                                            script_function(fd.language, fd.id, fd.return_type, fd.body))
@@ -336,10 +350,10 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
             from srota.engine.partition import build_partition
             partition = build_partition(element, ctx, n)
             runtime.partitions.append(partition)
-            for q in partition.query_runtimes():
-                if q.name in runtime.queries:
-                    raise error_at(f"duplicate query name '{q.name}'", element)
-                runtime.queries[q.name] = q
+            for pq in partition.query_runtimes():
+                if pq.name in runtime.queries:
+                    raise error_at(f"duplicate query name '{pq.name}'", element)
+                runtime.queries[pq.name] = pq
 
 
 def _define_stream(ctx: AppContext, sd: StreamDefinition) -> None:

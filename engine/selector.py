@@ -24,6 +24,7 @@ from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.expression import ArgInfo, Compiled, ExpressionCompiler, error_at
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import OutputScope
+from srota.engine.state_codec import register_state_type
 from srota.grammar.model import (
     Attribute,
     AttrType,
@@ -92,14 +93,18 @@ class AggregatorSlots:
             rtype, factory = ext.factory(infos)
         except Exception as exc:
             raise error_at(str(getattr(exc, "message", exc)), call) from None
+        if isinstance(factory, type):  # an extension's state class may be kept in snapshots
+            register_state_type(factory)
         slot = len(self.factories)
         self.factories.append(factory)
         self.survive_reset.append(bool(getattr(factory, "survives_reset", False)))
-        arg = codes[0] if codes else ""
+        # One argument is passed as is; several (str:groupConcat(key, sep), map:collect(k, v))
+        # as one tuple, so every state keeps the one-argument add/remove interface.
+        passed = codes[0] if len(codes) == 1 else (f"({', '.join(codes)},)" if codes else "")
         # "{op}" is replaced by add/remove when the two projection variants are generated.
-        self.calls.append(f"A[{slot}].{{op}}({arg})")
-        self.args.append(arg)
-        return Compiled(f"A[{slot}].{{op}}({arg})", rtype)
+        self.calls.append(f"A[{slot}].{{op}}({passed})")
+        self.args.append(passed)
+        return Compiled(f"A[{slot}].{{op}}({passed})", rtype)
 
     def value_code(self, code: str) -> str:
         """``code`` reading each aggregator's current value instead of updating it."""
@@ -123,26 +128,122 @@ class QuerySelector:
         #: count events per group (to release a group's state when its window empties);
         #: the query planner turns it off for inputs that never expire events
         self.track_live = True
+        #: where one event that fails goes (set for single-stream queries; see _recover)
+        self.fault: Callable[[Event, Exception], None] | None = None
 
     # ------------------------------------------------------------------ processing
     def process(self, chunk: list[Event]) -> None:
         p = self.plan
-        if p.fast is not None:
-            out = p.fast(chunk)
-        elif p.deferred is not None:
-            out = p.deferred(self, chunk)
-        elif p.group_key is not None:
-            out = self._grouped(chunk)
-        elif p.factories:
-            out = self._aggregated(chunk)
-        else:
-            out = self._plain(chunk)
+        try:
+            if p.fast is not None:
+                out = p.fast(chunk)
+            elif p.deferred is not None:
+                out = p.deferred(self, chunk)
+            elif p.group_key is not None:
+                out = self._grouped(chunk)
+            elif p.factories:
+                out = self._aggregated(chunk)
+            else:
+                out = self._plain(chunk)
+        except Exception as exc:
+            if self.fault is None or len(chunk) == 1:
+                raise
+            out = self._recover(chunk, exc)
         if out:
             if p.post is not None:
                 out = p.post(out)
                 if not out:
                     return
             self.next(out)
+
+    def _recover(self, chunk: list[Event], exc: Exception) -> list[Event]:
+        """The output of ``chunk`` when one of its events raised: that event is faulted alone.
+
+        Without aggregators the selector has no state, so the chunk is selected again event
+        by event.  With aggregators the events before the failing one have already updated
+        their groups: processing resumes after it (the chunk's output is the last row per
+        group, made from the aggregators, so the rows of the events before are not lost).
+        """
+        p = self.plan
+        fault = self.fault
+        assert fault is not None
+        if not p.factories:
+            grouped = p.fast is None and p.group_key is not None
+            select = p.fast if p.fast is not None else (self._grouped if grouped else self._plain)
+            out: list[Event] = []
+            for e in chunk:
+                try:
+                    out += select([e])
+                except Exception as one:
+                    fault(e, one)
+            if grouped and p.batching:  # one row per group and chunk: the last
+                return list({ev.group_key: ev for ev in out}.values())  # type: ignore[attr-defined]
+            return out
+        at, making_row = _failed_event(exc, chunk)
+        if at is None:
+            raise exc
+        fault(chunk[at], exc)
+        if making_row:
+            # Every event has updated the aggregators; the row of a group's last event failed
+            # (a column that is not an aggregate, made once per chunk): the group's row comes
+            # from its last event whose row can be made.
+            return self._merge_groups([e for i, e in enumerate(chunk) if i != at and e.type <= 1], [])
+        before = [e for e in chunk[:at] if e.type <= 1]
+        rest = chunk[at + 1:]
+        try:
+            after = self._select(rest) if rest else []
+        except Exception as again:
+            after = self._recover(rest, again) if len(rest) > 1 else (fault(rest[0], again) or [])
+        if not p.batching:
+            return after  # (rows of the events before the failure are lost; snapshot limiters only)
+        return self._merge_groups(before, after)
+
+    def _select(self, chunk: list[Event]) -> list[Event]:
+        p = self.plan
+        if p.deferred is not None:
+            return p.deferred(self, chunk)
+        if p.group_key is not None:
+            return self._grouped(chunk)
+        return self._aggregated(chunk)
+
+    def _merge_groups(self, before: list[Event], after: list[Event]) -> list[Event]:
+        """The batched output of ``before + after`` when only ``after`` was selected now."""
+        p = self.plan
+        want = [e for e in before if (e.type == CURRENT and p.current_on) or (e.type == EXPIRED and p.expired_on)]
+        if p.group_key is None:
+            if after or not want:
+                return after
+            return self._value_rows([(e, None) for e in want], {None: self._states_for(None)}, Event)
+        by_key: dict[Any, list[Event]] = {}
+        for e in want:
+            by_key.setdefault(p.group_key(e), []).append(e)
+        made = {ev.group_key: ev for ev in after}  # type: ignore[attr-defined]
+        out = []
+        for key, events in by_key.items():
+            ev = made.pop(key, None)
+            out += [ev] if ev is not None else self._value_rows([(e, key) for e in events], self.states,
+                                                                  GroupedEvent)
+        out += made.values()
+        return out
+
+    def _value_rows(self, events: list[tuple[Event, Any]], states: dict[Any, list[Any]], kind: Any) -> list[Event]:
+        """The row of the last of ``events`` (one group's, oldest first) whose row can be made
+        from the aggregators' current values (no update), if it passes ``having``."""
+        p = self.plan
+        assert self.fault is not None
+        for e, key in reversed(events):
+            A = states.get(key)
+            if A is None:
+                return []
+            try:
+                row = p.project_value(e, A)
+                if p.having_value is not None and not p.having_value(e, row, A):
+                    return []
+            except Exception as exc:
+                self.fault(e, exc)
+                continue
+            return [kind(e.timestamp, row, e.type, key) if kind is GroupedEvent else kind(e.timestamp, row, e.type)]
+        return []
 
     def _states_for(self, key: Any) -> list[Any]:
         states = self.states.get(key)
@@ -178,7 +279,7 @@ class QuerySelector:
         p = self.plan
         states = self._states_for(None)
         last = None
-        out = [] if not p.batching else None
+        out: list[Event] | None = [] if not p.batching else None
         for e in chunk:
             t = e.type
             if t == CURRENT:
@@ -206,8 +307,9 @@ class QuerySelector:
     def _grouped(self, chunk: list[Event]) -> list[Event]:
         p = self.plan
         key_of = p.group_key
+        assert key_of is not None   # (this path is taken for grouped selectors only)
         groups: dict[Any, Event] = {}
-        out = [] if not p.batching else None
+        out: list[Event] | None = [] if not p.batching else None
         has_aggs = bool(p.factories)
         releasable = not any(p.survive_reset)
         for e in chunk:
@@ -262,15 +364,51 @@ def _drop(chunk: list[Event]) -> None:
     return None
 
 
+def _unplanned(*args: Any) -> tuple[Any, ...]:
+    raise AssertionError("a selector projection used before it was planned")
+
+
+def _failed_event(exc: Exception, chunk: list[Event]) -> tuple[int | None, bool]:
+    """Which event of ``chunk`` a selector loop was processing when ``exc`` rose, and whether
+    it failed while its output row was being made (after every event updated the state).
+
+    The loops (generated or not) and the row maker bind the event to ``e``; the innermost
+    such frame in the traceback names the failing event.
+    """
+    tb = exc.__traceback__
+    found = None
+    making_row = False
+    while tb is not None:
+        frame = tb.tb_frame
+        name = frame.f_code.co_name
+        if name in _LOOPS:
+            e = frame.f_locals.get("e")
+            if e is not None:
+                found = e
+                making_row = name == "_materialize"
+        tb = tb.tb_next
+    if found is not None:
+        for i, e in enumerate(chunk):
+            if e is found:
+                return i, making_row
+    return None, False
+
+
+_LOOPS = frozenset({"_deferred_chunk", "_grouped", "_aggregated", "_materialize"})
+
+
 class SelectorPlan:
     """Everything compiled for a selector; shared by every instance of the query."""
 
     def __init__(self) -> None:
         self.output_attributes: list[Attribute] = []
-        self.project: Callable[[Event], tuple[Any, ...]] | None = None
-        self.project_add: Callable[..., tuple[Any, ...]] | None = None
-        self.project_remove: Callable[..., tuple[Any, ...]] | None = None
+        # Set by the planner: ``project`` without aggregators, the other two with them.
+        self.project: Callable[[Event], tuple[Any, ...]] = _unplanned
+        self.project_add: Callable[..., tuple[Any, ...]] = _unplanned
+        self.project_remove: Callable[..., tuple[Any, ...]] = _unplanned
         self.fast: Callable[[list[Event]], list[Event]] | None = None
+        self.project_value: Callable[..., Any] = _unplanned
+        self.having_value: Callable[..., Any] | None = None
         self.group_key: Callable[[Event], Any] | None = None
         self.having: Callable[[Event, tuple[Any, ...]], bool] | None = None
         self.having_add: Callable[..., bool] | None = None
@@ -357,6 +495,11 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
     plan.survive_reset = slots.survive_reset
 
     if plan.factories:
+        # (a row from the aggregators' values, without an update: for recovering from a fault)
+        plan.project_value = gen.function("_project_value", "e, A", body + [f"return {slots.value_code(row)}"])
+        if having_cond is not None:
+            plan.having_value = gen.function("_having_value", "e, o, A",
+                                             body + [f"return {slots.value_code(having_cond)}"])
         plan.project_add = gen.function("_project_add", "e, A", body + [f"return {row.replace('{op}', 'add')}"])
         plan.project_remove = gen.function("_project_remove", "e, A",
                                            body + [f"return {row.replace('{op}', 'remove')}"])
@@ -585,7 +728,7 @@ def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: 
         type_test, etype = ("" if only_current else "e.type == 0"), "0"
     else:
         type_test, etype = "e.type == 1", "1"
-    if plan.project is not None and plan.project.__name__ == "_project_star":
+    if plan.project.__name__ == "_project_star":
         row_code = "e.data"
     else:
         row_code = row
@@ -627,6 +770,16 @@ def _constant_int(expr: Any, what: str, ctx: Any, gen: CodeGen) -> int | None:
     if expr.value < 0:
         raise error_at(f"{what} cannot be negative ({expr.value})", expr)
     return int(expr.value)
+
+
+def _non_null_first(i: int) -> Callable[[Event], tuple[bool, Any]]:
+    """A sort key on attribute ``i``: nulls sort before values (so, reversed, after them)."""
+    return lambda ev: (ev.data[i] is not None, ev.data[i])
+
+
+def _null_last(i: int) -> Callable[[Event], tuple[bool, Any]]:
+    """A sort key on attribute ``i`` that puts nulls after values."""
+    return lambda ev: (ev.data[i] is None, ev.data[i])
 
 
 def _plan_post(selector: Selector, names: list[str], types: list[AttrType], ctx: Any,
@@ -677,7 +830,7 @@ def _sorted(chunk: list[Event], order: list[tuple[int, bool]]) -> list[Event]:
     reverse=True too, so sort by the last key first."""
     for idx, desc in reversed(order):
         if desc:
-            chunk = sorted(chunk, key=lambda ev, i=idx: (ev.data[i] is not None, ev.data[i]), reverse=True)
+            chunk = sorted(chunk, key=_non_null_first(idx), reverse=True)
         else:
-            chunk = sorted(chunk, key=lambda ev, i=idx: (ev.data[i] is None, ev.data[i]))
+            chunk = sorted(chunk, key=_null_last(idx))
     return chunk

@@ -6,18 +6,28 @@ snapshot maps ids to ``(kind, fingerprint, state)``.  On restore, an element get
 back only when its id, kind and fingerprint still match; everything else is reported by id,
 so that after an app changes what still matches is restored and what cannot be is named
 (the problem of Siddhi issue 796).
+
+The bytes are data only (:mod:`engine.state_codec`, versioned by ``format``): restoring a
+snapshot runs no code the snapshot names.  Pickled snapshots of format 1 are refused, not
+loaded.  :func:`read_snapshot` checks a snapshot without applying it, so a host can fall back
+to an older revision when the newest cannot be read.
 """
 from __future__ import annotations
 
 import hashlib
 import logging
-import pickle
 from dataclasses import fields, is_dataclass
 from typing import Any
 
+from srota.engine import state_codec
+
 _log = logging.getLogger("srota.engine")
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+
+
+class SnapshotError(ValueError):
+    """A snapshot that cannot be read (corrupt, an unknown format, an unknown class)."""
 
 
 def fingerprint(node: Any) -> str:
@@ -47,14 +57,30 @@ def take_snapshot(ctx: Any) -> bytes:
             "state": snap(),
         }
     payload = {"format": FORMAT_VERSION, "app": ctx.name, "clock": ctx.clock.now(), "elements": elements}
-    return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    return state_codec.dumps(payload)
+
+
+def read_snapshot(data: bytes) -> dict[str, Any]:
+    """Decode and check a snapshot without applying it; raises :class:`SnapshotError`."""
+    if data[:1] == b"\x80":  # a pickle (format 1): never loaded
+        raise SnapshotError("snapshot is a pickle (format 1), which is no longer loaded")
+    try:
+        payload = state_codec.loads(data)
+    except state_codec.StateDecodeError as exc:
+        raise SnapshotError(f"snapshot cannot be read: {exc}") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION \
+            or not isinstance(payload.get("elements"), dict):
+        found = payload.get("format") if isinstance(payload, dict) else None
+        raise SnapshotError(f"snapshot format {found} is not supported (this version reads {FORMAT_VERSION})")
+    return payload
 
 
 def restore_snapshot(ctx: Any, data: bytes) -> list[str]:
-    """Restore what matches; return the ids of snapshot elements that could not be restored."""
-    payload = pickle.loads(data)  # noqa: S301 - snapshots are written by this process's own store
-    if payload.get("format") != FORMAT_VERSION:
-        raise ValueError(f"snapshot format {payload.get('format')} is not supported")
+    """Restore what matches; return the ids of snapshot elements that could not be restored.
+
+    Raises :class:`SnapshotError`, with nothing restored, when the snapshot cannot be read.
+    """
+    payload = read_snapshot(data)
     skipped: list[str] = []
     for eid, entry in payload["elements"].items():
         element = ctx.elements.get(eid)

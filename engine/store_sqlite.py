@@ -14,11 +14,11 @@ the last flush interval before a crash (not a shutdown) are lost; docs/tables.md
 from __future__ import annotations
 
 import logging
-import pickle
 import sqlite3
 import threading
 from typing import Any
 
+from srota.engine import state_codec
 from srota.engine.event import Event
 from srota.engine.registry import Kind, Param, extension
 from srota.engine.timeutil import parse_duration
@@ -184,7 +184,11 @@ def _to_sql(value: Any, type_: AttrType) -> Any:
     if value is None:
         return None
     if type_ is AttrType.OBJECT:
-        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            return state_codec.dumps(value)  # data only: loading it runs no code
+        except TypeError as exc:
+            _log.error("an object column value cannot be stored, NULL written instead: %s", exc)
+            return None
     if type_ is AttrType.BOOL:
         return 1 if value else 0
     return value
@@ -194,7 +198,11 @@ def _from_sql(value: Any, type_: AttrType) -> Any:
     if value is None:
         return None
     if type_ is AttrType.OBJECT:
-        return pickle.loads(value)  # noqa: S301 - written by this store
+        try:
+            return state_codec.loads(value)
+        except state_codec.StateDecodeError as exc:  # e.g. a pickle written by an older version
+            _log.error("an object column value cannot be read, NULL used instead: %s", exc)
+            return None
     if type_ is AttrType.BOOL:
         return bool(value)
     if type_ in (AttrType.FLOAT, AttrType.DOUBLE):

@@ -7,17 +7,20 @@ A trigger is a stream ``T (triggered_time long)`` that the engine feeds itself, 
 * ``at every <time>`` sends one event every period after the app starts (fixed rate, so
   a late tick does not shift the later ones; the first one period after start, as Siddhi's
   ``scheduleAtFixedRate(.., period, period, ..)``);
-* ``at '<cron>'`` sends one event at every time the cron expression names (five fields, or
-  Quartz's six/seven with seconds first), computed with ``croniter``.
+* ``at '<cron>'`` sends one event at every time the Quartz cron expression names
+  (:mod:`srota.engine.cron`, shared with ``#window.cron``).
 
-Ticks come from the app's scheduler, so under ``@app:playback`` they follow event time.
+Ticks come from the app's scheduler, so under ``@app:playback`` they follow event time and
+count from the first event (the clock starts there).  A tick that fell behind (a gap in
+event time) fires once and the trigger moves on to its next due time (DESIGN.md decision 11).
 """
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Any
 
+from srota.engine.clock import next_period
+from srota.engine.cron import CronSchedule
 from srota.engine.event import Event
 from srota.engine.expression import error_at
 from srota.grammar.model import Attribute, AttrType, StreamDefinition, TriggerDefinition
@@ -37,21 +40,26 @@ class Trigger:
         self.junction = junction
         self._handle: int | None = None
         self._running = False
-        self._cron: Any = None
+        self._cron: CronSchedule | None = None
         if td.at is not None and td.at.strip().lower() != "start":
-            self._cron = _cron_schedule(td)
+            try:
+                self._cron = CronSchedule(td.at.strip())
+            except ValueError as exc:
+                raise error_at(f"trigger '{td.id}': {exc}", td) from None
 
     def start(self) -> None:
         """Called by the runtime's start (under the app lock)."""
         self._running = True
-        now = self.ctx.clock.now()
-        td = self.definition
-        if td.every_millis is not None:
-            self._schedule(now + td.every_millis)
-        elif self._cron is not None:
-            self._schedule(self._next_cron(now))
+        if self.definition.every_millis is None and self._cron is None:
+            self._send(self.ctx.clock.now())
         else:
-            self._send(now)
+            self.ctx.clock.on_start(self._arm)
+
+    def _arm(self, now: int) -> None:
+        if not self._running:
+            return
+        every = self.definition.every_millis
+        self._schedule(now + every if every is not None else self._next_cron(now))
 
     def stop(self) -> None:
         self._running = False
@@ -62,46 +70,23 @@ class Trigger:
     def _send(self, at: int) -> None:
         self.junction.send([Event(at, (at,))])
 
-    def _schedule(self, at: int) -> None:
-        self._handle = self.ctx.scheduler.schedule(at, self._fire)
-
-    def _tick(self, at: int) -> None:
-        every = self.definition.every_millis
-        assert every is not None
-        self._schedule(at + every)
-        self._send(at)
+    def _schedule(self, at: int | None) -> None:
+        self._handle = None if at is None else self.ctx.scheduler.schedule(at, self._fire)
 
     def _fire(self, at: int) -> None:
         if not self._running:
             return
-        if self.definition.every_millis is not None:
-            self._tick(at)
-        else:
-            self._schedule(self._next_cron(at))
-            self._send(at)
+        now = self.ctx.clock.now()
+        every = self.definition.every_millis
+        if every is not None:
+            self._schedule(next_period(at, every, now))
+        else:  # the next cron time at or after now: missed ones are skipped
+            self._schedule(self._next_cron(max(at, now - 1)))
+        self._send(at)
 
-    def _next_cron(self, after: int) -> int:
-        it = self._cron(datetime.fromtimestamp(after / 1000.0, tz=UTC))
-        nxt = it.get_next(datetime)
-        return int(nxt.timestamp() * 1000)
-
-
-def _cron_schedule(td: TriggerDefinition) -> Any:
-    """A factory ``start -> croniter`` for the trigger's cron expression (checked now)."""
-    from croniter import croniter
-
-    expr = (td.at or "").strip()
-    fields = expr.split()
-    # Quartz (Siddhi's cron) puts seconds first and allows a year last and '?' for "any".
-    if len(fields) in (6, 7):
-        fields = fields[1:6] + [fields[0]]
-    fields = ["*" if f == "?" else f for f in fields]
-    text = " ".join(fields)
-    try:
-        croniter(text)
-    except (ValueError, KeyError) as exc:
-        raise error_at(f"trigger '{td.id}': '{expr}' is not a valid cron expression ({exc})", td) from None
-    return lambda start: croniter(text, start)
+    def _next_cron(self, after: int) -> int | None:
+        assert self._cron is not None
+        return self._cron.next_after(after)
 
 
 def define_trigger(td: TriggerDefinition, ctx: Any) -> Trigger:

@@ -14,7 +14,7 @@ Public API::
     parse(text) -> SiddhiApp
     parse_expression(text) -> Expression
     parse_on_demand_query(text) -> OnDemandQuery
-    parse_time(text) -> int          # '1 min 30 sec' -> 90000 (annotation values)
+    parse_time(text) -> int          # "1 min 30 sec" -> 90000 (annotation values; grammar.durations)
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from lark.exceptions import (
     UnexpectedToken,
     VisitError,
 )
+from srota.grammar.durations import UNIT_MILLIS, UNIT_RANK, parse_duration
 from srota.grammar.errors import SiddhiParserError
 from srota.grammar.model import (
     AbsentStreamStateElement,
@@ -120,9 +121,10 @@ def _lark() -> Lark:
     """The compiled LALR parser, built on first use and shared afterwards (lark parsers are
     reentrant: all per-parse state lives in the parse call).
 
-    ``cache=True`` stores lark's analysis of the grammar in the temp directory (keyed by a
-    hash of the grammar), cutting a cold start from ~0.3 s to ~0.05 s; lark falls back to
-    building the tables itself when the cache cannot be read or written.
+    lark's analysis of the grammar is cached (cutting a cold start from ~0.3 s to ~0.05 s)
+    in a private per-user directory (:func:`_cache_file`), not in the shared temp directory:
+    the cache is a pickle, and a file someone else can plant there would run their code.
+    Without a private place there is no cache; lark builds its tables then.
     """
     text = importlib.resources.files(__package__).joinpath("siddhi.lark").read_text(encoding="utf-8")
     return Lark(
@@ -132,43 +134,47 @@ def _lark() -> Lark:
         start=[_START_APP, _START_EXPRESSION, _START_ON_DEMAND],
         propagate_positions=True,
         maybe_placeholders=False,
-        cache=True,
+        cache=_cache_file(text),
     )
 
 
-# ------------------------------------------------------------------------------------ time values
-# Milliseconds per unit, as in Siddhi's Expression.Time (a month is 30 days, a year 365).
-_SECOND = 1000
-_MINUTE = 60 * _SECOND
-_HOUR = 60 * _MINUTE
-_DAY = 24 * _HOUR
-_UNIT_MILLIS: dict[str, int] = {
-    "YEARS": 365 * _DAY,
-    "MONTHS": 30 * _DAY,
-    "WEEKS": 7 * _DAY,
-    "DAYS": _DAY,
-    "HOURS": _HOUR,
-    "MINUTES": _MINUTE,
-    "SECONDS": _SECOND,
-    "MILLISECONDS": 1,
-}
-# The g4 only allows units in this order (each at most once): year, month, ..., millisecond.
-_UNIT_RANK = {name: rank for rank, name in enumerate(_UNIT_MILLIS)}
+def _cache_file(grammar: str) -> str | bool:
+    """Where lark may cache its tables: a file in ``$SROTA_CACHE_DIR`` (default
+    ``$XDG_CACHE_HOME/srota`` or ``~/.cache/srota``), a directory of this user's only (0700);
+    False (no cache) when there is no such place."""
+    import hashlib
+    import os
+    import sys
 
-# Unit words for parse_time(); mirrors the unit terminals of the grammar.
-_UNIT_WORDS: list[tuple[str, str]] = [
-    ("YEARS", r"years?"),
-    ("MONTHS", r"months?"),
-    ("WEEKS", r"weeks?"),
-    ("DAYS", r"days?"),
-    ("HOURS", r"hours?"),
-    ("MILLISECONDS", r"millisec(?:onds?)?"),
-    ("MINUTES", r"min(?:utes?)?"),
-    ("SECONDS", r"sec(?:onds?)?"),
-]
-_TIME_PART_RE = re.compile(
-    r"\s*(\d+)\s*(" + "|".join(f"(?P<{n}>{p})" for n, p in _UNIT_WORDS) + r")\b", re.IGNORECASE
-)
+    import lark
+
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # no POSIX ownership to check
+        return False
+    base = os.environ.get("SROTA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "srota")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        st = os.stat(base)
+        if st.st_uid != getuid():
+            return False
+        if st.st_mode & 0o077:
+            os.chmod(base, 0o700)
+        key = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode()).hexdigest()[:24]
+        path = os.path.join(base, f"grammar-{key}.lark-cache")
+        if os.path.lexists(path):
+            fst = os.lstat(path)
+            if fst.st_uid != getuid() or fst.st_mode & 0o022 or not os.path.isfile(path) or os.path.islink(path):
+                return False
+        return path
+    except OSError:
+        return False
+
+
+# ------------------------------------------------------------------------------------ time values
+# One table and one rule for time literals and time strings (see grammar/durations.py).
+_UNIT_MILLIS = UNIT_MILLIS
+_UNIT_RANK = UNIT_RANK
 
 _DURATION_BY_UNIT: dict[str, TimeDuration] = {
     "SECONDS": TimeDuration.SECONDS,
@@ -182,26 +188,12 @@ _DURATION_ORDER = list(TimeDuration)
 
 
 def parse_time(text: str) -> int:
-    """Milliseconds of a time string such as ``'1 min 30 sec'`` or ``'100 millisecond'``.
+    """Milliseconds of a time string such as ``'1 min 30 sec'`` or ``'100 ms'``.
 
-    Used for annotation values (``@app:playback(idle.time='100 millisecond')``,
-    ``@purge(interval='10 sec')``).  Raises :class:`ValueError` when ``text`` is not a time value.
+    The same parser as annotation values and the service config use
+    (:func:`grammar.durations.parse_duration`); raises :class:`ValueError`.
     """
-    pos, total, last_rank = 0, 0, -1
-    while pos < len(text) and not text[pos:].isspace():
-        m = _TIME_PART_RE.match(text, pos)
-        if m is None:
-            raise ValueError(f"'{text}' is not a time value (e.g. '1 min 30 sec')")
-        unit = next(name for name, value in m.groupdict().items() if value is not None)
-        rank = _UNIT_RANK[unit]
-        if rank <= last_rank:
-            raise ValueError(f"'{text}' is not a time value: units must go from largest to smallest")
-        last_rank = rank
-        total += int(m.group(1)) * _UNIT_MILLIS[unit]
-        pos = m.end()
-    if last_rank < 0:
-        raise ValueError(f"'{text}' is not a time value (e.g. '1 min 30 sec')")
-    return total
+    return parse_duration(text)
 
 
 # ------------------------------------------------------------------------------------ error text
@@ -296,7 +288,8 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> SiddhiParserError:
     elif isinstance(exc, UnexpectedCharacters):
         expected_names = exc.allowed or ()
         line, column = exc.line, exc.column
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        at = exc.pos_in_stream or 0
+        char = text[at] if at < len(text) else ""
         found = f"character {char!r}" if char else "end of input"
         if char in ("'", '"'):
             found += " (unterminated string? strings cannot span lines)"
@@ -305,7 +298,7 @@ def _syntax_error(text: str, exc: UnexpectedInput) -> SiddhiParserError:
         line, column = _end_position(text)
         found = "end of input"
     else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
-        line, column = getattr(exc, "line", None), getattr(exc, "column", None)
+        line, column = getattr(exc, "line", 1) or 1, getattr(exc, "column", 1) or 1
         found = "input"
     # Ignored terminals (whitespace, comments) are never worth suggesting.
     shown = sorted({_terminal_display(n) for n in expected_names
@@ -423,7 +416,7 @@ class _StreamRef(NamedTuple):
     """``[#|!]name[index]`` in an expression (``e1[last]``, ``#S``)."""
 
     id: str
-    index: int | None
+    stream_index: int | None
     is_inner: bool
     is_fault: bool
     pos: Pos
@@ -472,7 +465,8 @@ def _name(token: Token) -> str:
 
 
 def _tok_pos(token: Token) -> Pos:
-    return Pos(token.line, token.column)
+    # (every token lark hands to the transformer carries its position)
+    return Pos(token.line or 0, token.column or 0)
 
 
 def _unquote(token: Token) -> str:
@@ -1375,7 +1369,7 @@ class _Builder(Transformer_NonRecursive):
 
     def qualified_attribute(self, meta: Any, children: list[Any]) -> Variable:
         ref, attr = children
-        return Variable(_name(attr), ref.id, ref.index, ref.is_inner, ref.is_fault, pos=self._pos(meta))
+        return Variable(_name(attr), ref.id, ref.stream_index, ref.is_inner, ref.is_fault, pos=self._pos(meta))
 
     def _stream_ref(self, meta: Any, children: list[Any], inner: bool, fault: bool) -> _StreamRef:
         index = children[1] if len(children) > 1 else None
@@ -1404,11 +1398,11 @@ class _Builder(Transformer_NonRecursive):
         self._null_stream_checks += 1
         # Provisional: _resolve_null_checks turns it into IsNull(Variable) unless `ref`
         # names a stream or event of the enclosing query.
-        return IsNullStream(ref.id, ref.index, ref.is_inner, ref.is_fault, pos=self._pos(meta))
+        return IsNullStream(ref.id, ref.stream_index, ref.is_inner, ref.is_fault, pos=self._pos(meta))
 
     def null_check_attribute(self, meta: Any, children: list[Any]) -> IsNull:
         ref, attr = _strip(children)
-        var = Variable(_name(attr), ref.id, ref.index, ref.is_inner, ref.is_fault, pos=ref.pos)
+        var = Variable(_name(attr), ref.id, ref.stream_index, ref.is_inner, ref.is_fault, pos=ref.pos)
         return IsNull(var, pos=self._pos(meta))
 
     def null_check_function(self, meta: Any, children: list[Any]) -> IsNull:

@@ -11,12 +11,17 @@ Delivery (docs/delivery.md says what is guaranteed and what is not):
   commit queued, nothing awaits: a state snapshot sees the whole chunk or none of it.
 * Outputs go to per-sink queues (any thread may emit them: timers, ``@Async`` workers); a
   worker per sink maps, publishes and flushes them.
-* A source chunk is committed (Kafka offsets) only once every output enqueued up to the end
-  of that chunk has been flushed by its sink: at-least-once output, nothing committed early.
+* A source chunk is committed (Kafka offsets, MQTT acknowledgements) only once every output
+  enqueued up to the end of that chunk has been flushed by its sink: at-least-once output,
+  nothing committed early.  With persistence, a Kafka offset is committed only once a saved
+  snapshot includes it as well (DESIGN decision 12; :mod:`srota.service.commits` keeps the
+  frontiers, per source and partition).
 * A state snapshot is saved (with the offsets of the events it includes, in one SQLite
   transaction) only once the outputs enqueued before it was taken have been flushed: after a
   crash the app resumes from the snapshot and its offsets, and no output of an event the
-  snapshot includes is lost.  The state counts each consumed event exactly once.
+  snapshot includes is lost.  The state counts each consumed event exactly once.  Before a
+  rebalance takes partitions away, the host flushes, saves a snapshot and commits it, so the
+  next owner starts where this state ends.
 * When a sink queue holds more than ``limits.sink_buffer`` rows the app's sources pause,
   and resume when it has drained to half (bounded memory under a slow sink).
 * A payload that does not map, or is larger than ``limits.max_payload_bytes``, goes to the
@@ -26,10 +31,14 @@ Delivery (docs/delivery.md says what is guaranteed and what is not):
   counted.  Dead letters are published before the chunk enters the app, so a dead-letter
   sink that is down holds the source rather than losing them.
 * Shutdown: stop taking chunks, wait for the ones in progress, flush, commit, take the final
-  snapshot, then close the sources (a Kafka consumer leaves its group last, so its final
-  commit still counts).
+  snapshot (and commit what it covers), then close the sources (a Kafka consumer leaves its
+  group last, so its final commit still counts).
 * A kafka sink with ``transactional.id`` publishes each chunk's outputs and commits its
-  offsets in one Kafka transaction (exactly-once Kafka to Kafka; untested here).
+  offsets in one Kafka transaction (exactly-once Kafka to Kafka; untested here).  With
+  persistence the offsets follow snapshots instead, and the transactions hold outputs only.
+* Aggregations stored in SQLite: their store watermark is taken with each snapshot and
+  saved with it; a restore rewinds the tables to it (engine/aggregation/store.py).  A store
+  whose write queue is over half full pauses the sources.
 """
 from __future__ import annotations
 
@@ -46,11 +55,12 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from srota.connectors.base import ConnectionUnavailableError, ConnectorError
+from srota.connectors.base import ConnectionUnavailableError, ConnectorError, RejectedError
 from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
 from srota.engine.registry import Kind, registry
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import Annotation, AnnotationElement, StreamDefinition
+from srota.service.commits import CommitTracker
 from srota.service.config import ServiceConfig, substitute_env
 from srota.service.metrics import Metrics
 
@@ -73,8 +83,12 @@ def import_extensions() -> None:
     for package in (connectors, mappers):
         for info in pkgutil.iter_modules(package.__path__):
             if info.name.startswith("_") and info.name not in ("_options", "_base"):
-                with contextlib.suppress(ImportError):
-                    importlib.import_module(f"{package.__name__}.{info.name}")
+                name = f"{package.__name__}.{info.name}"
+                try:
+                    importlib.import_module(name)
+                except ImportError as exc:
+                    # A broken built-in must not look like a connector that "does not exist".
+                    raise ImportError(f"built-in extension module {name} cannot be imported: {exc}") from exc
 
 
 def _options(annotation: Annotation, refs: dict[str, dict[str, str]]) -> tuple[str, dict[str, str]]:
@@ -128,6 +142,7 @@ class _SinkBinding:
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     transactional: bool = False
+    chunk_sizes: list[int] = field(default_factory=list)  # of the rows last taken (_take)
 
 
 @dataclass
@@ -139,6 +154,8 @@ class _SourceBinding:
     name: str
     dead_letter: Any = None
     fault_stream: str | None = None
+    #: What of this source may be committed (barriers: id(sink binding) -> enqueued_seq).
+    commits: CommitTracker[dict[int, int]] = field(default_factory=lambda: CommitTracker(gated=False))
 
 
 class AppHost:
@@ -149,27 +166,32 @@ class AppHost:
         self.config = config
         self.metrics = metrics
         limits = Limits(max_window_events=config.limits.max_window_events,
-                        max_pending_matches=config.limits.max_pending_matches)
+                        max_pending_matches=config.limits.max_pending_matches,
+                        python_functions=config.limits.python_functions)
         self.runtime: SiddhiAppRuntime = SiddhiManager(limits=limits).create_siddhi_app_runtime(text)
         self.name = self.runtime.name
         self.sources: list[_SourceBinding] = []
         self.sinks: list[_SinkBinding] = []
         self.dead_letters: list[Any] = []
-        self._pending_commits: deque[tuple[_SourceBinding, Any, dict[int, int]]] = deque()
+        #: Commits wait for saved snapshots (persistence on; see srota.service.commits).
+        self.gated = config.persistence.enabled
+        #: Saves a snapshot of this app and commits what it covers (set by the ServiceHost
+        #: when state is persisted): called before a rebalance takes partitions away.
+        self.checkpointer: Any = None
         self._commit_wakeup = asyncio.Event()
         self._commit_lock = asyncio.Lock()  # commits go out in order, or offsets could move back
         self._flushed = asyncio.Condition()  # notified whenever a sink flushed a batch
         self._committer: asyncio.Task[None] | None = None
         self._out_lock = threading.Lock()
-        self._paused = False        # by back-pressure
+        self._paused = False        # by back-pressure from a sink
+        self._store_paused = False  # by back-pressure from an aggregation store
+        self._agg_stores: dict[str, Any] | None = None
         self._accepting = True      # False once shutdown began
         self._inflight = 0          # chunks inside _on_messages
         self._txn: _SinkBinding | None = None
         self._txn_lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
-        #: source name -> {(topic, partition): next offset} of every event sent into the app.
-        self.consumed: dict[str, dict[tuple[str, int], int]] = {}
         #: The most rows any sink queue held (tests and metrics read it).
         self.max_rows_queued = 0
         self.started = False
@@ -210,12 +232,15 @@ class AppHost:
             dl_type, dl_options = _options(dl_ann, self.config.refs)
             dead_letter = _connector(Kind.SINK, dl_type, dl_options, f"{name}/dead-letter", dl_ann)
             self.dead_letters.append(dead_letter)
-        return _SourceBinding(definition.id, source, mapper, type_name, name, dead_letter, fault)
+        return _SourceBinding(definition.id, source, mapper, type_name, name, dead_letter, fault,
+                              CommitTracker(gated=self.gated))
 
     def _bind_sink(self, definition: StreamDefinition, ann: Annotation, n: int) -> _SinkBinding:
         type_name, options = _options(ann, self.config.refs)
         name = f"{self.name}/{definition.id}/sink{n}"
         sink = _connector(Kind.SINK, type_name, options, name, ann)
+        if hasattr(sink, "set_attributes"):  # the log sink writes name=value pairs
+            sink.set_attributes([a.name for a in definition.attributes])
         maps = ann.nested("map")
         mapper = mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
         templates = mappers.option_templates({k: v for k, v in options.items() if k not in _HOST_OPTIONS},
@@ -263,14 +288,20 @@ class AppHost:
                 s.source.pause()
 
     def _take(self, b: _SinkBinding, max_rows: int | None = 1000) -> tuple[list[tuple[Any, ...]], int]:
-        """Up to ``max_rows`` queued rows (whole entries) and how many entries they are."""
+        """Up to ``max_rows`` queued rows (whole entries) and how many entries they are.
+
+        The entries' lengths go to ``b.chunk_sizes``: a grouping sink mapper writes each
+        output chunk as one message (see ``mappers.map_for_sink``).
+        """
         batch: list[tuple[Any, ...]] = []
-        taken = 0
+        sizes: list[int] = []
         with self._out_lock:
             while b.queue and (max_rows is None or len(batch) < max_rows):
-                batch.extend(b.queue.popleft())
-                taken += 1
-        return batch, taken
+                entry = b.queue.popleft()
+                batch.extend(entry)
+                sizes.append(len(entry))
+        b.chunk_sizes = sizes
+        return batch, len(sizes)
 
     async def _flushed_batch(self, b: _SinkBinding, rows: int, taken: int) -> None:
         with self._out_lock:
@@ -284,8 +315,31 @@ class AppHost:
                 all(s.rows_queued <= self.config.limits.sink_buffer // 2 for s in self.sinks):
             self._paused = False
             self._log.info("sinks caught up: resuming sources")
-            for s in self.sources:
-                s.source.resume()
+            self._resume_sources()
+
+    def _resume_sources(self) -> None:
+        if self._paused or self._store_paused or not self._accepting:
+            return
+        for s in self.sources:
+            s.source.resume()
+
+    def _check_stores(self) -> None:
+        """Pause the sources while an aggregation store's write queue is over half full (its
+        writer is slow or retrying a failing write), resume once it is under a quarter: the
+        queue's own bound would otherwise block the event loop."""
+        stores = [st for st in self._stores().values() if hasattr(st, "backlog")]
+        if not stores:
+            return
+        if not self._store_paused and any(st.backlog > st.max_queued // 2 for st in stores):
+            self._store_paused = True
+            self._log.warning("aggregation store is slow: pausing sources",
+                              backlog={st.spec.id: st.backlog for st in stores})
+            for b in self.sources:
+                b.source.pause()
+        elif self._store_paused and all(st.backlog <= st.max_queued // 4 for st in stores):
+            self._store_paused = False
+            self._log.info("aggregation stores caught up: resuming sources")
+            self._resume_sources()
 
     async def _sink_worker(self, b: _SinkBinding) -> None:
         while True:
@@ -305,21 +359,40 @@ class AppHost:
 
     async def _publish(self, b: _SinkBinding, rows: list[tuple[Any, ...]]) -> None:
         try:
-            items = mappers.map_for_sink(b.mapper, rows, b.templates)
+            items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes)
         except mappers.MappingError as exc:
             self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
             self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
             return
         delay = 0.1
+        flushing = False  # every item is handed to the sink; only the flush remains
         while True:
             try:
-                await b.sink.publish(items)
+                if not flushing:
+                    await b.sink.publish(items)
+                    flushing = True
                 await b.sink.flush()
                 self.metrics.sink_messages.labels(self.name, b.stream_id, b.transport).inc(len(items))
                 return
             except asyncio.CancelledError:
                 raise
+            except RejectedError as exc:
+                # Records the transport can never take: route those alone; the others went out.
+                self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
+                bad = [rows[i] for i in sorted(exc.rejected) if i < len(rows)]
+                self._log.error("outputs refused by the transport", stream=b.stream_id, events=len(bad),
+                                reason=next(iter(exc.rejected.values()), str(exc)))
+                if b.on_error == "STREAM" and bad:
+                    self.runtime.get_input_handler(f"!{b.stream_id}").send_rows([(*row, exc) for row in bad])
+                keep = [i for i in range(len(items)) if i not in exc.rejected]
+                items, rows = [items[i] for i in keep], [rows[i] for i in keep]
+                if not flushing:
+                    flushing = True
+                    continue
+                self.metrics.sink_messages.labels(self.name, b.stream_id, b.transport).inc(len(items))
+                return
             except Exception as exc:
+                flushing = False
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                 published = exc.published if isinstance(exc, ConnectionUnavailableError) else 0
                 if published and len(items) == len(rows):
@@ -354,7 +427,7 @@ class AppHost:
         async with self._txn_lock:
             rows, taken = self._take(b, None)
             try:
-                items = mappers.map_for_sink(b.mapper, rows, b.templates) if rows else []
+                items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes) if rows else []
             except mappers.MappingError as exc:
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                 self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
@@ -372,6 +445,13 @@ class AppHost:
                     break
                 except asyncio.CancelledError:
                     raise
+                except RejectedError as exc:
+                    # Records the broker can never take abort the transaction every time: leave
+                    # them out (logged, counted) and commit the rest.
+                    self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
+                    self._log.error("outputs refused by the transport", stream=b.stream_id,
+                                    events=len(exc.rejected), reason=next(iter(exc.rejected.values()), str(exc)))
+                    items = [item for i, item in enumerate(items) if i not in exc.rejected]
                 except Exception as exc:
                     self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                     self._log.warning("transaction failed, retrying", stream=b.stream_id, error=repr(exc),
@@ -415,6 +495,7 @@ class AppHost:
             try:
                 rows.extend(b.mapper.map(payload, m.properties))
             except mappers.MappingError as exc:
+                rows.extend(exc.rows)  # the elements that did map (only the failing ones are dropped)
                 failures.append((m, str(exc), exc))
             except Exception as exc:  # a mapper bug must not turn one payload into a poison pill
                 failures.append((m, f"{type(exc).__name__}: {exc}", exc))
@@ -424,30 +505,49 @@ class AppHost:
         for m, reason, exc in failures:
             self._fault(b, m, reason, exc)
         if rows:
-            self.runtime.get_input_handler(b.stream_id).send_rows(rows)
+            send_rows = self.runtime.get_input_handler(b.stream_id).send_rows
+            if b.mapper.event_grouping_enabled:
+                send_rows(rows)
+            else:  # the mapper's event.grouping.enabled='false': one event at a time
+                for row in rows:
+                    send_rows([row])
         token = messages[-1].ack if messages else None
-        self._note_consumed(b, messages, token)
-        if token is not None:
+        offsets = self._next_offsets(messages, token)
+        if self._txn is not None and token is not None and not self.gated:
+            # The chunk's offsets go in the transaction of its outputs (noted after it, as
+            # committed: nothing else commits them).
+            await self._transact([(b, token)])
+            b.commits.consumed(offsets, None, {})
+            b.commits.committed(offsets)
+        else:
+            with self._out_lock:
+                seqs = {id(s): s.enqueued_seq for s in self.sinks}
+            b.commits.consumed(offsets, token, seqs)
             if self._txn is not None:
-                await self._transact([(b, token)])
-            else:
-                with self._out_lock:
-                    seqs = {id(s): s.enqueued_seq for s in self.sinks}
-                self._pending_commits.append((b, token, seqs))
-                self._commit_wakeup.set()
+                # With persistence the offsets wait for a snapshot (decision 12), so they
+                # cannot ride in the outputs' transaction: the outputs go out alone.
+                await self._transact([])
+            self._commit_wakeup.set()
+        self._check_stores()
         self.metrics.latency.labels(self.name).observe(time.perf_counter() - started)
 
-    def _note_consumed(self, b: _SourceBinding, messages: list[Any], token: Any) -> None:
-        parts = self.consumed.setdefault(b.name, {})
+    @staticmethod
+    def _next_offsets(messages: list[Any], token: Any) -> dict[tuple[str, int], int]:
         next_offsets = getattr(token, "next_offsets", None)
         if next_offsets is not None:  # covers records the source skipped (duplicates, offsets map)
-            parts.update(next_offsets())
-            return
+            return dict(next_offsets())
+        parts: dict[tuple[str, int], int] = {}
         for m in messages:
             props = m.properties
             offset = props.get("offset")
             if offset is not None and "partition" in props:
                 parts[(str(props.get("topic", "")), int(props["partition"]))] = int(offset) + 1
+        return parts
+
+    @property
+    def consumed(self) -> dict[str, dict[tuple[str, int], int]]:
+        """Source name -> {(topic, partition): next offset} of every event sent into the app."""
+        return {b.name: b.commits.positions() for b in self.sources if b.commits.positions()}
 
     def _fault(self, b: _SourceBinding, message: Any, reason: str, exc: Exception | None) -> None:
         """Count, log and route one payload that did not map (after its dead letter went out)."""
@@ -460,24 +560,34 @@ class AppHost:
         self._log.warning("payload could not be mapped", stream=b.stream_id, reason=reason, **where)
 
     async def _dead_letter(self, b: _SourceBinding, failures: list[tuple[Any, str, Exception | None]]) -> None:
-        """Publish the original payloads of ``failures`` to the dead-letter sink, retrying.
+        """Publish the original payloads of ``failures`` to the dead-letter sink, each once.
 
         The reason and where the payload came from travel as ``headers`` (Kafka record
         headers; transports without headers keep only the payload).  The message's own
         transport properties are not passed on: its ``topic`` would override the sink's.
+
+        One dead letter at a time, each flushed before the next: a retry after a transient
+        failure then repeats only the one that failed, never those already out.  A dead
+        letter that can never be published (larger than the broker takes) is logged and
+        counted with its reason, and the others go on.
         """
-        items = []
         for m, reason, _exc in failures:
             headers = {"srota.error": reason, "srota.app": self.name, "srota.stream": b.stream_id}
+            where = {}
             for k in ("topic", "partition", "offset"):
                 if k in m.properties:
                     headers[f"srota.source.{k}"] = str(m.properties[k])
-            items.append((m.payload, {"headers": headers}))
+                    where[k] = m.properties[k]
+            await self._dead_letter_one(b, (m.payload, {"headers": headers}), where)
+
+    async def _dead_letter_one(self, b: _SourceBinding, item: tuple[Any, dict[str, Any]],
+                               where: dict[str, Any]) -> None:
         delay = 0.1
         while True:
             try:
-                await b.dead_letter.publish(items)
+                await b.dead_letter.publish([item])
                 await b.dead_letter.flush()
+                self.metrics.dead_letters.labels(self.name, b.stream_id).inc()
                 return
             except asyncio.CancelledError:
                 raise
@@ -486,8 +596,12 @@ class AppHost:
                     raise  # shutting down: the chunk stays unconsumed
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                 if not _transient(exc):  # retrying cannot help (e.g. a payload the sink cannot take)
-                    self._log.error("dead letters could not be published; they are only logged", stream=b.stream_id,
-                                    error=repr(exc), payloads=len(items))
+                    reason = next(iter(exc.rejected.values())) if isinstance(exc, RejectedError) else repr(exc)
+                    kind = type(exc.__cause__ or exc).__name__ if not isinstance(exc, RejectedError) \
+                        else reason.split(":", 1)[0]
+                    self.metrics.dead_letters_lost.labels(self.name, b.stream_id, kind).inc()
+                    self._log.error("dead letter can never be published; it is only logged", stream=b.stream_id,
+                                    reason=reason, bytes=_payload_size(item[0], 1 << 62), **where)
                     return
                 self._log.warning("dead-letter publish failed, retrying (the source waits)", stream=b.stream_id,
                                   error=str(exc), retry_in=round(delay, 2))
@@ -503,6 +617,7 @@ class AppHost:
                     await self._commit_wakeup.wait()
             self._commit_wakeup.clear()
             await self._commit_ready()
+            self._check_stores()
             self._update_lag()
 
     def _update_lag(self) -> None:
@@ -516,21 +631,36 @@ class AppHost:
                 self.metrics.consumer_lag.labels(self.name, topic, partition.rstrip("]")).set(n)
 
     async def _commit_ready(self) -> None:
-        """Commit every leading chunk whose outputs all sinks have flushed."""
+        """Commit what each source's tracker says is due (see srota.service.commits).
+
+        Sources with offsets (Kafka) commit offsets; others (MQTT) acknowledge the tokens of
+        the chunks whose outputs are flushed.
+        """
         async with self._commit_lock:
             flushed = {id(s): s.flushed_seq for s in self.sinks}
-            ready: dict[int, tuple[_SourceBinding, list[Any]]] = {}
-            while self._pending_commits:
-                b, token, seqs = self._pending_commits[0]
-                if any(flushed[k] < v for k, v in seqs.items()):
-                    break
-                self._pending_commits.popleft()
-                ready.setdefault(id(b), (b, []))[1].append(token)
-            for b, tokens in ready.values():
+
+            def passed(seqs: dict[int, int]) -> bool:
+                return all(flushed[k] >= v for k, v in seqs.items())
+
+            for b in self.sources:
+                tokens = b.commits.flushed(passed)
+                commit_offsets = getattr(b.source, "commit_offsets", None)
                 try:
-                    await b.source.commit(tokens)
+                    if commit_offsets is not None:
+                        due = b.commits.due()
+                        if due:
+                            b.commits.committed(await commit_offsets(due))
+                    elif tokens:
+                        await b.source.commit(tokens)
                 except Exception as exc:  # the next commit covers these offsets again
                     self._log.warning("commit failed", stream=b.stream_id, error=str(exc))
+
+    def saved(self, offsets: dict[str, dict[tuple[str, int], int]]) -> None:
+        """A snapshot with these offsets (source name -> partition -> next offset) is saved."""
+        for b in self.sources:
+            if b.name in offsets:
+                b.commits.saved(offsets[b.name])
+        self._commit_wakeup.set()
 
     async def _wait_flushed(self, seqs: dict[int, int]) -> None:
         """Wait until every sink has flushed its outputs up to ``seqs`` (id(sink) -> seq)."""
@@ -543,37 +673,71 @@ class AppHost:
             return {id(s): s.enqueued_seq for s in self.sinks}
 
     async def _on_revoke(self, b: _SourceBinding, partitions: set[tuple[str, int]]) -> None:
-        """Before a rebalance moves ``partitions``: flush and commit what was processed.
+        """Before a rebalance moves ``partitions``: flush, save a snapshot (when state is
+        persisted) and commit what was processed, so the next owner starts where it ends.
 
-        A partition whose commit covers everything consumed leaves the snapshot offsets: the
-        group's committed offset is the right start for whoever owns it next, this process
-        included, and a later snapshot must not seek it back.
+        The partitions stay in the snapshots' offsets (decision 12 holds for every partition
+        ever assigned): if they come back, or the process restarts, the state resumes there.
         """
-        await self.drain()
-        done = b.source.fully_committed(partitions)
-        consumed = self.consumed.get(b.name, {})
-        for key in done:
-            consumed.pop(key, None)
+        async def flush_save_commit() -> None:
+            try:
+                await self.drain()
+                if self.gated and self.checkpointer is not None:
+                    await self.checkpointer(self)
+            except Exception as exc:  # logged here: the source may have stopped waiting
+                self._log.warning("flush, snapshot and commit before a rebalance failed; records will be "
+                                  "redelivered", stream=b.stream_id, error=repr(exc))
 
-    async def checkpoint(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]]]:
-        """The app's state and the offsets of the events it includes, once their outputs are out.
+        # Shielded: if the source stops waiting (half the rebalance timeout), the work goes on
+        # and its commit still lands, usually before the next owner reads the group's offsets.
+        task = asyncio.create_task(flush_save_commit(), name=f"srota-revoke-{self.name}")
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+        await asyncio.shield(task)
+
+    async def checkpoint(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]], dict[str, int]]:
+        """The app's state, the offsets of the events it includes and the watermarks of its
+        aggregation stores, once their outputs are out and their store writes stored.
 
         Taken without an await in between (no chunk can be half-way in), then held back until
         every output enqueued before it has been flushed: a snapshot saved earlier would, after
-        a crash, resume past events whose outputs were never published.
+        a crash, resume past events whose outputs were never published.  The watermarks are
+        taken under the engine lock with the state, so that a restore can undo exactly the
+        store writes the state does not account for (see engine/aggregation/store.py).
         """
         self.runtime.drain()  # events waiting in @Async buffers belong in this snapshot
-        state = self.runtime.snapshot()
-        offsets = {k: dict(v) for k, v in self.consumed.items()}
+        stores = self._stores()
+        with self.runtime.context.lock:
+            state = self.runtime.snapshot()
+            marks = {name: store.watermark() for name, store in stores.items()}
+        offsets = self.consumed
+        for store in stores.values():
+            await asyncio.to_thread(store.flush)
         await self._wait_flushed(self._enqueued())
-        return state, offsets
+        return state, offsets, marks
+
+    def _stores(self) -> dict[str, Any]:
+        """The persistent (SQLite) stores of the app's aggregations, by aggregation id."""
+        if self._agg_stores is None:  # aggregations are all defined when the app is created
+            self._agg_stores = {name: agg.store for name, agg in self.runtime.context.aggregations.items()
+                                if getattr(agg.store, "persistent", False)}
+        return self._agg_stores
+
+    def trim_stores(self, marks: dict[str, int]) -> None:
+        """Forget store undo rows up to ``marks`` (no kept snapshot is older)."""
+        for name, store in self._stores().items():
+            if name in marks:
+                store.trim(marks[name])
 
     # ------------------------------------------------------------------ lifecycle
-    async def start(self, restore: tuple[bytes | None, dict[str, Any]] | None = None) -> None:
+    async def start(self, restore: tuple[bytes | None, dict[str, Any]] | None = None,
+                    marks: dict[str, int] | None = None) -> None:
         """Open sinks, restore state, start the app, then start consuming.
 
         ``restore`` is ``(snapshot, {source name: {(topic, partition): next offset}})``:
-        sources that can (Kafka) start at the offsets saved with the snapshot.
+        sources that can (Kafka) start at the offsets saved with the snapshot.  ``marks`` are
+        the aggregation store watermarks saved with it: writes after them are undone (the
+        events that made them are consumed again).
         """
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
@@ -585,10 +749,13 @@ class AppHost:
         if restore is not None and restore[0] is not None:
             skipped = self.runtime.restore(restore[0])
             self._log.info("state restored", skipped=skipped)
+            for name, store in self._stores().items():
+                if marks and name in marks:
+                    await asyncio.to_thread(store.rewind, marks[name])
             for b in self.sources:
                 offsets = restore[1].get(b.name)
                 if offsets:
-                    self.consumed[b.name] = dict(offsets)
+                    b.commits.restore(offsets)
                 seek = getattr(b.source, "seek_on_start", None)
                 if offsets and seek is not None:
                     seek(offsets)
@@ -596,6 +763,11 @@ class AppHost:
             if hasattr(b.source, "on_revoke"):
                 b.source.on_revoke = lambda parts, b=b: self._on_revoke(b, parts)
         self.runtime.start()
+        if self.checkpointer is not None and (restore is None or restore[0] is None):
+            # State is persisted but there is no snapshot yet: save one of the empty state
+            # before the first event, so that a crash before the first periodic snapshot
+            # restores this one (its store watermarks undo the writes of the lost run).
+            await self.checkpointer(self)
         for b in self.sources:
             await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
         self.started = True
@@ -621,6 +793,10 @@ class AppHost:
     async def drain(self) -> None:
         """Wait until every sink has flushed what is queued now, then commit."""
         await self._wait_flushed(self._enqueued())
+        await self._commit_ready()
+
+    async def commit(self) -> None:
+        """Commit what is due now (see :mod:`srota.service.commits`)."""
         await self._commit_ready()
 
     async def close(self) -> None:
@@ -657,7 +833,7 @@ _background: set[asyncio.Task[None]] = set()
 
 def _transient(exc: BaseException) -> bool:
     """Whether a publish error may go away by retrying (a connection, a broker acknowledgement)."""
-    return isinstance(exc, (ConnectorError, OSError, TimeoutError))
+    return isinstance(exc, (ConnectorError, OSError, TimeoutError)) and not isinstance(exc, RejectedError)
 
 
 def _payload_size(payload: Any, limit: int) -> int:
@@ -707,6 +883,7 @@ class ServiceHost:
         self.admin: Any = None
         self.store: Any = None
         self._snapshotter: asyncio.Task[None] | None = None
+        self._save_lock = asyncio.Lock()  # one snapshot save at a time (revisions are numbered)
         self._texts: list[tuple[Path | None, str]] = [
             (p, substitute_env(p.read_text(encoding="utf-8"), str(p))) for p in app_paths]
         self._texts.extend((None, t) for t in app_texts)
@@ -731,23 +908,27 @@ class ServiceHost:
             if app.name in self.apps:
                 raise SiddhiAppCreationError(f"two apps are named '{app.name}' (use @app:name)")
             self.apps[app.name] = app
+        if self.config.http.enabled:
+            # First, so that /health answers (and /ready says not yet) while sinks connect.
+            from srota.service.admin import AdminServer
+
+            self.admin = AdminServer(self, self.config.http)
+            await self.admin.start()
+            log.info("admin server listening", host=self.config.http.host, port=self.admin.port)
         if self.config.persistence.enabled:
             from srota.service.persistence import StateStore
 
             self.store = StateStore(self.config.persistence.database, self.config.persistence.revisions)
             await self.store.open()
         for app in self.apps.values():
-            restore = None
+            if self.store is not None:
+                app.checkpointer = self.checkpoint
+            restore, marks = None, None
             if self.store is not None:
                 saved = await self.store.load(app.name)
                 restore = (saved.state, saved.offsets)
-            await app.start(restore)
-        if self.config.http.enabled:
-            from srota.service.admin import AdminServer
-
-            self.admin = AdminServer(self, self.config.http)
-            await self.admin.start()
-            log.info("admin server listening", host=self.config.http.host, port=self.admin.port)
+                marks = saved.marks
+            await app.start(restore, marks)
         if self.store is not None:
             self._snapshotter = asyncio.create_task(self._snapshot_loop(), name="srota-snapshots")
 
@@ -760,9 +941,20 @@ class ServiceHost:
         if self.store is None:
             return
         for app in self.apps.values():
-            state, offsets = await app.checkpoint()
-            revision = await self.store.save(app.name, state, offsets)
+            await self.checkpoint(app)
+
+    async def checkpoint(self, app: AppHost) -> None:
+        """Save one app's snapshot, then commit the offsets it covers (decision 12)."""
+        if self.store is None:
+            return
+        async with self._save_lock:
+            state, offsets, marks = await app.checkpoint()
+            revision = await self.store.save(app.name, state, offsets, marks)
             log.debug("snapshot saved", app=app.name, revision=revision, bytes=len(state))
+            app.saved(offsets)
+            if marks:
+                app.trim_stores(await self.store.oldest_marks(app.name))
+        await app.commit()
 
     async def _snapshot_loop(self) -> None:
         interval = self.config.persistence.interval_ms / 1000.0
@@ -812,7 +1004,15 @@ async def serve(config: ServiceConfig, app_paths: Sequence[Path], stop: asyncio.
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    await host.start()
+    try:
+        await host.start()
+    except BaseException:
+        if host.admin is not None:  # it started first: free its port
+            await host.admin.stop()
+        raise
+    from srota.service.logs import log_banner
+
+    log_banner(host)
     try:
         await stop.wait()
     finally:

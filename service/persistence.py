@@ -9,11 +9,17 @@ aiosqlite runs every statement on its own thread, so a slow disk never blocks th
 """
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiosqlite
+from srota.engine.snapshot import read_snapshot
+
+_log = logging.getLogger("srota.service.persistence")
+_READ = read_snapshot
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS srota_snapshots (
@@ -32,10 +38,19 @@ CREATE TABLE IF NOT EXISTS srota_offsets (
     next_offset INTEGER NOT NULL,
     PRIMARY KEY (app, revision, source, topic, partition)
 );
+CREATE TABLE IF NOT EXISTS srota_marks (
+    app TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    mark INTEGER NOT NULL,
+    PRIMARY KEY (app, revision, name)
+);
 """
 
 # source id -> {(topic, partition): next offset to consume}
 Offsets = dict[str, dict[tuple[str, int], int]]
+# aggregation id -> the watermark of its SQLite store taken with the snapshot
+Marks = dict[str, int]
 
 
 @dataclass
@@ -45,6 +60,7 @@ class Restored:
     revision: int | None = None
     state: bytes | None = None
     offsets: Offsets = field(default_factory=dict)
+    marks: Marks = field(default_factory=dict)
 
 
 class StateStore:
@@ -73,8 +89,8 @@ class StateStore:
             raise RuntimeError("state store is not open")
         return self._db
 
-    async def save(self, app: str, state: bytes, offsets: Offsets) -> int:
-        """Store a snapshot and its offsets atomically; returns the new revision."""
+    async def save(self, app: str, state: bytes, offsets: Offsets, marks: Marks | None = None) -> int:
+        """Store a snapshot, its offsets and its store watermarks atomically; returns the new revision."""
         db = self.db
         async with db.execute("SELECT COALESCE(MAX(revision), 0) FROM srota_snapshots WHERE app = ?",
                               (app,)) as cur:
@@ -88,30 +104,57 @@ class StateStore:
                 "INSERT INTO srota_offsets VALUES (?, ?, ?, ?, ?, ?)",
                 [(app, revision, source, topic, partition, offset)
                  for source, parts in offsets.items() for (topic, partition), offset in parts.items()])
+            await db.executemany("INSERT INTO srota_marks VALUES (?, ?, ?, ?)",
+                                 [(app, revision, name, mark) for name, mark in (marks or {}).items()])
             oldest_kept = revision - self.revisions + 1
-            await db.execute("DELETE FROM srota_snapshots WHERE app = ? AND revision < ?", (app, oldest_kept))
-            await db.execute("DELETE FROM srota_offsets WHERE app = ? AND revision < ?", (app, oldest_kept))
+            for table in ("srota_snapshots", "srota_offsets", "srota_marks"):
+                await db.execute(f"DELETE FROM {table} WHERE app = ? AND revision < ?", (app, oldest_kept))
             await db.commit()
         except BaseException:
             await db.rollback()
             raise
         return revision
 
-    async def load(self, app: str) -> Restored:
-        """The newest snapshot of ``app`` and the offsets saved with it (empty if none)."""
+    async def load(self, app: str, check: Callable[[bytes], object] | None = _READ) -> Restored:
+        """The newest readable snapshot of ``app`` and the offsets saved with it (empty if none).
+
+        A revision that ``check`` (by default the engine's :func:`read_snapshot`) cannot read
+        (corrupt, an old pickle, a class that no longer exists) is logged and the previous one
+        is used, so start-up never loops on it.  ``check=None`` takes the newest as it is.
+        """
         db = self.db
         async with db.execute("SELECT revision, state FROM srota_snapshots WHERE app = ? "
-                              "ORDER BY revision DESC LIMIT 1", (app,)) as cur:
-            row = await cur.fetchone()
-        if row is None:
+                              "ORDER BY revision DESC", (app,)) as cur:
+            rows = [(int(r[0]), bytes(r[1])) async for r in cur]
+        for revision, state in rows:
+            try:
+                if check is not None:
+                    check(state)
+                break
+            except ValueError as exc:  # SnapshotError is one
+                _log.warning("app %s: snapshot revision %d cannot be restored (%s); falling back to "
+                             "the previous revision", app, revision, exc)
+        else:
+            if rows:
+                _log.warning("app %s: no snapshot revision can be restored; starting without state", app)
             return Restored()
-        revision, state = int(row[0]), bytes(row[1])
         offsets: Offsets = {}
         async with db.execute("SELECT source, topic, partition, next_offset FROM srota_offsets "
                               "WHERE app = ? AND revision = ?", (app, revision)) as cur:
             async for source, topic, partition, offset in cur:
                 offsets.setdefault(source, {})[(topic, int(partition))] = int(offset)
-        return Restored(revision, state, offsets)
+        marks: Marks = {}
+        async with db.execute("SELECT name, mark FROM srota_marks WHERE app = ? AND revision = ?",
+                              (app, revision)) as cur:
+            async for name, mark in cur:
+                marks[name] = int(mark)
+        return Restored(revision, state, offsets, marks)
+
+    async def oldest_marks(self, app: str) -> Marks:
+        """The lowest watermark per store over the kept revisions: what a restore may rewind to."""
+        async with self.db.execute("SELECT name, MIN(mark) FROM srota_marks WHERE app = ? GROUP BY name",
+                                   (app,)) as cur:
+            return {name: int(mark) async for name, mark in cur}
 
     async def revisions_of(self, app: str) -> list[int]:
         async with self.db.execute("SELECT revision FROM srota_snapshots WHERE app = ? ORDER BY revision",

@@ -35,6 +35,7 @@ from srota.engine.aggregation.buckets import FIXED_MILLIS, bucket_start, duratio
 from srota.engine.aggregation.purge import PurgePolicy, parse_purge, purge_bounds
 from srota.engine.aggregation.spec import AggSpec, compile_spec
 from srota.engine.aggregation.store import MemoryStore, SqliteStore, Store, StoredRow
+from srota.engine.clock import next_period
 from srota.engine.event import CURRENT, Event
 from srota.engine.expression import error_at
 from srota.engine.types import java_float_str
@@ -76,6 +77,7 @@ class Aggregation:
         self._resume_after: int | None = None
         self._timers: list[int] = []
         self._stopped = False
+        self._purge_thread: threading.Thread | None = None
         self._plans: dict[Any, Any] = {}
         self.dropped = 0
         """Events ignored: older than the buffer, or already stored before a restart."""
@@ -278,10 +280,17 @@ class Aggregation:
     def _on_purge_timer(self, at: int) -> None:
         if self._stopped:
             return
-        self._schedule(at + self.policy.interval, self._on_purge_timer)
+        # a purge that fell behind runs once, then at its next due time (DESIGN.md decision 11)
+        self._schedule(next_period(at, self.policy.interval, self.ctx.clock.now()), self._on_purge_timer)
         if self.store.persistent:
-            # SQLite work happens on its own thread: do not hold the app lock meanwhile.
-            threading.Thread(target=self._purge_quietly, args=(at,), daemon=True).start()
+            # SQLite work happens on its own thread: do not hold the app lock meanwhile.  One
+            # purge at a time: while one still runs, a tick is skipped (the next one catches up).
+            running = self._purge_thread
+            if running is not None and running.is_alive():
+                return
+            self._purge_thread = threading.Thread(target=self._purge_quietly, args=(at,),
+                                                  name=f"srota-purge-{self.id}", daemon=True)
+            self._purge_thread.start()
         else:
             self._purge_quietly(at)
 
@@ -302,7 +311,9 @@ class Aggregation:
                 if b > lvl.top:
                     self._advance(i, b)
         root = self.spec.durations[0]
-        self._schedule(next_bucket_start(bucket_start(at, root), root), self._on_bucket_timer)
+        # the next bucket end after now: ends missed while behind are not replayed one by one
+        after = max(at, self.ctx.clock.now())
+        self._schedule(next_bucket_start(bucket_start(after, root), root), self._on_bucket_timer)
 
     def _schedule(self, at: int, callback: Callable[[int], None]) -> None:
         self._timers.append(self.ctx.scheduler.schedule(at, callback))
@@ -311,8 +322,15 @@ class Aggregation:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Start the purge timer and, for arrival-time aggregations, the bucket timer."""
-        now = self.ctx.clock.now()
+        """Start the purge timer and, for arrival-time aggregations, the bucket timer.
+
+        They count from the app's start; under playback from the first event's time.
+        """
+        self.ctx.clock.on_start(self._arm)
+
+    def _arm(self, now: int) -> None:
+        if self._stopped:
+            return
         if self.policy.enabled and any(v is not None for v in self.policy.retention.values()):
             self._schedule(now + self.policy.interval, self._on_purge_timer)
         if self.spec.time_attribute is None:

@@ -14,6 +14,19 @@ event's values), never averages: that is what lets the Spark jobs write the same
 Writes come in two modes.  ``merge`` (the live engine) combines a row with the row already
 stored under its key, because an out-of-order event can complete a bucket a second time;
 ``replace`` (backfill, rebuild) overwrites, which makes re-running a batch job idempotent.
+
+Merges are not idempotent, so a state snapshot and the SQLite tables must agree on which
+merges happened (a crash, a restore of the snapshot and a replay of the events after it would
+otherwise merge the replayed buckets a second time).  Every ``write`` gets a sequence number;
+:meth:`SqliteStore.watermark` (taken with the snapshot, under the engine lock) is the last one.
+From the first watermark on, each merge first copies the rows it is about to change into an
+undo table (``<table>__undo``), in the same SQLite transaction; :meth:`SqliteStore.rewind`
+(after restoring a snapshot) puts back the rows as they were at the snapshot's watermark, and
+:meth:`SqliteStore.trim` forgets undo rows no kept snapshot can need.
+
+A write that fails (a locked or full disk) is retried with back-off, never dropped; the queue
+of writes is bounded, so a store that cannot keep up holds the engine back rather than growing
+without limit.
 """
 from __future__ import annotations
 
@@ -22,6 +35,7 @@ import logging
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -97,6 +111,17 @@ class Store:
     def close(self) -> None:
         """Flush and release the store."""
 
+    def watermark(self) -> int:
+        """The sequence number of the last write (persistent stores; see the module doc)."""
+        return 0
+
+    def rewind(self, mark: int) -> int:
+        """Undo the writes after ``mark`` (persistent stores); returns how many rows changed."""
+        return 0
+
+    def trim(self, mark: int) -> None:
+        """Forget how to undo the writes up to ``mark``."""
+
 
 class MemoryStore(Store):
     """Tables as dicts (the default without ``@store``)."""
@@ -159,6 +184,37 @@ class SqliteSchema:
         cols = ", ".join(f"{_q(c)} {t}" for c, t in self.columns)
         pk = ", ".join(_q(c) for c in ["AGG_TIMESTAMP", *self.key_columns])
         return f"CREATE TABLE IF NOT EXISTS {_q(table)} ({cols}, PRIMARY KEY ({pk}))"
+
+    def undo_create_sql(self, table: str) -> str:
+        """The undo table of ``table``: the rows as they were before write ``srota_seq``
+        (``srota_existed`` 0: the key had no row; only the key columns are set then)."""
+        cols = ", ".join(f"{_q(c)} {t}" for c, t in self.columns)
+        return (f"CREATE TABLE IF NOT EXISTS {_q(table + '__undo')} "
+                f"(srota_seq INTEGER NOT NULL, srota_existed INTEGER NOT NULL, {cols})")
+
+    def _pk_where(self) -> str:
+        return " AND ".join(f"{_q(c)} IS ?" for c in ["AGG_TIMESTAMP", *self.key_columns])
+
+    def undo_copy_sql(self, table: str) -> str:
+        """Copy the row under a key (params: seq, *key) into the undo table."""
+        cols = ", ".join(_q(c) for c in self.column_names)
+        return (f"INSERT INTO {_q(table + '__undo')} (srota_seq, srota_existed, {cols}) "
+                f"SELECT ?, 1, {cols} FROM {_q(table)} WHERE {self._pk_where()}")
+
+    def undo_absent_sql(self, table: str) -> str:
+        """Note that a key had no row (params: seq, *key)."""
+        keys = ["AGG_TIMESTAMP", *self.key_columns]
+        cols = ", ".join(_q(c) for c in keys)
+        marks = ", ".join("?" for _ in keys)
+        return f"INSERT INTO {_q(table + '__undo')} (srota_seq, srota_existed, {cols}) VALUES (?, 0, {marks})"
+
+    def delete_key_sql(self, table: str) -> str:
+        return f"DELETE FROM {_q(table)} WHERE {self._pk_where()}"
+
+    def put_sql(self, table: str) -> str:
+        names = ", ".join(_q(c) for c in self.column_names)
+        marks = ", ".join("?" for _ in self.column_names)
+        return f"INSERT OR REPLACE INTO {_q(table)} ({names}) VALUES ({marks})"
 
     def upsert_sql(self, table: str, mode: str) -> str:
         names = ", ".join(_q(c) for c in self.column_names)
@@ -245,17 +301,29 @@ class SqliteStore(Store):
 
     persistent = True
 
-    def __init__(self, spec: AggSpec, database: str, batch_size: int = 5000) -> None:
+    def __init__(self, spec: AggSpec, database: str, batch_size: int = 5000, max_queued: int = 10_000) -> None:
         self.spec = spec
         self.database = database
         self.schema = SqliteSchema(spec)
         self.tables = {d: table_name(spec.id, d) for d in spec.durations}
         self._batch_size = batch_size
-        self._queue: queue.Queue[Any] = queue.Queue()
+        # Bounded: a writer that cannot keep up (or keeps failing) blocks write(), which holds
+        # the engine (and so the sources) back instead of growing memory without limit.
+        self._queue: queue.Queue[Any] = queue.Queue(max_queued)
+        #: The bound of the write queue (a host pauses its sources well before it).
+        self.max_queued = max_queued
         self._sql = {(d, m): self.schema.upsert_sql(t, m) for d, t in self.tables.items()
                      for m in ("merge", "replace")}
+        #: Failed write attempts (each is retried until it succeeds).
         self.errors = 0
         self._closed = False
+        # Sequence number of the last write() (the writer thread persists it in srota_meta).
+        self._seq = 0
+        # True once a watermark was taken (or a snapshot rewound to): merges keep undo rows.
+        self._journal = False
+        # Writer thread: the undo and meta tables exist (created when journaling starts).
+        self._armed = False
+        self._retry_delay = 0.05
         ready: Future[None] = Future()
         self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
                                         name=f"srota-agg-{spec.id}")
@@ -271,6 +339,9 @@ class SqliteStore(Store):
             conn.create_function("srota_union", 2, _union, deterministic=True)
             for t in self.tables.values():
                 conn.execute(self.schema.create_sql(t))
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'srota_meta'").fetchone():
+                row = conn.execute("SELECT value FROM srota_meta WHERE name = ?", (self._meta_key,)).fetchone()
+                self._seq = int(row[0]) if row else 0
         except Exception as exc:
             ready.set_exception(exc)
             return
@@ -278,7 +349,7 @@ class SqliteStore(Store):
         while True:
             item = self._queue.get()
             batch = [item]
-            pending = 0 if item is _STOP or callable(item) else len(item[1])
+            pending = 0 if item is _STOP or callable(item) else len(item[2])
             while pending < self._batch_size:
                 try:
                     more = self._queue.get_nowait()
@@ -287,8 +358,8 @@ class SqliteStore(Store):
                 batch.append(more)
                 if more is _STOP or callable(more):
                     break
-                pending += len(more[1])
-            writes: list[tuple[str, list[tuple[Any, ...]]]] = []
+                pending += len(more[2])
+            writes: list[tuple[Any, ...]] = []
             for it in batch:
                 if it is _STOP or callable(it):
                     self._apply(conn, writes)
@@ -296,27 +367,57 @@ class SqliteStore(Store):
                     if it is _STOP:
                         conn.close()
                         return
-                    it(conn)
+                    try:
+                        it(conn)
+                    except Exception:  # a job of _put_job (a _call job reports its own)
+                        _log.exception("aggregation %s: a store job failed", self.spec.id)
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
                 else:
                     writes.append(it)
             self._apply(conn, writes)
 
-    def _apply(self, conn: sqlite3.Connection, writes: list[tuple[str, list[tuple[Any, ...]]]]) -> None:
+    @property
+    def _meta_key(self) -> str:
+        return f"{self.spec.id}.seq"
+
+    def _apply(self, conn: sqlite3.Connection, writes: list[tuple[Any, ...]]) -> None:
+        """Write a batch in one transaction, retrying with back-off until it succeeds."""
         if not writes:
             return
-        try:
-            conn.execute("BEGIN")
-            for sql, params in writes:
-                conn.executemany(sql, params)
-            conn.execute("COMMIT")
-        except Exception:
-            self.errors += 1
-            _log.exception("aggregation %s: writing %d batch(es) to %s failed", self.spec.id, len(writes),
-                           self.database)
+        delay = self._retry_delay
+        while True:
             try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+                self._apply_once(conn, writes)
+                return
+            except Exception:
+                self.errors += 1
+                _log.exception("aggregation %s: writing %d batch(es) to %s failed; retrying in %.2f s",
+                               self.spec.id, len(writes), self.database, delay)
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    def _apply_once(self, conn: sqlite3.Connection, writes: list[tuple[Any, ...]]) -> None:
+        nk = 1 + len(self.schema.key_columns)
+        conn.execute("BEGIN")
+        last = None
+        for seq, duration, mode, journal, params in writes:
+            table = self.tables[duration]
+            if journal:
+                copy, absent = self.schema.undo_copy_sql(table), self.schema.undo_absent_sql(table)
+                for p in params:
+                    key = (seq, *p[:nk])
+                    if conn.execute(copy, key).rowcount == 0:
+                        conn.execute(absent, key)
+            conn.executemany(self._sql[(duration, mode)], params)
+            last = seq
+        if last is not None and self._armed:
+            conn.execute("INSERT OR REPLACE INTO srota_meta VALUES (?, ?)", (self._meta_key, last))
+        conn.execute("COMMIT")
 
     def _call(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn(conn)`` on the writer thread after the queued writes; return its result."""
@@ -345,10 +446,90 @@ class SqliteStore(Store):
             return
         to_params = self.schema.to_params
         params = [to_params(start, key, row) for start, key, row in rows]
+        self._seq += 1
+        item = (self._seq, duration, mode, self._journal and mode == "merge", params)
         if self._closed:
-            self._call(lambda conn: conn.executemany(self._sql[(duration, mode)], params))
+            self._call(lambda conn: self._apply(conn, [item]))
             return
-        self._queue.put((self._sql[(duration, mode)], params))
+        self._queue.put(item)  # blocks while the queue is full: back-pressure
+
+    @property
+    def backlog(self) -> int:
+        """Writes queued and not yet stored."""
+        return self._queue.qsize()
+
+    def watermark(self) -> int:
+        """The sequence number of the last write; from now on merges keep undo rows.
+
+        Take it together with the state snapshot, under the engine lock, and save it with the
+        snapshot; flush the store before the snapshot is saved.
+        """
+        if not self._journal:
+            self._journal = True
+            # Undo rows left by an earlier run belong to snapshots nobody restored: start afresh.
+            self._put_job(lambda conn: self._arm(conn, fresh=True))
+        return self._seq
+
+    def _arm(self, conn: sqlite3.Connection, fresh: bool) -> None:
+        """Writer thread: create the undo and meta tables (emptying old undo rows if ``fresh``)."""
+        for t in self.tables.values():
+            conn.execute(self.schema.undo_create_sql(t))
+            if fresh:
+                conn.execute(f"DELETE FROM {_q(t + '__undo')}")
+        conn.execute("CREATE TABLE IF NOT EXISTS srota_meta (name TEXT PRIMARY KEY, value INTEGER)")
+        self._armed = True
+
+    def rewind(self, mark: int) -> int:
+        """Undo every write after ``mark`` (restoring a snapshot saved with that watermark)."""
+        tables = list(self.tables.values())
+        schema = self.schema
+        nk = 1 + len(schema.key_columns)
+
+        def run(conn: sqlite3.Connection) -> int:
+            self._arm(conn, fresh=False)
+            changed = 0
+            conn.execute("BEGIN")
+            for t in tables:
+                undo = _q(t + "__undo")
+                cols = ", ".join(_q(c) for c in schema.column_names)
+                rows = conn.execute(f"SELECT srota_existed, {cols} FROM {undo} WHERE srota_seq > ? "
+                                    "ORDER BY srota_seq DESC, rowid DESC", (mark,)).fetchall()
+                for existed, *values in rows:
+                    if existed:
+                        conn.execute(schema.put_sql(t), values)
+                    else:
+                        conn.execute(schema.delete_key_sql(t), values[:nk])
+                    changed += 1
+                conn.execute(f"DELETE FROM {undo} WHERE srota_seq > ?", (mark,))
+            conn.execute("INSERT OR REPLACE INTO srota_meta VALUES (?, ?)", (self._meta_key, mark))
+            conn.execute("COMMIT")
+            return changed
+
+        self.flush()
+        changed = self._call(run)
+        self._seq = mark
+        self._journal = True
+        if changed:
+            _log.info("aggregation %s: %d row change(s) after the snapshot undone in %s",
+                      self.spec.id, changed, self.database)
+        return changed
+
+    def trim(self, mark: int) -> None:
+        """Forget the undo rows of writes up to ``mark`` (no kept snapshot is older)."""
+        tables = list(self.tables.values())
+
+        def run(conn: sqlite3.Connection) -> None:
+            for t in tables:
+                conn.execute(f"DELETE FROM {_q(t + '__undo')} WHERE srota_seq <= ?", (mark,))
+
+        self._put_job(run)
+
+    def _put_job(self, fn: Callable[[sqlite3.Connection], Any]) -> None:
+        """Run ``fn`` on the writer thread after the queued writes, without waiting."""
+        if self._closed:
+            self._call(fn)
+        else:
+            self._queue.put(fn)
 
     def write_params(self, duration: TimeDuration, params: Iterable[Sequence[Any]], mode: str = "replace") -> int:
         """Write rows already in column order (the Spark jobs); returns how many."""

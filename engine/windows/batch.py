@@ -1,11 +1,10 @@
 """``batch([n])`` (each arriving chunk is a batch) and ``cron('expr')`` (batches cut by a cron schedule)."""
 from __future__ import annotations
 
-import time as _time
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
 from typing import Any
 
+from srota.engine.cron import CronSchedule
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.registry import Kind, Param, extension
 from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value
@@ -74,85 +73,6 @@ def _batch(spec: WindowSpec) -> Callable[[], WindowProcessor]:
 
 
 # ---------------------------------------------------------------------------- cron
-_MONTHS = {m: i for i, m in enumerate(("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP",
-                                       "OCT", "NOV", "DEC"), start=1)}
-_DAYS = {d: i for i, d in enumerate(("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"), start=1)}
-
-
-def _field(text: str, lo: int, hi: int, names: dict[str, int] | None = None) -> set[int] | None:
-    """The values a Quartz cron field allows (None for ``*``/``?``: any)."""
-    text = text.strip().upper()
-    if text in ("*", "?"):
-        return None
-    out: set[int] = set()
-    for part in text.split(","):
-        step = 1
-        if "/" in part:
-            part, step_s = part.split("/", 1)
-            step = int(step_s)
-            if step <= 0:
-                raise ValueError(f"bad step in '{text}'")
-        if part in ("*", "?", ""):
-            a, b = lo, hi
-        elif "-" in part:
-            x, y = part.split("-", 1)
-            a, b = _num(x, names), _num(y, names)
-        else:
-            a = _num(part, names)
-            b = hi if "/" in text else a
-        if not (lo <= a <= hi and lo <= b <= hi):
-            raise ValueError(f"value out of range in '{text}'")
-        out.update(range(a, b + 1, step))
-    return out
-
-
-def _num(s: str, names: dict[str, int] | None) -> int:
-    if names and s in names:
-        return names[s]
-    return int(s)
-
-
-class CronSchedule:
-    """A Quartz-style cron expression: ``sec min hour day-of-month month day-of-week [year]``."""
-
-    def __init__(self, expr: str) -> None:
-        parts = expr.split()
-        if len(parts) not in (6, 7):
-            raise ValueError(f"'{expr}' should have 6 or 7 fields (sec min hour day month weekday [year])")
-        self.seconds = _field(parts[0], 0, 59)
-        self.minutes = _field(parts[1], 0, 59)
-        self.hours = _field(parts[2], 0, 23)
-        self.days = _field(parts[3], 1, 31)
-        self.months = _field(parts[4], 1, 12, _MONTHS)
-        self.weekdays = _field(parts[5], 1, 7, _DAYS)
-        self.years = _field(parts[6], 1970, 2199) if len(parts) == 7 else None
-
-    def _ok(self, values: set[int] | None, v: int) -> bool:
-        return values is None or v in values
-
-    def next_after(self, millis: int) -> int | None:
-        """The first firing time (epoch ms, local time zone) strictly after ``millis``."""
-        t = datetime.fromtimestamp(millis // 1000 + 1)
-        limit = t + timedelta(days=366 * 5)
-        while t < limit:
-            if not (self._ok(self.years, t.year) and self._ok(self.months, t.month)
-                    and self._ok(self.days, t.day)
-                    and self._ok(self.weekdays, (t.weekday() + 1) % 7 + 1)):
-                t = (t + timedelta(days=1)).replace(hour=0, minute=0, second=0)
-                continue
-            if not self._ok(self.hours, t.hour):
-                t = (t + timedelta(hours=1)).replace(minute=0, second=0)
-                continue
-            if not self._ok(self.minutes, t.minute):
-                t = (t + timedelta(minutes=1)).replace(second=0)
-                continue
-            if not self._ok(self.seconds, t.second):
-                t = t + timedelta(seconds=1)
-                continue
-            return int(_time.mktime(t.timetuple())) * 1000
-        return None
-
-
 class CronWindow(WindowProcessor):
     """Collects events and emits them when the cron schedule fires (expiring the previous batch)."""
 
@@ -161,10 +81,11 @@ class CronWindow(WindowProcessor):
         self.schedule = schedule
         self.current: list[Event] = []
         self.last: list[Event] = []
-        self._arm()
+        # armed from the app's start (under playback: from the first event's time)
+        self.clock.on_start(self._arm)
 
-    def _arm(self) -> None:
-        at = self.schedule.next_after(self.clock.now())
+    def _arm(self, after: int) -> None:
+        at = self.schedule.next_after(after)
         if at is not None:
             self.wake_after(at)
 
@@ -172,7 +93,8 @@ class CronWindow(WindowProcessor):
         self.current.extend(e for e in chunk if e.type == CURRENT)
 
     def on_timer(self, at: int) -> None:
-        self._arm()
+        # the next cron time at or after now: times missed while behind are skipped
+        self._arm(max(at, self.clock.now() - 1))
         if not self.current:
             return
         now = self.clock.now()
@@ -195,7 +117,8 @@ class CronWindow(WindowProcessor):
 
 @extension(Kind.WINDOW, "cron",
            params=(Param("cron.expression", (AttrType.STRING,),
-                         doc="Quartz cron expression: 'sec min hour day month weekday [year]'."),),
+                         doc="Quartz cron expression: 'sec min hour day-of-month month day-of-week "
+                             "[year]' (day-of-week 1 = Sunday), in the local time zone."),),
            doc="A batch window that emits the collected events whenever the cron expression fires.")
 def _cron(spec: WindowSpec) -> Callable[[], WindowProcessor]:
     arg = spec.named["cron.expression"]

@@ -1,4 +1,11 @@
-"""The workloads W1..W4: their SiddhiQL, the hand-written Python loop, and the output check.
+"""The workloads W1..W4, X1/X1c and X2/X2c: their SiddhiQL, the hand-written Python loop, and the output check.
+
+X1 is a projection calling three extension functions per event (``math:round``,
+``math:abs``, ``unitconversion:kmTom``); X1c is the same projection with core arithmetic
+in their place, so the two rows show what an extension call costs beside an inline operator.
+X2 calls three ``str:`` functions per event (``str:upper``, ``str:length``, ``str:concat``);
+SiddhiQL's core has no string operators, so X2c is the same projection with three core
+functions (``coalesce``, ``default``, ``ifThenElse``): an extension call beside a core one.
 
 The hand-written loop is the ceiling for pure Python: the least work a Python program can
 do for the same result, with no framework.  Every system's outputs are brought to one
@@ -11,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from collections.abc import Callable, Sequence
+from math import floor
 from typing import Any
 
 from tests.bench.data import START_TS, Row
@@ -34,6 +42,26 @@ partition with (symbol of Trades) begin
   select symbol, avg(price) as ap insert into Out;
 end;
 """,
+    "X1": STREAM + """
+@info(name='x1') from Trades
+select symbol, math:round(price) as r, math:abs(price - 100.0) as a, unitconversion:kmTom(price) as m
+insert into Out;
+""",
+    "X1c": STREAM + """
+@info(name='x1c') from Trades
+select symbol, price + 0.5 as r, price - 100.0 as a, price * 1000.0 as m
+insert into Out;
+""",
+    "X2": STREAM + """
+@info(name='x2') from Trades
+select symbol, str:upper(symbol) as u, str:length(symbol) as n, str:concat(symbol, '/', 'USD') as c
+insert into Out;
+""",
+    "X2c": STREAM + """
+@info(name='x2c') from Trades
+select symbol, coalesce(symbol, '') as u, default(volume, 0L) as n, ifThenElse(volume > 500L, symbol, '') as c
+insert into Out;
+""",
     "W4": "@app:playback\n" + STREAM + """
 @info(name='w4')
 from every e1=Trades[price > 190] -> e2=Trades[symbol == e1.symbol and price < e1.price * 0.3] within 10 sec
@@ -47,6 +75,10 @@ TITLES = {
     "W3": "sliding last 100 events per symbol",
     "W4": "pattern e1 -> e2 within 10 s",
     "W5": "Kafka JSON -> W2 -> Kafka JSON",
+    "X1": "projection with 3 extension functions",
+    "X1c": "the same projection with core arithmetic",
+    "X2": "projection with 3 str: functions",
+    "X2c": "the same projection with 3 core functions",
 }
 
 
@@ -130,8 +162,43 @@ def loop_w4(data: Sequence[Row]) -> list[Any]:
     return out
 
 
+def loop_x1(data: Sequence[Row]) -> list[Any]:
+    """math:round (halves up), math:abs, unitconversion:kmTom, by hand."""
+    out = []
+    append = out.append
+    for symbol, price, _volume, _ts in data:
+        append((symbol, floor(price + 0.5), abs(price - 100.0), price * 1000.0))
+    return out
+
+
+def loop_x1c(data: Sequence[Row]) -> list[Any]:
+    out = []
+    append = out.append
+    for symbol, price, _volume, _ts in data:
+        append((symbol, price + 0.5, price - 100.0, price * 1000.0))
+    return out
+
+
+def loop_x2(data: Sequence[Row]) -> list[Any]:
+    """str:upper, str:length, str:concat, by hand."""
+    out = []
+    append = out.append
+    for symbol, _price, _volume, _ts in data:
+        append((symbol, symbol.upper(), len(symbol), symbol + "/USD"))
+    return out
+
+
+def loop_x2c(data: Sequence[Row]) -> list[Any]:
+    out = []
+    append = out.append
+    for symbol, _price, volume, _ts in data:
+        append((symbol, symbol, volume, symbol if volume > 500 else ""))
+    return out
+
+
 LOOPS: dict[str, Callable[[Sequence[Row]], list[Any]]] = {
-    "W1": loop_w1, "W2": loop_w2, "W3": loop_w3, "W4": loop_w4,
+    "W1": loop_w1, "W2": loop_w2, "W3": loop_w3, "W4": loop_w4, "X1": loop_x1, "X1c": loop_x1c,
+    "X2": loop_x2, "X2c": loop_x2c,
 }
 
 
@@ -152,6 +219,10 @@ def canonical(workload: str, outputs: list[Any], n_events: int) -> list[Any]:
         return sorted((w, s, n, v, round(a, 6)) for w, s, n, v, a in outputs if w < last)
     if workload == "W3":
         return sorted((s, round(a, 6)) for s, a in outputs)
+    if workload in ("X1", "X1c"):
+        return sorted((s, round(r, 6), round(a, 6), round(m, 6)) for s, r, a, m in outputs)
+    if workload in ("X2", "X2c"):
+        return sorted((s, u, n, c) for s, u, n, c in outputs)
     return sorted((s, h, low) for s, h, low in outputs)
 
 

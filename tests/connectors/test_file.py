@@ -187,4 +187,60 @@ async def test_file_round_trip_with_mappers(tmp_path: Path) -> None:
     await sink.close()
     got = await replay({"file.uri": str(path)})
     src = mappers.CsvSourceMapper(attrs)
-    assert [r for p in got.payloads for r in src.map(p)] == rows
+    # siddhi-map-csv writes a null as `null`, which reads back as that text for a string.
+    assert [r for p in got.payloads for r in src.map(p)] == [("a,b", 1), ("multi\u00e9", 2), ("null", 3)]
+
+
+async def test_sink_confines_templated_paths_to_the_base_directory(tmp_path: Path) -> None:
+    """`{{attr}}` comes from the event: '../../x' must not write outside the sink's directory."""
+    base = tmp_path / "by-symbol"
+    sink = FileSink({"file.uri": str(base / "{{symbol}}.csv")})
+    await sink.connect()
+    outside = tmp_path / "escaped.csv"
+    await sink.publish([(b"ok", {"file.uri": str(base / "A.csv")}),
+                        (b"evil", {"file.uri": str(base / ".." / "escaped.csv")}),
+                        (b"deep", {"file.uri": str(base / "sub" / ".." / ".." / ".." / "etc.csv")}),
+                        (b"nested", {"file.uri": str(base / "x" / "B.csv")})])
+    await sink.close()
+    assert (base / "A.csv").read_bytes() == b"ok\n"
+    assert (base / "x" / "B.csv").read_bytes() == b"nested\n"  # a subdirectory of the base is fine
+    assert not outside.exists() and not (tmp_path.parent / "etc.csv").exists()
+    assert sink.rejected == 2
+
+    (base / "link").symlink_to(tmp_path)  # a symlink out of the base is refused too
+    linked = FileSink({"file.uri": f"file://{base}/{{{{symbol}}}}.csv"})
+    await linked.publish([(b"x", {"file.uri": f"file://{base}/link/escaped.csv"})])
+    await linked.close()
+    assert not outside.exists() and linked.rejected == 1
+
+    explicit = FileSink({"file.uri": "{{path}}", "base.dir": str(base)})
+    await explicit.publish([(b"p", {"file.uri": str(base / "C.csv")}), (b"q", {"file.uri": "/etc/passwd-x"})])
+    await explicit.close()
+    assert (base / "C.csv").read_bytes() == b"p\n" and explicit.rejected == 1
+
+
+async def test_sink_bounds_open_files_and_keeps_appending(tmp_path: Path) -> None:
+    sink = FileSink({"file.uri": str(tmp_path / "{{k}}.txt"), "max.open.files": "3", "append": "false"})
+    for round_ in range(2):
+        await sink.publish([(f"{round_}-{i}".encode(), {"file.uri": str(tmp_path / f"{i}.txt")}) for i in range(10)])
+        assert len(sink._files) <= 3
+    await sink.close()
+    # a file closed for the bound is opened again for appending, not truncated again
+    assert all((tmp_path / f"{i}.txt").read_bytes() == f"0-{i}\n1-{i}\n".encode() for i in range(10))
+
+
+async def test_sink_writes_off_the_event_loop(tmp_path: Path, monkeypatch) -> None:
+    import threading
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+    sink = FileSink({"file.uri": str(tmp_path / "{{k}}.txt")})
+    original = sink._open
+
+    def spy(path):
+        seen.append(threading.get_ident())
+        return original(path)
+
+    monkeypatch.setattr(sink, "_open", spy)
+    await sink.publish([(b"a", {"file.uri": str(tmp_path / "a.txt")})])
+    await sink.close()
+    assert seen and loop_thread not in seen

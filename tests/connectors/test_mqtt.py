@@ -15,11 +15,16 @@ pytestmark = pytest.mark.integration
 
 
 class Collector:
-    def __init__(self) -> None:
+    """Takes chunks like a host: with ``source`` set, commits (acknowledges) each one at once."""
+
+    def __init__(self, source: Any = None) -> None:
         self.messages: list[Message] = []
+        self.source = source
 
     async def __call__(self, messages: list[Message]) -> None:
         self.messages.extend(messages)
+        if self.source is not None and messages:
+            await self.source.commit([messages[-1].ack])
 
     @property
     def payloads(self) -> list[Any]:
@@ -38,7 +43,7 @@ def prefix() -> str:
 async def started(url: str, topic: str, **extra: Any) -> tuple[MqttSource, Collector]:
     src = connectors.create_source("mqtt", {"url": url, "topic": topic, **extra}, name="In")
     assert isinstance(src, MqttSource)
-    got = Collector()
+    got = Collector(src)
     await src.start(got)
     await src.wait_ready(10)
     return src, got
@@ -210,3 +215,35 @@ def test_option_errors() -> None:
     assert tls._conn.tls and tls._conn.port == 8883
     plain = MqttSource({"url": "broker.example", "topic": "a,b"})
     assert plain._conn.port == 1883 and plain.topics == ["a", "b"]
+
+
+async def test_unacknowledged_messages_hold_the_broker_back_and_come_again_after_a_stop(mqtt_broker: Any) -> None:
+    """QoS 1 messages are acknowledged only by ``commit``: the broker stops sending when its
+    in-flight window is full (back-pressure), and what was received but never committed is
+    sent again to the next connection of the same persistent session."""
+    topic = f"{prefix()}/acks"
+    options = {"url": mqtt_broker.url, "topic": topic, "quality.of.service": 1, "clean.session": "false",
+               "client.id": f"acks-{uuid.uuid4().hex[:8]}"}
+    src = connectors.create_source("mqtt", options, name="In")
+    got = Collector()  # takes chunks, never commits
+    await src.start(got)
+    await src.wait_ready(10)
+    sink = await connected_sink(mqtt_broker.url, topic=topic, **{"quality.of.service": 1})
+    await sink.publish([(f"m{i}".encode(), {}) for i in range(100)])
+    await asyncio.sleep(1.0)
+    held = len(got.messages)
+    assert 0 < held < 100, f"{held} messages arrived without a single acknowledgement"
+    tokens = {id(m.ack): m.ack for m in got.messages[:10]}  # a token stands for its whole chunk
+    await src.commit(tokens.values())
+    acked = {m.payload for m in got.messages if id(m.ack) in tokens}
+    await got.wait_for(held + len(acked))  # each acknowledgement lets one more in
+    await src.stop()
+
+    src2 = connectors.create_source("mqtt", options, name="In")
+    again = Collector(src2)
+    await src2.start(again)
+    await again.wait_for(100 - len(acked))
+    assert acked | set(again.payloads) == {f"m{i}".encode() for i in range(100)}
+    assert not acked & set(again.payloads), "an acknowledged message came again"
+    await sink.close()
+    await src2.stop()

@@ -84,3 +84,32 @@ def test_script_function_in_python(run_app):
 def test_wrong_arguments_are_rejected_at_creation(select):
     with pytest.raises(SiddhiAppCreationError):
         SiddhiManager().create_siddhi_app_runtime(STREAM + f"from S select {select} insert into Out;")
+
+
+# ------------------------------------------------------------------ script functions: safety and bodies
+def test_script_function_single_expression_with_comparison_returns_its_value():
+    """`{ data[0] >= 1 }` is an expression, not a statement returning null."""
+    from srota.engine.functions import script_function
+    from srota.grammar.model import AttrType
+    f = script_function("python", "f", AttrType.BOOL, " data[0] >= 1 ")
+    assert f(2) is True and f(0) is False
+    g = script_function("python", "g", AttrType.INT, "x = data[0] * 2\nreturn x")
+    assert g(4) == 8
+    h = script_function("python", "h", AttrType.BOOL, "data[0] != 1 and data[0] <= 3")
+    assert h(2) is True
+
+
+def test_script_functions_can_be_turned_off():
+    import pytest
+    from srota.engine import Limits, SiddhiAppCreationError, SiddhiManager
+    app = ("define function ge1[python] return bool { data[0] >= 1 }; define stream S (a int);"
+           "from S select ge1(a) as ok insert into Out;")
+    rt = SiddhiManager().create_siddhi_app_runtime(app)  # on by default for the embedding API
+    out: list = []
+    rt.add_callback("Out", out.extend)
+    rt.start()
+    rt.get_input_handler("S").send([3])
+    assert out[0].data == (True,)
+    rt.shutdown()
+    with pytest.raises(SiddhiAppCreationError, match="script functions are turned off"):
+        SiddhiManager(limits=Limits(python_functions=False)).create_siddhi_app_runtime(app)

@@ -61,3 +61,27 @@ def test_errors(run_app):
         runtime.query("from StockTable on nope > 1 select *")
     with pytest.raises(SiddhiParserError):
         runtime.query("from StockTable selec *")
+
+
+def test_distinct_query_texts_do_not_grow_caches_forever(monkeypatch):
+    """Each distinct on-demand text generates code: the plan and code caches are bounded LRUs."""
+    import linecache
+
+    from srota.engine import SiddhiManager, codegen, ondemand
+    monkeypatch.setattr(codegen, "CODE_CACHE_SIZE", 40)
+    monkeypatch.setattr(ondemand, "PLAN_CACHE_SIZE", 10)
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "define stream S (k string, v long); define table T (k string, v long); from S insert into T;")
+    rt.start()
+    rt.get_input_handler("S").send(["a", 7])
+    for i in range(300):
+        got = rt.query(f"from T on v == {i % 150} select k, v")
+        assert [e.data for e in got] == ([("a", 7)] if i % 150 == 7 else [])
+    assert len(codegen._code_cache) <= 40
+    assert len(ondemand._plans[rt.context]) <= 10
+    generated = [f for f in linecache.cache if f.startswith("<srota-generated-")]
+    assert len(generated) <= 40
+    hot = "from T on v == 7 select k, v"
+    for _ in range(3):
+        assert [e.data for e in rt.query(hot)] == [("a", 7)]  # still right after evictions
+    rt.shutdown()

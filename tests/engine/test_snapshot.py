@@ -33,6 +33,11 @@ APPS = {
     "pattern": "from every e1=S[v > 50] -> e2=T[k == e1.k and w > e1.v] within 3 sec "
                "select e1.k, e1.v, e2.w insert into Out;",
     "sequence": "from every e1=S, e2=S[v > e1.v] select e1.v as a, e2.v as b insert into Out;",
+    "session": "from S#window.session(300, k) select k, count() as n group by k insert into Out;",
+    "absent pattern": "from every e1=S[v > 80] -> not T[k == e1.k] for 1 sec select e1.k, e1.v insert into Out;",
+    "distinct and forever": "from S#window.length(3) select k, distinctCount(v) as d, "
+                           "stdDev(v) as sd, maxForever(v) as m insert into Out;",
+    "frequent": "from S#window.frequent(2, k) select k, v insert into Out;",
 }
 
 
@@ -76,3 +81,40 @@ def test_restore_continues_exactly(name):
     second_rt.shutdown()
     assert whole, "the app should produce output"
     assert first + second == whole
+
+
+def test_snapshot_is_data_only_and_versioned():
+    """A snapshot is not a pickle: loading one runs no code, and a pickle is refused."""
+    import pickle
+
+    from srota.engine.snapshot import SnapshotError, read_snapshot
+    rt, _ = _run(APPS["pattern"], _events(40))
+    data = rt.snapshot()
+    rt.shutdown()
+    assert data[:1] != b"\x80" and b"cos" not in data[:2]
+    assert read_snapshot(data)["format"] == 2
+
+    class Boom:
+        def __reduce__(self):
+            return (print, ("pickled code ran",))
+
+    evil = pickle.dumps({"format": 1, "elements": {"x": Boom()}})
+    fresh = SiddhiManager().create_siddhi_app_runtime(STREAMS + APPS["pattern"])
+    with pytest.raises(SnapshotError):
+        fresh.restore(evil)
+    with pytest.raises(SnapshotError):
+        fresh.restore(data[: len(data) // 2])  # truncated
+
+
+def test_snapshot_refuses_classes_outside_the_engine():
+    from srota.engine import state_codec
+    from srota.engine.snapshot import SnapshotError, read_snapshot
+    forged = state_codec.dumps({"format": 2, "app": "a", "clock": 0, "elements": {}})
+    assert read_snapshot(forged)["elements"] == {}
+    import msgpack
+    bad = msgpack.packb({"format": 2, "elements": {"x": msgpack.ExtType(5, msgpack.packb(["os:system", {}]))}})
+    with pytest.raises(SnapshotError, match="not an engine class"):
+        read_snapshot(bad)
+    bad = msgpack.packb({"format": 2, "elements": {"x": msgpack.ExtType(5, msgpack.packb(["srota.engine.Gone:X", {}]))}})
+    with pytest.raises(SnapshotError, match="does not exist"):
+        read_snapshot(bad)

@@ -67,3 +67,39 @@ def test_schema_mismatch_is_a_creation_error(tmp_path):
     with pytest.raises(SiddhiAppCreationError):
         SiddhiManager().create_siddhi_app_runtime(
             f"@store(type='sqlite', database='{path}') define table T (symbol string);")
+
+
+def _object_app(path: str) -> str:
+    return f"""
+        define stream S (k string, o object);
+        @store(type='sqlite', database='{path}') define table T (k string, o object);
+        from S insert into T;
+    """
+
+
+def test_object_columns_are_data_not_pickles(tmp_path):
+    """An object column is stored in the data-only state encoding; a pickle in it is not run."""
+    import pickle
+
+    path = str(tmp_path / "o.db")
+    manager = SiddhiManager()
+    first = manager.create_siddhi_app_runtime(_object_app(path))
+    first.start()
+    first.get_input_handler("S").send(["a", {"x": (1, 2), "y": [1.5, None]}])
+    first.shutdown()
+    raw = sqlite3.connect(path).execute("SELECT o FROM T").fetchone()[0]
+    assert not raw.startswith(b"\x80")  # not a pickle
+
+    class Boom:
+        def __reduce__(self):
+            marker = str(tmp_path / "ran")
+            return (exec, (f"import pathlib; pathlib.Path({marker!r}).write_text('ran')",))
+
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO T (k, o) VALUES (?, ?)", ("evil", pickle.dumps(Boom())))
+    second = manager.create_siddhi_app_runtime(_object_app(path))
+    second.start()
+    rows = {e.data[0]: e.data[1] for e in second.query("from T select *")}
+    second.shutdown()
+    assert rows == {"a": {"x": (1, 2), "y": [1.5, None]}, "evil": None}
+    assert not (tmp_path / "ran").exists()

@@ -1,23 +1,29 @@
-"""SIGKILL in the middle of a stream, then a restart: the state counts every input exactly once.
+"""SIGKILL at awkward moments, then a restart: the state counts every input exactly once.
 
-The app keeps a running sum and count per key.  ``srota run`` snapshots its state every
-second together with the offsets of the events the state includes, and commits Kafka offsets
-as outputs are flushed; the kill comes when the group's committed offsets are well ahead of
-the last snapshot.  After the restart the sources seek back to the snapshot's offsets: the records in
-between are processed again (their outputs repeat: at-least-once output), and the state ends
-exactly where an uninterrupted run ends.
+The app keeps a running sum and count per key; ``srota run`` persists its state in snapshots
+with the offsets of the events each includes.  The rule that makes this exact (DESIGN
+decision 12): a committed offset never runs ahead of a saved snapshot that includes it, for
+every partition the process was ever assigned.  Each test kills the process where an earlier
+design lost records -- before the first snapshot (A), after a partition was first consumed
+since the last snapshot (B), right after a rebalance (C), at a random moment mid-stream --
+then restarts it, sends a tail of one record per key so every key reports its final state,
+and checks every output against the prefix sums of the inputs and the final state against
+an uninterrupted run.  The app also feeds an incremental aggregation stored in SQLite, whose
+merges are not idempotent: after the restart its rows must equal the uninterrupted run's too.
 """
 from __future__ import annotations
 
 import asyncio
+import random
 import signal
 import uuid
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import orjson
 import pytest
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from srota.engine import SiddhiManager
 from srota.service.config import ServiceConfig
 from srota.service.host import AppHost
@@ -32,95 +38,191 @@ from tests.integration.support import (
     kafka_sink,
     kafka_source,
     snapshot_consumed,
+    snapshot_revisions,
     totals_reached,
     wait_until,
 )
 
 pytestmark = pytest.mark.integration
 
-N = 4000
 KEYS = 8
-PARTITIONS = 3
+T0 = 1_700_000_000_000
 QUERY = "from In select id, sum(n) as total, count() as count group by id insert into Out;"
+AGGREGATION = ("define aggregation Agg from In select id, sum(n) as total, count() as cnt "
+               "group by id aggregate by ts every sec ... min;")
+AGG_QUERY = (f"from Agg within {T0 - 60_000}L, {T0 + 3_600_000}L per 'seconds' "
+             "select AGG_TIMESTAMP, id, total, cnt")
 
 
-def _inputs() -> list[dict[str, Any]]:
-    return [{"id": f"k{i % KEYS}", "n": (i * 7919) % 101} for i in range(N)]
+def _events(start: int, n: int) -> list[dict[str, Any]]:
+    return [{"id": f"k{i % KEYS}", "n": (i * 7919) % 101, "ts": T0 + i * 37} for i in range(start, start + n)]
 
 
-def _uninterrupted(inputs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
-    """The final (total, count) per key of the same query, run in-process without faults."""
+def _uninterrupted(inputs: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, int]], list[list[Any]]]:
+    """The final (total, count) per key of the same query, and the aggregation's rows, run
+    in-process without faults."""
     runtime = SiddhiManager().create_siddhi_app_runtime(
-        f"define stream In (id string, n long); {QUERY}")
+        f"define stream In (id string, n long, ts long); {AGGREGATION} {QUERY}")
     final: dict[str, tuple[int, int]] = {}
     runtime.add_callback("Out", lambda events: final.update({e.data[0]: (e.data[1], e.data[2]) for e in events}))
     runtime.start()
     handler = runtime.get_input_handler("In")
     for e in inputs:
-        handler.send([e["id"], e["n"]])
+        handler.send([e["id"], e["n"], e["ts"]])
+    rows = sorted(list(e.data) for e in runtime.query(AGG_QUERY))
     runtime.shutdown()
-    return final
+    return final, rows
 
 
-async def test_sigkill_mid_stream_then_restart_counts_every_event_once(kafka_broker: Any, tmp_path: Path) -> None:
-    kb = kafka_broker
-    src, out = await kb.create_topic(partitions=PARTITIONS), await kb.create_topic(partitions=PARTITIONS)
-    group = f"g-{uuid.uuid4().hex[:8]}"
-    app = f"""
-    @app:name('Totals')
-    {kafka_source(kb, src, group, **{"batch.size": "50"})}
-    define stream In (id string, n long);
-    {kafka_sink(kb, out, key='{{id}}')}
-    define stream Out (id string, total long, count long);
-    {QUERY}
-    """
-    database = tmp_path / "state.db"
-    srota = SrotaProcess(tmp_path, app, {
-        "persistence": {"enabled": True, "database": str(database), "interval": "1 sec", "revisions": 3},
-        "shutdown": {"timeout": "20 sec"}}, free_port())
-    inputs = _inputs()
-    producer = AIOKafkaProducer(bootstrap_servers=kb.bootstrap_servers, acks="all")
-    await producer.start()
+class _Harness:
+    """Topics, a producer, a reader of the outputs and a ``srota run`` process with persistence."""
 
-    async def produce() -> None:
-        for start in range(0, N, 100):
-            batch = inputs[start:start + 100]
-            futures = [await producer.send(src, orjson.dumps(e), key=e["id"].encode()) for e in batch]
+    def __init__(self, kb: Any, tmp_path: Path, partitions: int, interval: str) -> None:
+        self.kb = kb
+        self.tmp_path = tmp_path
+        self.partitions = partitions
+        self.interval = interval
+        self.group = f"g-{uuid.uuid4().hex[:8]}"
+        self.database = tmp_path / "state.db"
+        self.inputs: list[dict[str, Any]] = []
+
+    async def __aenter__(self) -> _Harness:
+        kb = self.kb
+        self.src = await kb.create_topic(partitions=self.partitions)
+        self.out = await kb.create_topic(partitions=self.partitions)
+        app = f"""
+        @app:name('Totals')
+        {kafka_source(kb, self.src, self.group, **{"batch.size": "50"})}
+        define stream In (id string, n long, ts long);
+        {kafka_sink(kb, self.out, key='{{id}}')}
+        define stream Out (id string, total long, count long);
+        @store(type='sqlite', database='{self.tmp_path / "agg.db"}')
+        {AGGREGATION}
+        {QUERY}
+        """
+        self.port = free_port()
+        self.srota = SrotaProcess(self.tmp_path, app, {
+            "http": {"host": "127.0.0.1", "port": self.port, "query": {"enabled": True}},
+            "persistence": {"enabled": True, "database": str(self.database), "interval": self.interval,
+                            "revisions": 3},
+            "shutdown": {"timeout": "20 sec"}}, self.port)
+        self.producer = AIOKafkaProducer(bootstrap_servers=kb.bootstrap_servers, acks="all")
+        await self.producer.start()
+        self.reader = TopicReader(kb.bootstrap_servers, self.out)
+        await self.reader.__aenter__()
+        self.srota.start()
+        await self.srota.wait_ready()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.reader.__aexit__()
+        await self.producer.stop()
+        self.srota.stop()
+
+    async def send(self, n: int, partition: int | None = None, pace: float = 0.0) -> None:
+        """Send ``n`` more inputs (keyed by id, or all to ``partition``), 100 at a time."""
+        batch_all = _events(len(self.inputs), n)
+        for start in range(0, n, 100):
+            batch = batch_all[start:start + 100]
+            futures = [await self.producer.send(self.src, orjson.dumps(e), key=e["id"].encode(),
+                                                partition=partition) for e in batch]
             await asyncio.gather(*futures)
-            await asyncio.sleep(0.05)
+            self.inputs.extend(batch)
+            if pace:
+                await asyncio.sleep(pace)
 
-    try:
-        async with TopicReader(kb.bootstrap_servers, out) as reader:
-            srota.start()
-            await srota.wait_ready()
-            stream = asyncio.create_task(produce())
+    async def processed(self, timeout: float = 30) -> None:
+        """Wait until the outputs show every input sent so far."""
+        await self.reader.until(totals_reached(list(self.inputs)), timeout, what="every input processed")
 
-            async def committed_past_snapshot() -> bool:
-                in_snapshot = snapshot_consumed(database, "Totals")
-                if in_snapshot < N // 4:
-                    return False
-                offsets = await committed(kb.bootstrap_servers, group, src, PARTITIONS)
-                return sum(o or 0 for o in offsets.values()) - in_snapshot >= 200
+    async def committed(self) -> int:
+        return sum(o or 0 for o in (await committed(self.kb.bootstrap_servers, self.group, self.src,
+                                                    self.partitions)).values())
 
-            # Mid-stream, once a snapshot includes a good part of the stream and the group has
-            # committed well past it: SIGKILL, no shutdown at all.
-            await wait_until(committed_past_snapshot, 30, what="commits past the last snapshot")
-            assert not stream.done(), "the stream ended before the kill"
-            srota.kill()
-            await stream
-            srota.start()
-            await srota.wait_ready()
-            records = await reader.until(totals_reached(inputs), 60, what="the final totals after the restart")
-            srota.signal(signal.SIGTERM)
-            assert await srota.wait_exit(30) == 0, srota.log()
-        final = check_running_totals([r.json()["event"] for r in records], inputs)
-        assert final == _uninterrupted(inputs)
-        log = srota.log().split("--- run 2", 1)[1]
-        assert "state restored" in log
-        assert "starts at the snapshot's offset" in log, "the restart did not seek to the snapshot's offsets"
-    finally:
-        await producer.stop()
-        srota.stop()
+    async def restart_and_check(self) -> None:
+        """Kill, restart, send one more record per key, and check the state is exact."""
+        self.srota.kill()
+        self.srota.start()
+        await self.srota.wait_ready()
+        await self.send(KEYS)
+        records = await self.reader.until(totals_reached(self.inputs), 60, what="the final totals after the restart")
+        async with aiohttp.ClientSession() as session, session.post(
+                f"http://127.0.0.1:{self.port}/query", json={"app": "Totals", "query": AGG_QUERY}) as response:
+            body = await response.json()
+        assert response.status == 200, body
+        self.srota.signal(signal.SIGTERM)
+        assert await self.srota.wait_exit(30) == 0, self.srota.log()
+        final = check_running_totals([r.json()["event"] for r in records], self.inputs)
+        want_final, want_rows = _uninterrupted(self.inputs)
+        assert final == want_final
+        assert sorted(e["data"] for e in body["events"]) == want_rows
+
+
+async def test_kill_before_the_first_snapshot(kafka_broker: Any, tmp_path: Path) -> None:
+    """A: processed and flushed, but no periodic snapshot saved yet: nothing may be committed
+    (the only snapshot is the one of the empty state, saved before the first event)."""
+    async with _Harness(kafka_broker, tmp_path, partitions=3, interval="10 min") as h:
+        await h.send(1000)
+        await h.processed()
+        await asyncio.sleep(0.5)  # time enough for a commit that follows flushed outputs
+        assert snapshot_revisions(h.database, "Totals") <= 1 and snapshot_consumed(h.database, "Totals") == 0
+        assert await h.committed() == 0, "offsets committed before any snapshot includes them"
+        await h.restart_and_check()
+
+
+async def test_kill_after_a_partition_is_first_consumed_since_the_last_snapshot(
+        kafka_broker: Any, tmp_path: Path) -> None:
+    """B: partition 1 has records only after the last snapshot (which has no offset for it)."""
+    async with _Harness(kafka_broker, tmp_path, partitions=2, interval="4 sec") as h:
+        await h.send(400, partition=0)
+        await h.processed()
+        await wait_until(lambda: snapshot_consumed(h.database, "Totals") == 400, 10, what="a snapshot of partition 0")
+        revision = snapshot_revisions(h.database, "Totals")
+        await h.send(400, partition=1)
+        await h.processed()
+        await asyncio.sleep(0.3)
+        assert snapshot_revisions(h.database, "Totals") == revision, "a snapshot came before the kill: too slow"
+        assert await h.committed() <= 400, "partition 1 committed before a snapshot includes it"
+        await h.restart_and_check()
+
+
+async def test_kill_right_after_a_rebalance(kafka_broker: Any, tmp_path: Path) -> None:
+    """C: another member joins the group (for another topic); the snapshot saved after the
+    rebalance must still hold the offsets of every partition, and commits must not pass it."""
+    async with _Harness(kafka_broker, tmp_path, partitions=3, interval="3 sec") as h:
+        await h.send(600)
+        await h.processed()
+        await wait_until(lambda: snapshot_consumed(h.database, "Totals") == 600, 10, what="a snapshot of everything")
+        other = await kafka_broker.create_topic()
+        joiner = AIOKafkaConsumer(other, bootstrap_servers=kafka_broker.bootstrap_servers, group_id=h.group,
+                                  session_timeout_ms=2000, heartbeat_interval_ms=500)
+        await joiner.start()
+        try:
+            await wait_until(lambda: h.srota.log().split(f"--- run {h.srota.runs}")[-1].count(
+                "kafka partitions assigned") >= 2, 30, what="the rebalance")
+            revision = snapshot_revisions(h.database, "Totals")
+            await wait_until(lambda: snapshot_revisions(h.database, "Totals") > revision, 10,
+                             what="a snapshot after the rebalance")
+            revision = snapshot_revisions(h.database, "Totals")
+            await h.send(300)
+            await h.processed()
+            await asyncio.sleep(0.2)
+            assert snapshot_revisions(h.database, "Totals") == revision, "a snapshot came before the kill: too slow"
+            await h.restart_and_check()
+        finally:
+            await joiner.stop()
+
+
+async def test_kill_at_a_random_moment_mid_stream(kafka_broker: Any, tmp_path: Path) -> None:
+    """Snapshots every second while a stream goes on; SIGKILL at a random point of it."""
+    async with _Harness(kafka_broker, tmp_path, partitions=3, interval="1 sec") as h:
+        stream = asyncio.create_task(h.send(3000, pace=0.05))
+        moment = random.randrange(300, 2700, 100)
+        await wait_until(lambda: len(h.inputs) >= moment, 30, what=f"{moment} inputs sent")
+        assert not stream.done(), "the stream ended before the kill"
+        h.srota.kill()
+        await stream
+        await h.restart_and_check()
 
 
 async def test_checkpoint_keeps_restored_offsets_of_partitions_not_consumed_since() -> None:
@@ -137,7 +239,7 @@ async def test_checkpoint_keeps_restored_offsets_of_partitions_not_consumed_sinc
     restored_offsets = {"Idle/In/source0": {("t", 0): 17, ("t", 1): 5}}
     await host.start((host.runtime.snapshot(), restored_offsets))
     try:
-        _state, offsets = await host.checkpoint()
+        _state, offsets, _marks = await host.checkpoint()
     finally:
         await host.stop_sources()
         await host.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -52,8 +53,15 @@ def _app(kb: Any, replica: str, src: str, group: str, seen: str, counts: str) ->
     """
 
 
-async def test_second_replica_joins_and_leaves_mid_stream(kafka_broker: Any) -> None:
+@pytest.mark.parametrize("persistence", [False, True], ids=["no-persistence", "persistence"])
+async def test_second_replica_joins_and_leaves_mid_stream(kafka_broker: Any, tmp_path: Path, persistence: bool) -> None:
+    """With persistence, commits follow saved snapshots (decision 12): before a revocation each
+    replica saves a snapshot and commits it, so the next owner still starts where it stopped."""
     kb = kafka_broker
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    cfg_a = config(tmp_path / "a", persistence=persistence)
+    cfg_b = config(tmp_path / "b", persistence=persistence)
     src = await kb.create_topic(partitions=PARTITIONS)
     seen, counts = await kb.create_topic(), await kb.create_topic()
     group = f"g-{uuid.uuid4().hex[:8]}"
@@ -75,10 +83,10 @@ async def test_second_replica_joins_and_leaves_mid_stream(kafka_broker: Any) -> 
 
     try:
         async with TopicReader(kb.bootstrap_servers, seen) as seen_reader, \
-                running_host(config(), _app(kb, "A", src, group, seen, counts)) as a:
+                running_host(cfg_a, _app(kb, "A", src, group, seen, counts)) as a:
             stream = asyncio.create_task(produce())
             await seen_reader.until(lambda rs: len(rs) >= 100, what="replica A at work")
-            async with running_host(config(), _app(kb, "B", src, group, seen, counts)) as b:
+            async with running_host(cfg_b, _app(kb, "B", src, group, seen, counts)) as b:
                 # B got partitions (A gave some up in the rebalance) and processes them.
                 await seen_reader.until(lambda rs: replicas(rs)["B"] >= 100, what="replica B at work")
                 assert b.apps["Counts"].sources[0].source.assignment()

@@ -193,3 +193,72 @@ async def test_pass_through_objects_that_do_not_fit_the_schema() -> None:
     got = [outs.queue.get_nowait()[0] for _ in range(outs.queue.qsize())]
     assert [tuple(r) for r in got] == [("a", 1), ("b", 2)]
     assert faults.queue.qsize() == 5
+
+
+async def test_a_dead_letter_larger_than_the_broker_takes_is_logged_once_and_the_source_goes_on(
+        kafka_broker: Any) -> None:
+    """The dead-letter sink refuses records over 2,000 bytes (``max.request.size``, what a
+    broker's ``message.max.bytes`` does): that dead letter is logged and counted with its
+    reason, never retried; the others are published once each, and the source goes on."""
+    kb = kafka_broker
+    src, out, dead = await kb.create_topic(), await kb.create_topic(), await kb.create_topic()
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    refs = {"dead": {"type": "kafka", "bootstrap.servers": kb.bootstrap_servers, "topic": dead,
+                     "optional.configuration": "max.request.size:2000"}}
+    app = f"""
+    @app:name('BigDead')
+    {kafka_source(kb, src, group, "@map(type='json')", **{"dead.letter.ref": "dead"})}
+    define stream In (id string, n int);
+    {kafka_sink(kb, out)}
+    define stream Out (id string, n int);
+    from In select id, n insert into Out;
+    """
+    payloads = [b"not json 1", b"x" * 5000, b"not json 2", b'{"id": "a", "n": 1}', b"not json 3",
+                b'{"id": "b", "n": 2}']
+    async with running_host(config(refs=refs), app) as host:
+        await produce(kb.bootstrap_servers, src, payloads)
+        await wait_until(lambda: committed(kb.bootstrap_servers, group, src, 1), 20, what="a commit")
+        await wait_until(async_eq(lambda: committed(kb.bootstrap_servers, group, src, 1), {0: len(payloads)}), 20,
+                         what="every offset committed")
+        outputs = await read_topic(kb.bootstrap_servers, out, 2)
+        metrics = host.metrics.render().decode()
+    dead_letters = await read_topic(kb.bootstrap_servers, dead, 3)
+    assert sorted(r.value for r in dead_letters) == [b"not json 1", b"not json 2", b"not json 3"]
+    assert [r.json()["event"]["id"] for r in outputs] == ["a", "b"]
+    assert ('srota_dead_letters_lost_total{app="BigDead",reason="MessageSizeTooLargeError",stream="In"} 1.0'
+            in metrics), metrics
+    assert 'srota_dead_letters_total{app="BigDead",stream="In"} 3.0' in metrics
+
+
+def async_eq(fetch: Any, want: Any) -> Any:
+    async def check() -> bool:
+        return (await fetch()) == want
+    return check
+
+
+async def test_an_output_the_broker_can_never_take_does_not_take_its_neighbours_with_it(
+        kafka_broker: Any) -> None:
+    """One output too large for the sink (``max.request.size``) is refused alone: logged,
+    counted and sent to the fault stream; the outputs around it in the same chunk go out."""
+    kb = kafka_broker
+    src, out, faults = await kb.create_topic(), await kb.create_topic(), await kb.create_topic()
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    app = f"""
+    @app:name('BigOut')
+    {kafka_source(kb, src, group, "@map(type='json')")}
+    define stream In (s string);
+    @OnError(action='STREAM')
+    {kafka_sink(kb, out, **{"optional.configuration": "max.request.size:2000", "on.error": "STREAM"})}
+    define stream Out (s string);
+    {kafka_sink(kb, faults)}
+    define stream Faults (s string);
+    from In select s insert into Out;
+    from !Out select s insert into Faults;
+    """
+    payloads = [b'{"s": "small 1"}', b'{"s": "' + b"x" * 5000 + b'"}', b'{"s": "small 2"}']
+    async with running_host(config(), app):
+        await produce(kb.bootstrap_servers, src, payloads)
+        outputs = await read_topic(kb.bootstrap_servers, out, 2)
+        fault_events = await read_topic(kb.bootstrap_servers, faults, 1)
+    assert [r.json()["event"]["s"] for r in outputs] == ["small 1", "small 2"]
+    assert [len(r.json()["event"]["s"]) for r in fault_events] == [5000]

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
-from srota.connectors.base import Sink
+from srota.connectors.base import RejectedError, Sink
 from srota.engine.registry import Kind, Param, extension
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import AttrType
@@ -26,6 +26,7 @@ pytestmark = pytest.mark.integration
 
 TRANSACTIONS: dict[str, list[tuple[list[Any], dict[str, dict[Any, int]]]]] = {}
 FAIL_NEXT: dict[str, int] = {}
+REFUSE: dict[str, set[int]] = {}  # values of n the stand-in broker can never take
 _PARAMS = (Param("name", (AttrType.STRING,), doc="Where the transactions are recorded."),)
 
 
@@ -47,6 +48,10 @@ class RecordingTransactionalSink(Sink):
         if FAIL_NEXT.get(name):
             FAIL_NEXT[name] -= 1
             raise ConnectionError("transaction aborted (test)")
+        refused = {i: "MessageSizeTooLargeError: test" for i, (p, _) in enumerate(items)
+                   if p[0] in REFUSE.get(name, ())}
+        if refused:
+            raise RejectedError("refused (test)", refused)
         TRANSACTIONS.setdefault(name, []).append(
             ([p for p, _ in items], {g: {(tp.topic, tp.partition): o for tp, o in offs.items()}
                                      for g, offs in offsets.items()}))
@@ -96,3 +101,17 @@ async def test_a_transactional_sink_must_be_the_only_sink(kafka_broker: Any) -> 
     host = ServiceHost(config(), app_texts=[app])
     with pytest.raises(SiddhiAppCreationError, match="only sink"):
         await host.start()
+
+
+async def test_an_output_the_broker_refuses_leaves_the_transaction_the_rest_commits(kafka_broker: Any) -> None:
+    """A record the broker can never take aborts every attempt: it is left out (logged) and the
+    transaction of the others commits, rather than retrying forever with the source held."""
+    kb = kafka_broker
+    src, group, name = await kb.create_topic(), f"g-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    REFUSE[name] = {13}
+    async with running_host(config(), _app(kb, src, group, name)):
+        await produce(kb.bootstrap_servers, src, [orjson.dumps({"n": i}) for i in range(30)])
+        await wait_until(lambda: sum(len(p) for p, _ in TRANSACTIONS.get(name, [])) >= 29, 30,
+                         what="every other output in a transaction")
+    outputs = sorted(row[0] for payloads, _ in TRANSACTIONS[name] for row in payloads)
+    assert outputs == [n for n in range(30) if n != 13]

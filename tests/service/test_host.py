@@ -78,7 +78,12 @@ async def test_malformed_payload_goes_to_the_fault_stream_and_the_service_goes_o
 async def test_admin_endpoints(host):
     h, prefix = host
     base = f"http://127.0.0.1:{h.admin.port}"
+    # A query token is configured: reads need a token too, the probes do not.
     async with aiohttp.ClientSession() as session:
+        for path in ("/apps", "/metrics", "/version"):
+            async with session.get(f"{base}{path}") as r:
+                assert r.status == 401, path
+    async with aiohttp.ClientSession(headers={"Authorization": "Bearer s3cret"}) as session:
         async with session.get(f"{base}/health") as r:
             assert r.status == 200
         async with session.get(f"{base}/ready") as r:
@@ -122,3 +127,58 @@ async def test_config_limits_reach_the_engine():
         assert ctx.limits.max_window_events == 3 and ctx.pattern_max_pending == 7
     finally:
         await host.stop()
+
+
+async def test_a_slow_aggregation_store_pauses_the_sources(tmp_path: Any) -> None:
+    """While an aggregation store's writer is stuck (a slow or failing disk), its write queue
+    fills; the host pauses the sources at half of its bound, rather than blocking the event
+    loop at the bound, and resumes them once it has drained."""
+    import threading
+
+    from srota.service.host import AppHost
+    from srota.service.metrics import Metrics
+
+    app = f"""
+    @app:name('SlowStore')
+    @source(type='inMemory', topic='slow-store-in', @map(type='json'))
+    define stream In (k string, v long, ts long);
+    @store(type='sqlite', database='{tmp_path / "agg.db"}')
+    define aggregation A from In select k, sum(v) as total group by k aggregate by ts every sec;
+    """
+    host = AppHost(None, app, ServiceConfig(), Metrics())
+    store = host.runtime.context.aggregations["A"].store
+    store.max_queued = store._queue.maxsize = 8
+    release = threading.Event()
+    await host.start()
+    source = host.sources[0].source
+    await source.wait_ready(5)
+
+    async def send(i: int) -> None:
+        event = {"event": {"k": "k", "v": 1, "ts": 1_700_000_000_000 + i * 1000}}
+        await broker.publish("slow-store-in", orjson.dumps(event))
+
+    await send(0)  # the first event reads the tables (a restart check): before the writer sticks
+    junction = host.runtime.context.junctions["In"]
+    for _ in range(500):
+        if junction.events_in:
+            break
+        await asyncio.sleep(0.02)
+    store._put_job(lambda conn: release.wait(20))
+    try:
+        for i in range(1, 8):  # each event completes the previous one-second bucket: one write each
+            await send(i)
+        for _ in range(500):
+            if source.paused:
+                break
+            await asyncio.sleep(0.02)
+        assert source.paused, f"backlog {store.backlog} seq {store._seq} in {host.runtime.context.junctions['In'].events_in} : the sources went on"
+        release.set()
+        for _ in range(500):
+            if not source.paused:
+                break
+            await asyncio.sleep(0.02)
+        assert not source.paused
+    finally:
+        release.set()
+        await host.stop_sources()
+        await host.close()

@@ -1,0 +1,153 @@
+"""A data-only encoding of engine state: snapshots and ``object`` columns, no pickles.
+
+Loading a pickle runs whatever code its bytes name, so anyone who can write the state
+database could run code in the service, and a renamed class made every old snapshot
+unreadable.  This codec writes MessagePack with a few tagged extension types for the state
+the engine actually keeps:
+
+=====  =====================================================================
+tag    value
+=====  =====================================================================
+1      tuple
+2      set
+3      frozenset
+4      deque ``[items, maxlen]``
+5      an engine object ``[name, {attribute: value}]`` (events, aggregator
+       states, pattern states, ...): ``name`` must be a class of a ``srota.``
+       module that is already imported, or one registered with
+       :func:`register_state_type`; it is created without calling ``__init__``
+       and its attributes set, so no code named by the data runs
+6      an integer beyond 64 bits (its decimal text)
+7      an enum member ``[name, value]`` (same rule for ``name``)
+=====  =====================================================================
+
+Dictionaries keep non-string keys (MessagePack allows them).  Anything else (a function,
+a socket, an object of an unknown class) cannot be encoded: :func:`dumps` raises
+:class:`TypeError` naming it.
+"""
+from __future__ import annotations
+
+import enum
+import sys
+from collections import deque
+from typing import Any
+
+import msgpack
+
+_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM = range(1, 8)
+
+_registered: dict[str, type] = {}
+
+
+class StateDecodeError(ValueError):
+    """The bytes are not state this codec wrote (or name a class it may not create)."""
+
+
+def register_state_type(cls: type) -> type:
+    """Allow instances of ``cls`` (a class outside ``srota.``, e.g. an extension's state) in state.
+
+    Usable as a class decorator.
+    """
+    _registered[_name(cls)] = cls
+    return cls
+
+
+def dumps(value: Any) -> bytes:
+    """Encode ``value``; raises :class:`TypeError` for what is not data."""
+    return msgpack.packb(value, default=_default, strict_types=True, use_bin_type=True)
+
+
+def loads(data: bytes) -> Any:
+    """Decode what :func:`dumps` wrote; raises :class:`StateDecodeError` for anything else."""
+    try:
+        return msgpack.unpackb(data, ext_hook=_ext_hook, strict_map_key=False, raw=False,
+                               use_list=True)
+    except StateDecodeError:
+        raise
+    except Exception as exc:  # msgpack's own errors: truncated or foreign bytes
+        raise StateDecodeError(f"not engine state ({type(exc).__name__}: {exc})") from None
+
+
+def _name(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _pack(value: Any) -> bytes:
+    return dumps(value)
+
+
+def _default(value: Any) -> Any:
+    cls = value.__class__
+    if cls is tuple:
+        return msgpack.ExtType(_TUPLE, _pack(list(value)))
+    if cls is int:  # beyond 64 bits (smaller ones msgpack writes itself)
+        return msgpack.ExtType(_BIGINT, str(value).encode())
+    if cls is set:
+        return msgpack.ExtType(_SET, _pack(list(value)))
+    if cls is frozenset:
+        return msgpack.ExtType(_FROZENSET, _pack(list(value)))
+    if cls is deque:
+        return msgpack.ExtType(_DEQUE, _pack([list(value), value.maxlen]))
+    if isinstance(value, enum.Enum):
+        _check_allowed(cls)
+        return msgpack.ExtType(_ENUM, _pack([_name(cls), value.value]))
+    if isinstance(value, (list, dict, tuple, str, bytes, float, int)):
+        raise TypeError(f"cannot keep a {cls.__qualname__} (a subclass of a built-in type) in state")
+    _check_allowed(cls)
+    return msgpack.ExtType(_OBJECT, _pack([_name(cls), _attributes(value)]))
+
+
+def _check_allowed(cls: type) -> None:
+    name = _name(cls)
+    if not (cls.__module__.startswith("srota.") or name in _registered):
+        raise TypeError(f"cannot keep a {cls.__module__}.{cls.__qualname__} in state: only data and engine "
+                        "objects (register others with srota.engine.state_codec.register_state_type)")
+
+
+def _attributes(value: Any) -> dict[str, Any]:
+    attrs: dict[str, Any] = {}
+    for klass in type(value).__mro__:
+        for slot in klass.__dict__.get("__slots__", ()):
+            if slot not in ("__dict__", "__weakref__") and hasattr(value, slot):
+                attrs[slot] = getattr(value, slot)
+    attrs.update(getattr(value, "__dict__", {}))
+    return attrs
+
+
+def _class(name: str) -> type:
+    cls = _registered.get(name)
+    if cls is not None:
+        return cls
+    module, _, qualname = name.partition(":")
+    if not module.startswith("srota."):
+        raise StateDecodeError(f"state names class {name}, which is not an engine class")
+    obj: Any = sys.modules.get(module)  # never imported on the data's say-so
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    if not isinstance(obj, type):
+        raise StateDecodeError(f"state names class {name}, which does not exist (renamed or removed?)")
+    return obj
+
+
+def _ext_hook(code: int, data: bytes) -> Any:
+    if code == _OBJECT:
+        name, attrs = loads(data)
+        cls = _class(name)
+        obj: Any = object.__new__(cls)
+        for key, val in (attrs or {}).items():
+            object.__setattr__(obj, key, val)
+        return obj
+    if code == _BIGINT:
+        return int(data.decode())
+    inner = loads(data)
+    if code == _TUPLE:
+        return tuple(inner)
+    if code == _SET:
+        return set(inner)
+    if code == _FROZENSET:
+        return frozenset(inner)
+    if code == _DEQUE:
+        return deque(inner[0], inner[1])
+    if code == _ENUM:
+        return _class(inner[0])(inner[1])
+    raise StateDecodeError(f"unknown tag {code} in state")

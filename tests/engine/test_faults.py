@@ -1,0 +1,110 @@
+"""Faults stay with the event that caused them (DESIGN.md decision 7).
+
+One event that raises inside a query must not take the other events of its chunk with it:
+only the bad event goes to ``!S`` (or the log), the good ones produce their output, and no
+event is counted twice.
+"""
+from __future__ import annotations
+
+import logging
+
+import pytest
+from srota.engine import Event, SiddhiManager
+
+EPOCH = 1_700_000_000_000
+ROWS = [("a", 10, 2), ("b", 9, 3), ("a", 8, 0), ("b", 6, 2), ("a", 4, 4)]  # the third divides by 0
+
+
+def _run(body: str, on_error: str = "@OnError(action='STREAM')"):
+    app = (f"@app:playback {on_error} define stream S (k string, a int, b int);\n{body}\n"
+           "from !S select k, a, b insert into Faults;" if on_error else body)
+    if not on_error:
+        app = f"@app:playback define stream S (k string, a int, b int);\n{body}"
+    rt = SiddhiManager().create_siddhi_app_runtime(app)
+    got: dict[str, list] = {"Out": [], "Faults": [], "Count": []}
+    for name in got:
+        if name in rt.stream_definitions:
+            rt.add_callback(name, lambda evs, n=name: got[n].extend(e.data for e in evs))
+    rt.start()
+    rt.get_input_handler("S").send_events([Event(EPOCH + i, r) for i, r in enumerate(ROWS)])
+    rt.shutdown()
+    return got
+
+
+def test_projection_fault_takes_only_the_bad_event():
+    got = _run("from S select k, a / b as r insert into Out;"
+               "from S select count() as n insert into Count;")
+    assert got["Out"] == [("a", 5), ("b", 3), ("b", 3), ("a", 1)]
+    assert got["Faults"] == [("a", 8, 0)]
+    assert got["Count"] == [(5,)]  # the sibling query saw all five, once
+
+
+def test_filter_fault_takes_only_the_bad_event():
+    got = _run("from S[a / b > 2] select k, a insert into Out;")
+    assert got["Out"] == [("a", 10), ("b", 9), ("b", 6)]
+    assert got["Faults"] == [("a", 8, 0)]
+
+
+def test_grouped_aggregation_fault_counts_each_good_event_once():
+    got = _run("from S select k, sum(a / b) as s, count() as n group by k insert into Out;")
+    assert sorted(got["Out"]) == [("a", 6, 2), ("b", 6, 2)]
+    assert got["Faults"] == [("a", 8, 0)]
+
+
+def test_aggregation_fault_after_a_window_does_not_replay_the_window():
+    got = _run("from S#window.length(10) select sum(a / b) as s, count() as n insert into Out;")
+    assert got["Out"] == [(12, 4)]
+    assert got["Faults"] == [("a", 8, 0)]
+
+
+def test_custom_fault_function_faults_each_event():
+    pytest.importorskip("srota_example_extension")
+    got = _run("from S[b == 0 and custom:fault() > 0.0 or b != 0] select k, a insert into Out;")
+    assert got["Out"] == [("a", 10), ("b", 9), ("b", 6), ("a", 4)]
+    assert got["Faults"] == [("a", 8, 0)]
+
+
+def test_log_action_drops_only_the_bad_event(caplog):
+    with caplog.at_level(logging.ERROR, logger="srota.engine"):
+        got = _run("from S select k, a / b as r insert into Out;", on_error="")
+    assert got["Out"] == [("a", 5), ("b", 3), ("b", 3), ("a", 1)]
+    assert "1 event(s) dropped" in caplog.text
+
+
+def test_partitioned_aggregation_fault_takes_only_the_bad_event():
+    got = _run("partition with (k of S) begin "
+               "from S#window.length(10) select k, sum(a / b) as s, count() as n insert into Out; end;")
+    assert got["Out"] == [("a", 5, 1), ("b", 3, 1), ("b", 6, 2), ("a", 6, 2)]
+    assert got["Faults"] == [("a", 8, 0)]
+
+
+def test_partitioned_projection_fault_takes_only_the_bad_event():
+    got = _run("partition with (k of S) begin from S select k, a / b as r insert into Out; end;")
+    assert sorted(got["Out"]) == [("a", 1), ("a", 5), ("b", 3), ("b", 3)]
+    assert got["Faults"] == [("a", 8, 0)]
+
+
+def test_fault_in_a_plain_column_of_an_aggregating_query():
+    """`a / b` is not an aggregate: its row is made once per chunk, from the group's last event.
+
+    (The failing event has then already been counted by the aggregators: unlike Siddhi,
+    which stops at the failing column, ``n`` includes it.)
+    """
+    got = _run("from S select k, a / b as r, count() as n group by k insert into Out;")
+    # group 'a': its last event (4/4) makes the row; 'b' likewise (the middle event's row is
+    # never made, so it does not fail)
+    assert sorted(row[:2] for row in got["Out"]) == [("a", 1), ("b", 3)]
+    got = _run("from S[k == 'a'] select a / b as r, count() as n insert into Out;")
+    assert [row[0] for row in got["Out"]] == [1]
+    rows = [("a", 10, 2), ("a", 8, 0)]  # the failing event is the last one: the row before it
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "@OnError(action='STREAM') define stream S (k string, a int, b int);"
+        "from S select k, a / b as r, count() as n group by k insert into Out;")
+    out: list = []
+    faults: list = []
+    rt.add_callback("Out", lambda evs: out.extend(e.data for e in evs))
+    rt.add_callback("!S", lambda evs: faults.extend(e.data[:3] for e in evs))
+    rt.start()
+    rt.get_input_handler("S").send_events([Event(EPOCH + i, r) for i, r in enumerate(rows)])
+    rt.shutdown()
+    assert [row[:2] for row in out] == [("a", 5)] and faults == [("a", 8, 0)]
