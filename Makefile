@@ -19,7 +19,7 @@ run: $(STAMP)
 	$(BIN)/srota run --config config/demo.yaml
 
 test: deps
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --cov --cov-report=term
 
 bench: $(STAMP)
 	@PY=$(PY) bash scripts/bench-env.sh
@@ -27,6 +27,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	BIN=$(BIN) bash scripts/typecheck.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -53,6 +53,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
 from aiokafka.helpers import create_ssl_context
+from srota.connectors._kafka_config import TranslationError, translate_optional_configuration
 from srota.connectors._options import creation_error
 from srota.connectors.base import (
     AckToken,
@@ -102,27 +103,31 @@ def _kwargs_of(cls: type) -> dict[str, Any]:
             if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in _RESERVED}
 
 
-def parse_optional_configuration(text: str | None, cls: type, where: str) -> dict[str, Any]:
+def parse_optional_configuration(text: str | None, cls: type, where: str,
+                                 options: dict[str, Any] | None = None) -> dict[str, Any]:
     """``'session.timeout.ms:2000,auto.offset.reset:latest'`` -> aiokafka keyword arguments.
 
-    Kafka's property names become aiokafka's argument names (dots to underscores); values are
-    typed after the argument's default.  Unknown names are creation errors.
+    Kafka's (Java) property names are translated (:mod:`connectors._kafka_config`): settings the
+    connector has an option for (``security.protocol``, ``sasl.jaas.config``, ``acks`` ...) are
+    written into ``options`` where that option was left at its default; the rest become
+    aiokafka arguments, typed after the argument's default.  A setting with no aiokafka
+    equivalent is a creation error saying why.
     """
-    if not text:
-        return {}
+    try:
+        translated = translate_optional_configuration(text, "producer" if cls is AIOKafkaProducer else "consumer")
+    except TranslationError as exc:
+        raise creation_error(f"{where}: optional.configuration: {exc}", None) from None
+    if options is not None:
+        defaults = {p.name: p.default for p in (*_SOURCE_PARAMS, *_SINK_PARAMS)}
+        for key, value in translated.options.items():
+            if key in options and options[key] == defaults.get(key):
+                options[key] = value
     known = _kwargs_of(cls)
-    out: dict[str, Any] = {}
-    for item in text.split(","):
-        if not item.strip():
-            continue
-        key, sep, raw = item.partition(":")
-        if not sep:
-            raise creation_error(f"{where}: optional.configuration item {item.strip()!r} is not key:value", None)
-        name = key.strip().replace(".", "_").replace("-", "_")
-        value = raw.strip()
+    out: dict[str, Any] = dict(translated.objects)
+    for name, value, key in translated.arguments:
         if name not in known:
-            raise creation_error(f"{where}: optional.configuration has '{key.strip()}', which "
-                                 f"{cls.__name__} does not support", None)
+            raise creation_error(f"{where}: optional.configuration has '{key}', which has no "
+                                 f"{cls.__name__} equivalent ({name})", None)
         default = known[name]
         if default is None and name.endswith(_INT_SUFFIXES):
             default = 0  # e.g. rebalance_timeout_ms=None, max_poll_records=None: numbers when given
@@ -135,12 +140,10 @@ def parse_optional_configuration(text: str | None, cls: type, where: str) -> dic
                 out[name] = int(value)
             elif isinstance(default, float):
                 out[name] = float(value)
-            elif name == "acks":
-                out[name] = value if value == "all" else int(value)
             else:
                 out[name] = None if value.lower() == "null" else value
         except ValueError:
-            raise creation_error(f"{where}: optional.configuration '{key.strip()}' has a bad value "
+            raise creation_error(f"{where}: optional.configuration '{key}' has a bad value "
                                  f"{value!r}", None) from None
     return out
 
@@ -252,7 +255,7 @@ class KafkaSource(Source):
                 self._skip_to[topic.strip()] = int(offset)
         except ValueError:
             raise creation_error(f"{where}: partition.no.list and topic.offsets.map need integers", pos) from None
-        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaConsumer, where)
+        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaConsumer, where, o)
         # Auto-commit would commit what the host has not processed yet; it is only honoured
         # when asked for explicitly, and then commit() leaves offsets to aiokafka.
         self._auto_commit = bool(self._extra.pop("enable_auto_commit", False))
@@ -701,7 +704,7 @@ class KafkaSink(Sink):
         where = f"kafka sink '{self.name}'"
         if str(o["acks"]) not in ("all", "1", "0", "-1"):
             raise creation_error(f"{where}: acks must be all, 1 or 0", kw.get("pos"))
-        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaProducer, where)
+        self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaProducer, where, o)
         if self._extra.get("enable_idempotence"):
             self._log.warning("enable.idempotence requested; some brokers (tansu) do not support it")
         self._transactional_id: str | None = o["transactional.id"] or None

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from srota.engine.codegen import CodeGen
 from srota.engine.types import NUMERIC_RANK, f32, java_fdiv, java_fmod, java_idiv, java_imod, math_type
-from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.errors import SiddhiAppCreationError, did_you_mean
 from srota.grammar.model import (
     And,
     AttrType,
@@ -278,7 +278,11 @@ class ExpressionCompiler:
         if factory is None:
             if self.ctx.is_aggregator(e.namespace, name):
                 raise error_at(f"aggregate function '{_qual(e)}' is not allowed here", e)
-            raise error_at(f"unknown function '{_qual(e)}'", e)
+            from srota.engine.registry import Kind, registry
+
+            known = [f.qualified_name for kind in (Kind.FUNCTION, Kind.AGGREGATOR) for f in registry.all(kind)
+                     if f.namespace.lower() == (e.namespace or "").lower()]
+            raise error_at(f"unknown function '{_qual(e)}'{did_you_mean(_qual(e), known)}", e)
         try:
             rtype, fn = factory(infos, self.ctx)
         except SiddhiAppCreationError as exc:

@@ -56,7 +56,7 @@ def _type_name_arg(name: str, arg: ArgInfo) -> AttrType:
 
 
 @extension(Kind.FUNCTION, "coalesce", params=(Param("args", ANY_TYPE, dynamic=True, repeat=True),),
-           doc="The first argument that is not null.")
+           doc="The first argument that is not null.", pure=True)
 def _coalesce(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("coalesce", args, 1, -1)
     rtype = _same_types("coalesce", args)
@@ -74,7 +74,7 @@ def _coalesce(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
 
 @extension(Kind.FUNCTION, "default",
            params=(Param("attribute", ANY_TYPE, dynamic=True), Param("default", ANY_TYPE)),
-           doc="The attribute, or the default when the attribute is null.")
+           doc="The attribute, or the default when the attribute is null.", pure=True)
 def _default(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("default", args, 2)
     if args[0].type != args[1].type:
@@ -86,7 +86,7 @@ def _default(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
 @extension(Kind.FUNCTION, "ifThenElse",
            params=(Param("condition", (AttrType.BOOL,), dynamic=True), Param("if.expression", ANY_TYPE, dynamic=True),
                    Param("else.expression", ANY_TYPE, dynamic=True)),
-           doc="The second argument when the condition holds, else the third.")
+           doc="The second argument when the condition holds, else the third.", pure=True)
 def _if_then_else(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("ifThenElse", args, 3)
     if args[0].type is not AttrType.BOOL:
@@ -110,7 +110,7 @@ def _instance_of(name: str, check: Callable[[Any, AttrType], bool]) -> None:
         return AttrType.BOOL, lambda v: check(v, declared)
 
     extension(Kind.FUNCTION, name, params=(Param("arg", ANY_TYPE, dynamic=True),),
-              doc=f"Whether the value is a {name[10:]}.")(factory)
+              doc=f"Whether the value is a {name[10:]}.", pure=True)(factory)
 
 
 def _is_int(v: Any) -> bool:
@@ -133,7 +133,7 @@ _instance_of("instanceOfFloat", lambda v, t: isinstance(v, float) and t is AttrT
 
 @extension(Kind.FUNCTION, "cast",
            params=(Param("to.be.caster", ANY_TYPE, dynamic=True), Param("cast.to", (AttrType.STRING,))),
-           doc="Declares the value's type (no conversion: use convert for that).")
+           doc="Declares the value's type (no conversion: use convert for that).", pure=True)
 def _cast(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("cast", args, 2)
     target = _type_name_arg("cast", args[1])
@@ -142,7 +142,7 @@ def _cast(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
 
 @extension(Kind.FUNCTION, "convert",
            params=(Param("to.be.converted", ANY_TYPE, dynamic=True), Param("converted.to", (AttrType.STRING,))),
-           doc="Converts the value to the given type (null when it cannot).")
+           doc="Converts the value to the given type (null when it cannot).", pure=True)
 def _convert(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("convert", args, 2)
     target = _type_name_arg("convert", args[1])
@@ -172,7 +172,7 @@ def _extreme(name: str, pick: Callable[..., Any]) -> None:
         return rtype, impl
 
     extension(Kind.FUNCTION, name, params=(Param("arg", NUMERIC_TYPES, dynamic=True, repeat=True),),
-              doc=f"The {name} of the arguments, ignoring nulls.")(factory)
+              doc=f"The {name} of the arguments, ignoring nulls.", pure=True)(factory)
 
 
 _extreme("maximum", max)

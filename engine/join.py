@@ -27,9 +27,10 @@ from typing import Any
 from srota.engine.codegen import CodeGen
 from srota.engine.event import EXPIRED, RESET, TIMER, Event, StateEvent
 from srota.engine.expression import error_at
-from srota.engine.query import InputPlan, Sources, plan_single_input
+from srota.engine.planning import InputPlan, Sources, plan_single_input
 from srota.engine.scope import Column
 from srota.engine.table import compile_matcher
+from srota.grammar.errors import did_you_mean
 from srota.grammar.model import (
     Attribute,
     AttrType,
@@ -102,7 +103,8 @@ class JoinScope:
             i = self._side_of(var.stream_id, var)
             j = self._index[i].get(var.attribute)
             if j is None:
-                raise error_at(f"'{var.stream_id}' has no attribute '{var.attribute}'", var)
+                raise error_at(f"'{var.stream_id}' has no attribute '{var.attribute}'"
+                               f"{did_you_mean(var.attribute, self._index[i])}", var)
         else:
             having = [i for i, idx in enumerate(self._index) if var.attribute in idx]
             if not having:

@@ -119,16 +119,28 @@ class AsyncBuffer:
         return len(self._events)
 
     def put(self, chunk: list[Event]) -> None:
+        # A non-blocking acquire of the re-entrant app lock succeeds exactly when this thread
+        # holds it already (a query inserting into this stream) or nobody does: either way this
+        # thread may process the buffer itself, and must, rather than wait for workers that
+        # need the lock it holds.
         lock = self.junction.ctx.lock
+        locked = False
         with self._cond:
             while self._running and len(self._events) + len(chunk) > self.size and self._events:
-                if lock._is_owned():  # type: ignore[attr-defined]
+                if lock.acquire(blocking=False):
+                    locked = True
                     break
                 self._cond.wait(0.1)
             self._events.extend(chunk)
             self._cond.notify_all()
-        if lock._is_owned() and (len(self._events) > self.size or not self._running):  # type: ignore[attr-defined]
-            self._drain()
+        if not locked and len(self._events) > self.size:
+            locked = lock.acquire(blocking=False)
+        if locked:
+            try:
+                if len(self._events) > self.size:
+                    self._drain()
+            finally:
+                lock.release()
 
     def _take(self) -> list[Event]:
         with self._cond:
@@ -168,15 +180,21 @@ class AsyncBuffer:
             self._threads.append(t)
 
     def stop(self) -> None:
-        """Process what is buffered, then stop the workers."""
+        """Process what is buffered, then tell the workers to stop.
+
+        Runs as a stop hook, under the app lock, so the workers (which need that lock) end
+        once it is released; :meth:`join` waits for them.
+        """
         with self.junction.ctx.lock:
             self._drain()
         self._running = False
         with self._cond:
             self._cond.notify_all()
-        if not self.junction.ctx.lock._is_owned():  # type: ignore[attr-defined]
-            for t in self._threads:  # (a caller holding the lock lets them end on release)
-                t.join(timeout=2)
+
+    def join(self, timeout: float = 2.0) -> None:
+        """Wait for the stopped workers to end (call without holding the app lock)."""
+        for t in self._threads:
+            t.join(timeout=timeout)
         self._threads.clear()
 
 

@@ -43,7 +43,8 @@ from srota.engine.event import Event
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.junction import StreamJunction
 from srota.engine.output import QueryOutput
-from srota.engine.query import QueryRuntime, Sources, build_query, check_schema, query_output_event_type
+from srota.engine.planning import Sources, check_schema
+from srota.engine.query import QueryRuntime, build_query, query_output_event_type
 from srota.engine.scope import StreamScope
 from srota.engine.selector import DeferredParts
 from srota.engine.timeutil import parse_duration

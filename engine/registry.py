@@ -69,6 +69,9 @@ class Extension:
     doc: str = ""
     # Alternative parameter lists (Siddhi's @ParameterOverload); empty means "params as declared".
     overloads: tuple[tuple[str, ...], ...] = ()
+    #: Free-form facts about the extension.  ``pure=True`` on a function says its result
+    #: depends on its arguments alone (no clock, randomness or state), which lets planners
+    #: evaluate it once where they would otherwise evaluate it per candidate.
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property

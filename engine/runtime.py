@@ -26,7 +26,8 @@ from srota.engine.event import Event
 from srota.engine.expression import error_at
 from srota.engine.junction import InputHandler
 from srota.engine.output import QueryCallback
-from srota.engine.query import QueryRuntime, Sources, build_query, source_key
+from srota.engine.planning import Sources, source_key
+from srota.engine.query import QueryRuntime, build_query
 from srota.engine.timeutil import parse_duration
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import (
@@ -139,6 +140,9 @@ class SiddhiAppRuntime:
             for q in self.queries.values():
                 for hook in q.stop_hooks:
                     hook()
+        for junction in list(self._ctx.junctions.values()):
+            if junction.async_buffer is not None:
+                junction.async_buffer.join()
         self._started = False
 
     def drain(self) -> int:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from srota.engine.expression import error_at
+from srota.grammar.errors import did_you_mean
 from srota.grammar.model import Attribute, AttrType, Expression, IsNullStream, Variable
 
 
@@ -51,7 +52,8 @@ class StreamScope:
             raise error_at(f"'{var.stream_id}[{var.stream_index}]' indexes are only allowed in patterns", var)
         i = self._index.get(var.attribute)
         if i is None:
-            raise error_at(f"stream '{self.stream_id}' has no attribute '{var.attribute}'", var)
+            raise error_at(f"stream '{self.stream_id}' has no attribute '{var.attribute}'"
+                           f"{did_you_mean(var.attribute, self._index)}", var)
         return f"{self.data}[{i}]", self.attributes[i].type
 
     def resolve_stream(self, node: IsNullStream) -> str:

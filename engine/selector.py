@@ -98,11 +98,13 @@ class AggregatorSlots:
         slot = len(self.factories)
         self.factories.append(factory)
         self.survive_reset.append(bool(getattr(factory, "survives_reset", False)))
-        arg = codes[0] if codes else ""
+        # One argument is passed as is; several (str:groupConcat(key, sep), map:collect(k, v))
+        # as one tuple, so every state keeps the one-argument add/remove interface.
+        passed = codes[0] if len(codes) == 1 else (f"({', '.join(codes)},)" if codes else "")
         # "{op}" is replaced by add/remove when the two projection variants are generated.
-        self.calls.append(f"A[{slot}].{{op}}({arg})")
-        self.args.append(arg)
-        return Compiled(f"A[{slot}].{{op}}({arg})", rtype)
+        self.calls.append(f"A[{slot}].{{op}}({passed})")
+        self.args.append(passed)
+        return Compiled(f"A[{slot}].{{op}}({passed})", rtype)
 
     def value_code(self, code: str) -> str:
         """``code`` reading each aggregator's current value instead of updating it."""
@@ -277,7 +279,7 @@ class QuerySelector:
         p = self.plan
         states = self._states_for(None)
         last = None
-        out = [] if not p.batching else None
+        out: list[Event] | None = [] if not p.batching else None
         for e in chunk:
             t = e.type
             if t == CURRENT:
@@ -305,8 +307,9 @@ class QuerySelector:
     def _grouped(self, chunk: list[Event]) -> list[Event]:
         p = self.plan
         key_of = p.group_key
+        assert key_of is not None   # (this path is taken for grouped selectors only)
         groups: dict[Any, Event] = {}
-        out = [] if not p.batching else None
+        out: list[Event] | None = [] if not p.batching else None
         has_aggs = bool(p.factories)
         releasable = not any(p.survive_reset)
         for e in chunk:
@@ -361,6 +364,10 @@ def _drop(chunk: list[Event]) -> None:
     return None
 
 
+def _unplanned(*args: Any) -> tuple[Any, ...]:
+    raise AssertionError("a selector projection used before it was planned")
+
+
 def _failed_event(exc: Exception, chunk: list[Event]) -> tuple[int | None, bool]:
     """Which event of ``chunk`` a selector loop was processing when ``exc`` rose, and whether
     it failed while its output row was being made (after every event updated the state).
@@ -395,9 +402,10 @@ class SelectorPlan:
 
     def __init__(self) -> None:
         self.output_attributes: list[Attribute] = []
-        self.project: Callable[[Event], tuple[Any, ...]] | None = None
-        self.project_add: Callable[..., tuple[Any, ...]] | None = None
-        self.project_remove: Callable[..., tuple[Any, ...]] | None = None
+        # Set by the planner: ``project`` without aggregators, the other two with them.
+        self.project: Callable[[Event], tuple[Any, ...]] = _unplanned
+        self.project_add: Callable[..., tuple[Any, ...]] = _unplanned
+        self.project_remove: Callable[..., tuple[Any, ...]] = _unplanned
         self.fast: Callable[[list[Event]], list[Event]] | None = None
         self.project_value: Callable[..., Any] | None = None
         self.having_value: Callable[..., Any] | None = None
@@ -709,7 +717,7 @@ def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: 
         type_test, etype = ("" if only_current else "e.type == 0"), "0"
     else:
         type_test, etype = "e.type == 1", "1"
-    if plan.project is not None and plan.project.__name__ == "_project_star":
+    if plan.project.__name__ == "_project_star":
         row_code = "e.data"
     else:
         row_code = row
@@ -753,6 +761,11 @@ def _constant_int(expr: Any, what: str, ctx: Any, gen: CodeGen) -> int | None:
     return int(expr.value)
 
 
+def _nulls_first(i: int) -> Callable[[Event], tuple[bool, Any]]:
+    """A sort key on attribute ``i`` that puts nulls first (Siddhi's order)."""
+    return lambda ev: (ev.data[i] is not None, ev.data[i])
+
+
 def _plan_post(selector: Selector, names: list[str], types: list[AttrType], ctx: Any,
                gen: CodeGen) -> Callable[[list[Event]], list[Event]] | None:
     """order by, offset and limit over each output chunk."""
@@ -771,7 +784,7 @@ def _plan_post(selector: Selector, names: list[str], types: list[AttrType], ctx:
         if order:
             # Python's sort is stable: sort by the last key first.  Nulls sort first.
             for idx, desc in reversed(order):
-                chunk = sorted(chunk, key=lambda ev, i=idx: (ev.data[i] is not None, ev.data[i]), reverse=desc)
+                chunk = sorted(chunk, key=_nulls_first(idx), reverse=desc)
         if offset:
             chunk = chunk[offset:]
         if limit is not None:

@@ -29,6 +29,7 @@ from srota.engine.event import CURRENT, EXPIRED, Event
 from srota.engine.expression import BASE_NAMESPACE, Compiled, ExpressionCompiler, error_at
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import Column, StreamScope
+from srota.grammar.errors import did_you_mean
 from srota.grammar.model import (
     And,
     Attribute,
@@ -316,7 +317,8 @@ class TableScope:
     def _column(self, var: Variable) -> tuple[str, AttrType]:
         i = self._index.get(var.attribute)
         if i is None:
-            raise error_at(f"table '{self.table.id}' has no attribute '{var.attribute}'", var)
+            raise error_at(f"table '{self.table.id}' has no attribute '{var.attribute}'"
+                           f"{did_you_mean(var.attribute, self._index)}", var)
         return f"{self.var}[{i}]", self._types[i]
 
     def resolve(self, var: Variable) -> tuple[str, AttrType]:
@@ -582,7 +584,8 @@ def _plan_update_row(out: UpdateStream | UpdateOrInsertStream, attributes: list[
                 raise error_at(f"'set {col.stream_id}.{col.attribute}': only columns of '{out.target}' "
                                f"can be set", col)
             if col.attribute not in names:
-                raise error_at(f"table '{out.target}' has no attribute '{col.attribute}'", col)
+                raise error_at(f"table '{out.target}' has no attribute '{col.attribute}'"
+                               f"{did_you_mean(col.attribute, names)}", col)
             c = compiler.compile(sa.expression)
             values[names.index(col.attribute)] = c.code
     else:

@@ -7,6 +7,9 @@ and shows the offending line with a caret.
 """
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class SiddhiAppCreationError(Exception):
     """An app cannot be created: bad syntax, unknown names, type errors, bad parameters."""
@@ -25,6 +28,22 @@ class SiddhiAppCreationError(Exception):
         if self.source_line is not None and self.column is not None:
             text += f"\n    {self.source_line}\n    {' ' * (self.column - 1)}^"
         return text
+
+
+def did_you_mean(name: str, choices: Iterable[str], limit: int = 12) -> str:
+    """`` (did you mean 'x'? valid: a, b, c)`` for an unknown name, or ``""`` with no choices.
+
+    The closest choice (difflib) is named first; up to ``limit`` valid choices follow.
+    """
+    options = sorted(set(choices))
+    if not options:
+        return ""
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6) or \
+        difflib.get_close_matches(name.lower(), [o.lower() for o in options], n=1, cutoff=0.6)
+    if close and close[0] not in options:  # matched case-insensitively: name the real spelling
+        close = [next(o for o in options if o.lower() == close[0])]
+    shown = ", ".join(options[:limit]) + (", ..." if len(options) > limit else "")
+    return f" (did you mean '{close[0]}'? valid: {shown})" if close else f" (valid: {shown})"
 
 
 class SiddhiParserError(SiddhiAppCreationError):

@@ -30,14 +30,20 @@ class MappingError(ValueError):
     ``reason`` is a one-line, human-readable cause; ``attribute`` names the stream attribute
     involved (when there is one); ``index`` is the position of the failing event inside a
     multi-event payload (when known); ``payload`` is the input as given.
+
+    ``rows`` are the events of the same payload that *did* map: siddhi-map-json and
+    siddhi-map-csv drop only the failing elements of a multi-event payload (a JSON array, a
+    CSV message of several records), so the host sends these on and routes the payload, with
+    this error, to the error route.  Empty when the payload as a whole failed.
     """
 
     def __init__(self, reason: str, *, attribute: str | None = None, index: int | None = None,
-                 payload: Any = None) -> None:
+                 payload: Any = None, rows: list[Row] | None = None) -> None:
         self.reason = reason
         self.attribute = attribute
         self.index = index
         self.payload = payload
+        self.rows: list[Row] = rows if rows is not None else []
         where = []
         if index is not None:
             where.append(f"event {index}")
@@ -56,6 +62,10 @@ class SourceMapper(ABC):
 
     #: The registry name (``json``, ``csv``, ``passThrough``).
     type_name: ClassVar[str] = ""
+
+    #: Whether the events of one payload go into the app as one chunk (Siddhi's
+    #: ``event.grouping.enabled``); when False the host sends them one event per chunk.
+    event_grouping_enabled: bool = True
 
     def __init__(self, attributes: Sequence[Attribute]) -> None:
         self.attributes: tuple[Attribute, ...] = tuple(attributes)
@@ -89,7 +99,26 @@ class SinkMapper(ABC):
 
     @abstractmethod
     def map(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
-        """Payloads for a chunk of rows; raises :class:`MappingError` when a row cannot be written."""
+        """Payloads for a chunk of rows; raises :class:`MappingError` when a row cannot be written.
+
+        A chunk of one row is a single event (Siddhi's ``mapAndSend(Event)``); a longer chunk
+        is an event array (``mapAndSend(Event[])``).
+        """
+
+    def map_group(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
+        """Payloads for one group of a multi-event chunk (rows with equal dynamic options).
+
+        Siddhi maps each group as an event array even when it holds one event, so a grouping
+        mapper writes it as such (the JSON mapper: ``[{...}]``).  Defaults to :meth:`map`.
+        """
+        return self.map(rows)
+
+    def preamble(self) -> list[Any]:
+        """Payloads to publish before the next chunk's, once (the CSV header); usually none.
+
+        The host publishes them with the transport properties of the chunk's first event.
+        """
+        return []
 
 
 DEFAULT_MAP_TYPE = "passThrough"

@@ -173,6 +173,34 @@ def format_double(value: float) -> str:
     return repr(value)
 
 
+def java_double_text(value: float) -> str:
+    """A double as Java's ``Double.toString`` writes it (what Siddhi's text mappers write).
+
+    Plain decimals for magnitudes in [1e-3, 1e7) (``55.6``, ``100.0``), otherwise computerized
+    scientific notation (``1.0E-9``, ``1.2345678E7``), with the shortest round-trip digits.
+    """
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    magnitude = abs(value)
+    if value == 0.0 or 1e-3 <= magnitude < 1e7:
+        text = repr(value)
+        return text if ("." in text or "e" in text) else text + ".0"
+    digits, _, exponent = f"{magnitude!r}".partition("e")
+    if not exponent:  # repr wrote it in positional form: find the decimal exponent ourselves
+        mantissa = digits.replace(".", "").lstrip("0") or "0"
+        point = digits.index(".") if "." in digits else len(digits)
+        lead = len(digits) - len(digits.lstrip("0."))
+        exp = point - 1 if magnitude >= 1 else -(lead - 1)
+        mantissa = mantissa.rstrip("0") or "0"
+    else:
+        mantissa = digits.replace(".", "").rstrip("0") or "0"
+        exp = int(exponent)
+    body = mantissa[0] + "." + (mantissa[1:] or "0")
+    return ("-" if value < 0 else "") + f"{body}E{exp}"
+
+
 def shortest_float32(value: float) -> float:
     """The double with the shortest decimal form that rounds to the same 32-bit float.
 
@@ -190,7 +218,7 @@ def shortest_float32(value: float) -> float:
 
 
 def format_value(value: Any, type_: AttrType, null: str = "null") -> str:
-    """A typed value as text (CSV fields, templates of transport options)."""
+    """A typed value as text (CSV fields, templates of transport options), as Java's ``toString``."""
     if value is None:
         return null
     cls = value.__class__
@@ -201,7 +229,7 @@ def format_value(value: Any, type_: AttrType, null: str = "null") -> str:
     if cls is float:
         if type_ is AttrType.FLOAT:
             value = shortest_float32(value)
-        return format_double(value)
+        return java_double_text(value)
     if cls is int:
         return str(value)
     if cls is dict or cls is list or cls is tuple:

@@ -1,23 +1,39 @@
-"""The ``csv`` source and sink mappers (options follow siddhi-map-csv).
+"""The ``csv`` source and sink mappers: what siddhi-map-csv reads and writes.
 
-Source: each record of the payload (one or many lines; quoting as RFC 4180 via the ``csv``
-module) is one event, fields in attribute order, or picked by column index with
-``@attributes(symbol='2', price='0', topic='trp:topic')``.  ``header``/``header.present``
-skips the first record.  An empty field is null.  With ``fail.on.unknown.attribute`` true a
-missing or unconvertible field fails the payload; false makes it null.
+Source: each record of a message (one or many lines, quoted with ``"`` as RFC 4180; empty
+lines skipped) is one event, fields in attribute order (extra fields ignored), or picked by
+0-based column index with ``@attributes(symbol='2', price='0', topic='trp:topic')``.  As
+siddhi-map-csv (Apache Commons CSV underneath):
 
-Sink: one line per event (``\\n``-terminated), optionally preceded by a header line; with
-``event.grouping.enabled`` a chunk becomes one multi-line payload.  ``@payload(symbol='0',
-price='2')`` places attributes in columns.  Nulls are written as empty fields.
+* ``delimiter`` may be several characters (``'-/-'``); ``'\\t'`` selects the tab-delimited
+  format, whose fields are trimmed;
+* ``header='true'`` skips the first *message* the source ever receives (the header line a
+  producer sends once), not the first line of every message;
+* a ``string`` field is taken as it is (an empty field is ``""``, ``null`` is the text
+  ``"null"``); ``int``/``long`` must be an integer with no spaces; ``float``/``double`` a
+  number (surrounding spaces allowed, as Java's parser does); ``bool`` is true when the field
+  is ``true`` in any case and false otherwise; an empty numeric field is a mapping error;
+* with ``fail.on.unknown.attribute='true'`` (the default) a field that does not convert, or a
+  missing one, fails its record: that record is dropped and the message goes to the error
+  route, while the message's other records are still events.  With ``'false'`` the field is
+  null and the record maps.
+
+Sink: one line per event (``\\n``-terminated), fields quoted only where needed (Commons CSV's
+minimal quoting), null written as ``null``; with ``event.grouping.enabled='true'`` a chunk of
+events is one multi-line message.  ``@payload(symbol='0', price='2')`` places attributes in
+columns.  ``header='true'`` publishes the header line once, as a message of its own, before
+the first events (to the first event's topic).
 """
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from srota.engine.registry import Kind, Param, extension
+from srota.engine.types import f32
 from srota.grammar.model import Annotation, Attribute, AttrType
 from srota.mappers._base import (
     TRP_PREFIX,
@@ -28,22 +44,83 @@ from srota.mappers._base import (
     attribute_mapping,
     payload_annotation,
 )
-from srota.mappers._convert import _ConvertError, format_value, text_converter, value_converter
+from srota.mappers._convert import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
+    _ConvertError,
+    format_value,
+    value_converter,
+)
 from srota.mappers._options import annotation_options, creation_error, resolve_options
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)
 _EMPTY: Mapping[str, Any] = {}
+_TAB = "\t"
 _ESCAPES = {"\\t": "\t", "\\n": "\n", "\\r": "\r", "\\\\": "\\"}
+_JAVA_SPACE = "".join(chr(c) for c in range(33))  # what Java's String.trim() removes
+_JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")
+# Java's Double.parseDouble: decimal (with optional exponent and f/F/d/D suffix), NaN, Infinity;
+# leading and trailing whitespace (<= ' ') is ignored.
+_JAVA_FLOAT = re.compile(r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)\Z")
 
 
 def _delimiter(value: str | None) -> str:
-    text = _ESCAPES.get(value or ",", value or ",")
-    if len(text) != 1:
-        raise ValueError(f"the delimiter must be one character, not {value!r}")
-    if text in ('"', "\n", "\r"):
-        raise ValueError(f"{text!r} cannot be the delimiter")
+    text = value if value else ","
+    text = _ESCAPES.get(text, text)
+    if any(c in text for c in ('"', "\n", "\r")):
+        raise ValueError(f"the delimiter cannot contain a quote or a line break ({value!r})")
     return text
+
+
+# ------------------------------------------------------------------------------------ source
+def _java_integer(lo: int, hi: int, type_name: str) -> Callable[[str], int]:
+    def convert(text: str) -> int:
+        if not _JAVA_INT.match(text):
+            raise _ConvertError(f"{text!r} is not an {type_name}")
+        value = int(text)
+        if not lo <= value <= hi:
+            raise _ConvertError(f"{value} is out of range for {type_name}")
+        return value
+    return convert
+
+
+def _java_double(text: str) -> float:
+    s = text.strip(_JAVA_SPACE)
+    if not _JAVA_FLOAT.match(s):
+        raise _ConvertError(f"{text!r} is not a number")
+    if s[-1] in "fFdD" and not s.endswith("Infinity"):
+        s = s[:-1]
+    try:
+        return float(s)
+    except ValueError:  # pragma: no cover - the pattern admits only what float() reads
+        raise _ConvertError(f"{text!r} is not a number") from None
+
+
+def _java_float(text: str) -> float:
+    return f32(_java_double(text))
+
+
+def _java_bool(text: str) -> bool:
+    # Boolean.parseBoolean: "true" in any case is true, anything else false.
+    return text.lower() == "true"
+
+
+def _text_converter(type_: AttrType) -> Callable[[str], Any]:
+    """A CSV field -> attribute type, as siddhi-map-csv converts (Java's parsers)."""
+    if type_ is AttrType.STRING or type_ is AttrType.OBJECT:
+        return str
+    if type_ is AttrType.INT:
+        return _java_integer(INT_MIN, INT_MAX, "int")
+    if type_ is AttrType.LONG:
+        return _java_integer(LONG_MIN, LONG_MAX, "long")
+    if type_ is AttrType.DOUBLE:
+        return _java_double
+    if type_ is AttrType.FLOAT:
+        return _java_float
+    return _java_bool
 
 
 class _Field:
@@ -57,14 +134,72 @@ class _Field:
         self.column = column
         self.trp = trp
         self.convert: Callable[[Any], Any] = (
-            value_converter(attr.type) if trp is not None else text_converter(attr.type))
+            value_converter(attr.type) if trp is not None else _text_converter(attr.type))
+
+
+def _split_records(text: str, delimiter: str, trim: bool) -> list[list[str]]:
+    """Records of ``text`` for a multi-character or tab delimiter (Commons CSV rules).
+
+    ``"`` quotes a field (``""`` inside is a quote); a line break ends a record; empty lines
+    are skipped; with ``trim`` (the tab-delimited format) spaces and tabs around a field go.
+    """
+    records: list[list[str]] = []
+    fields: list[str] = []
+    i, n, dl = 0, len(text), len(delimiter)
+    while True:
+        j = i
+        if trim:
+            while j < n and text[j] in " \t" and not text.startswith(delimiter, j):
+                j += 1
+        quoted = j < n and text[j] == '"'
+        if quoted:
+            parts = []
+            j += 1
+            while True:
+                k = text.find('"', j)
+                if k < 0:
+                    raise csv.Error("end of data inside a quoted field")
+                parts.append(text[j:k])
+                if text.startswith('"', k + 1):
+                    parts.append('"')
+                    j = k + 2
+                    continue
+                j = k + 1
+                break
+            # Commons CSV skips whitespace between a closing quote and the delimiter.
+            while j < n and text[j] in " \t\f\v" and not text.startswith(delimiter, j):
+                j += 1
+            if j < n and text[j] not in "\r\n" and not text.startswith(delimiter, j):
+                raise csv.Error(f"invalid character {text[j]!r} between a quoted field and the delimiter")
+            value = "".join(parts)
+        else:
+            k = j
+            while k < n and text[k] not in "\r\n" and not text.startswith(delimiter, k):
+                k += 1
+            value = text[j:k].rstrip(" \t") if trim else text[i:k]
+            j = k
+        fields.append(value)
+        if j < n and text.startswith(delimiter, j):
+            i = j + dl
+            continue
+        if quoted or fields != [""]:  # an empty line is no record
+            records.append(fields)
+        fields = []
+        if j >= n:
+            break
+        j += 2 if text.startswith("\r\n", j) else 1
+        if j >= n:
+            break
+        i = j
+    return records
 
 
 class CsvSourceMapper(SourceMapper):
-    """CSV text -> rows.
+    """CSV text -> rows (see the module doc).
 
     ``attribute_map`` maps every attribute to a 0-based column index (as a string, as in
     ``@attributes``) or ``trp:<property>``; None means the fields are in attribute order.
+    The mapper keeps one piece of state: whether the header message has been skipped.
     Bad configuration raises ``ValueError``.
     """
 
@@ -76,6 +211,7 @@ class CsvSourceMapper(SourceMapper):
         super().__init__(attributes)
         self.delimiter = _delimiter(delimiter)
         self.header = header
+        self._header_pending = header
         self.fail_on_unknown_attribute = fail_on_unknown_attribute
         fields = []
         for i, attr in enumerate(self.attributes):
@@ -95,7 +231,6 @@ class CsvSourceMapper(SourceMapper):
                 raise ValueError(f"attribute '{attr.name}' maps to a negative column ({column})")
             fields.append(_Field(attr, column, None))
         self._fields = tuple(fields)
-        self._width = None if attribute_map is not None else len(fields)
 
     def _records(self, payload: Any) -> list[list[str]]:
         if isinstance(payload, (bytes, bytearray, memoryview)):
@@ -110,29 +245,39 @@ class CsvSourceMapper(SourceMapper):
                                payload=payload)
         if "\x00" in text:
             raise MappingError("the payload contains NUL characters (binary data?)", payload=payload)
+        trim = self.delimiter == _TAB
         try:
-            records = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter,
-                                             strict=True) if r]
+            if len(self.delimiter) == 1 and not trim:
+                try:
+                    return [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter,
+                                                  strict=True) if r]
+                except csv.Error:
+                    pass  # the csv module is stricter in places (spaces after a closing quote)
+            return _split_records(text, self.delimiter, trim)
         except csv.Error as exc:
             raise MappingError(f"malformed CSV: {exc}", payload=payload) from None
-        return records[1:] if self.header else records
 
     def map(self, payload: Any, transport: Mapping[str, Any] | None = None) -> list[Row]:
-        """Rows of one CSV payload (one per record); raises :class:`MappingError`."""
+        """Rows of one CSV message (one per record); raises :class:`MappingError`.
+
+        When some records fail, the error carries the others in ``rows``.
+        """
+        if self._header_pending:
+            # siddhi-map-csv skips the first message the source receives, whatever it holds.
+            self._header_pending = False
+            return []
         records = self._records(payload)
         t = transport if transport is not None else _EMPTY
         fail = self.fail_on_unknown_attribute
-        multi = len(records) > 1
         rows: list[Row] = []
+        failed: list[tuple[int, str, str]] = []
         for index, record in enumerate(records):
-            if fail and self._width is not None and len(record) > self._width:
-                raise MappingError(f"the record has {len(record)} fields but the stream has {self._width} "
-                                   "attributes", index=index if multi else None, payload=payload)
             values = []
+            error: tuple[str, str] | None = None
             for f in self._fields:
                 if f.trp is not None:
                     raw = t.get(f.trp)
-                    missing = f.trp not in t
+                    missing = raw is None
                 elif f.column is not None and f.column < len(record):
                     raw = record[f.column]
                     missing = False
@@ -140,19 +285,40 @@ class CsvSourceMapper(SourceMapper):
                     raw, missing = None, True
                 if missing:
                     if fail:
-                        raise MappingError("missing in the record", attribute=f.name,
-                                           index=index if multi else None, payload=payload)
+                        error = (f.name, "missing in the record")
+                        break
                     values.append(None)
                     continue
                 try:
                     values.append(f.convert(raw))
                 except _ConvertError as exc:
                     if fail:
-                        raise MappingError(f"cannot convert to {f.type.value}: {exc}", attribute=f.name,
-                                           index=index if multi else None, payload=payload) from None
+                        error = (f.name, f"cannot convert to {f.type.value}: {exc}")
+                        break
                     values.append(None)
-            rows.append(tuple(values))
+            if error is None:
+                rows.append(tuple(values))
+            else:
+                failed.append((index, *error))
+        if failed:
+            index, name, reason = failed[0]
+            if len(failed) > 1:
+                reason = f"{reason} ({len(failed)} of {len(records)} records failed)"
+            raise MappingError(reason, attribute=name, index=index if len(records) > 1 else None,
+                               payload=payload, rows=rows)
         return rows
+
+
+# ------------------------------------------------------------------------------------ sink
+def _needs_quotes(value: str, first: bool, delimiter: str) -> bool:
+    """Commons CSV 1.10 minimal quoting (what siddhi-map-csv writes)."""
+    if not value:
+        return first  # an empty first field is quoted, or the line would read as empty
+    if value[0] <= "#":
+        return True
+    if "\n" in value or "\r" in value or '"' in value or delimiter in value:
+        return True
+    return value[-1] <= " "
 
 
 class CsvSinkMapper(SinkMapper):
@@ -160,7 +326,7 @@ class CsvSinkMapper(SinkMapper):
 
     ``payload_columns`` maps attributes to 0-based output columns (``@payload(symbol='0',
     price='2')``); the columns must be 0..n-1 with none repeated.  None writes every attribute
-    in stream order.
+    in stream order.  With ``header`` the header line is published once (see :meth:`preamble`).
     """
 
     type_name = "csv"
@@ -187,52 +353,59 @@ class CsvSinkMapper(SinkMapper):
             order = [index[by_column[c]] for c in range(len(columns))]
         self._order = tuple(order)
         self._types = tuple(a.type for a in self.attributes)
+        self._header_pending = header
         self._header_line = self._line([self.attributes[i].name for i in order]) if header else ""
 
-    def _line(self, fields: list[str]) -> str:
-        buf = io.StringIO()
-        csv.writer(buf, delimiter=self.delimiter, lineterminator="\n").writerow(fields)
-        return buf.getvalue()
+    def _line(self, fields: Sequence[str]) -> str:
+        d = self.delimiter
+        out = []
+        for i, v in enumerate(fields):
+            out.append('"' + v.replace('"', '""') + '"' if _needs_quotes(v, i == 0, d) else v)
+        return d.join(out) + "\n"
+
+    def preamble(self) -> list[Any]:
+        """The header line, once, as a message of its own (siddhi-map-csv's ``header='true'``)."""
+        if not self._header_pending:
+            return []
+        self._header_pending = False
+        return [self._header_line.encode()]
 
     def map(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
         """CSV payloads for a chunk of rows; raises :class:`MappingError`."""
         if not rows:
             return []
-        buf = io.StringIO()
-        writer = csv.writer(buf, delimiter=self.delimiter, lineterminator="\n")
-        order, types = self._order, self._types
-        lines = []
+        order, types, line = self._order, self._types, self._line
         try:
-            for r in rows:
-                writer.writerow([format_value(r[i], types[i], "") for i in order])
-                lines.append(buf.getvalue())
-                buf.seek(0)
-                buf.truncate()
+            lines = [line([format_value(r[i], types[i], "null") for i in order]) for r in rows]
         except IndexError:
             raise MappingError(f"a row has fewer values than the stream's {len(types)} attributes",
                                payload=rows) from None
         if self.event_grouping_enabled:
-            return [(self._header_line + "".join(lines)).encode()]
-        return [(self._header_line + line).encode() for line in lines]
+            return ["".join(lines).encode()]
+        return [text.encode() for text in lines]
 
 
 # ------------------------------------------------------------------------------------ registry
 _SOURCE_PARAMS = (
-    Param("delimiter", _S, optional=True, default=",", doc="The field separator (one character)."),
-    Param("header.present", _B, optional=True, default=False,
-          doc="Whether the first record is a header to skip."),
-    Param("header", _B, optional=True, default=None, doc="Alias of header.present (Siddhi's examples use both)."),
+    Param("delimiter", _S, optional=True, default=",",
+          doc="The field separator, one or more characters; '\\t' reads tab-delimited text (fields trimmed)."),
+    Param("header", _B, optional=True, default=None,
+          doc="When true the first message the source receives is a header and is skipped."),
+    Param("header.present", _B, optional=True, default=False, doc="Alias of header."),
     Param("fail.on.unknown.attribute", _B, optional=True, default=True,
-          doc="When true a missing or unconvertible field fails the payload; when false it is null."),
+          doc="When true a record with a missing or unconvertible field fails to map (only that record "
+              "is dropped); when false the field is null."),
     Param("event.grouping.enabled", _B, optional=True, default=False,
-          doc="Accepted for compatibility: every record of a payload is always an event."),
+          doc="Accepted for compatibility: every record of a message is an event, and a message's "
+              "events go into the app together."),
 )
 
 _SINK_PARAMS = (
-    Param("delimiter", _S, optional=True, default=",", doc="The field separator (one character)."),
-    Param("header", _B, optional=True, default=False, doc="Start each payload with a header line."),
+    Param("delimiter", _S, optional=True, default=",", doc="The field separator, one or more characters."),
+    Param("header", _B, optional=True, default=False,
+          doc="Publish the header line once, as its own message, before the first events."),
     Param("event.grouping.enabled", _B, optional=True, default=False,
-          doc="Write a chunk of events as one multi-line payload."),
+          doc="Write a chunk of events as one multi-line message."),
 )
 
 
@@ -258,7 +431,7 @@ def _csv_source(attributes: tuple[Attribute, ...], annotation: Annotation | None
 
 
 @extension(Kind.SINK_MAPPER, "csv", params=_SINK_PARAMS,
-           doc="Events -> CSV lines, optional header, @payload column placement, grouping.")
+           doc="Events -> CSV lines, header once, @payload column placement, grouping.")
 def _csv_sink(attributes: tuple[Attribute, ...], annotation: Annotation | None,
               stream_id: str = "") -> CsvSinkMapper:
     where = _where("sink", stream_id)

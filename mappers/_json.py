@@ -1,25 +1,53 @@
-"""The ``json`` source and sink mappers (options follow siddhi-map-json).
+"""The ``json`` source and sink mappers: what siddhi-map-json reads and writes.
 
-Source, default mapping: a payload is one event object, ``{"event": {...}}`` (Siddhi's format)
-or the plain ``{...}``, or an array of either; keys are attribute names, extra keys are
-ignored.  Custom mapping: ``@attributes(id='$.device.id', t='$.temp', topic='trp:topic')``
-with JSONPaths evaluated on each event element.  ``enclosing.element`` selects the node that
-holds the events (an array is many events, an object one).
+Source, default mapping (no ``@attributes``), as siddhi-map-json:
 
-Sink, default mapping: ``{"event": {"a": 1, ...}}`` per event; ``@payload('...{{a}}...')``
-for custom text; ``enclosing.element='$.portfolio'`` wraps the output; with
-``event.grouping.enabled='true'`` a chunk becomes one JSON array.
+* a JSON **object** is one event, ``{"event": {...}}`` (the envelope's key in any case) or the
+  plain ``{...}``.  It is strict: a key the stream does not define fails the message, and so
+  does a value of the wrong JSON type -- ``int``/``long`` want a JSON integer, ``double`` a
+  number with a fraction or exponent (``55`` fails, ``55.0`` maps), ``float`` any number,
+  ``bool`` ``true``/``false``; a ``string`` takes any scalar as text and an object or array
+  as its JSON text; an ``object`` takes anything.  A missing attribute fails the message with
+  ``fail.on.missing.attribute='true'`` (the default) and is null otherwise.
+* a JSON **array** is many events, each ``{"event": {...}}`` or a plain object.  Siddhi reads
+  array elements leniently (values convert from their text: ``"55.6"`` or ``55`` for a
+  ``double``; unknown keys are ignored) and drops only the elements that fail: an envelope
+  with fewer keys than the stream has attributes (with ``fail.on.missing.attribute='true'``),
+  a plain object with fewer keys than attributes (always: it is not shaped as an event, e.g.
+  ``{"testEvent": {...}}``), a value that does not convert, a non-object.
 
-Differences from Siddhi, on purpose:
+Custom mapping: ``@attributes(id='$.device.id', t='$.temp', topic='trp:topic')`` (or
+positional) with any JSONPath (see :mod:`srota.mappers._jsonpath`), evaluated on each event
+element; ``enclosing.element`` selects the node that holds the events (an array is many
+events, an object one).  Values convert leniently from their text, as Siddhi's do; an
+indefinite path (``$.items[*].id``) gives a list (a ``string`` attribute gets its JSON text).
+A path that matches nothing fails the element with ``fail.on.missing.attribute='true'`` and
+is null otherwise; in an array only the failing elements are dropped.
 
-* an explicit ``null`` is kept as null even when ``fail.on.missing.attribute`` is true (only an
-  *absent* key fails), so nulls round-trip;
-* ``event.grouping.enabled`` on the sink defaults to false: our chunks follow transport batches,
-  so grouping by default would make the message shape depend on timing; when enabled the
-  output is always an array, even for one event;
-* ``enable.null.attribute.value`` defaults to true (nulls are written as ``null``); false drops
-  null attributes from the default object instead of writing Siddhi's ``"undefined"``;
-* strings substituted into a ``@payload`` template are JSON-escaped.
+``event.grouping.enabled`` (default true): the events of one payload go into the app as one
+chunk; false sends them one event at a time.
+
+Every failure raises :class:`MappingError`; when some elements of an array mapped, the error
+carries them in ``rows`` and the host sends those on (the payload still goes to the error
+route, once).
+
+Sink, as siddhi-map-json: a single event is one object ``{"event": {"a": 1, ...}}``; a chunk of
+several events is one message, a JSON array of such objects (``event.grouping.enabled='true'``,
+the default; ``'false'`` writes one message per event, the project's earlier default).
+``@payload('...{{a}}...')`` writes custom text; several events are written
+``[<text>,\n<text>]``.  ``enclosing.element='$.portfolio'`` wraps the output.  A null
+attribute is written as Siddhi writes it: ``"undefined"`` in the default object and a bare
+``undefined`` in a ``@payload`` template, unless ``enable.null.attribute.value='true'``, which
+writes JSON ``null`` (the project's earlier default).
+
+Differences from Siddhi, on purpose (none changes a payload Siddhi maps):
+
+* an explicit JSON ``null`` is null in every path (Siddhi fails some array payloads on it);
+* an array element whose value does not convert is dropped alone (Siddhi drops the payload);
+* an ``object`` attribute of a custom mapping keeps the JSON value (Siddhi gives its text);
+* ``enclosing.element`` also applies to the default mapping (Siddhi ignores it there);
+* strings substituted into a ``@payload`` template are JSON-escaped (Siddhi writes them raw,
+  which breaks the JSON when they hold a quote).
 """
 from __future__ import annotations
 
@@ -30,6 +58,7 @@ from typing import Any
 import orjson
 from srota.engine.codegen import CodeGen
 from srota.engine.registry import Kind, Param, extension
+from srota.engine.types import f32
 from srota.grammar.model import Annotation, Attribute, AttrType
 from srota.mappers._base import (
     TRP_PREFIX,
@@ -40,8 +69,18 @@ from srota.mappers._base import (
     attribute_mapping,
     payload_annotation,
 )
-from srota.mappers._convert import MISSING, _ConvertError, json_default, shortest_float32, value_converter
-from srota.mappers._jsonpath import JsonPathError, parse_path
+from srota.mappers._convert import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
+    MISSING,
+    _ConvertError,
+    json_default,
+    shortest_float32,
+    value_converter,
+)
+from srota.mappers._jsonpath import JsonPathError, compile_path, parse_path
 from srota.mappers._options import annotation_options, creation_error, resolve_options
 from srota.mappers._template import Template
 
@@ -49,10 +88,15 @@ _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)
 _EMPTY: Mapping[str, Any] = {}
 _DUMPS_OPTS = orjson.OPT_NON_STR_KEYS
+_UNDEFINED = "undefined"
 
 
 class _AttrError(Exception):
-    """Raised by generated code: (attribute name, reason)."""
+    """Raised by generated code: (attribute name or None, reason)."""
+
+
+class _NotObject(Exception):
+    """Raised by generated code when an event element is not a JSON object."""
 
 
 # Per-type "already the right type" checks inlined into generated code; anything else
@@ -67,14 +111,19 @@ _FAST_CHECK = {
 
 
 def _attr_converter(attr: Attribute, fail_on_missing: bool) -> Callable[[Any], Any]:
+    """Lenient conversion (array elements, custom mappings): Siddhi converts the value's text."""
     conv = value_converter(attr.type)
     name = attr.name
+    structured_ok = attr.type in (AttrType.STRING, AttrType.OBJECT)
 
     def convert(value: Any) -> Any:
         if value is MISSING:
             if fail_on_missing:
                 raise _AttrError(name, "missing in the payload")
             return None
+        if not structured_ok and value.__class__ in (dict, list):
+            raise _AttrError(name, f"a JSON {'object' if value.__class__ is dict else 'array'} is not "
+                                   f"compatible with type {attr.type.value}")
         try:
             return conv(value)
         except _ConvertError as exc:
@@ -83,14 +132,57 @@ def _attr_converter(attr: Attribute, fail_on_missing: bool) -> Callable[[Any], A
     return convert
 
 
-def _value_expr(gen: CodeGen, var: str, attr: Attribute, fail_on_missing: bool) -> str:
-    conv = gen.ref(_attr_converter(attr, fail_on_missing), "c")
-    if attr.type is AttrType.OBJECT:
-        return f"({var} if {var} is not MISSING else {conv}({var}))"
-    check = _FAST_CHECK.get(attr.type)
-    if check is None:
-        return f"{conv}({var})"
-    return f"({var} if {check.format(v=var)} else {conv}({var}))"
+def _strict_converter(attr: Attribute, fail_on_missing: bool,
+                      check_keys: Callable[[dict[str, Any]], None]) -> Callable[[Any, Any], Any]:
+    """Strict conversion of a single-object default mapping: the JSON type must fit (see module doc).
+
+    ``convert(value, event_object)``: an absent value first checks the object's keys, since an
+    object with as many keys as the stream has attributes may hold a key the stream lacks.
+    """
+    type_ = attr.type
+    name = attr.name
+    to_string = value_converter(AttrType.STRING)
+
+    def incompatible(value: Any) -> _AttrError:
+        text = orjson.dumps(value, default=str).decode()
+        if len(text) > 60:
+            text = text[:57] + "..."
+        return _AttrError(name, f"value {text} is not compatible with type {type_.value}")
+
+    def convert(value: Any, o: Any) -> Any:
+        if value is MISSING:
+            check_keys(o)
+            if fail_on_missing:
+                raise _AttrError(name, "missing in the payload")
+            return None
+        if value is None:
+            return None
+        cls = value.__class__
+        if type_ is AttrType.STRING:
+            return to_string(value)
+        if type_ is AttrType.OBJECT:
+            return value
+        if type_ is AttrType.BOOL:
+            if cls is bool:
+                return value
+        elif type_ is AttrType.INT or type_ is AttrType.LONG:
+            if cls is int:
+                lo, hi = (INT_MIN, INT_MAX) if type_ is AttrType.INT else (LONG_MIN, LONG_MAX)
+                if lo <= value <= hi:
+                    return value
+                raise _AttrError(name, f"{value} is out of range for {type_.value}")
+        elif type_ is AttrType.DOUBLE:
+            if cls is float:
+                return value
+        elif type_ is AttrType.FLOAT:
+            if cls is float or cls is int:
+                try:
+                    return f32(float(value))
+                except OverflowError:
+                    pass
+        raise incompatible(value)
+
+    return convert
 
 
 def _decode(payload: Any) -> Any:
@@ -103,129 +195,207 @@ def _decode(payload: Any) -> Any:
         raise MappingError(f"invalid JSON: {exc}", payload=payload) from None
 
 
-class JsonSourceMapper(SourceMapper):
-    """JSON payload -> rows.
+def _describe_error(exc: Exception) -> tuple[str, str | None]:
+    if isinstance(exc, _NotObject):
+        value = exc.args[0]
+        kind = "null" if value is None else {dict: "object", list: "array", str: "string", bool: "bool",
+                                              int: "number", float: "number"}.get(value.__class__, "value")
+        return f"expected a JSON object for an event, got {kind}", None
+    name, reason = exc.args
+    return reason, name
 
-    ``attribute_map`` maps every attribute to a JSONPath (``$.a.b``, ``$.a[0]``, ``$['x']``,
-    relative ``a.b``) or a transport property (``trp:topic``); None means the default mapping.
-    ``enclosing_element`` is the JSONPath of the node holding the events.  With
-    ``fail_on_missing_attribute`` false an absent value becomes null instead of an error.
-    Bad configuration raises ``ValueError`` (the registry factory turns it into a creation
-    error with the annotation's position).
+
+class JsonSourceMapper(SourceMapper):
+    """JSON payload -> rows (see the module doc for the rules).
+
+    ``attribute_map`` maps every attribute to a JSONPath or a transport property
+    (``trp:topic``); None means the default mapping.  ``enclosing_element`` is the JSONPath of
+    the node holding the events.  With ``fail_on_missing_attribute`` false an absent value
+    becomes null instead of an error.  Bad configuration raises ``ValueError`` (the registry
+    factory turns it into a creation error with the annotation's position).
     """
 
     type_name = "json"
 
     def __init__(self, attributes: Sequence[Attribute], *, attribute_map: Mapping[str, str] | None = None,
-                 enclosing_element: str | None = "$", fail_on_missing_attribute: bool = True) -> None:
+                 enclosing_element: str | None = "$", fail_on_missing_attribute: bool = True,
+                 event_grouping_enabled: bool = True) -> None:
         super().__init__(attributes)
         self.fail_on_missing_attribute = fail_on_missing_attribute
+        self.event_grouping_enabled = event_grouping_enabled
         encl = (enclosing_element or "$").strip()
-        self._enclosing = None if encl == "$" else parse_path(encl).compile()
-        gen = CodeGen({"MISSING": MISSING, "_AttrError": _AttrError, "_NotObject": _NotObject})
+        try:
+            self._enclosing = None if encl == "$" else compile_path(encl)
+        except JsonPathError as exc:
+            raise ValueError(f"enclosing.element: {exc}") from None
+        env = {"MISSING": MISSING, "_AttrError": _AttrError, "_NotObject": _NotObject}
         if attribute_map is None:
-            self._row = self._compile_default(gen)
-            self._uses_transport = False
+            self._row_object = self._compile_default(CodeGen(env), strict=True)
+            self._row_element = self._compile_default(CodeGen(env), strict=False)
         else:
-            self._row, self._uses_transport = self._compile_custom(gen, attribute_map)
+            self._row_object = self._row_element = self._compile_custom(CodeGen(env), attribute_map)
 
-    def _compile_default(self, gen: CodeGen) -> Callable[..., Row]:
+    # -------------------------------------------------------------- compiled row functions
+    def _compile_default(self, gen: CodeGen, *, strict: bool) -> Callable[..., Row]:
+        n = len(self.attributes)
+        fail = self.fail_on_missing_attribute
         body = ["if o.__class__ is not dict:", "    raise _NotObject(o)"]
-        # {"event": {...}} is Siddhi's envelope; unwrap it unless the stream itself is a lone
-        # 'event' attribute, where the envelope and the data look the same.
-        if self.names != ("event",):
-            body += ["e = o.get('event')", "if e.__class__ is dict and len(o) == 1:", "    o = e"]
+        # {"event": {...}} is Siddhi's envelope; a stream whose only attribute is 'event' cannot
+        # tell the envelope from its data, so there the object is always the data.
+        unwrap = self.names != ("event",)
+        if strict:
+            # A single object: the envelope's key in any case (Siddhi compares ignoring case);
+            # every key must be an attribute.
+            if unwrap:
+                body += ["if len(o) == 1:",
+                         "    for k in o: break",
+                         "    if k.__class__ is str and k.lower() == 'event' and o[k].__class__ is dict:",
+                         "        o = o[k]"]
+            body += [f"if len(o) != {n}:", f"    {gen.ref(self._check_keys, 'ck')}(o)"]
+        else:
+            # An array element: Siddhi's envelope key is exact; a short object is not an event.
+            if unwrap:
+                body += ["if 'event' in o:",
+                         "    o = o['event']",
+                         "    if o.__class__ is not dict:",
+                         "        raise _NotObject(o)"]
+                if fail:
+                    body += [f"    if len(o) < {n}:",
+                             "        raise _AttrError(None, 'the event has missing attributes')"]
+                body += ["else:", f"    if len(o) < {n}:",
+                         "        raise _AttrError(None, 'the element is not in an accepted format for the "
+                         "default mapping (an event object or {\"event\": {...}})')"]
+            else:
+                body += [f"if len(o) < {n}:",
+                         "    raise _AttrError(None, 'the event has missing attributes')"]
         body.append("g = o.get")
         values = []
         for i, attr in enumerate(self.attributes):
             body.append(f"v{i} = g({attr.name!r}, MISSING)")
-            values.append(_value_expr(gen, f"v{i}", attr, self.fail_on_missing_attribute))
+            if strict:
+                conv = _strict_converter(attr, fail, self._check_keys)
+                check = _FAST_CHECK.get(attr.type)
+                ref = gen.ref(conv, "c")
+                values.append(f"(v{i} if {check.format(v=f'v{i}')} else {ref}(v{i}, o))" if check
+                              else f"{ref}(v{i}, o)")
+            else:
+                # Inside an array a missing key is null (the size check above is Siddhi's test).
+                conv = _attr_converter(attr, False)
+                values.append(_lenient_expr(gen, f"v{i}", attr, conv))
         body.append(f"return ({', '.join(values)}{',' if len(values) == 1 else ''})")
         return gen.function("_row", "o, t", body)
 
-    def _compile_custom(self, gen: CodeGen, attribute_map: Mapping[str, str]) -> tuple[Callable[..., Row], bool]:
+    def _check_keys(self, o: dict[str, Any]) -> None:
+        names = self.names
+        for key in o:
+            if key not in names:
+                raise _AttrError(None, f"the stream does not have an attribute named {key!r} (the default "
+                                       "mapping takes only the stream's attributes)")
+
+    def _compile_custom(self, gen: CodeGen, attribute_map: Mapping[str, str]) -> Callable[..., Row]:
         body: list[str] = []
         values = []
-        uses_transport = False
         for i, attr in enumerate(self.attributes):
             if attr.name not in attribute_map:
                 raise ValueError(f"@attributes does not map '{attr.name}'")
             spec = attribute_map[attr.name].strip()
             if spec.lower().startswith(TRP_PREFIX):
-                uses_transport = True
                 body.append(f"v{i} = t.get({spec[len(TRP_PREFIX):]!r}, MISSING)")
             else:
                 try:
-                    path = parse_path(spec).compile()
+                    path = compile_path(spec)
                 except JsonPathError as exc:
                     raise ValueError(f"attribute '{attr.name}': {exc}") from None
                 body.append(f"v{i} = {gen.ref(path, 'p')}(o)")
-            values.append(_value_expr(gen, f"v{i}", attr, self.fail_on_missing_attribute))
+            values.append(_lenient_expr(gen, f"v{i}", attr, _attr_converter(attr, self.fail_on_missing_attribute)))
         body.append(f"return ({', '.join(values)}{',' if len(values) == 1 else ''})")
-        return gen.function("_row", "o, t", body), uses_transport
+        return gen.function("_row", "o, t", body)
 
+    # -------------------------------------------------------------- mapping
     def map(self, payload: Any, transport: Mapping[str, Any] | None = None) -> list[Row]:
-        """Rows of one JSON payload (see the class doc); raises :class:`MappingError`."""
+        """Rows of one JSON payload (see the module doc); raises :class:`MappingError`."""
         doc = _decode(payload)
         if self._enclosing is not None:
             doc = self._enclosing(doc)
-            if doc is MISSING:
+            if doc is MISSING or doc is None:
                 raise MappingError("the enclosing element is not in the payload", payload=payload)
-        items = doc if doc.__class__ is list else (doc,)
         t = transport if transport is not None else _EMPTY
-        row = self._row
+        if doc.__class__ is not list:
+            try:
+                return [self._row_object(doc, t)]
+            except (_AttrError, _NotObject) as exc:
+                reason, name = _describe_error(exc)
+                raise MappingError(reason, attribute=name, payload=payload) from None
+        row = self._row_element
         try:
-            return [row(item, t) for item in items]
+            return [row(item, t) for item in doc]
         except (_AttrError, _NotObject):
             pass
-        # Error path: find the failing event again to report its index precisely.
-        for index, item in enumerate(items):
+        # Some element failed: Siddhi drops only the failing elements.
+        rows: list[Row] = []
+        failed: list[tuple[int, str, str | None]] = []
+        for index, item in enumerate(doc):
             try:
-                row(item, t)
-            except _AttrError as exc:
-                name, reason = exc.args
-                raise MappingError(reason, attribute=name, index=index if len(items) > 1 else None,
-                                   payload=payload) from None
-            except _NotObject as exc:
-                kind = "null" if exc.args[0] is None else type(exc.args[0]).__name__
-                raise MappingError(f"expected a JSON object for an event, got {kind}",
-                                   index=index if len(items) > 1 else None, payload=payload) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+                rows.append(row(item, t))
+            except (_AttrError, _NotObject) as exc:
+                reason, name = _describe_error(exc)
+                failed.append((index, reason, name))
+        index, reason, name = failed[0]
+        if len(failed) > 1:
+            reason = f"{reason} ({len(failed)} of {len(doc)} events failed: " \
+                     f"{', '.join(str(i) for i, _r, _n in failed)})"
+        raise MappingError(reason, attribute=name, index=index, payload=payload, rows=rows)
 
 
-class _NotObject(Exception):
-    """Raised by generated code when an event element is not a JSON object."""
+def _lenient_expr(gen: CodeGen, var: str, attr: Attribute, conv: Callable[[Any], Any]) -> str:
+    ref = gen.ref(conv, "c")
+    if attr.type is AttrType.OBJECT:
+        return f"({var} if {var} is not MISSING else {ref}({var}))"
+    check = _FAST_CHECK.get(attr.type)
+    if check is None:
+        return f"{ref}({var})"
+    return f"({var} if {check.format(v=var)} else {ref}({var}))"
 
 
 # ------------------------------------------------------------------------------------ sink
-def _json_value_formatter(type_: AttrType) -> Callable[[Any], str]:
-    """How a value is written into a JSON ``@payload`` template."""
-    if type_ is AttrType.STRING:
-        def fmt(v: Any) -> str:
-            if v is None:
-                return "null"
-            return orjson.dumps(v if v.__class__ is str else str(v))[1:-1].decode()
-    elif type_ in (AttrType.INT, AttrType.LONG):
-        def fmt(v: Any) -> str:
-            return "null" if v is None else str(v)
-    elif type_ in (AttrType.FLOAT, AttrType.DOUBLE):
-        single = type_ is AttrType.FLOAT
+def _json_value_formatter(null: str) -> Callable[[AttrType], Callable[[Any], str]]:
+    """How a value is written into a JSON ``@payload`` template (``null``: the text of a null)."""
+    def formatter(type_: AttrType) -> Callable[[Any], str]:
+        if type_ is AttrType.STRING:
+            def fmt(v: Any) -> str:
+                if v is None:
+                    return null
+                return orjson.dumps(v if v.__class__ is str else str(v))[1:-1].decode()
+        elif type_ in (AttrType.INT, AttrType.LONG):
+            def fmt(v: Any) -> str:
+                return null if v is None else str(v)
+        elif type_ in (AttrType.FLOAT, AttrType.DOUBLE):
+            single = type_ is AttrType.FLOAT
 
-        def fmt(v: Any) -> str:
-            if v is None or not math.isfinite(v):
-                return "null"
-            return repr(shortest_float32(v) if single else float(v))
-    elif type_ is AttrType.BOOL:
-        def fmt(v: Any) -> str:
-            return "null" if v is None else ("true" if v else "false")
-    else:
-        def fmt(v: Any) -> str:
-            return orjson.dumps(v, default=json_default, option=_DUMPS_OPTS).decode()
-    return fmt
+            def fmt(v: Any) -> str:
+                if v is None:
+                    return null
+                if not math.isfinite(v):
+                    return "null"
+                return repr(shortest_float32(v) if single else float(v))
+        elif type_ is AttrType.BOOL:
+            def fmt(v: Any) -> str:
+                return null if v is None else ("true" if v else "false")
+        else:
+            def fmt(v: Any) -> str:
+                if v is None:
+                    return null
+                return orjson.dumps(v, default=json_default, option=_DUMPS_OPTS).decode()
+        return fmt
+    return formatter
 
 
 def _f32_out(value: Any) -> Any:
     return None if value is None else shortest_float32(value)
+
+
+def _f32_undefined(value: Any) -> Any:
+    return _UNDEFINED if value is None else shortest_float32(value)
 
 
 class JsonSinkMapper(SinkMapper):
@@ -234,27 +404,38 @@ class JsonSinkMapper(SinkMapper):
     type_name = "json"
 
     def __init__(self, attributes: Sequence[Attribute], *, payload: str | None = None,
-                 enclosing_element: str | None = None, event_grouping_enabled: bool = False,
-                 validate_json: bool = False, enable_null_attribute_value: bool = True) -> None:
+                 enclosing_element: str | None = None, event_grouping_enabled: bool = True,
+                 validate_json: bool = False, enable_null_attribute_value: bool = False) -> None:
         super().__init__(attributes)
         self.event_grouping_enabled = event_grouping_enabled
         self.validate_json = validate_json
+        self.enable_null_attribute_value = enable_null_attribute_value
         self._wrap: tuple[str, ...] = ()
         if enclosing_element and enclosing_element.strip() != "$":
-            steps = parse_path(enclosing_element).steps
+            try:
+                steps = parse_path(enclosing_element).steps
+            except JsonPathError as exc:
+                raise ValueError(f"enclosing.element: {exc}") from None
             if any(not isinstance(s, str) for s in steps):
                 raise ValueError(f"a sink enclosing.element must be a path of names, not {enclosing_element!r}")
             self._wrap = tuple(str(s) for s in steps)
-        self._template = Template(payload, attributes, _json_value_formatter) if payload is not None else None
-        gen = CodeGen({"_f32": _f32_out})
-        items = []
+        null_text = "null" if enable_null_attribute_value else _UNDEFINED
+        self._template = (Template(payload, attributes, _json_value_formatter(null_text))
+                          if payload is not None else None)
+        gen = CodeGen({"_f32": _f32_out, "_f32u": _f32_undefined, "_U": _UNDEFINED})
+        plain, undefined = [], []
         for i, attr in enumerate(self.attributes):
-            value = f"_f32(r[{i}])" if attr.type is AttrType.FLOAT else f"r[{i}]"
-            items.append(f"{attr.name!r}: {value}")
-        body = [f"d = {{{', '.join(items)}}}"]
+            if attr.type is AttrType.FLOAT:
+                plain.append(f"{attr.name!r}: _f32(r[{i}])")
+                undefined.append(f"{attr.name!r}: _f32u(r[{i}])")
+            else:
+                plain.append(f"{attr.name!r}: r[{i}]")
+                undefined.append(f"{attr.name!r}: (_U if r[{i}] is None else r[{i}])")
+        body = []
         if not enable_null_attribute_value:
-            body.append("d = {k: v for k, v in d.items() if v is not None}")
-        body.append("return {'event': d}")
+            # Siddhi writes a null as "undefined"; rows without nulls (nearly all) skip the checks.
+            body += ["if None in r:", f"    return {{'event': {{{', '.join(undefined)}}}}}"]
+        body.append(f"return {{'event': {{{', '.join(plain)}}}}}")
         self._event = gen.function("_event", "r", body)
 
     def _wrap_obj(self, obj: Any) -> Any:
@@ -276,24 +457,38 @@ class JsonSinkMapper(SinkMapper):
         return data
 
     def map(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
-        """JSON payloads (bytes) for a chunk of rows; raises :class:`MappingError`."""
+        """JSON payloads (bytes) for a chunk of rows; raises :class:`MappingError`.
+
+        One row is one object; several rows are one JSON array message when event grouping is
+        enabled (Siddhi's default), one object each otherwise.
+        """
         if not rows:
             return []
+        return self._map(rows, self.event_grouping_enabled and len(rows) > 1)
+
+    def map_group(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
+        """One group of a multi-event chunk: an array even for one event, when grouping."""
+        if not rows:
+            return []
+        return self._map(rows, self.event_grouping_enabled)
+
+    def _map(self, rows: Sequence[Sequence[Any]], as_array: bool) -> list[Any]:
         try:
             if self._template is not None:
                 render = self._template.render
                 texts = [render(r) for r in rows]
-                if self.event_grouping_enabled:
-                    texts = ["[" + ",".join(texts) + "]"]
+                if as_array:
+                    texts = ["[" + ",\n".join(texts) + "]"]
                 return [self._check(self._wrap_text(t).encode()) for t in texts]
             event = self._event
-            if self.event_grouping_enabled:
+            if as_array:
                 objs: list[Any] = [[event(r) for r in rows]]
             else:
                 objs = [event(r) for r in rows]
             if self._wrap:
                 objs = [self._wrap_obj(o) for o in objs]
-            return [orjson.dumps(o, default=json_default, option=_DUMPS_OPTS) for o in objs]
+            dumps = orjson.dumps
+            return [dumps(o, default=json_default, option=_DUMPS_OPTS) for o in objs]
         except MappingError:
             raise
         except IndexError:
@@ -308,10 +503,12 @@ _SOURCE_PARAMS = (
     Param("enclosing.element", _S, optional=True, default="$",
           doc="JSONPath of the node holding the events: an array is many events, an object one."),
     Param("fail.on.missing.attribute", _B, optional=True, default=True,
-          doc="When true a payload missing an attribute fails to map (it goes to the error route); "
-              "when false the attribute is null.  An explicit JSON null is always kept as null."),
+          doc="When true an event missing an attribute fails to map (it goes to the error route; in "
+              "an array only that element is dropped); when false the attribute is null.  An explicit "
+              "JSON null is always null."),
     Param("event.grouping.enabled", _B, optional=True, default=True,
-          doc="Accepted for compatibility: the events of one payload always form one chunk."),
+          doc="When true the events of one payload (an array) go into the app as one chunk; when false "
+              "one event at a time."),
 )
 
 _SINK_PARAMS = (
@@ -319,10 +516,12 @@ _SINK_PARAMS = (
           doc="Check that each generated message is valid JSON; an invalid one fails to map."),
     Param("enclosing.element", _S, optional=True, default=None,
           doc="Wrap the output: '$.portfolio' writes {\"portfolio\": <events>}."),
-    Param("event.grouping.enabled", _B, optional=True, default=False,
-          doc="Write a chunk of events as one JSON array instead of one message per event."),
-    Param("enable.null.attribute.value", _B, optional=True, default=True,
-          doc="Write null attributes as null (true) or leave them out of the default object (false)."),
+    Param("event.grouping.enabled", _B, optional=True, default=True,
+          doc="When true a chunk of several events is one message, a JSON array (Siddhi's default); "
+              "when false every event is a message of its own."),
+    Param("enable.null.attribute.value", _B, optional=True, default=False,
+          doc="When false (Siddhi's default) a null attribute is written as \"undefined\" (a bare "
+              "undefined in a @payload template); when true as JSON null."),
 )
 
 
@@ -342,7 +541,8 @@ def _json_source(attributes: tuple[Attribute, ...], annotation: Annotation | Non
     try:
         return JsonSourceMapper(attributes, attribute_map=amap,
                                 enclosing_element=opts["enclosing.element"],
-                                fail_on_missing_attribute=opts["fail.on.missing.attribute"])
+                                fail_on_missing_attribute=opts["fail.on.missing.attribute"],
+                                event_grouping_enabled=opts["event.grouping.enabled"])
     except ValueError as exc:
         raise creation_error(f"{where}: {exc}", pos) from None
 

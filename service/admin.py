@@ -1,9 +1,11 @@
 """The HTTP admin server (aiohttp), bound to loopback by default.
 
 ``GET /health`` (the process is alive), ``GET /ready`` (apps started, sources connected),
-``GET /metrics`` (Prometheus text), ``GET /apps`` (what runs), ``POST /query`` (on-demand
-queries: off unless ``http.query.enabled``; queries that change tables need the configured
-token as ``Authorization: Bearer <token>``).
+``GET /metrics`` (Prometheus text), ``GET /apps`` (what runs), ``GET /version``, ``POST /query``
+(on-demand queries: off unless ``http.query.enabled``; queries that change tables need the
+configured query token as ``Authorization: Bearer <token>``).  When ``http.token`` or a query
+token is configured, every endpoint but the probes (/health, /ready) needs a token: reads
+accept either, changes only the query token.
 
 aiohttp serves from the service's own asyncio loop with no extra server process or ASGI
 layer, which keeps the admin port in step with the host's lifecycle.
@@ -33,6 +35,9 @@ class Host(Protocol):
     def describe(self) -> list[dict[str, Any]]: ...
 
 
+_OPEN = frozenset({"/health", "/ready"})
+
+
 def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(data, default=str), status=status, content_type="application/json")
 
@@ -50,17 +55,39 @@ class AdminServer:
         app.router.add_get("/ready", self._ready)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/apps", self._apps)
+        app.router.add_get("/version", self._version)
         app.router.add_post("/query", self._query)
+        app.middlewares.append(self._guard)
         self.app = app
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """With ``http.token`` (or a query token) set, every read but the probes needs a token.
+
+        /health and /ready stay open: orchestrators probe them without credentials, and they
+        say nothing about the data.
+        """
+        if request.path not in _OPEN and self._read_token() and not self._authorised(request, read=True):
+            return _json({"error": "this endpoint needs 'Authorization: Bearer TOKEN' (http.token)"}, 401)
+        return await handler(request)
+
+    def _read_token(self) -> str | None:
+        return self.config.token or self.config.query_token
 
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.host, self.config.port)
         await site.start()
-        server = site._server  # noqa: SLF001 - the only way to learn an ephemeral port
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else self.config.port
+        addresses = self._runner.addresses  # the bound sockets: the real port when it was 0
+        self.port = addresses[0][1] if addresses else self.config.port
+
+    @property
+    def url(self) -> str:
+        """The base URL of the server (``http://host:port``)."""
+        host = self.config.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -77,6 +104,9 @@ class AdminServer:
     async def _metrics(self, request: web.Request) -> web.Response:
         body = await asyncio.get_running_loop().run_in_executor(None, self.host.metrics.render)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+    async def _version(self, request: web.Request) -> web.Response:
+        return _json(version_info())
 
     async def _apps(self, request: web.Request) -> web.Response:
         return _json(self.host.describe())
@@ -106,9 +136,25 @@ class AdminServer:
             return _json({"error": str(exc), "line": exc.line, "column": exc.column}, 400)
         return _json({"events": [{"timestamp": e.timestamp, "data": list(e.data)} for e in events]})
 
-    def _authorised(self, request: web.Request) -> bool:
-        token = self.config.query_token
-        if not token:
-            return False
+    def _authorised(self, request: web.Request, read: bool = False) -> bool:
+        """Whether the request carries the query token (or, for reads, the read token)."""
+        tokens = [self.config.query_token, self.config.token if read else None]
         given = request.headers.get("Authorization", "")
-        return given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), token.encode())
+        if not given.startswith("Bearer "):
+            return False
+        # Compare against every configured token: the time taken says nothing about which matched.
+        results = [hmac.compare_digest(given[7:].encode(), t.encode()) for t in tokens if t]
+        return any(results)
+
+
+def version_info() -> dict[str, str]:
+    """The version of srota and of the Python running it (``srota --version``, ``GET /version``)."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        srota_version = version("srota")
+    except PackageNotFoundError:
+        srota_version = "unknown"
+    return {"version": srota_version, "python": platform.python_version(),
+            "implementation": platform.python_implementation()}

@@ -1,102 +1,191 @@
-"""The ``srota`` command: ``run``, ``validate`` and the ``aggregation`` batch jobs."""
+"""The ``srota`` command: ``run``, ``validate``, ``test``, ``extensions`` and the ``aggregation`` batch jobs.
+
+A user error (a bad config, an invalid app, a file that is not there, a port in use) is one
+line naming the file and the problem, with exit code 2.  Anything else is a bug: the traceback
+is printed with a line asking to report it, and the exit code is 1.
+"""
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import sqlite3
 import sys
+import traceback
 from pathlib import Path
 
+from srota.connectors.base import ConnectorError
 from srota.grammar.errors import SiddhiAppCreationError
-from srota.service.config import ConfigError, ServiceConfig, load_config, substitute_env
+from srota.service.config import ConfigError, load_config
+
+#: Exit codes: 0 ok, 1 checks failed (validate, test) or a bug, 2 a user error.
+EXIT_USAGE = 2
+_REPORT = "srota: this is a bug, please report it with the traceback above " \
+          "(and the app and config, if you can share them)"
 
 
-def _validate_app(path: Path, config: ServiceConfig | None = None) -> list[str]:
-    """``file:line:col: message`` for each problem of one app file.
-
-    Checks the app and its ``@source``/``@sink`` bindings (connector types, options, mappers,
-    and ``ref=`` names against the config's refs).
-    """
-    from srota.service.host import AppHost, import_extensions
-    from srota.service.metrics import Metrics
-
-    try:
-        text = substitute_env(path.read_text(encoding="utf-8"), str(path))
-    except OSError as exc:
-        return [f"{path}: {exc.strerror}"]
-    except ConfigError as exc:
-        return [f"{path}: {exc}"]
-    import_extensions()
-    try:
-        AppHost(path, text, config or ServiceConfig(), Metrics()).runtime.shutdown()
-    except SiddhiAppCreationError as exc:
-        line = exc.line if exc.line is not None else 0
-        col = exc.column if exc.column is not None else 0
-        return [f"{path}:{line}:{col}: {exc.message}"]
-    return []
+class UserError(Exception):
+    """A problem the user can fix; the CLI prints it as one line and exits with code 2."""
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    problems: list[str] = []
-    for name in args.files:
-        path = Path(name)
-        if path.suffix in (".yaml", ".yml"):
-            try:
-                config = load_config(path)
-            except ConfigError as exc:
-                problems.append(f"{path}: {exc}")
-                continue
-            for app in config.app_files():
-                problems.extend(_validate_app(app, config))
-        else:
-            problems.extend(_validate_app(path))
+    from srota.service.validate import validate_paths
+
+    problems, checked = validate_paths(args.files)
     for p in problems:
-        print(p)
-    if not problems:
-        print(f"ok: {len(args.files)} file(s) valid")
-    return 1 if problems else 0
+        print(p.render())
+    if problems:
+        print(f"{len(problems)} problem(s) in {len({p.file for p in problems})} file(s)")
+        return 1
+    print(f"ok: {checked} file(s) valid")
+    return 0
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from srota.service.testing import run_test_files
+
+    return run_test_files([Path(f) for f in args.files], verbose=args.verbose)
+
+
+def _check_apps(apps: list[Path]) -> None:
+    from srota.service.validate import APP_SUFFIXES
+
+    for app in apps:
+        if app.suffix.lower() not in APP_SUFFIXES:
+            raise UserError(f"{app}: not an app file (.siddhi)")
+        if not app.is_file():
+            raise UserError(f"{app}: no such app file")
+
+
+def cmd_extensions(args: argparse.Namespace) -> int:
+    """Print the generated extension reference (all namespaces, or one; ``core`` for the unnamespaced)."""
+    from srota.engine.extensions import reference
+
+    if args.namespace is not None and not reference.extensions(args.namespace):
+        known = ", ".join([*reference.namespaces(), reference.CORE])
+        print(f"srota: no extensions in namespace '{args.namespace}' (known: {known})", file=sys.stderr)
+        return 2
+    sys.stdout.write(reference.render(args.namespace))
+    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from srota.service.host import run_service
     from srota.service.logs import configure_logging
 
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"srota: invalid config: {exc}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)
     if args.http_port is not None:
         config = dataclasses.replace(config, http=dataclasses.replace(config.http, port=args.http_port))
     configure_logging(args.log_format or config.logging.format, args.log_level or config.logging.level)
     apps = [Path(a) for a in args.apps] or config.app_files()
     if not apps:
-        print("srota: no apps to run (name .siddhi files or list them under 'apps' in the config)",
-              file=sys.stderr)
-        return 2
+        raise UserError("no apps to run (name .siddhi files or list them under 'apps' in the config)")
+    _check_apps(apps)
     return run_service(config, apps)
 
 
-def main(argv: list[str] | None = None) -> int:
+def cmd_health(args: argparse.Namespace) -> int:
+    """Ask the admin server of a running service (at the config's host and port) for /ready."""
+    import urllib.error
+    import urllib.request
+
+    config = load_config(args.config or os.environ.get("SROTA_CONFIG"))
+    if not config.http.enabled:
+        raise UserError("the admin server is off (http.enabled: false): nothing to ask")
+    host = config.http.host
+    host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # listening everywhere: ask loopback
+    host = f"[{host}]" if ":" in host else host
+    url = f"http://{host}:{config.http.port}/{'health' if args.live else 'ready'}"
+    try:
+        with urllib.request.urlopen(url, timeout=args.timeout) as response:  # noqa: S310 - our own URL
+            ok = response.status == 200
+    except urllib.error.HTTPError as exc:
+        ok = False
+        print(f"{url}: HTTP {exc.code}")
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"{url}: {getattr(exc, 'reason', exc)}")
+        return 1
+    if ok:
+        print(f"{url}: ok")
+    return 0 if ok else 1
+
+
+def _version() -> str:
+    from srota.service.admin import version_info
+
+    info = version_info()
+    return f"srota {info['version']} ({info['implementation']} {info['python']})"
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="srota", description="Siddhi streaming SQL apps as a service")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run apps until SIGTERM/SIGINT")
     run.add_argument("apps", nargs="*", help=".siddhi app files (default: the config's apps)")
-    run.add_argument("--config", "-c", help="YAML config file (default: every default)")
+    run.add_argument("--config", "-c", default=os.environ.get("SROTA_CONFIG"),
+                     help="YAML config file (default: $SROTA_CONFIG, else every default)")
     run.add_argument("--log-format", choices=("console", "json"))
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
     run.add_argument("--http-port", type=int, help="admin port (overrides the config; 0 picks a free one)")
     run.set_defaults(func=cmd_run)
-    val = sub.add_parser("validate", help="check apps (and configs) and print file:line:col: message")
-    val.add_argument("files", nargs="+", help=".siddhi apps or .yaml configs")
+    val = sub.add_parser("validate", help="check apps and configs; print every problem as file:line:col")
+    val.add_argument("files", nargs="+", help=".siddhi apps and .yaml configs (apps are checked "
+                                              "against the refs of the configs given with them)")
     val.set_defaults(func=cmd_validate)
+    test = sub.add_parser("test", help="run app tests (*.test.yaml): send inputs, compare outputs")
+    test.add_argument("files", nargs="+", help="test files, or directories to search for *.test.yaml")
+    test.add_argument("--verbose", "-v", action="store_true", help="print every case, not only failures")
+    test.set_defaults(func=cmd_test)
+    health = sub.add_parser("health", help="exit 0 if the running service is ready (for container health checks)")
+    health.add_argument("--config", "-c", help="the service's config, for the admin host and port "
+                                               "(default: $SROTA_CONFIG, else every default)")
+    health.add_argument("--live", action="store_true", help="ask /health (alive) instead of /ready")
+    health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the answer")
+    health.set_defaults(func=cmd_health)
+    ext = sub.add_parser("extensions", help="print the reference of the built-in extensions (Markdown)")
+    ext.add_argument("namespace", nargs="?", help="one namespace (str, json, unique, ...; core: no namespace)")
+    ext.set_defaults(func=cmd_extensions)
     try:
         from srota.service.spark import cli as spark_cli
     except ImportError:
         spark_cli = None
     if spark_cli is not None and hasattr(spark_cli, "add_subparsers"):
         spark_cli.add_subparsers(sub)
-    args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit code (see the module doc)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(f"srota: {line}", file=sys.stderr)
+        return EXIT_USAGE
+    except SiddhiAppCreationError as exc:
+        where = getattr(exc, "path", None) or "app"
+        if exc.line is not None:
+            where = f"{where}:{exc.line}:{exc.column}"
+        print(f"srota: {where}: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except (UserError, ConnectorError) as exc:  # ConnectorError: a source or sink that cannot start
+        print(f"srota: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # a file that cannot be read, a port in use
+        name = f"{exc.filename}: " if exc.filename else ""
+        print(f"srota: {name}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except sqlite3.OperationalError as exc:  # the persistence database cannot be opened
+        print(f"srota: persistence.database: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        traceback.print_exc()
+        print(_REPORT, file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

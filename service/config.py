@@ -9,8 +9,10 @@ texts; a variable that is unset and has no default is an error naming it.
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,11 +24,29 @@ _ENV = re.compile(r"\$\{(?:file:(?P<file>[^}]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)
 
 
 class ConfigError(ValueError):
-    """The configuration is invalid; ``path`` is the YAML path of the offending key."""
+    """The configuration is invalid; ``path`` is the YAML path of the offending key.
+
+    One error is raised for a whole file: ``errors`` lists every problem found (the first is
+    this one), ``file`` names the config file when it was read from one.
+    """
 
     def __init__(self, path: str, message: str) -> None:
         self.path = path
+        self.message = message
+        self.file: Path | None = None
+        self.errors: list[ConfigError] = [self]
         super().__init__(f"{path}: {message}" if path else message)
+
+    def lines(self) -> list[str]:
+        """One ``file: path: message`` line per problem."""
+        prefix = f"{self.file}: " if self.file is not None else ""
+        return [f"{prefix}{e}" for e in self.errors]
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or an empty string."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def substitute_env(text: str, where: str = "", env: dict[str, str] | None = None) -> str:
@@ -63,6 +83,9 @@ class HttpConfig:
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = 9090
+    #: When set, every endpoint but /health and /ready needs ``Authorization: Bearer TOKEN``
+    #: (the query token is accepted too).
+    token: str | None = field(default=None, repr=False)
     query_enabled: bool = False
     query_token: str | None = field(default=None, repr=False)
 
@@ -122,91 +145,135 @@ class ServiceConfig:
 # ---------------------------------------------------------------------------- loading
 _TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown"}
 
+# Connector options that name files: a relative value is relative to the config file.
+_PATH_OPTIONS = {"file.uri", "ssl.cafile", "ssl.certfile", "ssl.keyfile"}
+
+
+def _resolve(value: str, base_dir: Path) -> str:
+    """``value`` made relative to ``base_dir`` when it is a relative path (or ``file:`` URI)."""
+    if not value or value.startswith(("file:/", "/")) or "://" in value:
+        return value
+    if value.startswith("file:"):
+        return "file:" + str(base_dir / value[5:])
+    return str(base_dir / value)
+
 
 def load_config(path: str | Path | None, env: dict[str, str] | None = None) -> ServiceConfig:
-    """Read and check a YAML config file (None: every default)."""
+    """Read and check a YAML config file (None: every default).
+
+    Relative paths in the file (apps, ``persistence.database``, file options of refs) are
+    relative to the file's directory, so the config works from any working directory.
+    Raises :class:`ConfigError` carrying every problem of the file (``errors``) and its name.
+    """
     if path is None:
         return ServiceConfig()
     p = Path(path)
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError("", f"config file {p} does not exist") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise ConfigError("", f"{p}: {where}not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    return parse_config(raw, base_dir=p.parent, env=env)
+        if p.suffix.lower() not in (".yaml", ".yml"):
+            raise ConfigError("", "a config file is YAML (.yaml or .yml)")
+        try:
+            raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError("", "no such file") from None
+        except IsADirectoryError:
+            raise ConfigError("", "is a directory, not a config file") from None
+        except UnicodeDecodeError:
+            raise ConfigError("", "not a text file") from None
+        except OSError as exc:
+            raise ConfigError("", exc.strerror or str(exc)) from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            raise ConfigError("", f"{where}not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+        return parse_config(raw, base_dir=p.absolute().parent, env=env)
+    except ConfigError as exc:
+        for e in exc.errors:
+            e.file = p
+        raise
 
 
 def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | None = None) -> ServiceConfig:
-    """Check a parsed YAML document and build a :class:`ServiceConfig`."""
+    """Check a parsed YAML document and build a :class:`ServiceConfig`.
+
+    Every problem is collected; the first is raised with the others in its ``errors``.
+    """
     if raw is None:
         raw = {}
-    doc = _Doc(env)
-    root = doc.mapping(raw, "")
+    d = _Doc(env)
+    root = d.take({}, d.mapping, raw, "")
     for key in root:
         if key not in _TOP_KEYS:
-            raise ConfigError(key, f"unknown setting; expected one of {', '.join(sorted(_TOP_KEYS))}")
-    apps = tuple(Path(doc.string(a, f"apps[{i}]")) for i, a in enumerate(doc.sequence(root.get("apps", []), "apps")))
+            d.fail(key, f"unknown setting{did_you_mean(key, _TOP_KEYS)}; expected one of "
+                        f"{', '.join(sorted(_TOP_KEYS))}")
+    apps = tuple(Path(d.take("", d.string, a, f"apps[{i}]"))
+                 for i, a in enumerate(d.take([], d.sequence, root.get("apps", []), "apps")))
     refs: dict[str, dict[str, str]] = {}
-    for name, body in doc.mapping(root.get("refs", {}), "refs").items():
-        entry = doc.mapping(body, f"refs.{name}")
+    for name, body in d.take({}, d.mapping, root.get("refs", {}), "refs").items():
+        entry = d.take({}, d.mapping, body, f"refs.{name}")
         if "type" not in entry:
-            raise ConfigError(f"refs.{name}", "a connector ref needs a 'type' (kafka, mqtt, ...)")
-        props: dict[str, str] = {"type": doc.string(entry["type"], f"refs.{name}.type")}
-        for k, v in doc.mapping(entry.get("properties", {}), f"refs.{name}.properties").items():
-            props[str(k)] = doc.scalar(v, f"refs.{name}.properties.{k}")
-        for k in entry:
-            if k not in ("type", "properties"):
-                raise ConfigError(f"refs.{name}.{k}", "unknown setting; expected 'type' or 'properties'")
+            d.fail(f"refs.{name}", "a connector ref needs a 'type' (kafka, mqtt, ...)")
+        props: dict[str, str] = {"type": d.take("", d.string, entry.get("type", ""), f"refs.{name}.type")}
+        for k, v in d.take({}, d.mapping, entry.get("properties", {}), f"refs.{name}.properties").items():
+            value = d.take("", d.scalar, v, f"refs.{name}.properties.{k}")
+            props[str(k)] = _resolve(value, base_dir) if str(k) in _PATH_OPTIONS else value
+        d.only(entry, f"refs.{name}", {"type", "properties"})
         refs[str(name)] = props
 
-    h = doc.mapping(root.get("http", {}), "http")
-    doc.only(h, "http", {"enabled", "host", "port", "query"})
-    q = doc.mapping(h.get("query", {}), "http.query")
-    doc.only(q, "http.query", {"enabled", "token"})
+    h = d.take({}, d.mapping, root.get("http", {}), "http")
+    d.only(h, "http", {"enabled", "host", "port", "token", "query"})
+    q = d.take({}, d.mapping, h.get("query", {}), "http.query")
+    d.only(q, "http.query", {"enabled", "token"})
     http = HttpConfig(
-        enabled=doc.boolean(h.get("enabled", True), "http.enabled"),
-        host=doc.string(h.get("host", "127.0.0.1"), "http.host"),
-        port=doc.integer(h.get("port", 9090), "http.port", 0, 65535),
-        query_enabled=doc.boolean(q.get("enabled", False), "http.query.enabled"),
-        query_token=(doc.string(q["token"], "http.query.token") or None) if q.get("token") is not None else None,
+        enabled=d.take(True, d.boolean, h.get("enabled", True), "http.enabled"),
+        host=d.take("127.0.0.1", d.string, h.get("host", "127.0.0.1"), "http.host"),
+        port=d.take(9090, d.integer, h.get("port", 9090), "http.port", 0, 65535),
+        token=d.take(None, d.secret, h.get("token"), "http.token"),
+        query_enabled=d.take(False, d.boolean, q.get("enabled", False), "http.query.enabled"),
+        query_token=d.take(None, d.secret, q.get("token"), "http.query.token"),
     )
-    pc = doc.mapping(root.get("persistence", {}), "persistence")
-    doc.only(pc, "persistence", {"enabled", "database", "interval", "revisions"})
+    pc = d.take({}, d.mapping, root.get("persistence", {}), "persistence")
+    d.only(pc, "persistence", {"enabled", "database", "interval", "revisions"})
     persistence = PersistenceConfig(
-        enabled=doc.boolean(pc.get("enabled", False), "persistence.enabled"),
-        database=doc.string(pc.get("database", "data/srota.db"), "persistence.database"),
-        interval_ms=doc.duration(pc.get("interval", "60 sec"), "persistence.interval"),
-        revisions=doc.integer(pc.get("revisions", 3), "persistence.revisions", 1, 1000),
+        enabled=d.take(False, d.boolean, pc.get("enabled", False), "persistence.enabled"),
+        database=_resolve(d.take("data/srota.db", d.string, pc.get("database", "data/srota.db"),
+                                 "persistence.database"), base_dir),
+        interval_ms=d.take(60_000, d.duration, pc.get("interval", "60 sec"), "persistence.interval"),
+        revisions=d.take(3, d.integer, pc.get("revisions", 3), "persistence.revisions", 1, 1000),
     )
-    lc = doc.mapping(root.get("logging", {}), "logging")
-    doc.only(lc, "logging", {"format", "level"})
-    fmt = doc.string(lc.get("format", "console"), "logging.format")
+    lc = d.take({}, d.mapping, root.get("logging", {}), "logging")
+    d.only(lc, "logging", {"format", "level"})
+    fmt = d.take("console", d.string, lc.get("format", "console"), "logging.format")
     if fmt not in ("console", "json"):
-        raise ConfigError("logging.format", f"expected 'console' or 'json', got {fmt!r}")
-    level = doc.string(lc.get("level", "info"), "logging.level").lower()
+        d.fail("logging.format", f"expected 'console' or 'json', got {fmt!r}")
+        fmt = "console"
+    level = d.take("info", d.string, lc.get("level", "info"), "logging.level").lower()
     if level not in ("debug", "info", "warning", "error", "critical"):
-        raise ConfigError("logging.level", f"expected debug, info, warning, error or critical, got {level!r}")
-    li = doc.mapping(root.get("limits", {}), "limits")
-    doc.only(li, "limits", {"max_payload_bytes", "sink_buffer", "max_window_events", "max_pending_matches",
-                            "python_functions"})
+        d.fail("logging.level", f"expected debug, info, warning, error or critical, got {level!r}")
+        level = "info"
+    li = d.take({}, d.mapping, root.get("limits", {}), "limits")
+    d.only(li, "limits", {"max_payload_bytes", "sink_buffer", "max_window_events", "max_pending_matches",
+                          "python_functions"})
     limits = LimitsConfig(
-        max_payload_bytes=doc.integer(li.get("max_payload_bytes", 1_048_576), "limits.max_payload_bytes", 1, 2**31),
-        sink_buffer=doc.integer(li.get("sink_buffer", 10_000), "limits.sink_buffer", 1, 10**8),
-        max_window_events=doc.integer(li.get("max_window_events", 0), "limits.max_window_events", 0, 2**62),
-        max_pending_matches=doc.integer(li.get("max_pending_matches", 100_000), "limits.max_pending_matches",
-                                        0, 2**62),
-        python_functions=doc.boolean(li.get("python_functions", True), "limits.python_functions"),
+        max_payload_bytes=d.take(1_048_576, d.integer, li.get("max_payload_bytes", 1_048_576),
+                                 "limits.max_payload_bytes", 1, 2**31),
+        sink_buffer=d.take(10_000, d.integer, li.get("sink_buffer", 10_000), "limits.sink_buffer", 1, 10**8),
+        max_window_events=d.take(0, d.integer, li.get("max_window_events", 0), "limits.max_window_events",
+                                 0, 2**62),
+        max_pending_matches=d.take(100_000, d.integer, li.get("max_pending_matches", 100_000),
+                                   "limits.max_pending_matches", 0, 2**62),
+        python_functions=d.take(True, d.boolean, li.get("python_functions", True), "limits.python_functions"),
     )
-    sd = doc.mapping(root.get("shutdown", {}), "shutdown")
-    doc.only(sd, "shutdown", {"timeout"})
+    sd = d.take({}, d.mapping, root.get("shutdown", {}), "shutdown")
+    d.only(sd, "shutdown", {"timeout"})
+    shutdown = d.take(30_000, d.duration, sd.get("timeout", "30 sec"), "shutdown.timeout")
+    if d.errors:
+        first = d.errors[0]
+        first.errors = list(d.errors)
+        raise first
     return ServiceConfig(
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,
-        shutdown_timeout_ms=doc.duration(sd.get("timeout", "30 sec"), "shutdown.timeout"),
-        base_dir=base_dir,
+        shutdown_timeout_ms=shutdown, base_dir=base_dir,
     )
 
 
@@ -215,6 +282,22 @@ class _Doc:
 
     def __init__(self, env: dict[str, str] | None) -> None:
         self.env = env
+        self.errors: list[ConfigError] = []
+
+    def fail(self, path: str, message: str) -> None:
+        """Note a problem and go on checking the rest of the file."""
+        self.errors.append(ConfigError(path, message))
+
+    def take(self, default: Any, accessor: Any, *args: Any) -> Any:
+        """``accessor(*args)``, or ``default`` after noting its error."""
+        try:
+            return accessor(*args)
+        except ConfigError as exc:
+            self.errors.append(exc)
+            return default
+
+    def secret(self, value: Any, path: str) -> str | None:
+        return (self.string(value, path) or None) if value is not None else None
 
     def mapping(self, value: Any, path: str) -> dict[str, Any]:
         if value is None:
@@ -235,7 +318,8 @@ class _Doc:
     def only(self, value: dict[str, Any], path: str, allowed: set[str]) -> None:
         for k in value:
             if k not in allowed:
-                raise ConfigError(f"{path}.{k}", f"unknown setting; expected one of {', '.join(sorted(allowed))}")
+                self.fail(f"{path}.{k}", f"unknown setting{did_you_mean(k, allowed)}; expected one of "
+                                         f"{', '.join(sorted(allowed))}")
 
     def string(self, value: Any, path: str) -> str:
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):

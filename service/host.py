@@ -73,8 +73,12 @@ def import_extensions() -> None:
     for package in (connectors, mappers):
         for info in pkgutil.iter_modules(package.__path__):
             if info.name.startswith("_") and info.name not in ("_options", "_base"):
-                with contextlib.suppress(ImportError):
-                    importlib.import_module(f"{package.__name__}.{info.name}")
+                name = f"{package.__name__}.{info.name}"
+                try:
+                    importlib.import_module(name)
+                except ImportError as exc:
+                    # A broken built-in must not look like a connector that "does not exist".
+                    raise ImportError(f"built-in extension module {name} cannot be imported: {exc}") from exc
 
 
 def _options(annotation: Annotation, refs: dict[str, dict[str, str]]) -> tuple[str, dict[str, str]]:
@@ -128,6 +132,7 @@ class _SinkBinding:
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     transactional: bool = False
+    chunk_sizes: list[int] = field(default_factory=list)  # of the rows last taken (_take)
 
 
 @dataclass
@@ -217,6 +222,8 @@ class AppHost:
         type_name, options = _options(ann, self.config.refs)
         name = f"{self.name}/{definition.id}/sink{n}"
         sink = _connector(Kind.SINK, type_name, options, name, ann)
+        if hasattr(sink, "set_attributes"):  # the log sink writes name=value pairs
+            sink.set_attributes([a.name for a in definition.attributes])
         maps = ann.nested("map")
         mapper = mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
         templates = mappers.option_templates({k: v for k, v in options.items() if k not in _HOST_OPTIONS},
@@ -264,14 +271,20 @@ class AppHost:
                 s.source.pause()
 
     def _take(self, b: _SinkBinding, max_rows: int | None = 1000) -> tuple[list[tuple[Any, ...]], int]:
-        """Up to ``max_rows`` queued rows (whole entries) and how many entries they are."""
+        """Up to ``max_rows`` queued rows (whole entries) and how many entries they are.
+
+        The entries' lengths go to ``b.chunk_sizes``: a grouping sink mapper writes each
+        output chunk as one message (see ``mappers.map_for_sink``).
+        """
         batch: list[tuple[Any, ...]] = []
-        taken = 0
+        sizes: list[int] = []
         with self._out_lock:
             while b.queue and (max_rows is None or len(batch) < max_rows):
-                batch.extend(b.queue.popleft())
-                taken += 1
-        return batch, taken
+                entry = b.queue.popleft()
+                batch.extend(entry)
+                sizes.append(len(entry))
+        b.chunk_sizes = sizes
+        return batch, len(sizes)
 
     async def _flushed_batch(self, b: _SinkBinding, rows: int, taken: int) -> None:
         with self._out_lock:
@@ -306,7 +319,7 @@ class AppHost:
 
     async def _publish(self, b: _SinkBinding, rows: list[tuple[Any, ...]]) -> None:
         try:
-            items = mappers.map_for_sink(b.mapper, rows, b.templates)
+            items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes)
         except mappers.MappingError as exc:
             self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
             self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
@@ -355,7 +368,7 @@ class AppHost:
         async with self._txn_lock:
             rows, taken = self._take(b, None)
             try:
-                items = mappers.map_for_sink(b.mapper, rows, b.templates) if rows else []
+                items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes) if rows else []
             except mappers.MappingError as exc:
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                 self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
@@ -416,6 +429,7 @@ class AppHost:
             try:
                 rows.extend(b.mapper.map(payload, m.properties))
             except mappers.MappingError as exc:
+                rows.extend(exc.rows)  # the elements that did map (only the failing ones are dropped)
                 failures.append((m, str(exc), exc))
             except Exception as exc:  # a mapper bug must not turn one payload into a poison pill
                 failures.append((m, f"{type(exc).__name__}: {exc}", exc))
@@ -425,7 +439,12 @@ class AppHost:
         for m, reason, exc in failures:
             self._fault(b, m, reason, exc)
         if rows:
-            self.runtime.get_input_handler(b.stream_id).send_rows(rows)
+            send_rows = self.runtime.get_input_handler(b.stream_id).send_rows
+            if b.mapper.event_grouping_enabled:
+                send_rows(rows)
+            else:  # the mapper's event.grouping.enabled='false': one event at a time
+                for row in rows:
+                    send_rows([row])
         token = messages[-1].ack if messages else None
         self._note_consumed(b, messages, token)
         if token is not None:
@@ -732,6 +751,13 @@ class ServiceHost:
             if app.name in self.apps:
                 raise SiddhiAppCreationError(f"two apps are named '{app.name}' (use @app:name)")
             self.apps[app.name] = app
+        if self.config.http.enabled:
+            # First, so that /health answers (and /ready says not yet) while sinks connect.
+            from srota.service.admin import AdminServer
+
+            self.admin = AdminServer(self, self.config.http)
+            await self.admin.start()
+            log.info("admin server listening", host=self.config.http.host, port=self.admin.port)
         if self.config.persistence.enabled:
             from srota.service.persistence import StateStore
 
@@ -743,12 +769,6 @@ class ServiceHost:
                 saved = await self.store.load(app.name)
                 restore = (saved.state, saved.offsets)
             await app.start(restore)
-        if self.config.http.enabled:
-            from srota.service.admin import AdminServer
-
-            self.admin = AdminServer(self, self.config.http)
-            await self.admin.start()
-            log.info("admin server listening", host=self.config.http.host, port=self.admin.port)
         if self.store is not None:
             self._snapshotter = asyncio.create_task(self._snapshot_loop(), name="srota-snapshots")
 
@@ -813,7 +833,15 @@ async def serve(config: ServiceConfig, app_paths: Sequence[Path], stop: asyncio.
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    await host.start()
+    try:
+        await host.start()
+    except BaseException:
+        if host.admin is not None:  # it started first: free its port
+            await host.admin.stop()
+        raise
+    from srota.service.logs import log_banner
+
+    log_banner(host)
     try:
         await stop.wait()
     finally:

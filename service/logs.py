@@ -33,6 +33,8 @@ def _redact_processor(logger: Any, method: str, event_dict: dict[str, Any]) -> d
 
 def configure_logging(fmt: str = "console", level: str = "info") -> None:
     """Route structlog and standard logging to stderr in ``fmt`` (console or json)."""
+    global _format
+    _format = fmt
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
@@ -68,3 +70,53 @@ def configure_logging(fmt: str = "console", level: str = "info") -> None:
 
 def _identity(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     return event_dict
+
+
+_format = "console"
+
+
+def _target(connector: Any) -> str:
+    """What a source or sink reads or writes (a topic, a file), never a secret."""
+    options = getattr(connector, "options", None) or {}
+    for key in ("topic.list", "topic", "file.uri", "dir.uri"):
+        value = options.get(key)
+        if value:
+            return f" {value}"
+    return ""
+
+
+def banner_lines(host: Any) -> list[str]:
+    """The start-up banner: version, apps with their sources and sinks, admin URL, persistence."""
+    from srota.service.admin import version_info
+
+    info = version_info()
+    lines = [f"srota {info['version']} ({info['implementation']} {info['python']}) started"]
+    for app in host.apps.values():
+        lines.append(f"  app {app.name}" + (f" ({app.path})" if app.path else ""))
+        for b in app.sources:
+            lines.append(f"    source {b.stream_id} <- {b.transport}{_target(b.source)}")
+        for b in app.sinks:
+            lines.append(f"    sink   {b.stream_id} -> {b.transport}{_target(b.sink)}")
+    admin = getattr(host, "admin", None)
+    lines.append(f"  admin        {admin.url} (/health /ready /metrics /apps /version)" if admin is not None
+                 else "  admin        off")
+    persistence = host.config.persistence
+    lines.append(f"  persistence  on ({persistence.database}, every {persistence.interval_ms} ms)"
+                 if persistence.enabled else "  persistence  off")
+    return lines
+
+
+def log_banner(host: Any) -> None:
+    """Print the banner to stderr (console format), or log it as one record (json format)."""
+    lines = banner_lines(host)
+    if _format == "console":
+        print("\n".join(lines), file=sys.stderr, flush=True)
+        return
+    from srota.service.admin import version_info
+
+    admin = getattr(host, "admin", None)
+    structlog.get_logger("srota.service").info(
+        "started", version=version_info()["version"], admin=admin.url if admin is not None else None,
+        persistence=host.config.persistence.enabled,
+        apps=[{"name": a.name, "sources": [f"{b.stream_id}<-{b.transport}" for b in a.sources],
+               "sinks": [f"{b.stream_id}->{b.transport}" for b in a.sinks]} for a in host.apps.values()])

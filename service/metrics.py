@@ -7,14 +7,49 @@ depth, latency) are ordinary prometheus-client metrics updated by the host.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def _without_key(eid: str) -> str:
+    """An element id without its partition key: ``partition2/<key>/jump/pattern`` -> ``partition2/jump/pattern``.
+
+    Ids inside a partition are ``partitionN/<key>/<query>/<element>``; the key may itself hold
+    slashes, so the query and element are taken from the end.
+    """
+    parts = eid.split("/")
+    if len(parts) >= 4 and parts[0].startswith("partition"):
+        return "/".join((parts[0], parts[-2], parts[-1]))
+    return eid
+
+
+def _query_of(eid: str) -> str:
+    """The query a ``.../<query>/pattern`` element belongs to."""
+    parts = eid.split("/")
+    return parts[-2] if len(parts) >= 2 else eid
+
+
+def _per_query(items: Iterable[tuple[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for eid, n in list(items):
+        key = _without_key(eid)
+        out[key] = out.get(key, 0) + n
+    return out
 
 
 class _EngineCollector(Collector):
@@ -34,10 +69,10 @@ class _EngineCollector(Collector):
                                     labels=["app"])
         breaches = CounterMetricFamily("srota_limit_breaches", "Events shed because an element hit a limit",
                                        labels=["app", "element"])
-        partial = GaugeMetricFamily("srota_pattern_pending", "Partial matches a pattern query holds",
-                                    labels=["app", "element"])
-        dropped = CounterMetricFamily("srota_pattern_dropped", "Partial matches dropped over the limit",
-                                      labels=["app", "element"])
+        partial = GaugeMetricFamily("srota_pattern_pending", "Partial matches a pattern query holds "
+                                    "(summed over its partition keys)", labels=["app", "query"])
+        dropped = CounterMetricFamily("srota_pattern_dropped", "Partial matches dropped over the limit "
+                                      "(summed over its partition keys)", labels=["app", "query"])
         for name, runtime in self._runtimes().items():
             ctx = runtime.context
             for sid, junction in list(ctx.junctions.items()):
@@ -47,12 +82,20 @@ class _EngineCollector(Collector):
             for qname, q in list(runtime.queries.items()):
                 events_out.add_metric([name, qname], q.output.events_out)
             pending.add_metric([name], ctx.scheduler.pending())
-            for element, n in list(ctx.breaches.items()):
+            # Elements inside a partition exist once per key: sum them per query, so that the
+            # number of series does not grow with the number of keys (devices, users ...).
+            for element, n in _per_query(ctx.breaches.items()).items():
                 breaches.add_metric([name, element], n)
+            pending_by_query: dict[str, int] = {}
+            dropped_by_query: dict[str, int] = {}
             for eid, element in list(ctx.elements.items()):
                 if eid.endswith("/pattern") and hasattr(element, "pending"):
-                    partial.add_metric([name, eid], element.pending)
-                    dropped.add_metric([name, eid], getattr(element, "dropped", 0))
+                    query = _query_of(eid)
+                    pending_by_query[query] = pending_by_query.get(query, 0) + element.pending
+                    dropped_by_query[query] = dropped_by_query.get(query, 0) + getattr(element, "dropped", 0)
+            for query, n in pending_by_query.items():
+                partial.add_metric([name, query], n)
+                dropped.add_metric([name, query], dropped_by_query[query])
         yield events_in
         yield errors
         yield events_out
@@ -68,7 +111,16 @@ class Metrics:
     def __init__(self, runtimes: Callable[[], dict[str, Any]] = dict) -> None:
         self.registry = CollectorRegistry()
         self.registry.register(_EngineCollector(runtimes))
+        # The standard process (CPU, memory, open files), platform (Python version) and gc
+        # collectors; they are stateless readers, so one instance serves every registry.
+        for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+            self.registry.register(collector)
         r = self.registry
+        from srota.service.admin import version_info
+
+        info = version_info()
+        Gauge("srota_build_info", "The srota version running (always 1)", ["version", "python"],
+              registry=r).labels(info["version"], info["python"]).set(1)
         self.source_messages = Counter("srota_source_messages", "Messages received by a source",
                                        ["app", "stream", "transport"], registry=r)
         self.sink_messages = Counter("srota_sink_messages", "Messages published by a sink",

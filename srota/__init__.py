@@ -8,51 +8,16 @@ The embedding API, like Siddhi's ``SiddhiManager``::
 
 The rooms live in sub-packages: ``srota.grammar`` (parser and app model), ``srota.engine``
 (the runtime), ``srota.mappers``, ``srota.connectors`` and ``srota.service`` (the process).
+This module re-exports the engine's public API (``srota.engine.__all__``) and the version.
 """
 from importlib.metadata import PackageNotFoundError, version
 
-from srota.engine import (
-    Clock,
-    DefinitionNotExistError,
-    Event,
-    Extension,
-    InputHandler,
-    Kind,
-    Limits,
-    Param,
-    PlaybackClock,
-    QueryNotExistError,
-    SiddhiAppCreationError,
-    SiddhiAppRuntime,
-    SiddhiManager,
-    SiddhiParserError,
-    WallClock,
-    extension,
-    registry,
-)
+from srota import engine as _engine
+from srota.engine import *  # noqa: F403 - the public API is srota.engine.__all__, guarded by a test
 
 try:
     __version__ = version("srota")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without an install
     __version__ = "0+unknown"
 
-__all__ = [
-    "Clock",
-    "DefinitionNotExistError",
-    "Event",
-    "Extension",
-    "InputHandler",
-    "Kind",
-    "Limits",
-    "Param",
-    "PlaybackClock",
-    "QueryNotExistError",
-    "SiddhiAppCreationError",
-    "SiddhiAppRuntime",
-    "SiddhiManager",
-    "SiddhiParserError",
-    "WallClock",
-    "__version__",
-    "extension",
-    "registry",
-]
+__all__ = [*_engine.__all__, "__version__"]

@@ -67,7 +67,7 @@ def _bounds_function(agg: Aggregation, within: tuple[Expression, ...], per: Expr
 def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sources: Any, gen: CodeGen,
                           element_prefix: str) -> Any:
     """The InputPlan of a join between a stream (or named window) and aggregation ``agg``."""
-    from srota.engine.query import InputPlan, plan_single_input
+    from srota.engine.planning import InputPlan, plan_single_input
 
     kinds = [sources.lookup(s.stream_id, s.is_inner, s.is_fault, s)[0] for s in (inp.left, inp.right)]
     if kinds == ["aggregation", "aggregation"]:

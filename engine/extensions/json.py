@@ -1,2 +1,990 @@
-"""The ``json:`` namespace: Siddhi's siddhi-execution-json, as built-in extensions."""
+"""The ``json:`` namespace (siddhi-execution-json): JSONPath reads, setElement, conversions,
+the ``json:group``/``json:groupAsObject`` aggregators and the ``#json:tokenize``/
+``#json:tokenizeAsObject`` stream processors.
+
+Siddhi builds on three Java libraries, and their behaviour is the contract here:
+
+* Jayway JsonPath reads the paths (:func:`read`): a *definite* path (only names and indexes)
+  gives its value or fails with "path not found" (the functions then give null); an
+  *indefinite* one (``..``, ``*``, slices, unions, filters) gives a list, possibly empty.
+* json-smart parses JSON text permissively (:func:`parse`: unquoted keys and strings, single
+  quotes); ``json:toObject`` and the aggregators build ``HashMap``-backed objects, so their
+  key order is Java's ``HashMap`` iteration order (:func:`hash_order`), which is what
+  Siddhi's output strings show.
+* Gson writes JSON (:func:`gson`): compact, nulls kept, ``< > & = '`` escaped as ``\\u003c``...,
+  doubles as Java prints them.
+
+Deliberate departures: JSONPath filters support comparisons (``== != < <= > >=``), ``=~``,
+existence and ``&&``/``||`` only; ``json:groupAsObject`` keeps one collection per group
+(Siddhi's shares one across every group of a query); ``json:setElement`` with a string
+element that is not valid JSON sets the string (Gson fails on some of them in Siddhi).
+"""
 from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from srota.engine.aggregators import AggregatorState
+from srota.engine.event import Event
+from srota.engine.expression import ArgInfo
+from srota.engine.extensions._checks import (
+    BOOL,
+    PRIMITIVES,
+    STRING,
+    ChunkProcessor,
+    aggregator,
+    err,
+    function,
+    hash_order,
+    is_literal,
+    java_double_str,
+    stream_processor,
+)
+from srota.engine.extensions.regex import java_regex
+from srota.engine.registry import Param
+from srota.engine.types import f32
+from srota.grammar.model import Attribute, AttrType
+
+_JSON_TYPES = (AttrType.STRING, AttrType.OBJECT)
+
+
+# ---------------------------------------------------------------------------- parsing
+class InvalidJson(ValueError):
+    """The input is not JSON, even for json-smart's permissive parser."""
+
+
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_STOP = set(",:]}")
+
+
+def parse(text: str) -> Any:
+    """Parse JSON text permissively (json-smart): strict JSON first, then unquoted/single-quoted forms."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    p = _Parser(text)
+    value = p.value()
+    p.ws()
+    if p.i < len(text):
+        raise InvalidJson(f"unexpected '{text[p.i]}' at {p.i}")
+    return value
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.s = text
+        self.i = 0
+
+    def ws(self) -> None:
+        s, i = self.s, self.i
+        while i < len(s) and s[i] in " \t\r\n":
+            i += 1
+        self.i = i
+
+    def value(self) -> Any:
+        self.ws()
+        if self.i >= len(self.s):
+            raise InvalidJson("unexpected end of JSON")
+        c = self.s[self.i]
+        if c == "{":
+            return self.obj()
+        if c == "[":
+            return self.arr()
+        if c in "\"'":
+            return self.quoted()
+        return self.bare()
+
+    def obj(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        self.i += 1
+        self.ws()
+        if self._peek() == "}":
+            self.i += 1
+            return out
+        while True:
+            self.ws()
+            c = self._peek()
+            key = self.quoted() if c in "\"'" else self.word()
+            self.ws()
+            if self._peek() != ":":
+                raise InvalidJson(f"expected ':' at {self.i}")
+            self.i += 1
+            out[str(key)] = self.value()
+            self.ws()
+            c = self._peek()
+            self.i += 1
+            if c == "}":
+                return out
+            if c != ",":
+                raise InvalidJson(f"expected ',' or '}}' at {self.i - 1}")
+
+    def arr(self) -> list[Any]:
+        out: list[Any] = []
+        self.i += 1
+        self.ws()
+        if self._peek() == "]":
+            self.i += 1
+            return out
+        while True:
+            out.append(self.value())
+            self.ws()
+            c = self._peek()
+            self.i += 1
+            if c == "]":
+                return out
+            if c != ",":
+                raise InvalidJson(f"expected ',' or ']' at {self.i - 1}")
+
+    def _peek(self) -> str:
+        if self.i >= len(self.s):
+            raise InvalidJson("unexpected end of JSON")
+        return self.s[self.i]
+
+    def quoted(self) -> str:
+        quote = self.s[self.i]
+        self.i += 1
+        out = []
+        s = self.s
+        while True:
+            if self.i >= len(s):
+                raise InvalidJson("unterminated string")
+            c = s[self.i]
+            if c == quote:
+                self.i += 1
+                return "".join(out)
+            if c == "\\":
+                self.i += 1
+                e = s[self.i] if self.i < len(s) else ""
+                if e == "u":
+                    out.append(chr(int(s[self.i + 1:self.i + 5], 16)))
+                    self.i += 5
+                    continue
+                out.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(e, e))
+                self.i += 1
+                continue
+            out.append(c)
+            self.i += 1
+
+    def word(self) -> str:
+        start = self.i
+        s = self.s
+        while self.i < len(s) and s[self.i] not in _STOP and s[self.i] not in " \t\r\n":
+            self.i += 1
+        if start == self.i:
+            raise InvalidJson(f"unexpected '{self._peek()}' at {self.i}")
+        return s[start:self.i]
+
+    def bare(self) -> Any:
+        start = self.i
+        s = self.s
+        while self.i < len(s) and s[self.i] not in _STOP:
+            self.i += 1
+        text = s[start:self.i].strip()
+        if not text:
+            raise InvalidJson(f"unexpected '{self._peek()}' at {self.i}")
+        if text == "true":
+            return True
+        if text == "false":
+            return False
+        if text == "null":
+            return None
+        if _NUMBER.fullmatch(text):
+            if any(ch in text for ch in ".eE"):
+                return float(text)
+            return int(text)
+        return text  # json-smart's permissive mode takes an unquoted word as a string
+
+
+def _document_of(info: ArgInfo) -> Callable[[Any], Any]:
+    """``f(json)`` giving the document to read: a literal JSON text is parsed once, at creation.
+
+    Only for functions that never change the document (the getters, ``isExists``).
+    """
+    if is_literal(info) and isinstance(info.value, str):
+        try:
+            fixed = _document(info.value)
+        except ValueError:
+            return _document  # invalid: fail on each event, as Siddhi does
+        return lambda _json: fixed
+    return _document
+
+
+def _document(value: Any) -> Any:
+    """The document a function reads: JSON text parsed, or a map/list as is."""
+    if isinstance(value, str):
+        try:
+            return parse(value)
+        except (InvalidJson, ValueError, IndexError) as exc:
+            raise ValueError(f"The input JSON is not a valid JSON. Input JSON - {value}") from exc
+    return value
+
+
+# ---------------------------------------------------------------------------- writing (Gson)
+_GSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f",
+                 "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "=": "\\u003d", "'": "\\u0027",
+                 "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_GSON_SPECIAL = re.compile("[\"\\\\\x00-\x1f<>&='\u2028\u2029]")
+
+
+def _gson_str(s: str) -> str:
+    return '"' + _GSON_SPECIAL.sub(lambda m: _GSON_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), s) + '"'
+
+
+def gson(value: Any) -> str:
+    """``new GsonBuilder().serializeNulls().create().toJson(value)``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise ValueError(f"{java_double_str(value)} is not a valid double value as per JSON specification")
+        return java_double_str(value)
+    if isinstance(value, str):
+        return _gson_str(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_gson_str(str(k))}:{gson(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return "[" + ",".join(gson(v) for v in value) + "]"
+    return _gson_str(str(value))
+
+
+_SMART_SPECIAL = re.compile("[\"\\\\/\x00-\x1f\x7f-\x9f\u2000-\u20ff]")
+_SMART_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b",
+                  "\f": "\\f"}
+
+
+def smart(value: Any) -> str:
+    """json-smart's ``toJSONString`` (what ``json:group`` prints)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return java_double_str(value)
+    if isinstance(value, str):
+        return '"' + _SMART_SPECIAL.sub(
+            lambda m: _SMART_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), value) + '"'
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{smart(str(k))}:{smart(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(smart(v) for v in value) + "]"
+    return smart(str(value))
+
+
+def _java_text(v: Any) -> str:
+    """``v.toString()`` of a JsonPath result."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return java_double_str(v)
+    if isinstance(v, (dict, list)):
+        return smart(v)
+    return str(v)
+
+
+# ---------------------------------------------------------------------------- JSONPath (Jayway)
+class PathNotFound(LookupError):
+    """A definite path does not exist in the document."""
+
+
+_MISSING = object()
+
+
+def _compile_path(path: str) -> tuple[list[tuple[str, Any]], bool]:
+    """Steps of a JSONPath and whether it is definite."""
+    return _path_cache.get(path) or _path_cache.setdefault(path, _parse_path(path))
+
+
+_path_cache: dict[str, tuple[list[tuple[str, Any]], bool]] = {}
+
+
+def _parse_path(path: str) -> tuple[list[tuple[str, Any]], bool]:
+    p = path.strip()
+    if not p.startswith("$") and not p.startswith("@"):
+        p = "$." + p if not p.startswith("[") else "$" + p
+    i, n = 1, len(p)
+    steps: list[tuple[str, Any]] = []
+    definite = True
+    while i < n:
+        deep = False
+        if p.startswith("..", i):
+            deep, definite = True, False
+            i += 2
+            if i < n and p[i] == "[":
+                pass
+            else:
+                j = i
+                while j < n and p[j] not in ".[":
+                    j += 1
+                name = p[i:j]
+                steps.append(("deep", None if name == "*" else [name]))
+                i = j
+                continue
+        elif p[i] == ".":
+            i += 1
+            j = i
+            while j < n and p[j] not in ".[":
+                j += 1
+            name = p[i:j]
+            if not name:
+                raise ValueError(f"invalid path '{path}'")
+            if name == "*":
+                steps.append(("wild", None))
+                definite = False
+            else:
+                steps.append(("name", [name]))
+            i = j
+            continue
+        if i < n and p[i] == "[":
+            close = _bracket_end(p, i)
+            inner = p[i + 1:close].strip()
+            i = close + 1
+            step = _bracket_step(inner, path)
+            if step[0] != "name" and step[0] != "index" or len(step[1]) > 1:
+                definite = False
+            if deep:
+                steps.append(("deep", step))
+            else:
+                steps.append(step)
+            continue
+        raise ValueError(f"invalid path '{path}' at {i}")
+    return steps, definite
+
+
+def _bracket_end(p: str, i: int) -> int:
+    depth, quote = 0, ""
+    for j in range(i, len(p)):
+        c = p[j]
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+            if depth == 0:
+                return j
+    raise ValueError(f"unclosed '[' in path '{p}'")
+
+
+def _bracket_step(inner: str, path: str) -> tuple[str, Any]:
+    if inner == "*":
+        return ("wild", None)
+    if inner.startswith("?"):
+        return ("filter", _compile_filter(inner[1:].strip()))
+    parts = [x.strip() for x in _split_top(inner, ",")]
+    if all(x[:1] in "'\"" for x in parts):
+        return ("name", [x[1:-1] for x in parts])
+    if ":" in inner and len(parts) == 1:
+        bits = [b.strip() for b in inner.split(":")]
+        nums = [int(b) if b else None for b in bits[:3]]
+        return ("slice", slice(*nums))
+    try:
+        return ("index", [int(x) for x in parts])
+    except ValueError:
+        raise ValueError(f"invalid path '{path}'") from None
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    out, cur, quote = [], [], ""
+    for c in text:
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == sep:
+            out.append("".join(cur))
+            cur = []
+            continue
+        cur.append(c)
+    out.append("".join(cur))
+    return out
+
+
+_FILTER_TOKEN = re.compile(r"\s*(?:(?P<op>==|!=|<=|>=|<|>|=~|&&|\|\||!)|(?P<path>[@$][\w.\[\]'\"*-]*)"
+                           r"|(?P<str>'[^']*'|\"[^\"]*\")|(?P<re>/(?:\\/|[^/])*/[a-z]*)"
+                           r"|(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)|(?P<word>true|false|null)"
+                           r"|(?P<paren>[()]))")
+
+
+def _compile_filter(text: str) -> Callable[[Any, Any], bool]:
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    tokens: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(text):
+        m = _FILTER_TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            if text[pos:].strip() == "":
+                break
+            raise ValueError(f"unsupported JSONPath filter '{text}'")
+        kind = m.lastgroup or ""
+        tokens.append((kind, m.group(kind)))
+        pos = m.end()
+
+    def operand(tok: tuple[str, str]) -> Callable[[Any, Any], Any]:
+        kind, val = tok
+        if kind == "path":
+            steps, _ = _compile_path(val)
+            start_root = val.startswith("$")
+
+            def get(item: Any, root: Any) -> Any:
+                found = _walk(root if start_root else item, steps, root)
+                return found[0] if len(found) == 1 else (_MISSING if not found else found)
+            return get
+        if kind == "str":
+            return lambda item, root: val[1:-1]
+        if kind == "num":
+            num = float(val) if any(c in val for c in ".eE") else int(val)
+            return lambda item, root: num
+        if kind == "word":
+            word = {"true": True, "false": False, "null": None}[val]
+            return lambda item, root: word
+        if kind == "re":
+            body, _, flags = val[1:].rpartition("/")
+            pattern = java_regex(("(?i)" if "i" in flags else "") + body)
+            return lambda item, root: pattern
+        raise ValueError(f"unsupported JSONPath filter '{text}'")
+
+    def compare(op: str, a: Any, b: Any) -> bool:
+        if a is _MISSING or b is _MISSING:
+            return False
+        if op == "=~":
+            return isinstance(a, str) and b.fullmatch(a) is not None
+        try:
+            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+        except TypeError:
+            return op == "!="
+
+    # a disjunction of conjunctions of atoms: [!]operand [op operand]
+    clauses: list[list[Callable[[Any, Any], bool]]] = [[]]
+    k = 0
+    while k < len(tokens):
+        negate = False
+        if tokens[k] == ("op", "!"):
+            negate, k = True, k + 1
+        left = operand(tokens[k])
+        k += 1
+        if k < len(tokens) and tokens[k][0] == "op" and tokens[k][1] not in ("&&", "||"):
+            op = tokens[k][1]
+            right = operand(tokens[k + 1])
+            k += 2
+            atom = (lambda lf, o, rt: lambda item, root: compare(o, lf(item, root), rt(item, root)))(left, op, right)
+        else:
+            atom = (lambda lf: lambda item, root: lf(item, root) is not _MISSING)(left)
+        if negate:
+            atom = (lambda a: lambda item, root: not a(item, root))(atom)
+        clauses[-1].append(atom)
+        if k < len(tokens):
+            if tokens[k] == ("op", "||"):
+                clauses.append([])
+            elif tokens[k] != ("op", "&&"):
+                raise ValueError(f"unsupported JSONPath filter '{text}'")
+            k += 1
+    return lambda item, root: any(all(a(item, root) for a in c) for c in clauses)
+
+
+def _children(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return list(value.values())
+    if isinstance(value, list):
+        return list(value)
+    return []
+
+
+def _apply(step: tuple[str, Any], value: Any, root: Any, definite: bool) -> list[Any]:
+    kind, arg = step
+    if kind == "name":
+        if not isinstance(value, dict):
+            if definite:
+                raise PathNotFound(f"Expected to find an object with property {arg}")
+            return []
+        out = []
+        for name in arg:
+            if name in value:
+                out.append(value[name])
+            elif definite:
+                raise PathNotFound(f"No results for path: $['{name}']")
+        return out
+    if kind == "index":
+        if not isinstance(value, list):
+            if definite:
+                raise PathNotFound(f"Expected to find an array with index {arg}")
+            return []
+        out = []
+        for idx in arg:
+            if -len(value) <= idx < len(value):
+                out.append(value[idx])
+            elif definite:
+                raise PathNotFound(f"Index {idx} out of bounds")
+        return out
+    if kind == "wild":
+        return _children(value)
+    if kind == "slice":
+        return value[arg] if isinstance(value, list) else []
+    if kind == "filter":
+        if isinstance(value, list):
+            return [v for v in value if arg(v, root)]
+        return [value] if isinstance(value, dict) and arg(value, root) else []
+    if kind == "deep":
+        out = []
+        _scan(value, arg, root, out)
+        return out
+    raise ValueError(kind)
+
+
+def _scan(value: Any, inner: Any, root: Any, out: list[Any]) -> None:
+    """``..`` : the inner step applied to this value, then to every descendant (pre-order)."""
+    if inner is None:
+        kids = _children(value)
+        for k in kids:
+            out.append(k)
+            _scan(k, None, root, out)
+        return
+    step = inner if isinstance(inner, tuple) else ("name", inner)
+    if step[0] == "name" and not isinstance(value, dict):
+        pass
+    else:
+        out.extend(_apply(step, value, root, False))
+    for k in _children(value):
+        if isinstance(k, (dict, list)):
+            _scan(k, inner, root, out)
+
+
+def _walk(doc: Any, steps: list[tuple[str, Any]], root: Any, definite: bool = False) -> list[Any]:
+    current = [doc]
+    for step in steps:
+        nxt: list[Any] = []
+        for v in current:
+            nxt.extend(_apply(step, v, root, definite))
+        current = nxt
+    return current
+
+
+def read(doc: Any, path: str) -> Any:
+    """``JsonPath.read``: a definite path's value (or :class:`PathNotFound`), else a list."""
+    steps, definite = _compile_path(path)
+    found = _walk(doc, steps, doc, definite)
+    if definite:
+        return found[0] if found else None
+    return found
+
+
+def _targets(doc: Any, path: str) -> list[tuple[Any, Any]]:
+    """(container, key) pairs the path points at (for set/put/add)."""
+    steps, definite = _compile_path(path)
+    if not steps:
+        return [(None, None)]
+    parents = _walk(doc, steps[:-1], doc, definite)
+    kind, arg = steps[-1]
+    out: list[tuple[Any, Any]] = []
+    for parent in parents:
+        if kind == "name" and isinstance(parent, dict):
+            out.extend((parent, name) for name in arg)
+        elif kind == "index" and isinstance(parent, list):
+            out.extend((parent, i) for i in arg if -len(parent) <= i < len(parent))
+        elif kind == "wild":
+            keys = list(parent) if isinstance(parent, dict) else range(len(parent)) if isinstance(parent, list) else []
+            out.extend((parent, k) for k in keys)
+        else:
+            for v in _apply(steps[-1], parent, doc, False):
+                out.append((_Holder(v), 0))
+    return out
+
+
+class _Holder(list):
+    """A value found by an indefinite last step: modifiable in place, not replaceable."""
+
+    def __init__(self, v: Any) -> None:
+        super().__init__([v])
+
+
+# ---------------------------------------------------------------------------- functions
+def _getter(name: str, returns: AttrType, convert: Callable[[Any], Any], doc: str,
+            example: tuple[str, str], unwrap: bool = True) -> None:
+    @function("json", name,
+              (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
+               Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
+              returns=returns, doc=doc, examples=(example,))
+    def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+        document = _document_of(infos[0])
+
+        def get(json: Any, path: Any) -> Any:
+            if path is None:
+                raise ValueError(f"json:{name}(): the path cannot be null")
+            doc_ = document(json)
+            try:
+                found = read(doc_, path)
+            except PathNotFound:
+                return None
+            if unwrap and isinstance(found, list):  # Siddhi: a one-element list gives its element
+                found = found[0] if len(found) == 1 else None
+            return None if found is None else convert(found)
+
+        return returns, get
+
+
+def _parse_int(bits: int) -> Callable[[Any], Any]:
+    lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+    def conv(v: Any) -> Any:
+        text = _java_text(v)
+        if not re.fullmatch(r"[-+]?\d+", text):
+            return None
+        n = int(text)
+        return n if lo <= n <= hi else None
+
+    return conv
+
+
+_JAVA_DOUBLE = re.compile(r"[-+]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)[fFdD]?)")
+
+
+def _parse_double(v: Any) -> Any:
+    text = _java_text(v).strip()
+    if not _JAVA_DOUBLE.fullmatch(text):
+        return None
+    return float(text.rstrip("fFdD").replace("Infinity", "inf"))
+
+
+def _parse_bool(v: Any) -> Any:
+    text = _java_text(v).lower()
+    return True if text == "true" else False if text == "false" else None
+
+
+_getter("getString", AttrType.STRING, lambda v: v if isinstance(v, str) else gson(v),
+        "The element at the path as a string (objects and arrays as JSON text); null when absent.",
+        ("json:getString(json, '$.name')", "'John' for {'name' : 'John'}"), unwrap=False)
+_getter("getInt", AttrType.INT, _parse_int(32),
+        "The element at the path as an int; null when absent or not an int.",
+        ("json:getInt(json, '$.age')", "25 for {'age' : 25}"))
+_getter("getLong", AttrType.LONG, _parse_int(64),
+        "The element at the path as a long; null when absent or not a long.",
+        ("json:getLong(json, '$.age')", "25 for {'age' : 25}"))
+_getter("getDouble", AttrType.DOUBLE, _parse_double,
+        "The element at the path as a double; null when absent or not a number.",
+        ("json:getDouble(json, '$.salary')", "2500.0 for {'salary' : 2500.0}"))
+_getter("getFloat", AttrType.FLOAT, lambda v: None if (d := _parse_double(v)) is None else f32(d),
+        "The element at the path as a float; null when absent or not a number.",
+        ("json:getFloat(json, '$.salary')", "2500.0 for {'salary' : 2500.0}"))
+_getter("getBool", AttrType.BOOL, _parse_bool,
+        "The element at the path as a bool; null when absent or not true/false.",
+        ("json:getBool(json, '$.married')", "true for {'married' : true}"))
+
+
+@function("json", "getObject",
+          (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
+           Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
+          returns=AttrType.OBJECT,
+          doc="The element at the path as an object (a list with one element gives the element); null when absent.",
+          examples=(("json:getObject(json, '$.address')", "{'city': 'CA'} for {'address': {'city': 'CA'}}"),))
+def _get_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    document = _document_of(infos[0])
+    shared = document is not _document  # a document parsed once must not leak out to be changed
+
+    def get(json: Any, path: Any) -> Any:
+        if path is None:
+            raise ValueError("json:getObject(): the path cannot be null")
+        try:
+            found = read(document(json), path)
+        except PathNotFound:
+            return None
+        if isinstance(found, list) and len(found) == 1:
+            found = found[0]
+        if shared and isinstance(found, (dict, list)):
+            return orjson.loads(orjson.dumps(found))
+        return found
+
+    return AttrType.OBJECT, get
+
+
+@function("json", "isExists",
+          (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
+           Param("path", STRING, dynamic=True, doc="A JSONPath (Jayway syntax).")),
+          returns=AttrType.BOOL,
+          doc="Whether the path exists in the JSON (an indefinite path always does). Invalid JSON is an error.",
+          examples=(("json:isExists(json, '$.married')", "true for {'married' : true}"),))
+def _is_exists(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    document = _document_of(infos[0])
+
+    def exists(json: Any, path: Any) -> bool:
+        if path is None:
+            raise ValueError("json:isExists(): the path cannot be null")
+        try:
+            read(document(json), path)
+        except PathNotFound:
+            return False
+        return True
+
+    return AttrType.BOOL, exists
+
+
+def _element(value: Any) -> Any:
+    """A string element that is a JSON object or array is inserted parsed (as Siddhi does with Gson)."""
+    if isinstance(value, str):
+        try:
+            parsed = parse(value)
+        except (InvalidJson, ValueError, IndexError):
+            return value
+        if isinstance(parsed, (dict, list)):
+            return _gson_numbers(parsed)
+    return value
+
+
+def _gson_numbers(value: Any) -> Any:
+    """Gson reads every JSON number into an ``Object`` as a Double."""
+    if isinstance(value, dict):
+        return {k: _gson_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_gson_numbers(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+@function("json", "setElement",
+          (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object (map/list)."),
+           Param("path", STRING, dynamic=True, doc="Where to set the element (a JSONPath)."),
+           Param("json.element", PRIMITIVES + (AttrType.OBJECT,), dynamic=True, doc="The element to set."),
+           Param("key", STRING, optional=True, dynamic=True,
+                 doc="The key to set in the object at the path; without it the element replaces the "
+                     "path's value (or is appended when the path is an array).")),
+          overloads=(("json", "path", "json.element"), ("json", "path", "json.element", "key")),
+          returns=AttrType.OBJECT,
+          doc="A copy of the JSON with the element set: appended when the path is an array, put under "
+              "the key otherwise. An invalid path leaves the JSON unchanged.",
+          examples=(("json:setElement(json, '$', 'Peter', 'name')", "{'name': 'Peter'} for {'name': 'John'}"),
+                    ("json:setElement(json, '$.items', 'book')", "{'items': ['pen', 'book']} for {'items': ['pen']}")))
+def _set_element(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    def set_element(json: Any, path: Any, element: Any, key: Any = None) -> Any:
+        if json is None or path is None:
+            raise ValueError("json:setElement(): the json and the path cannot be null")
+        doc = parse(json) if isinstance(json, str) else orjson.loads(orjson.dumps(json, default=str))
+        try:
+            found = read(doc, path)
+        except PathNotFound:
+            found = None
+        try:
+            targets = _targets(doc, path)
+        except PathNotFound:
+            return doc
+        if isinstance(found, list):
+            for container, k in targets:
+                value = doc if container is None else container[k]
+                if not isinstance(value, list):
+                    return doc
+                value.append(_element(element))
+        elif key is not None:
+            for container, k in targets:
+                try:
+                    value = doc if container is None else container[k]
+                except (KeyError, IndexError):  # Jayway: path not found, the JSON stays as it was
+                    return doc
+                if not isinstance(value, dict):
+                    return doc
+                value[str(key)] = _element(element)
+        else:
+            for container, k in targets:
+                if container is None or isinstance(container, _Holder):
+                    return doc
+                container[k] = element
+        return doc
+
+    return AttrType.OBJECT, set_element
+
+
+@function("json", "toObject", (Param("json", STRING, dynamic=True, doc="JSON text."),),
+          returns=AttrType.OBJECT,
+          doc="The JSON text as an object (map or list); null when it is not JSON. A null argument is an error.",
+          examples=(("json:toObject(json)", "{'name': 'John'} for \"{'name' : 'John'}\""),))
+def _to_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    def to_object(text: Any) -> Any:
+        if text is None:
+            raise ValueError("json:toObject(): the argument cannot be null")
+        try:
+            return hash_order(parse(text))
+        except (InvalidJson, ValueError, IndexError):
+            return None
+
+    return AttrType.OBJECT, to_object
+
+
+@function("json", "toString",
+          (Param("json", _JSON_TYPES, dynamic=True, doc="A JSON object (map/list) or a string."),
+           Param("allow.escape", BOOL, optional=True, default=False, dynamic=True,
+                 doc="Return the JSON text itself as an escaped JSON string.")),
+          overloads=(("json",), ("json", "allow.escape")),
+          returns=AttrType.STRING,
+          doc="The value as JSON text (Gson); a string gives a quoted JSON string.",
+          examples=(("json:toString(json)", "'{\"name\":\"John\"}'"),
+                    ("json:toString(json, true)", "'\"{\\\"name\\\":\\\"John\\\"}\"'")))
+def _to_string(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    if len(infos) == 1:
+        return AttrType.STRING, gson
+
+    def to_string(value: Any, escape: Any) -> str:
+        if value is None or escape is None:
+            raise ValueError("Null value passed to json:toString() function.")
+        text = gson(value)
+        return gson(text) if escape else text
+
+    return AttrType.STRING, to_string
+
+
+# ---------------------------------------------------------------------------- aggregators
+def _smart_object(value: Any) -> Any:
+    """A json-smart JSONObject (HashMap order) from JSON text or a map; null stays null."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        parsed = parse(value)
+    else:
+        parsed = parse(gson(value))
+    if not isinstance(parsed, dict):
+        raise ValueError(f"'{value}' is not a JSON object")
+    return hash_order(parsed)
+
+
+class _Group(AggregatorState):
+    """Counts per JSON object (compared by content) in first-seen order."""
+
+    __slots__ = ("items", "arity", "enclosing", "distinct", "as_object", "_second_bool")
+
+    def __init__(self, arity: int, as_object: bool, second_is_bool: bool) -> None:
+        self.items: dict[str, list[Any]] = {}  # canonical text -> [object, count]
+        self.arity = arity
+        self.as_object = as_object
+        self.enclosing: str | None = None
+        self.distinct = False
+        self._second_bool = second_is_bool
+
+    def _options(self, value: Any) -> Any:
+        if self.arity == 1:
+            return value
+        if self.arity == 3:
+            self.enclosing = None if value[1] is None else str(value[1])
+            self.distinct = bool(value[2])
+        elif isinstance(value[1], bool):
+            self.distinct = value[1]
+        else:
+            self.enclosing = None if value[1] is None else str(value[1])
+        return value[0]
+
+    def add(self, value: Any) -> Any:
+        obj = _smart_object(self._options(value))
+        key = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+        slot = self.items.get(key)
+        if slot is None:
+            self.items[key] = [obj, 1]
+        else:
+            slot[1] += 1
+        return self.value()
+
+    def remove(self, value: Any) -> Any:
+        obj = _smart_object(self._options(value))
+        key = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+        slot = self.items.get(key)
+        if slot is not None:
+            slot[1] -= 1
+            if slot[1] <= 0:
+                del self.items[key]
+        return self.value()
+
+    def reset(self) -> None:
+        self.items = {}
+
+    def value(self) -> Any:
+        if self.distinct:
+            array = [obj for obj, _ in self.items.values()]
+        else:
+            array = [obj for obj, n in self.items.values() for _ in range(n)]
+        result: Any = array if self.enclosing is None else {self.enclosing: array}
+        return result if self.as_object else smart(result)
+
+
+
+
+def _group(name: str, as_object: bool) -> None:
+    @aggregator("json", name,
+                (Param("json", _JSON_TYPES, dynamic=True, doc="JSON objects (text or maps) to collect."),
+                 Param("enclosing.element", STRING, optional=True, dynamic=True,
+                       doc="Wrap the array in an object under this key."),
+                 Param("distinct", BOOL, optional=True, default=False, dynamic=True,
+                       doc="Only distinct objects.")),
+                overloads=(("json",), ("json", "distinct"), ("json", "enclosing.element"),
+                           ("json", "enclosing.element", "distinct")),
+                returns=AttrType.OBJECT if as_object else AttrType.STRING,
+                doc=("Collects the JSON objects of the window (or group) into a JSON array"
+                     + (" object." if as_object else ", as JSON text.")),
+                examples=((f"json:{name}(json)", "[{'date':'2013-11-19','time':'10:30'}, ...]"),
+                          (f"json:{name}(json, 'result', true)", "{'result': [...]} with distinct objects")))
+    def build(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
+        arity = len(infos)
+        second_bool = arity == 2 and infos[1].type is AttrType.BOOL
+        return (AttrType.OBJECT if as_object else AttrType.STRING), lambda: _Group(arity, as_object, second_bool)
+
+
+_group("group", False)
+_group("groupAsObject", True)
+
+
+# ---------------------------------------------------------------------------- tokenizers
+def _tokenizer(name: str, as_object: bool) -> None:
+    @stream_processor("json", name,
+                      (Param("json", _JSON_TYPES, dynamic=True, doc="JSON text or a JSON object."),
+                       Param("path", STRING, dynamic=True, doc="A JSONPath selecting the elements."),
+                       Param("fail.on.missing.attribute", BOOL, optional=True, default=True,
+                             doc="When false, a missing path gives one event with a null jsonElement.")),
+                      overloads=(("json", "path"), ("json", "path", "fail.on.missing.attribute")),
+                      returns=f"jsonElement ({'object' if as_object else 'string'})",
+                      doc="Emits one event per element the path selects (an array's items, or the "
+                          "object or string found), with the input attributes plus `jsonElement`"
+                          + (" as an object." if as_object else " as JSON text."),
+                      examples=((f"from InputStream#json:{name}(json, '$.name') select jsonElement "
+                                 "insert into OutputStream;", "one event per name"),))
+    def build(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
+              ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
+        fail = True
+        if len(infos) == 3:
+            if not is_literal(infos[2]):
+                raise err(f"json:{name}(): fail.on.missing.attribute should be a constant")
+            fail = bool(infos[2].value)
+        get_json, get_path = getters[0], getters[1]
+        out_type = AttrType.OBJECT if as_object else AttrType.STRING
+        wrap = (lambda v: v) if as_object else gson
+
+        def run(chunk: list[Event]) -> list[Event]:
+            out: list[Event] = []
+            for e in chunk:
+                path = get_path(e)
+                try:
+                    found = read(_document(get_json(e)), path)
+                except PathNotFound:
+                    found = None
+                if isinstance(found, list):
+                    if not found and not fail:
+                        out.append(Event(e.timestamp, (*e.data, None), e.type))
+                    out.extend(Event(e.timestamp, (*e.data, wrap(v)), e.type) for v in found)
+                elif isinstance(found, dict):
+                    out.append(Event(e.timestamp, (*e.data, wrap(found)), e.type))
+                elif isinstance(found, str) or (found is None and not fail):
+                    out.append(Event(e.timestamp, (*e.data, found), e.type))
+            return out
+
+        return [Attribute("jsonElement", out_type)], lambda: ChunkProcessor(run)
+
+
+_tokenizer("tokenize", False)
+_tokenizer("tokenizeAsObject", True)

@@ -1,2 +1,393 @@
-"""The ``map:`` namespace: Siddhi's siddhi-execution-map, as built-in extensions."""
+"""The ``map:`` namespace (siddhi-execution-map): functions on ``object`` maps, the ``map:collect``
+and ``map:merge`` aggregators and the ``#map:tokenize`` stream processor.
+
+Maps are Python dicts.  As in Siddhi, ``put``, ``putAll``, ``putIfAbsent``, ``remove``,
+``replace``, ``replaceAll`` and ``clear`` change the map they are given and return it (``clone``
+copies); an argument that is not a map (or null) is an error, and the event is dropped.
+Wherever Siddhi iterates a ``java.util.HashMap`` (``keys``, ``values``, ``toJSON``, ``toXML``,
+``tokenize``, ``combineByKey``) the keys come in Java's HashMap order, so outputs match.
+
+Deliberate departures: ``createFromJSON`` turns JSON arrays into lists (Siddhi keeps org.json's
+JSONArray); ``createFromXML`` reads numbers as int or float where Siddhi's NumberFormat reads
+the longest numeric prefix.
+"""
 from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from typing import Any
+
+from srota.engine.aggregators import AggregatorState
+from srota.engine.event import Event
+from srota.engine.expression import ArgInfo
+from srota.engine.extensions._checks import (
+    ALL,
+    OBJECT,
+    PRIMITIVES,
+    REPEAT,
+    STRING,
+    ChunkProcessor,
+    aggregator,
+    err,
+    function,
+    hashmap_keys,
+    java_double_str,
+    java_str,
+    stream_processor,
+)
+from srota.engine.registry import Param
+from srota.grammar.model import Attribute, AttrType
+
+_MAP = Param("map", OBJECT, dynamic=True, doc="A map.")
+
+
+def _need_map(v: Any, position: str = "First") -> dict[Any, Any]:
+    if not isinstance(v, dict):
+        raise TypeError(f"{position} attribute value must be of type java.util.Map, but found "
+                        f"'{'null' if v is None else type(v).__name__}'")
+    return v
+
+
+def _fn(name: str, params: tuple[Param, ...], returns: AttrType, doc: str, impl: Callable[..., Any],
+        example: tuple[str, str], overloads: tuple[tuple[str, ...], ...] = ()) -> None:
+    @function("map", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)
+    def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+        return returns, impl
+
+
+# ---------------------------------------------------------------------------- creation
+@function("map", "create",
+          (Param("key1", ALL, optional=True, dynamic=True, doc="A key."),
+           Param("value1", ALL, optional=True, dynamic=True, doc="Its value; more key/value pairs may follow.")),
+          overloads=((), ("key1", "value1"), ("key1", "value1", REPEAT)),
+          returns=AttrType.OBJECT, doc="A new map of the key/value pairs (an even number of arguments).",
+          examples=(("map:create(1, 'one', 2, 'two', 3, 'three')", "{1: 'one', 2: 'two', 3: 'three'}"),))
+def _create(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    if len(infos) % 2:
+        raise err(f"map:create() needs key/value pairs, but found {len(infos)} arguments")
+
+    def create(*kv: Any) -> dict[Any, Any]:
+        return {kv[i]: kv[i + 1] for i in range(0, len(kv), 2)}
+
+    return AttrType.OBJECT, create
+
+
+def _from_json(text: Any) -> dict[Any, Any]:
+    from srota.engine.extensions.json import parse
+
+    if not isinstance(text, str):
+        raise TypeError("Data should be a string")
+    try:
+        value = parse(text)
+    except ValueError as exc:
+        raise ValueError(f"Cannot create JSON from '{text}' in create from json function") from exc
+    if not isinstance(value, dict):
+        raise ValueError(f"Cannot create JSON from '{text}' in create from json function")
+    return value
+
+
+_fn("createFromJSON", (Param("json.string", STRING, dynamic=True, doc="JSON text of an object."),),
+    AttrType.OBJECT, "A map from the JSON object text (nested objects become maps).", _from_json,
+    ("map:createFromJSON(\"{'symbol' : 'IBM', 'price' : 200}\")", "{'symbol': 'IBM', 'price': 200}"))
+
+_INT_TEXT = re.compile(r"[-+]?\d+")
+_DEC_TEXT = re.compile(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?")
+
+
+def _xml_map(element: ET.Element) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for child in element:
+        key = child.tag.split("}", 1)[-1] if child.tag.startswith("{") else child.tag
+        if len(child):
+            out[key] = _xml_map(child)
+            continue
+        text = child.text or ""
+        if text in ("true", "false"):
+            out[key] = text == "true"
+        elif _INT_TEXT.fullmatch(text):
+            out[key] = int(text)
+        elif _DEC_TEXT.fullmatch(text):
+            out[key] = float(text)
+        else:
+            out[key] = text
+    return out
+
+
+def _from_xml(text: Any) -> dict[Any, Any]:
+    if not isinstance(text, str):
+        raise TypeError("Data should be a string")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ValueError(f"Input data cannot be parsed to xml: {exc}") from None
+    return _xml_map(root)
+
+
+_fn("createFromXML", (Param("xml.string", STRING, dynamic=True, doc="XML text."),),
+    AttrType.OBJECT, "A map of the root element's children (nested elements become maps; true/false "
+    "and numbers are converted).", _from_xml,
+    ("map:createFromXML('<stock><symbol>IBM</symbol><price>200</price></stock>')",
+     "{'symbol': 'IBM', 'price': 200}"))
+
+
+# ---------------------------------------------------------------------------- reading
+def _get(m: Any, key: Any, *default: Any) -> Any:
+    m = _need_map(m)
+    if default:
+        return m.get(key, default[0]) if key in m else default[0]
+    return m.get(key)
+
+
+_fn("get", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key."),
+            Param("default.value", ALL, optional=True, dynamic=True, doc="What to return when the key is absent.")),
+    AttrType.OBJECT, "The value of the key (or the default, or null).", _get,
+    ("map:get(companyMap, 1)", "'IBM' for {1: 'IBM'}"),
+    overloads=(("map", "key"), ("map", "key", "default.value")))
+_fn("containsKey", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key.")), AttrType.BOOL,
+    "Whether the map has the key.", lambda m, k: k in _need_map(m),
+    ("map:containsKey(stockMap, '1234')", "true for {'1234': 'IBM'}"))
+_fn("containsValue", (_MAP, Param("value", PRIMITIVES, dynamic=True, doc="The value.")), AttrType.BOOL,
+    "Whether some key maps to the value.", lambda m, v: v in _need_map(m).values(),
+    ("map:containsValue(stockMap, 'IBM')", "true for {'1234': 'IBM'}"))
+_fn("isEmpty", (_MAP,), AttrType.BOOL, "Whether the map is empty.", lambda m: not _need_map(m),
+    ("map:isEmpty(stockDetails)", "false for {'IBM': 200}"))
+_fn("isMap", (Param("arg", ALL, dynamic=True, doc="Any value."),), AttrType.BOOL,
+    "Whether the value is a map.", lambda v: isinstance(v, dict), ("map:isMap(stockDetails)", "true"))
+_fn("size", (_MAP,), AttrType.INT, "The number of entries.", lambda m: len(_need_map(m)),
+    ("map:size(stockDetails)", "2 for {'IBM': 200, 'WSO2': 100}"))
+_fn("keys", (_MAP,), AttrType.OBJECT, "The keys as a list (in Java HashMap order).",
+    lambda m: hashmap_keys(_need_map(m)), ("map:keys(stockDetails)", "['IBM', 'WSO2']"))
+_fn("values", (_MAP,), AttrType.OBJECT, "The values as a list (in Java HashMap order).",
+    lambda m: [m[k] for k in hashmap_keys(_need_map(m))], ("map:values(stockDetails)", "[200, 100]"))
+
+
+def _json_text(v: Any) -> str:
+    """org.json's ``toString`` of a value."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        text = java_double_str(v)
+        if "E" not in text and text.endswith(".0"):
+            text = text[:-2]
+        return text
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{_json_text(str(k))}:{_json_text(v[k])}" for k in hashmap_keys(v)) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_json_text(x) for x in v) + "]"
+    s = str(v)
+    out = ['"']
+    prev = ""
+    for c in s:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c == "/" and prev == "<":
+            out.append("\\/")
+        elif c in "\b\f\n\r\t":
+            out.append({"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}[c])
+        elif c < " " or "\x80" <= c < "\xa0" or "\u2000" <= c < "\u2100":
+            out.append(f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+        prev = c
+    out.append('"')
+    return "".join(out)
+
+
+_fn("toJSON", (_MAP,), AttrType.STRING, "The map as JSON text (org.json).",
+    lambda m: _json_text(_need_map(m)), ("map:toJSON(company)", "'{\"symbol\":\"IBM\"}'"))
+
+
+def _xml(m: dict[Any, Any]) -> str:
+    out = []
+    for k in hashmap_keys(m):
+        v = m[k]
+        key = java_str(k)
+        if v is None:
+            raise TypeError(f"map:toXML(): the value of '{key}' is null")
+        out.append(f"<{key}>{_xml(v) if isinstance(v, dict) else java_str(v)}</{key}>")
+    return "".join(out)
+
+
+@function("map", "toXML",
+          (_MAP, Param("root.element.name", (AttrType.OBJECT, AttrType.STRING), optional=True, dynamic=True,
+                       doc="The root element to wrap the entries in (a constant).")),
+          overloads=(("map",), ("map", "root.element.name")), returns=AttrType.STRING,
+          doc="The map as XML: one element per entry (nested maps nest), optionally inside a root element.",
+          examples=(("map:toXML(company, 'company')", "'<company><symbol>IBM</symbol></company>'"),))
+def _to_xml(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    if len(infos) == 1:
+        return AttrType.STRING, lambda m: _xml(_need_map(m))
+    root = infos[1].value
+    if not infos[1].constant or not isinstance(root, str):
+        raise err("map:toXML(): the root element name should be a constant string")
+    return AttrType.STRING, lambda m, _r: f"<{root}>{_xml(_need_map(m))}</{root}>"
+
+
+# ---------------------------------------------------------------------------- changing
+def _put(m: Any, k: Any, v: Any) -> Any:
+    _need_map(m)[k] = v
+    return m
+
+
+def _put_if_absent(m: Any, k: Any, v: Any) -> Any:
+    if _need_map(m).get(k) is None:
+        m[k] = v
+    return m
+
+
+def _put_all(to: Any, frm: Any) -> Any:
+    _need_map(to).update(_need_map(frm, "Second"))
+    return to
+
+
+def _remove(m: Any, k: Any) -> Any:
+    _need_map(m).pop(k, None)
+    return m
+
+
+def _replace(m: Any, k: Any, v: Any) -> Any:
+    if k in _need_map(m):
+        m[k] = v
+    return m
+
+
+def _replace_all(to: Any, frm: Any) -> Any:
+    _need_map(to)
+    for k, v in _need_map(frm, "Second").items():
+        if k in to:
+            to[k] = v
+    return to
+
+
+def _clear(m: Any) -> Any:
+    _need_map(m).clear()
+    return m
+
+
+_fn("put", (_MAP, Param("key", ALL, dynamic=True, doc="The key."), Param("value", ALL, dynamic=True, doc="The value.")),
+    AttrType.OBJECT, "Puts the entry into the map and returns the map.", _put,
+    ("map:put(stockDetails, 'IBM', 200)", "the map with IBM -> 200"))
+_fn("putIfAbsent", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key."),
+                    Param("value", PRIMITIVES, dynamic=True, doc="The value.")),
+    AttrType.OBJECT, "Puts the entry when the key is absent (or null) and returns the map.", _put_if_absent,
+    ("map:putIfAbsent(stockDetails, 1234, 'IBM')", "the map, with 1234 -> 'IBM' if it was absent"))
+_fn("putAll", (Param("to.map", OBJECT, dynamic=True, doc="The map to change."),
+               Param("from.map", OBJECT, dynamic=True, doc="The entries to put.")),
+    AttrType.OBJECT, "Puts every entry of from.map into to.map and returns it.", _put_all,
+    ("map:putAll(toMap, fromMap)", "toMap with fromMap's entries"))
+_fn("remove", (_MAP, Param("key", ALL, dynamic=True, doc="The key.")), AttrType.OBJECT,
+    "Removes the key and returns the map.", _remove, ("map:remove(stockDetails, 1234)", "the map without 1234"))
+_fn("replace", (_MAP, Param("key", PRIMITIVES, dynamic=True, doc="The key."),
+                Param("value", PRIMITIVES, dynamic=True, doc="The new value.")),
+    AttrType.OBJECT, "Replaces the value of the key when present and returns the map.", _replace,
+    ("map:replace(stockDetails, 1234, 'IBM')", "the map with 1234 -> 'IBM' if 1234 was there"))
+_fn("replaceAll", (Param("to.map", OBJECT, dynamic=True, doc="The map to change."),
+                   Param("from.map", OBJECT, dynamic=True, doc="The new values.")),
+    AttrType.OBJECT, "Replaces the values of to.map's keys that from.map also has, and returns to.map.",
+    _replace_all, ("map:replaceAll(toMap, fromMap)", "toMap with the shared keys' values from fromMap"))
+_fn("clear", (_MAP,), AttrType.OBJECT, "Removes every entry and returns the (empty) map.", _clear,
+    ("map:clear(stockDetails)", "{}"))
+_fn("clone", (_MAP,), AttrType.OBJECT, "A copy of the map.", lambda m: dict(_need_map(m)),
+    ("map:clone(stockDetails)", "a new map with the same entries"))
+
+
+@function("map", "combineByKey", (_MAP,), overloads=(("map", "map"), ("map", "map", REPEAT)),
+          returns=AttrType.OBJECT,
+          doc="A map from every key of the maps to the list of their values (null where a map lacks the key).",
+          examples=(("map:combineByKey(map1, map2)", "{'IBM': [100, 200], 'WSO2': [null, 300]}"),))
+def _combine_by_key(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
+    def combine(*maps: Any) -> dict[Any, Any]:
+        for i, m in enumerate(maps):
+            if not isinstance(m, dict):
+                raise TypeError(f"Attribute number, '{i + 1}' must be of type java.util.Map")
+        keys = hashmap_keys(dict.fromkeys(k for m in maps for k in m))
+        return {k: [m.get(k) for m in maps] for k in keys}
+
+    return AttrType.OBJECT, combine
+
+
+# ---------------------------------------------------------------------------- aggregators
+class _Collect(AggregatorState):
+    __slots__ = ("data",)
+
+    def __init__(self) -> None:
+        self.data: dict[Any, Any] = {}
+
+    def add(self, value: Any) -> dict[Any, Any]:
+        self.data[value[0]] = value[1]
+        return dict(self.data)
+
+    def remove(self, value: Any) -> dict[Any, Any]:
+        self.data.pop(value[0], None)
+        return dict(self.data)
+
+    def reset(self) -> None:
+        self.data = {}
+
+    def value(self) -> dict[Any, Any]:
+        return dict(self.data)
+
+
+@aggregator("map", "collect",
+            (Param("key", PRIMITIVES, dynamic=True, doc="The key of each entry."),
+             Param("value", ALL, dynamic=True, doc="The value of each entry.")),
+            returns=AttrType.OBJECT,
+            doc="A map of the key/value pairs of the window (a later event's value wins; an expired "
+                "event removes its key).",
+            examples=(("from StockStream#window.lengthBatch(10) select map:collect(symbol, price) as stockDetails "
+                       "insert into OutputStream;", "{'IBM': 200, 'WSO2': 100, ...}"),))
+def _collect(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
+    return AttrType.OBJECT, _Collect
+
+
+class _Merge(_Collect):
+    __slots__ = ()
+
+    def add(self, value: Any) -> dict[Any, Any]:
+        self.data.update(_need_map(value))
+        return dict(self.data)
+
+    def remove(self, value: Any) -> dict[Any, Any]:
+        for k in _need_map(value):
+            self.data.pop(k, None)
+        return dict(self.data)
+
+
+@aggregator("map", "merge", (_MAP,), returns=AttrType.OBJECT,
+            doc="The union of the maps of the window (an expired map removes its keys).",
+            examples=(("from StockStream#window.lengthBatch(2) select map:merge(map) as stockDetails "
+                       "insert into OutputStream;", "{'IBM': 200, 'WSO2': 100}"),))
+def _merge(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
+    return AttrType.OBJECT, _Merge
+
+
+# ---------------------------------------------------------------------------- tokenize
+@stream_processor("map", "tokenize", (_MAP,), overloads=(("map",), ("map", REPEAT)),
+                  returns="key (object), value (object)",
+                  doc="Emits one event per key of the maps, with the input attributes plus `key` and "
+                      "`value` (with several maps, `value` is the list of their values).",
+                  examples=(("from StockStream#map:tokenize(stockDetails) select key, value insert into "
+                             "OutputStream;", "one event per entry"),))
+def _tokenize(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
+              ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
+    single = len(getters) == 1
+
+    def run(chunk: list[Event]) -> list[Event]:
+        out: list[Event] = []
+        for e in chunk:
+            maps = [g(e) for g in getters]
+            for i, m in enumerate(maps):
+                if not isinstance(m, dict):
+                    raise TypeError(f"Attribute number, '{i + 1}' must be of type java.util.Map")
+            keys = hashmap_keys(dict.fromkeys(k for m in maps for k in m))
+            for k in keys:
+                value = maps[0].get(k) if single else [m.get(k) for m in maps]
+                out.append(Event(e.timestamp, (*e.data, k, value), e.type))
+        return out
+
+    return [Attribute("key", AttrType.OBJECT), Attribute("value", AttrType.OBJECT)], lambda: ChunkProcessor(run)

@@ -70,6 +70,7 @@ from srota.engine.windows import session as _session  # noqa: F401 - registers s
 from srota.engine.windows import sort as _sort  # noqa: F401 - registers sort
 from srota.engine.windows import time as _time  # noqa: F401 - registers time, timeBatch, timeLength, delay
 from srota.engine.windows.base import WindowProcessor, WindowSpec, analyse_args, check_params, compile_args
+from srota.grammar.errors import did_you_mean
 from srota.grammar.model import WindowHandler
 
 __all__ = ["WindowProcessor", "WindowSpec", "build_window"]
@@ -81,7 +82,8 @@ def build_window(handler: WindowHandler, scope: Any, ctx: Any, gen: CodeGen, *,
     ext = registry.get(Kind.WINDOW, handler.namespace, handler.name)
     if ext is None:
         qual = f"{handler.namespace}:{handler.name}" if handler.namespace else handler.name
-        raise error_at(f"unknown window '{qual}'", handler)
+        known = [w.qualified_name for w in registry.all(Kind.WINDOW)]
+        raise error_at(f"unknown window '{qual}'{did_you_mean(qual, known)}", handler)
     infos, compiled = analyse_args(handler, scope, ctx, gen)
     params = check_params(ext, handler, infos)
     args = compile_args(handler, params, infos, compiled, scope, gen)

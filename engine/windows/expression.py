@@ -17,7 +17,7 @@ from srota.engine.event import CURRENT, EXPIRED, Event
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.registry import Kind, Param, extension
 from srota.engine.windows.base import WindowProcessor, WindowSpec
-from srota.grammar.errors import SiddhiAppCreationError
+from srota.grammar.errors import SiddhiAppCreationError, did_you_mean
 from srota.grammar.model import AttrType, Expression, IsNullStream, Variable
 
 
@@ -38,7 +38,8 @@ class _WindowExpressionScope:
             raise error_at(f"'{var.stream_id}.{var.attribute}': use first.<attr> or last.<attr>", var)
         i = self.inner.index(var.attribute)
         if i is None:
-            raise error_at(f"stream '{self.inner.stream_id}' has no attribute '{var.attribute}'", var)
+            raise error_at(f"stream '{self.inner.stream_id}' has no attribute '{var.attribute}'"
+                           f"{did_you_mean(var.attribute, (a.name for a in self.inner.attributes))}", var)
         return f"{target}.data[{i}]", self.inner.attributes[i].type
 
     def resolve_stream(self, node: IsNullStream) -> str:

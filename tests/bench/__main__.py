@@ -1,6 +1,6 @@
 """The benchmark suite: ``python -m tests.bench`` (``make bench``).
 
-    python -m tests.bench [--events N] [--workloads W1,W2,W3,W4,W5] [--no-peers] [--no-memory]
+    python -m tests.bench [--events N] [--workloads W1,W2,W3,W4,W5,X1,X1c] [--no-peers] [--no-memory]
     python -m tests.bench backfill [N] [MASTER]      # the Spark backfill benchmark
 
 For each workload W1..W4: the hand-written Python loop (the ceiling for pure Python), Srota
@@ -60,7 +60,7 @@ def run_workload(workload: str, n: int, chunk: int, peers: bool) -> list[Result]
     results = [_result(_run(python, "tests.bench.run", "loop", workload, n, chunk)[0])]
     results.append(_result(_run(python, "tests.bench.run", "srota", workload, n, chunk)[0]))
     results.append(_result(_run(python, "tests.bench.run", "srota-1", workload, n)[0]))
-    if peers:
+    if peers and workload.startswith("W"):  # the peers run W1..W4 only
         for peer in PEERS:
             try:
                 results.append(_result(_run(PEER_PYTHON, "tests.bench.run", peer, workload, n, chunk)[0]))
@@ -132,7 +132,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--chunk", type=int, default=1000)
-    ap.add_argument("--workloads", default="W1,W2,W3,W4,W5")
+    ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,X1,X1c")
     ap.add_argument("--no-peers", action="store_true", help="skip Bytewax, Quix Streams and Pathway")
     ap.add_argument("--no-memory", action="store_true", help="skip the ten-million-event memory runs")
     ap.add_argument("--memory-events", type=int, default=10_000_000)
@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
     results: list[Result] = []
     ceiling: dict[str, Result] = {}
     for w in args.workloads.split(","):
-        w = w.strip().upper()
+        w = w.strip().upper().replace("X1C", "X1c")
         if w == "W5":
             got = [_result(d) for d in _run(sys.executable, "tests.bench.kafka_e2e", args.events)]
             ceiling["W5"] = got[0]

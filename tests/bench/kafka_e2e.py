@@ -158,8 +158,10 @@ async def _main(n: int) -> list[Result]:
             broker.stop()
     got = []
     for m in messages:
-        e = orjson.loads(m)["event"]
-        got.append((e["symbol"], e["n"], e["vol"], e["ap"]))
+        doc = orjson.loads(m)  # an object per event, or an array for a chunk (Siddhi's default)
+        for item in doc if isinstance(doc, list) else (doc,):
+            e = item["event"]
+            got.append((e["symbol"], e["n"], e["vol"], e["ap"]))
     # The output carries no window: match the loop's rows by (symbol, count, volume, avg).
     want = canonical("W2", loop_w2(data), n)
     want_rows = sorted((s, c, v, a) for _w, s, c, v, a in want)

@@ -1,4 +1,8 @@
-"""The workloads W1..W4: their SiddhiQL, the hand-written Python loop, and the output check.
+"""The workloads W1..W4 and X1/X1c: their SiddhiQL, the hand-written Python loop, and the output check.
+
+X1 is a projection calling three extension functions per event (``math:round``,
+``math:abs``, ``unitconversion:kmTom``); X1c is the same projection with core arithmetic
+in their place, so the two rows show what an extension call costs beside an inline operator.
 
 The hand-written loop is the ceiling for pure Python: the least work a Python program can
 do for the same result, with no framework.  Every system's outputs are brought to one
@@ -11,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from collections.abc import Callable, Sequence
+from math import floor
 from typing import Any
 
 from tests.bench.data import START_TS, Row
@@ -34,6 +39,16 @@ partition with (symbol of Trades) begin
   select symbol, avg(price) as ap insert into Out;
 end;
 """,
+    "X1": STREAM + """
+@info(name='x1') from Trades
+select symbol, math:round(price) as r, math:abs(price - 100.0) as a, unitconversion:kmTom(price) as m
+insert into Out;
+""",
+    "X1c": STREAM + """
+@info(name='x1c') from Trades
+select symbol, price + 0.5 as r, price - 100.0 as a, price * 1000.0 as m
+insert into Out;
+""",
     "W4": "@app:playback\n" + STREAM + """
 @info(name='w4')
 from every e1=Trades[price > 190] -> e2=Trades[symbol == e1.symbol and price < e1.price * 0.3] within 10 sec
@@ -47,6 +62,8 @@ TITLES = {
     "W3": "sliding last 100 events per symbol",
     "W4": "pattern e1 -> e2 within 10 s",
     "W5": "Kafka JSON -> W2 -> Kafka JSON",
+    "X1": "projection with 3 extension functions",
+    "X1c": "the same projection with core arithmetic",
 }
 
 
@@ -130,8 +147,25 @@ def loop_w4(data: Sequence[Row]) -> list[Any]:
     return out
 
 
+def loop_x1(data: Sequence[Row]) -> list[Any]:
+    """math:round (halves up), math:abs, unitconversion:kmTom, by hand."""
+    out = []
+    append = out.append
+    for symbol, price, _volume, _ts in data:
+        append((symbol, floor(price + 0.5), abs(price - 100.0), price * 1000.0))
+    return out
+
+
+def loop_x1c(data: Sequence[Row]) -> list[Any]:
+    out = []
+    append = out.append
+    for symbol, price, _volume, _ts in data:
+        append((symbol, price + 0.5, price - 100.0, price * 1000.0))
+    return out
+
+
 LOOPS: dict[str, Callable[[Sequence[Row]], list[Any]]] = {
-    "W1": loop_w1, "W2": loop_w2, "W3": loop_w3, "W4": loop_w4,
+    "W1": loop_w1, "W2": loop_w2, "W3": loop_w3, "W4": loop_w4, "X1": loop_x1, "X1c": loop_x1c,
 }
 
 
@@ -152,6 +186,8 @@ def canonical(workload: str, outputs: list[Any], n_events: int) -> list[Any]:
         return sorted((w, s, n, v, round(a, 6)) for w, s, n, v, a in outputs if w < last)
     if workload == "W3":
         return sorted((s, round(a, 6)) for s, a in outputs)
+    if workload in ("X1", "X1c"):
+        return sorted((s, round(r, 6), round(a, 6), round(m, 6)) for s, r, a, m in outputs)
     return sorted((s, h, low) for s, h, low in outputs)
 
 

@@ -187,7 +187,8 @@ async def test_file_round_trip_with_mappers(tmp_path: Path) -> None:
     await sink.close()
     got = await replay({"file.uri": str(path)})
     src = mappers.CsvSourceMapper(attrs)
-    assert [r for p in got.payloads for r in src.map(p)] == rows
+    # siddhi-map-csv writes a null as `null`, which reads back as that text for a string.
+    assert [r for p in got.payloads for r in src.map(p)] == [("a,b", 1), ("multi\u00e9", 2), ("null", 3)]
 
 
 async def test_sink_confines_templated_paths_to_the_base_directory(tmp_path: Path) -> None:

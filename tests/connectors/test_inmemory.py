@@ -152,9 +152,9 @@ async def test_log_sink() -> None:
     await sink.connect()
     with capture_logs() as logs:
         await sink.publish([(b'{"a":1}', {}), (("row", 1), {"topic": "t"})])
-    assert logs == [
-        {"event": "alerts", "payload": '{"a":1}', "log_level": "warning"},
-        {"event": "alerts", "payload": ("row", 1), "properties": {"topic": "t"}, "log_level": "warning"},
+    assert logs == [  # text as it is; a row as name=value pairs (positions without attribute names)
+        {"event": 'alerts {"a":1}', "log_level": "warning"},
+        {"event": "alerts _0=row _1=1", "properties": {"topic": "t"}, "log_level": "warning"},
     ]
     off = LogSink({"priority": "OFF"})
     with capture_logs() as logs:
@@ -163,7 +163,7 @@ async def test_log_sink() -> None:
     default = LogSink({}, name="S")
     with capture_logs() as logs:
         await default.publish([(b"x", {})])
-    assert logs[0]["event"] == "S" and logs[0]["log_level"] == "info"
+    assert logs[0]["event"] == "S x" and logs[0]["log_level"] == "info"
     await sink.close()
 
 

@@ -182,3 +182,15 @@ def test_drain_processes_what_async_buffers_hold(run_app):
     assert got.rows == []
     assert runtime.drain() == 10
     assert [r[0] for r in got.rows] == list(range(10))
+
+
+def test_a_query_filling_an_async_stream_drains_it_itself_instead_of_deadlocking(run_app):
+    # The query holds the app lock while it inserts; the async workers need that lock, so a
+    # full buffer must be drained by the inserting thread (no private lock API involved).
+    runtime, got = run_app(
+        "define stream S (a int); @Async(buffer.size='2', workers='1') define stream T (a int);"
+        "from S select a insert into T; from T select a insert into Out;")
+    from srota.engine import Event
+    runtime.get_input_handler("S").send_events([Event(1_700_000_000_000 + i, [i]) for i in range(50)])
+    runtime.drain()
+    assert sorted(r[0] for r in got.rows) == list(range(50))

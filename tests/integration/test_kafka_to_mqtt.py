@@ -32,10 +32,11 @@ async def test_kafka_json_to_app_to_mqtt(kafka_broker: Any, mqtt_broker: Any) ->
     define stream In (id string, temp double, part int);
 
     @sink(type='mqtt', url='{mqtt_broker.url}', topic='pipe-{topic}/alerts/{{{{id}}}}', quality.of.service='1',
-          @map(type='json', @payload(\"\"\"{{"id":"{{{{id}}}}","t":{{{{temp}}}},"p":{{{{part}}}}}}\"\"\")))
+          @map(type='json', event.grouping.enabled='false', @payload(\"\"\"{{"id":"{{{{id}}}}","t":{{{{temp}}}},"p":{{{{part}}}}}}\"\"\")))
     define stream Out (id string, temp double, part int);
 
-    @sink(type='mqtt', url='{mqtt_broker.url}', topic='pipe-{topic}/errors', @map(type='json'))
+    @sink(type='mqtt', url='{mqtt_broker.url}', topic='pipe-{topic}/errors',
+          @map(type='json', event.grouping.enabled='false'))
     define stream Errors (error string);
 
     from In[temp > 30.0] select id, temp, part insert into Out;

@@ -42,7 +42,8 @@ async def test_json_attributes_to_payload_template(kafka_broker: Any) -> None:
     source = kafka_source(kb, src, _group(), "@map(type='json', @attributes(id='$.device.id', "
                                              "temp='$.reading.temp', part='trp:partition'))")
     payload = '{"dev":"{{id}}","t":{{temp}},"from":{{part}}}'
-    sink = kafka_sink(kb, out, f'@map(type="json", @payload("""{payload}"""))', key="{{id}}")
+    sink = kafka_sink(kb, out, f'@map(type="json", event.grouping.enabled="false", @payload("""{payload}"""))',
+                      key="{{id}}")
     app = f"""
     @app:name('JsonKafka')
     {source}

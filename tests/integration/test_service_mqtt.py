@@ -86,7 +86,7 @@ def _bridge_app(mqtt: Any, kb: Any, prefix: str, to_kafka: str, commands: str, *
 
     @sink(type='mqtt', {_mqtt_options(mqtt, topic=f'{prefix}/commands/{{{{device}}}}', **{'quality.of.service': '1'},
                                       **mqtt_extra)},
-          @map(type='json', @payload('{{{{action}}}}')))
+          @map(type='json', event.grouping.enabled='false', @payload('{{{{action}}}}')))
     define stream ToDevices (device string, action string);
 
     from Readings[temp > 40.0] select topic, temp insert into Hot;

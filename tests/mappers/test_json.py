@@ -39,9 +39,21 @@ class TestSourceDefault:
         m = JsonSourceMapper(STOCK)
         assert m.map(b'{"event":{"symbol":"WSO2","price":55.6,"volume":100}}') == [("WSO2", f32(55.6), 100)]
 
-    def test_plain_object_and_extra_keys_ignored(self) -> None:
+    def test_plain_object(self) -> None:
         m = JsonSourceMapper(STOCK)
-        assert m.map('{"symbol":"A","price":1,"volume":2,"other":true}') == [("A", 1.0, 2)]
+        assert m.map('{"symbol":"A","price":1,"volume":2}') == [("A", 1.0, 2)]
+        assert m.map(b'{"EVENT":{"symbol":"A","price":1,"volume":2}}') == [("A", 1.0, 2)]  # any case
+
+    def test_unknown_key_fails_a_single_object_but_not_an_array_element(self) -> None:
+        m = JsonSourceMapper(STOCK)
+        with pytest.raises(MappingError, match="does not have an attribute named 'other'"):
+            m.map(b'{"symbol":"A","price":1,"volume":2,"other":true}')
+        with pytest.raises(MappingError, match="'testEvent'"):
+            m.map(b'{"testEvent":{"symbol":"A","price":1.5,"volume":2}}')
+        assert m.map(b'[{"symbol":"A","price":1,"volume":2,"other":true}]') == [("A", 1.0, 2)]
+        lenient = JsonSourceMapper(STOCK, fail_on_missing_attribute=False)
+        with pytest.raises(MappingError, match="'other'"):  # as many keys as attributes, one unknown
+            lenient.map(b'{"symbol":"A","price":1,"other":2}')
 
     def test_array_of_events_mixed_envelopes(self) -> None:
         m = JsonSourceMapper(STOCK)
@@ -62,13 +74,24 @@ class TestSourceDefault:
         assert row == ("x", 7, 2 ** 40, f32(0.1), 0.1, True, {"k": [1]})
         assert row[3] != 0.1  # float attributes are rounded to 32 bits
 
-    def test_numeric_strings_convert_like_siddhi(self) -> None:
+    def test_single_object_is_strict_about_json_types(self) -> None:
+        # siddhi-map-json reads a single object token by token: a number in a string is not a number.
         m = JsonSourceMapper(ALL)
-        (row,) = m.map(b'{"s":5,"i":" 42 ","l":"-9","f":"1.5","d":"2.25","b":"TRUE","o":"text"}')
-        assert row == ("5", 42, -9, 1.5, 2.25, True, "text")
+        with pytest.raises(MappingError, match="not compatible with type int"):
+            m.map(b'{"s":5,"i":" 42 ","l":-9,"f":1.5,"d":2.25,"b":true,"o":"text"}')
+        (row,) = m.map(b'{"s":5,"i":42,"l":-9,"f":1,"d":2.25,"b":true,"o":"text"}')
+        assert row == ("5", 42, -9, 1.0, 2.25, True, "text")
 
-    def test_int_widens_to_double(self) -> None:
-        (row,) = JsonSourceMapper((Attribute("d", T.DOUBLE),)).map(b'{"d":3}')
+    def test_array_elements_convert_from_text_like_siddhi(self) -> None:
+        m = JsonSourceMapper(ALL)
+        rows = m.map(b'[{"s":5,"i":"42","l":"-9","f":"1.5","d":3,"b":"TRUE","o":"text"}]')
+        assert rows == [("5", 42, -9, 1.5, 3.0, True, "text")] and isinstance(rows[0][4], float)
+
+    def test_integer_for_double_fails_but_float_takes_it(self) -> None:
+        with pytest.raises(MappingError, match="not compatible with type double"):
+            JsonSourceMapper((Attribute("d", T.DOUBLE),)).map(b'{"d":3}')
+        assert JsonSourceMapper((Attribute("d", T.DOUBLE),)).map(b'{"d":3.0}') == [(3.0,)]
+        (row,) = JsonSourceMapper((Attribute("f", T.FLOAT),)).map(b'{"f":3}')
         assert row == (3.0,) and isinstance(row[0], float)
 
     def test_string_attribute_takes_json_text_of_nested_values(self) -> None:
@@ -96,6 +119,21 @@ class TestSourceDefault:
             JsonSourceMapper(STOCK).map(b'[{"symbol":"A","price":1,"volume":1},{"symbol":"B","price":"x","volume":1}]')
         assert err.value.index == 1 and err.value.attribute == "price"
         assert "event 1" in str(err.value) and "not a number" in str(err.value)
+        assert err.value.rows == [("A", 1.0, 1)]  # the elements that mapped still go on
+
+    def test_array_drops_only_mis_shaped_elements(self) -> None:
+        payload = (b'[{"event":{"symbol":"A","price":1.5,"volume":1}},'
+                   b'{"testEvent":{"symbol":"B","price":2.5,"volume":2}},'
+                   b'{"Event":{"symbol":"C","price":3.5,"volume":3}},'
+                   b'{"event":{"symbol":"D","price":4.5}},'
+                   b'{"symbol":"E","price":5.5,"volume":5}]')
+        for fail in (True, False):
+            with pytest.raises(MappingError) as err:
+                JsonSourceMapper(STOCK, fail_on_missing_attribute=fail).map(payload)
+            kept = [r[0] for r in err.value.rows]
+            # an envelope short of attributes fails only with fail.on.missing.attribute='true'
+            assert kept == (["A", "E"] if fail else ["A", "D", "E"])
+            assert err.value.index == 1
 
     def test_lone_event_attribute_is_not_unwrapped(self) -> None:
         m = JsonSourceMapper((Attribute("event", T.OBJECT),))
@@ -106,15 +144,19 @@ class TestSourceDefault:
     (T.INT, "2147483648", "out of range for int"),
     (T.INT, "-2147483649", "out of range for int"),
     (T.LONG, "9223372036854775808", "out of range for long"),
-    (T.INT, "1.5", "fraction"),
-    (T.INT, "1e3", "fraction"),
-    (T.INT, "true", "bool"),
-    (T.LONG, '"12x"', "not an long"),
-    (T.DOUBLE, '"abc"', "not a number"),
-    (T.DOUBLE, "false", "bool"),
-    (T.FLOAT, "[1]", "not a number"),
-    (T.BOOL, "1", "not a bool"),
-    (T.BOOL, '"yes"', "not a bool"),
+    (T.INT, "1.5", "not compatible with type int"),
+    (T.INT, "1e3", "not compatible with type int"),
+    (T.INT, "true", "not compatible with type int"),
+    (T.INT, '"42"', "not compatible with type int"),
+    (T.LONG, '"12x"', "not compatible with type long"),
+    (T.LONG, "100.20", "not compatible with type long"),
+    (T.DOUBLE, '"abc"', "not compatible with type double"),
+    (T.DOUBLE, "55", "not compatible with type double"),
+    (T.DOUBLE, "false", "not compatible with type double"),
+    (T.FLOAT, "[1]", "not compatible with type float"),
+    (T.FLOAT, '""', "not compatible with type float"),
+    (T.BOOL, "1", "not compatible with type bool"),
+    (T.BOOL, '"true"', "not compatible with type bool"),
 ])
 def test_type_errors(attr: AttrType, value: str, reason: str) -> None:
     m = JsonSourceMapper((Attribute("a", attr),))
@@ -221,10 +263,41 @@ class TestSourceCustom:
         assert m.map(b"{}") == [(None,)]
         assert m.map(b"{}", {"key": None}) == [(None,)]
 
-    @pytest.mark.parametrize("path", ["$..a", "$.*", "$.a[*]", "$[?(@.a)]", "$.", "$.a[", "$['a]", ""])
-    def test_unsupported_paths_rejected_at_creation(self, path: str) -> None:
+    @pytest.mark.parametrize("path", ["$.", "$.a[", "$['a]", "", "$.a[?(@.x >"])
+    def test_malformed_paths_rejected_at_creation(self, path: str) -> None:
         with pytest.raises(ValueError):
             JsonSourceMapper((Attribute("a", T.INT),), attribute_map={"a": path})
+
+    def test_wildcards_descent_and_filters(self) -> None:
+        # Jayway: an indefinite path gives a list; a string attribute gets its JSON text.
+        m = JsonSourceMapper(
+            (Attribute("ids", T.STRING), Attribute("prices", T.OBJECT), Attribute("cheap", T.STRING),
+             Attribute("first", T.DOUBLE), Attribute("none", T.STRING)),
+            attribute_map={"ids": "$.items[*].id", "prices": "$..price",
+                           "cheap": "$.items[?(@.price < 10 && @.id != 'c')].id",
+                           "first": "items[0].price", "none": "$.items[?(@.price > 100)].id"})
+        doc = {"items": [{"id": "a", "price": 5.5}, {"id": "b", "price": 50}, {"id": "c", "price": 1}]}
+        assert m.map(orjson.dumps(doc)) == [('["a","b","c"]', [5.5, 50, 1], '["a"]', 5.5, "[]")]
+
+    def test_indefinite_enclosing_element(self) -> None:
+        m = JsonSourceMapper((Attribute("id", T.STRING),), enclosing_element="$.groups[*].items[*]",
+                             attribute_map={"id": "$.id"})
+        doc = {"groups": [{"items": [{"id": "a"}, {"id": "b"}]}, {"items": [{"id": "c"}]}]}
+        assert m.map(orjson.dumps(doc)) == [("a",), ("b",), ("c",)]
+
+    def test_array_with_custom_mapping_drops_only_failing_elements(self) -> None:
+        m = JsonSourceMapper(STOCK, attribute_map={"symbol": "event.symbol", "price": "event.price",
+                                                   "volume": "event.volume"})
+        payload = (b'[{"event":{"symbol":"A","price":55.6,"volume":100}},'
+                   b'{"testEvent":{"symbol":"B","price":56.6,"volume":99}},'
+                   b'{"event":{"symbol":"C","price":57.6,"volume":null}}]')
+        with pytest.raises(MappingError) as err:
+            m.map(payload)
+        assert err.value.rows == [("A", f32(55.6), 100), ("C", f32(57.6), None)]
+        assert err.value.index == 1 and "missing" in err.value.reason
+        lenient = JsonSourceMapper(STOCK, fail_on_missing_attribute=False, attribute_map={
+            "symbol": "event.symbol", "price": "event.price", "volume": "event.volume"})
+        assert [r[0] for r in lenient.map(payload)] == ["A", None, "C"]
 
 
 def test_parse_path_subset() -> None:
@@ -253,8 +326,8 @@ class TestSourceFromAnnotation:
         (ann("json", attrs_ann(symbol="$.s")), "does not map 'price', 'volume'"),
         (ann("json", attrs_ann(symbol="$.s", price="$.p", volume="$.v", nope="$.n")), "not an attribute"),
         (ann("json", attrs_ann("$.s", "$.p")), "has 2 values but the stream has 3"),
-        (ann("json", attrs_ann(symbol="$..s", price="$.p", volume="$.v")), "recursive descent"),
-        (ann("json", enclosing_element="$.a[*]"), "only [n]"),
+        (ann("json", attrs_ann(symbol="$..", price="$.p", volume="$.v")), "invalid JSON path"),
+        (ann("json", enclosing_element="$.a[?("), "invalid JSON path"),
         (ann("yaml"), "no source mapper called 'yaml'"),
     ])
     def test_creation_errors_carry_position(self, annotation: Annotation, message: str) -> None:
@@ -271,9 +344,23 @@ class TestSourceFromAnnotation:
 # ------------------------------------------------------------------------------------ sink
 class TestSink:
     def test_default_format(self) -> None:
-        out = JsonSinkMapper(STOCK).map([("WSO2", f32(55.6), 100), ("IBM", None, 7)])
-        assert out == [b'{"event":{"symbol":"WSO2","price":55.6,"volume":100}}',
-                       b'{"event":{"symbol":"IBM","price":null,"volume":7}}']
+        # Siddhi's defaults: one event is an object, a chunk of several one JSON array message,
+        # and a null is written "undefined".
+        m = JsonSinkMapper(STOCK)
+        assert m.map([("WSO2", f32(55.6), 100)]) == [b'{"event":{"symbol":"WSO2","price":55.6,"volume":100}}']
+        assert m.map([("WSO2", f32(55.6), 100), ("IBM", None, 7)]) == [
+            b'[{"event":{"symbol":"WSO2","price":55.6,"volume":100}},'
+            b'{"event":{"symbol":"IBM","price":"undefined","volume":7}}]']
+
+    def test_one_message_per_event_and_json_nulls_as_options(self) -> None:
+        m = JsonSinkMapper(STOCK, event_grouping_enabled=False, enable_null_attribute_value=True)
+        assert m.map([("WSO2", f32(55.6), 100), ("IBM", None, 7)]) == [
+            b'{"event":{"symbol":"WSO2","price":55.6,"volume":100}}',
+            b'{"event":{"symbol":"IBM","price":null,"volume":7}}']
+        assert m.map_group([("A", 1.0, 1)]) == [b'{"event":{"symbol":"A","price":1.0,"volume":1}}']
+
+    def test_a_group_of_a_chunk_is_an_array_even_of_one(self) -> None:
+        assert JsonSinkMapper(STOCK).map_group([("A", 1.0, 1)]) == [b'[{"event":{"symbol":"A","price":1.0,"volume":1}}]']
 
     def test_all_types_and_float32_printing(self) -> None:
         (out,) = JsonSinkMapper(ALL).map([("s\"q", 1, 2 ** 40, f32(0.1), 0.1, False, {"k": [1, b"b"]})])
@@ -282,9 +369,11 @@ class TestSink:
 
     def test_round_trip_through_source(self) -> None:
         rows = [("caf\u00e9", 1, -5, f32(3.3), 1e-300, True, [1, "x", None]), (None,) * 7]
-        out = JsonSinkMapper(ALL).map(rows)
         src = JsonSourceMapper(ALL)
-        assert [r for p in out for r in src.map(p)] == rows
+        for grouping in (True, False):
+            out = JsonSinkMapper(ALL, event_grouping_enabled=grouping, enable_null_attribute_value=True).map(rows)
+            assert len(out) == (1 if grouping else 2)
+            assert [r for p in out for r in src.map(p)] == rows
 
     def test_grouping_and_enclosing_element(self) -> None:
         m = JsonSinkMapper(STOCK, enclosing_element="$.portfolio.stocks", event_grouping_enabled=True)
@@ -294,9 +383,11 @@ class TestSink:
             {"event": {"symbol": "B", "price": 2.0, "volume": 2}}]}}
         assert len(m.map([("A", 1.0, 1)])) == 1 and orjson.loads(m.map([("A", 1.0, 1)])[0])["portfolio"]["stocks"]
 
-    def test_null_attributes_can_be_left_out(self) -> None:
-        m = JsonSinkMapper(STOCK, enable_null_attribute_value=False)
-        assert m.map([("A", None, None)]) == [b'{"event":{"symbol":"A"}}']
+    def test_nulls_are_undefined_by_default(self) -> None:
+        assert JsonSinkMapper(STOCK).map([(None, None, None)]) == [
+            b'{"event":{"symbol":"undefined","price":"undefined","volume":"undefined"}}']
+        assert JsonSinkMapper(STOCK, enable_null_attribute_value=True).map([(None, None, None)]) == [
+            b'{"event":{"symbol":null,"price":null,"volume":null}}']
 
     def test_payload_template(self) -> None:
         m = JsonSinkMapper(STOCK, payload='{"StockData":{"Symbol":"{{symbol}}","Price":{{price}},"V":{{ volume }}}}')
@@ -305,9 +396,12 @@ class TestSink:
 
     def test_payload_template_nulls_nan_and_grouping(self) -> None:
         m = JsonSinkMapper((Attribute("d", T.DOUBLE), Attribute("b", T.BOOL)), payload='{"d":{{d}},"b":{{b}}}',
-                           event_grouping_enabled=True, enclosing_element="$.all")
+                           enclosing_element="$.all", enable_null_attribute_value=True)
         (out,) = m.map([(math.nan, None), (1.5, True)])
+        assert out == b'{"all":[{"d":null,"b":null},\n{"d":1.5,"b":true}]}'  # Siddhi's ",\n" separator
         assert orjson.loads(out) == {"all": [{"d": None, "b": None}, {"d": 1.5, "b": True}]}
+        siddhi = JsonSinkMapper(STOCK, payload='{"S":"{{symbol}}","P":{{price}},"V":{{volume}}}')
+        assert siddhi.map([(None, None, 1)]) == [b'{"S":"undefined","P":undefined,"V":1}']
 
     def test_validate_json_rejects_broken_template_output(self) -> None:
         m = JsonSinkMapper(STOCK, payload='{"s":{{symbol}}}', validate_json=True)
@@ -330,8 +424,12 @@ class TestSink:
 
     def test_from_annotation(self) -> None:
         payload = Annotation("payload", (AnnotationElement(None, '{"s":"{{symbol}}"}'),))
-        m = mappers.create_sink_mapper(STOCK, ann("json", payload, event_grouping_enabled="true"), "S")
-        assert m.groups_events and m.map([("A", 1.0, 1), ("B", 1.0, 1)]) == [b'[{"s":"A"},{"s":"B"}]']
+        m = mappers.create_sink_mapper(STOCK, ann("json", payload), "S")
+        assert m.groups_events and m.map([("A", 1.0, 1), ("B", 1.0, 1)]) == [b'[{"s":"A"},\n{"s":"B"}]']
+        m = mappers.create_sink_mapper(STOCK, ann("json", event_grouping_enabled="false",
+                                                  enable_null_attribute_value="true"), "S")
+        assert not m.groups_events and m.map([("A", None, 1), ("B", 1.0, 1)])[0] == \
+            b'{"event":{"symbol":"A","price":null,"volume":1}}'
         with pytest.raises(SiddhiAppCreationError, match="one template"):
             mappers.create_sink_mapper(STOCK, ann("json", Annotation("payload", (AnnotationElement("a", "x"),))))
         with pytest.raises(SiddhiAppCreationError, match="not an attribute"):
@@ -345,12 +443,17 @@ def test_map_for_sink_with_dynamic_options() -> None:
     templates = mappers.option_templates({"topic": "prices-{{symbol}}", "key": "{{volume}}", "acks": "all"}, STOCK)
     assert set(templates) == {"topic", "key"}
     rows = [("A", 1.0, 1), ("B", 2.0, 2), ("A", 3.0, 3)]
-    pairs = mappers.map_for_sink(JsonSinkMapper(STOCK), rows, templates)
+    pairs = mappers.map_for_sink(JsonSinkMapper(STOCK, event_grouping_enabled=False), rows, templates)
     assert [p for _, p in pairs] == [{"topic": "prices-A", "key": "1"}, {"topic": "prices-B", "key": "2"},
                                      {"topic": "prices-A", "key": "3"}]
-    grouped = mappers.map_for_sink(JsonSinkMapper(STOCK, event_grouping_enabled=True), rows,
+    grouped = mappers.map_for_sink(JsonSinkMapper(STOCK), rows,
                                    mappers.option_templates({"topic": "p-{{symbol}}"}, STOCK))
+    # Siddhi groups a chunk by its dynamic options and maps each group as an array, even of one.
     assert [(len(orjson.loads(p)), props["topic"]) for p, props in grouped] == [(2, "p-A"), (1, "p-B")]
+    assert isinstance(orjson.loads(grouped[1][0]), list)
+    # Chunks given back to back are mapped one by one: a chunk of one is an object.
+    chunked = mappers.map_for_sink(JsonSinkMapper(STOCK), rows, None, [2, 1])
+    assert [type(orjson.loads(p)).__name__ for p, _ in chunked] == ["list", "dict"]
     assert mappers.map_for_sink(JsonSinkMapper(STOCK), rows[:1]) == [
         (b'{"event":{"symbol":"A","price":1.0,"volume":1}}', {})]
 

@@ -49,7 +49,8 @@ def test_run_with_only_annotations_and_no_config(tmp_path: Path):
     import time
 
     readings = tmp_path / "in.jsonl"
-    readings.write_text("".join(json.dumps({"event": {"id": f"d{i}", "temp": 30 + i}}) + "\n" for i in range(20)))
+    # A double attribute wants a JSON number with a fraction (siddhi-map-json's default mapping).
+    readings.write_text("".join(json.dumps({"event": {"id": f"d{i}", "temp": 30.0 + i}}) + "\n" for i in range(20)))
     alerts = tmp_path / "alerts.jsonl"
     app = tmp_path / "app.siddhi"
     app.write_text(f"""
@@ -64,7 +65,7 @@ from Readings[temp > 40] select id, temp insert into Alerts;
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if alerts.exists() and len(alerts.read_text().splitlines()) == 9:
+            if alerts.exists() and len(_events(alerts.read_text())) == 9:
                 break
             time.sleep(0.1)
         proc.send_signal(signal.SIGTERM)
@@ -72,8 +73,18 @@ from Readings[temp > 40] select id, temp insert into Alerts;
     finally:
         if proc.poll() is None:
             proc.kill()
-    lines = [json.loads(x)["event"] for x in alerts.read_text().splitlines()]
-    assert [e["id"] for e in lines] == [f"d{i}" for i in range(11, 20)]
+    assert [e["id"] for e in _events(alerts.read_text())] == [f"d{i}" for i in range(11, 20)]
+
+
+def _events(text: str) -> list[dict]:
+    """The events of json sink messages, one per line: an object, or an array for a chunk."""
+    import json
+
+    out = []
+    for line in text.splitlines():
+        doc = json.loads(line)
+        out.extend(e["event"] for e in (doc if isinstance(doc, list) else [doc]))
+    return out
 
 
 def test_run_reports_an_invalid_app_with_file_line_column(tmp_path: Path, capsys):

@@ -78,7 +78,12 @@ async def test_malformed_payload_goes_to_the_fault_stream_and_the_service_goes_o
 async def test_admin_endpoints(host):
     h, prefix = host
     base = f"http://127.0.0.1:{h.admin.port}"
+    # A query token is configured: reads need a token too, the probes do not.
     async with aiohttp.ClientSession() as session:
+        for path in ("/apps", "/metrics", "/version"):
+            async with session.get(f"{base}{path}") as r:
+                assert r.status == 401, path
+    async with aiohttp.ClientSession(headers={"Authorization": "Bearer s3cret"}) as session:
         async with session.get(f"{base}/health") as r:
             assert r.status == 200
         async with session.get(f"{base}/ready") as r:

@@ -1,0 +1,521 @@
+"""One running pattern or sequence state machine (:class:`PatternRuntime`).
+
+Everything mutable is created per instance: a partition instantiates one state machine per
+key.  A pattern's stream receiver is generated whole when its states are plain
+(:meth:`PatternRuntime._gen_receiver`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from srota.engine.event import CURRENT, Event, StateEvent
+from srota.engine.expression import error_at
+from srota.engine.pattern.absent import (
+    _AbsentLogicalPost,
+    _AbsentLogicalPre,
+    _AbsentStreamPost,
+    _AbsentStreamPre,
+)
+from srota.engine.pattern.fastpaths import _Plan
+from srota.engine.pattern.scope import Emit
+from srota.engine.pattern.states import (
+    _copy,
+    _CountPost,
+    _CountPre,
+    _LogicalPost,
+    _LogicalPre,
+    _StreamPost,
+    _StreamPre,
+)
+from srota.grammar.model import (
+    AbsentStreamStateElement,
+    CountStateElement,
+    EveryStateElement,
+    GroupStateElement,
+    LogicalOperator,
+    LogicalStateElement,
+    NextStateElement,
+    StreamStateElement,
+)
+
+
+@dataclass
+class _Inner:
+    """Siddhi's InnerStateRuntime: how init/reset/update/setup recurse over the tree."""
+
+    kind: str
+    first: Any
+    last: Any
+    children: tuple[_Inner, ...] = ()
+    stream_key: tuple[str, bool, bool] | None = None
+
+    def set_selector(self) -> None:
+        if self.kind == "next":
+            self.children[1].set_selector()
+        elif self.kind == "logical":
+            self.children[1].set_selector()
+            self.children[0].set_selector()
+        elif self.kind == "every":
+            self.children[0].set_selector()
+        else:
+            self.last.to_selector = True
+
+    def setup(self, receivers: dict[tuple[str, bool, bool], list[Any]]) -> None:
+        if self.kind == "next":
+            self.children[0].setup(receivers)
+            self.children[1].setup(receivers)
+        elif self.kind == "logical":
+            self.children[1].setup(receivers)
+            self.children[0].setup(receivers)
+        elif self.kind == "every":
+            self.children[0].setup(receivers)
+        else:
+            assert self.stream_key is not None
+            receivers.setdefault(self.stream_key, []).append(self.first)
+
+    def init(self) -> None:
+        if self.kind == "next":
+            self.children[0].init()
+            self.children[1].init()
+        elif self.kind == "logical":
+            self.children[1].init()
+            self.children[0].init()
+        elif self.kind == "every":
+            self.children[0].init()
+        else:
+            self.first.init()
+
+    def reset(self) -> None:
+        if self.kind == "next":
+            self.children[1].reset()
+            self.children[0].reset()
+        elif self.kind == "logical":
+            self.children[1].reset()
+        else:  # stream, count and every reset their first processor (as Siddhi does)
+            self.first.reset_state()
+
+    def update(self) -> None:
+        if self.kind == "next":
+            self.children[0].update()
+            self.children[1].update()
+        elif self.kind == "logical":
+            self.children[1].update()
+        else:
+            self.first.update_state()
+
+
+class PatternRuntime:
+    """One instance of a pattern/sequence state machine (one per partition key)."""
+
+    def __init__(self, plan: _Plan, ctx: Any, emit: Emit) -> None:
+        self.plan = plan
+        self.ctx = ctx
+        self.size = len(plan.states)
+        self.counting = any(s.is_count for s in plan.states)   # chains to copy in clones
+        self._emit = emit
+        self.dropped = 0
+        self.pres: list[_StreamPre] = []
+        self.startup: list[Any] = []
+        self.receivers: dict[tuple[str, bool, bool], list[Any]] = {}
+        self.top = self._build(plan.element, None, None, True, self.pres, None)
+        if plan.within is not None:
+            start_ids = tuple(p.state_id for p in self.pres if p.is_start)
+            for p in self.pres:
+                p.within = plan.within
+                p.start_ids = start_ids
+        self.top.first.last_post = self.top.last
+        self.top.set_selector()
+        self.top.setup(self.receivers)
+        for p in self.pres:
+            p.limit = plan.max_pending
+        self.top.init()
+
+    # ------------------------------------------------------------------ build (StateInputStreamParser.parse)
+    def _build(self, el: Any, pre: Any, post: Any, is_start: bool, pres: list[Any],
+               logical: bool | None) -> _Inner:
+        plan = self.plan
+        seq = plan.sequence
+        if isinstance(el, (StreamStateElement, AbsentStreamStateElement)):
+            info = plan.states[plan.ids[id(el)]]
+            absent = isinstance(el, AbsentStreamStateElement)
+            if pre is None:
+                pre = (_AbsentStreamPre(self, seq, _waiting(el)) if isinstance(el, AbsentStreamStateElement)
+                       else _StreamPre(self, seq))
+                if absent:
+                    self.startup.append(pre)
+            pre.state_id = info.state_id
+            pre.is_start = is_start
+            pre.cond = plan.conds[info.state_id]
+            pre.scan = plan.scans.get(info.state_id)
+            key = plan.keys.get(info.state_id)
+            if key is not None and type(pre) is _StreamPre:
+                pre.use_index(key)
+            if post is None:
+                post = _AbsentStreamPost() if absent else _StreamPost()
+            post.state_id = info.state_id
+            post.pre = pre
+            pre.post = pre.last_post = post
+            pres.append(pre)
+            return _Inner("stream", pre, post, stream_key=(info.stream_id, info.is_inner, info.is_fault))
+        if isinstance(el, NextStateElement):
+            cur = self._build(el.first, pre, post, is_start, pres, None)
+            nxt = self._build(el.next, pre, post, False, pres, None)
+            cur.last.set_next_pre(nxt.first)
+            return _Inner("next", cur.first, nxt.last, (cur, nxt))
+        if isinstance(el, EveryStateElement):
+            inner_pres: list[Any] = []
+            inner = self._build(el.element, pre, post, is_start, inner_pres, None)
+            inner.last.set_next_every_pre(inner.first)
+            for p in inner_pres:
+                p.within_every_pre = inner.first
+            pres.extend(inner_pres)
+            return _Inner("every", inner.first, inner.last, (inner,))
+        if isinstance(el, LogicalStateElement):
+            is_and = el.op is LogicalOperator.AND
+            left, right = _sides(el)
+            sides = []
+            for side in (left, right):
+                if isinstance(side, AbsentStreamStateElement):
+                    p = _AbsentLogicalPre(self, seq, is_and, side.waiting_millis)
+                    self.startup.append(p)
+                    q: _LogicalPost = _AbsentLogicalPost(is_and)
+                else:
+                    p, q = _LogicalPre(self, seq, is_and), _LogicalPost(is_and)
+                sides.append((p, q))
+            (pre1, post1), (pre2, post2) = sides
+            post1.partner_pre, post2.partner_pre = pre2, pre1
+            post1.partner_post, post2.partner_post = post2, post1
+            pre1.partner, pre2.partner = pre2, pre1
+            inner2 = self._build(right, pre2, post2, is_start, pres, None)
+            inner1 = self._build(left, pre1, post1, is_start, pres, None)
+            return _Inner("logical", inner1.first, inner2.last, (inner1, inner2))
+        if isinstance(el, CountStateElement):
+            hi = el.max_count if el.max_count >= 0 else 1 << 31
+            lo = max(el.min_count, 0)
+            cpre = _CountPre(self, seq, lo, hi)
+            cpost = _CountPost(lo, hi)
+            inner = self._build(el.element, cpre, cpost, is_start, pres, None)
+            return _Inner("count", inner.first, inner.last, stream_key=inner.stream_key)
+        if isinstance(el, GroupStateElement):
+            group_pres: list[Any] = []
+            inner = self._build(el.element, pre, post, is_start, group_pres, None)
+            if el.within_millis is not None:
+                firsts = [inner.first]
+                partner = getattr(inner.first, "partner", None)
+                if partner is not None:
+                    firsts.append(partner)
+                start_ids = tuple(p.state_id for p in firsts)
+                for p in group_pres:
+                    p.within = el.within_millis
+                    p.start_ids = start_ids
+            pres.extend(group_pres)
+            return inner
+        raise error_at(f"unsupported pattern element {type(el).__name__}", el)
+
+    # ------------------------------------------------------------------ receiving
+    def receiver(self, key: tuple[str, bool, bool]) -> Callable[[list[Event]], None]:
+        """The chunk receiver for one input stream of the pattern."""
+        plan = self.plan
+        if key not in plan.receivers:
+            plan.receivers[key] = self._gen_receiver(key)
+        make = plan.receivers[key]
+        if make is not None:
+            return make(self.pres, self._emit, _copy, StateEvent)
+        return self._receiver(key)
+
+    def _gen_receiver(self, key: tuple[str, bool, bool]) -> Callable[..., Any] | None:
+        """A generated receiver doing :meth:`_receiver`'s work in one loop, or None.
+
+        Only for patterns whose states on this stream are all plain (:class:`_StreamPre`).
+        Per event, inline: the ``within`` test of each state's oldest partial match, the move
+        of a new partial match into ``pending`` (and the index), the candidate loops of the
+        conditions, and the hand-over of the partial matches that passed.  The processors
+        are called for the rest (expiry, several new partial matches, other kinds of next
+        state).  The source depends on the plan alone, so every instance (partition key)
+        shares it; ``make(pres, emit, copy)`` binds one instance.
+        """
+        plan = self.plan
+        procs = self.receivers[key]
+        gen = plan.gen
+        if plan.sequence or gen is None or any(type(p) is not _StreamPre for p in procs) \
+                or any(p.state_id not in plan.tests for p in procs):
+            return None
+        order = procs if len(procs) == 1 else procs[::-1]
+        names = {id(p): f"_r_p{i}" for i, p in enumerate(self.pres)}
+        body = [f"{names[id(p)]} = _r_pres[{i}]" for i, p in enumerate(self.pres)]
+        loop = ["_r_matched = None",
+                "for _r_ev in _r_chunk:",
+                "    if _r_ev.type != 0:",
+                "        continue",
+                "    _r_now = _r_ev.timestamp",
+                "    _r_d = _r_ev.data"]
+        for p in self.pres:
+            loop += _indent(self._expiry_lines(p, names), 1)
+        for p in procs:
+            loop += _indent(self._update_lines(p, names), 1)
+        for p in order:
+            loop += _indent(self._process_lines(p, names), 1)
+        # Each match goes to the selector on its own, as Siddhi's receiver sends it, copied
+        # (the partial match may still change).
+        copy = "_r_copy(_r_se)" if self.counting else "_r_SE(_r_se.timestamp, _r_se.events[:], _r_se.type)"
+        loop += ["if _r_matched is not None:",
+                 "    for _r_se in _r_matched:",
+                 f"        _r_emit([{copy}])"]
+        body += ["def _pattern_receive(_r_chunk):", *_indent(loop, 1), "return _pattern_receive"]
+        return gen.function("_make_pattern_receive", "_r_pres, _r_emit, _r_copy, _r_SE", body)
+
+    def _expiry_lines(self, p: Any, names: dict[int, str]) -> list[str]:
+        """``p.expire_events(now)``, called only when it has something to do."""
+        if p.within < 0:
+            return []
+        n = names[id(p)]
+        if type(p) is not _StreamPre or any(self.plan.states[i].is_count for i in p.start_ids):
+            return [f"{n}.expire_events(_r_now)"]
+        starts = [i for i in p.start_ids if i != p.state_id]
+        if not starts:
+            # A partial match waiting in a plain state has no event of that state yet: when
+            # it is the only start state, nothing waiting here can be past ``within``.
+            return []
+        # expire_events only acts when the oldest partial match is past ``within`` (it stops
+        # at the first live one) or a new one (not moved in yet) is.
+        w = p.within
+
+        def late(se: str) -> str:   # _expired(se, now)
+            return " or ".join(f"((_r_x := {se}.events[{i}]) is not None "
+                               f"and not -{w} <= _r_x.timestamp - _r_now <= {w})" for i in starts)
+
+        return [f"_r_pd = {n}.pending",
+                f"if _r_pd and ({late('_r_pd[0]')}):",
+                f"    {n}.expire_events(_r_now)",
+                f"elif {n}.new_every:",
+                f"    for _r_s in {n}.new_every:",
+                f"        if {late('_r_s')}:",
+                f"            {n}.expire_events(_r_now)",
+                "            break"]
+
+    def _update_lines(self, p: Any, names: dict[int, str]) -> list[str]:
+        """``p.update_state()``; one new partial match (the usual case) is moved inline."""
+        n = names[id(p)]
+        lines = [f"_r_ne = {n}.new_every",
+                 "if _r_ne:",
+                 "    if len(_r_ne) == 1:",
+                 "        _r_s = _r_ne.pop()",
+                 f"        {n}.pending.append(_r_s)"]
+        key = self.plan.keys.get(p.state_id) if p.index is not None else None
+        if key is not None:
+            lines += [f"        _r_ix = {n}.index",
+                      "        if _r_ix is not None:",
+                      "            _r_v = _r_s.events",
+                      "            try:",
+                      f"                _r_k = {key.held}",
+                      "                _r_b = _r_ix.get(_r_k)",
+                      "            except TypeError:",
+                      f"                {n}.index = None   # unhashable: scan the list from now on",
+                      "            else:",
+                      "                if _r_b is None:",
+                      "                    _r_ix[_r_k] = [_r_s]",
+                      "                else:",
+                      "                    _r_b.append(_r_s)"]
+        if p.limit:   # the same bound for every instance of the plan
+            lines += [f"        if len({n}.pending) > {p.limit}:", f"            {n}._bound()"]
+        return lines + ["    else:", f"        {n}.update_state()"]
+
+    def _process_lines(self, p: Any, names: dict[int, str]) -> list[str]:
+        """``p.process_and_return(ev)``: the candidate loop, then the hand-over of the hits."""
+        n = names[id(p)]
+        key = self.plan.keys.get(p.state_id) if p.index is not None else None
+        if key is None or key.found is None:
+            test = self.plan.tests[p.state_id]
+            lines = [f"_r_pd = {n}.pending",
+                     "if _r_pd:",
+                     *_indent(test.candidates("_r_pd"), 1)]
+            if test.whole:
+                lines += _indent(self._hit_lines(p, names, False, True), 1)
+            else:
+                lines += ["    if _r_hits is not None:", *_indent(self._hit_lines(p, names, False, False), 2)]
+            return [*test.own, *_gated(test.gate, lines)]
+        test = key.found
+        collect = ["if _r_got:",
+                   "    if _r_matched is None:",
+                   "        _r_matched = []",
+                   "    _r_matched += _r_got"]
+        lines = ["try:",
+                 f"    _r_cands = _r_ix.get(_r_key := {key.arriving})",
+                 "except TypeError:",
+                 "    _r_cands = None",
+                 f"    _r_got = {n}.process_and_return(_r_ev)",
+                 *_indent(collect, 1),
+                 "if _r_cands is not None:",
+                 *_indent(test.candidates("_r_cands"), 1)]
+        if test.whole:
+            lines += _indent(self._hit_lines(p, names, True, True), 1)
+        else:
+            lines += ["    if _r_hits is not None:", *_indent(self._hit_lines(p, names, True, False), 2)]
+        # The partial matches filed under the event's key are the only candidates (none can
+        # pass when the key is null or NaN); without the index (an unhashable value was
+        # seen) the processor scans them all.
+        return [f"_r_ix = {n}.index",
+                "if _r_ix is None:",
+                f"    _r_got = {n}.process_and_return(_r_ev)",
+                *_indent(collect, 1),
+                f"elif {key.safe}:",
+                *_indent(test.own, 1),
+                *_indent(_gated(test.gate, lines), 1)]
+
+    def _hit_lines(self, p: Any, names: dict[int, str], indexed: bool, all_pass: bool) -> list[str]:
+        """``p._passed(_r_hits, ev)``, inline for a plain post processor (the usual case).
+
+        Inline: what :meth:`_StreamPost.process` does for each hit, then its removal from
+        ``pending`` (``_r_pd`` unless ``indexed``) and from the index bucket ``_r_cands``
+        (filed under ``_r_key``); ``all_pass`` says every candidate is a hit.  The state's
+        flag ends True, as after Siddhi's loop.
+        """
+        n = names[id(p)]
+        q = p.post
+        last = p.last_post
+        nxt, again = q.next_pre, q.next_every_pre
+        # ``returned`` is read by ``p`` from its last post processor: inline when that is
+        # ``q`` itself, or a plain one whose own pre resets it at once (so ``p`` reads False).
+        plain_return = last is q or (not q.to_selector and type(last) is _StreamPost
+                                     and last.pre.last_post is last)
+        if type(q) is not _StreamPost or q.callback_pre is not None or not plain_return:
+            return [f"_r_got = {n}._passed(_r_hits, _r_ev)",
+                    "if _r_got:",
+                    "    if _r_matched is None:",
+                    "        _r_matched = []",
+                    "    _r_matched += _r_got"]
+        lines = [f"{n}.state_changed = True",
+                 "for e in _r_hits:",
+                 "    e.timestamp = _r_now"]
+        if q.to_selector and last is q:
+            lines += ["    if _r_matched is None:",
+                      "        _r_matched = [e]",
+                      "    else:",
+                      "        _r_matched.append(e)"]
+        if nxt is not None:
+            # A plain pattern state's add_state appends to its new partial matches.
+            lines.append(f"    {names[id(nxt)]}.new_every.append(e)" if type(nxt) is _StreamPre
+                         else f"    {names[id(nxt)]}.add_state(e)")
+        if again is not None:
+            if type(again).add_every_state is _StreamPre.add_every_state and not self.counting:
+                # add_every_state: a copy with this state and the later ones empty.
+                sid, size = again.state_id, self.size
+                fresh = "[" + ", ".join(["None"] * (size - sid)) + "]"
+                events = fresh if sid == 0 else f"e.events[:{sid}] + {fresh}"
+                lines.append(f"    {names[id(again)]}.new_every.append(_r_SE(_r_now, {events}, 0))")
+            else:
+                lines.append(f"    {names[id(again)]}.add_every_state(e)")
+        # Removal (list.remove finds e itself: StateEvent has no __eq__).
+        if not indexed:
+            if all_pass:
+                return [*lines, "_r_pd.clear()"]
+            return [*lines, "    _r_pd.remove(e)"]
+        lines.append(f"    {n}.pending.remove(e)")
+        if all_pass:   # the whole bucket passed
+            return [*lines, "del _r_ix[_r_key]"]
+        return [*lines,
+                "    _r_cands.remove(e)",
+                "if not _r_cands:",
+                "    del _r_ix[_r_key]"]
+
+    def _receiver(self, key: tuple[str, bool, bool]) -> Callable[[list[Event]], None]:
+        procs = self.receivers[key]
+        order = procs if len(procs) == 1 else procs[::-1]
+        pres = self.pres
+        top = self.top
+        sequence = self.plan.sequence
+        emit = self._emit
+        single_update = procs[:1] if len(procs) == 1 else procs
+        expiring = [p for p in pres if p.within >= 0]
+
+        def receive(chunk: list[Event]) -> None:
+            matched: list[StateEvent] = []
+            for ev in chunk:
+                if ev.type != CURRENT:
+                    continue
+                ts = ev.timestamp
+                for p in expiring:
+                    p.expire_events(ts)
+                if sequence:
+                    top.reset()
+                    top.update()
+                else:
+                    for p in single_update:
+                        p.update_state()
+                for p in order:
+                    got = p.process_and_return(ev)
+                    if got:
+                        matched.extend(got)
+            for se in matched:
+                emit([_copy(se)])
+
+        return receive
+
+    def emit_now(self, se: StateEvent) -> None:
+        """Output from a timer (absent states): straight to the selector."""
+        self._emit([_copy(se)])
+
+    def start(self) -> None:
+        for p in self.startup:
+            p.start()
+
+    # ------------------------------------------------------------------ metrics and bounds
+    @property
+    def pending(self) -> int:
+        """Partial matches currently held (for metrics)."""
+        seen: set[int] = set()
+        for p in self.pres:
+            for se in p.pending:
+                seen.add(id(se))
+            for se in p.new_every:
+                seen.add(id(se))
+        return len(seen)
+
+    def drop(self, pending: list[StateEvent], n: int) -> None:
+        del pending[:n]
+        self.dropped += n
+
+    # ------------------------------------------------------------------ snapshots
+    def snapshot_state(self) -> Any:
+        return {"pres": [p.snapshot() for p in self.pres], "dropped": self.dropped}
+
+    def restore_state(self, state: Any) -> None:
+        for p, s in zip(self.pres, state["pres"], strict=False):
+            p.restore(s)
+        self.dropped = state.get("dropped", 0)
+
+
+def _waiting(el: AbsentStreamStateElement) -> int:
+    """How long ``not S for t`` waits (-1: no ``for``, it waits for the next state)."""
+    return el.waiting_millis if el.waiting_millis is not None else -1
+
+
+def _gated(gate: str | None, lines: list[str]) -> list[str]:
+    """``lines`` under ``if gate:`` (the part of a condition testable once per event)."""
+    return lines if gate is None else [f"if {gate}:", *_indent(lines, 1)]
+
+
+def _indent(lines: Sequence[str], depth: int) -> list[str]:
+    pad = "    " * depth
+    return [pad + line for line in lines]
+
+
+def _sides(el: LogicalStateElement) -> tuple[Any, Any]:
+    """The two sides of a logical state as Siddhi orders them: an absent side always first.
+
+    Siddhi's compiler builds ``present and not S`` as ``logicalNotAnd(not S, present)`` (and
+    likewise for ``or``); which side comes first decides which processor leads the state.
+    """
+    left, right = _unwrap(el.left), _unwrap(el.right)
+    if isinstance(right, AbsentStreamStateElement) and not isinstance(left, AbsentStreamStateElement):
+        return right, left
+    return left, right
+
+
+def _unwrap(el: Any) -> Any:
+    """A logical side may come wrapped in a group without ``within``."""
+    while isinstance(el, GroupStateElement) and el.within_millis is None:
+        el = el.element
+    return el

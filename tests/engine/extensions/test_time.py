@@ -1,0 +1,157 @@
+"""The ``time:`` namespace (siddhi-execution-time), with Java's date patterns and calendar."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from srota.engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine.extensions import _javatime as jt
+
+STREAM = "define stream S (s string, f string, t long, n int, z string);\n"
+TS = 1_415_692_424_000  # 2014-11-11 07:53:44 UTC
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch):
+    """Siddhi's expected values assume a JVM in UTC; the default zone follows TZ like the JVM's."""
+    monkeypatch.setenv("TZ", "UTC")
+    jt.default_zone.cache_clear()
+    yield
+    jt.default_zone.cache_clear()
+
+
+def project(run_app, select: str, s=None, f=None, t=None, n=None, z=None) -> list:
+    runtime, got = run_app(STREAM + f"from S select {select} insert into Out;")
+    runtime.get_input_handler("S").send([s, f, t, n, z])
+    return got.rows
+
+
+@pytest.mark.parametrize("select, row, expected", [
+    # SimpleDateFormat letters through the lenient calendar: DD is the day of the year, the
+    # second MM overrides the month, SS are milliseconds
+    ("time:timestampInMilliseconds(s, f)", {"s": "2007-11-30 10:30:19", "f": "yyyy-MM-DD HH:MM:SS"}, 1170151200019),
+    ("time:timestampInMilliseconds(s)", {"s": "2007-11-30 10:30:19.000"}, 1196418619000),
+    ("time:dateFormat(s, 'yyyy-MM-dd', f)", {"s": "2014-13-01 00:00:00", "f": "yyyy-MM-dd HH:mm:ss"}, "2015-01-01"),
+    ("time:dateFormat(s, 'ss', f)", {"s": "2014-11-11 13:23:44.657", "f": "yyyy-MM-dd HH:mm:ss"}, "44"),  # prefix match
+    ("time:dateFormat(t, f)", {"t": TS, "f": "EEE, d MMM yyyy hh:mm a Z"}, "Tue, 11 Nov 2014 07:53 AM +0000"),
+    ("time:dateFormat(t, f)", {"t": TS, "f": "yyyy.MM.dd G 'at' HH:mm:ss z"}, "2014.11.11 AD at 07:53:44 UTC"),
+    ("time:dateAdd(s, n, 'YEAR', f)", {"s": "2016-02-29 10:00", "f": "yyyy-MM-dd HH:mm", "n": 1}, "2017-02-28 10:00"),
+    ("time:dateAdd(s, n, 'month', f)", {"s": "2014-01-31", "f": "yyyy-MM-dd", "n": 1}, "2014-02-28"),
+    ("time:dateAdd(s, n, 'QUARTER')", {"s": "2014-11-11 13:23:44.657", "n": 1}, "2015-02-11 13:23:44.657"),
+    ("time:dateAdd(t, n, 'HOUR')", {"t": TS, "n": 2}, "1415699624000"),
+    ("time:dateAdd(t, n, 'hour')", {"t": TS, "n": 2}, "1415692424000"),   # Siddhi: case-sensitive here
+    ("time:dateSub(t, n, 'hour')", {"t": TS, "n": 2}, "1415685224000"),   # ... but not here
+    ("time:dateSub(s, n, 'WEEK', f)", {"s": "2014-11-11", "f": "yyyy-MM-dd", "n": 2}, "2014-10-28"),
+    ("time:dateDiff(s, f, 'yyyy-MM-dd HH:mm:ss', 'yyyy-MM-dd')", {"s": "2014-11-9 13:23:44", "f": "2014-11-11"}, -1),
+    ("time:dateDiff(t, 1412841224000L)", {"t": TS}, 33),
+    ("time:extract('WEEK', s, f)", {"s": "2017-10-8", "f": "yyyy-MM-dd"}, 41),            # en_US weeks
+    ("time:extract('WEEK', s, f, 'fr_FR')", {"s": "2016-01-01", "f": "yyyy-MM-dd"}, 53),   # ISO weeks
+    ("time:extract(t, 'QUARTER')", {"t": TS}, 4),
+    ("time:extract(t, 'HOUR')", {"t": TS}, 7),
+    ("time:extract('century', s)", {"s": "2014-11-11 13:23:44.657"}, 0),
+    ("time:date(s, f)", {"s": "2014/11/11 13:23:44", "f": "yyyy/MM/dd HH:mm:ss"}, "2014-11-11"),
+    ("time:date(s, f)", {"s": "13:23:44", "f": "HH:mm:ss"}, "1970-01-01"),
+    ("time:date(s)", {"s": "2014-11-11 13:23:44.657"}, None),            # Siddhi's one-argument form
+    ("time:dayOfWeek(s)", {"s": "2014-12-11 13:23:44.657"}, "Thursday"),
+    ("time:dayOfWeek(s, f)", {"s": "11/12/2014 01 PM", "f": "dd/MM/yyyy hh a"}, "Thursday"),
+    ("time:timezoneConvert(s, f, 'PST', 'IST')", {"s": "2014-11-11 13:23:44", "f": "yyyy-MM-dd HH:mm:ss"},
+     "2014-11-10 23:53:44"),
+    ("time:timezoneConvert(s, f, 'America/New_York', z)",
+     {"s": "2016-04-21T00:00:00+0530", "f": "yyyy-MM-dd'T'HH:mm:ssZ", "z": "IST"}, "2016-04-20T14:30:00-0400"),
+    ("time:timezoneConvert(s, f, 'UTC')", {"s": "2020/11/11 06:23:44", "f": "yyyy/MM/dd HH:mm:ss"},
+     "2020/11/11 06:23:44"),
+])
+def test_functions(run_app, select, row, expected):
+    assert project(run_app, f"{select} as v", **row) == [[expected]]
+
+
+def test_nulls_give_null(run_app):
+    got = project(run_app, "time:dateAdd(s, n, 'YEAR', f) as a, time:dateFormat(t, f) as b, "
+                           "time:extract('YEAR', s, f) as c, time:dateDiff(s, s) as d, "
+                           "time:timezoneConvert(s, f, z) as e, time:dayOfWeek(s) as g", s=None, f="yyyy")
+    assert got == [[None, None, None, None, None, None]]
+
+
+def test_clock_functions(run_app):
+    got = project(run_app, "time:currentDate() as a, time:currentTime() as b, time:currentTimestamp() as c, "
+                           "time:currentTimestamp('IST') as d, time:utcTimestamp() as e, "
+                           "time:utcTimestamp('yyyy/MM/dd') as g, time:timestampInMilliseconds() as h, "
+                           "time:timestampInMilliseconds(s) as i")
+    a, b, c, d, e, g, h, i = got[0]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", a) and re.fullmatch(r"\d\d:\d\d:\d\d", b)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", c) and c != d and c == e
+    assert re.fullmatch(r"\d{4}/\d\d/\d\d", g)
+    assert h > 1_700_000_000_000 and abs(i - h) < 60_000    # a null date reads the clock, as in Siddhi
+
+
+def test_the_default_zone_follows_tz(run_app, monkeypatch):
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    jt.default_zone.cache_clear()
+    assert project(run_app, "time:dateFormat(t, 'HH:mm:ss z') as v", t=TS) == [["13:23:44 IST"]]
+
+
+@pytest.mark.parametrize("row", [
+    {"s": "2014:11:11 13:23:44", "f": "yyyy-MM-dd HH:mm:ss"},   # does not match the format
+    {"s": "2014-11-11", "f": "yyyy-MM-dd uuuu"},                # a letter FastDateFormat does not know
+    {"s": "2014-11-11", "f": "yyyy-'MM"},                      # an unterminated quote
+])
+def test_unparseable_dates_are_errors(run_app, row, caplog):
+    assert project(run_app, "time:dateAdd(s, 1, 'DAY', f) as v", n=1, **row) == []
+    assert "Error" in caplog.text or "error" in caplog.text
+
+
+def test_invalid_zone_is_an_error(run_app, caplog):
+    assert project(run_app, "time:timezoneConvert(s, f, z) as v", s="2014-11-11 13:23:44",
+                   f="yyyy-MM-dd HH:mm:ss", z="Mars/Olympus") == []
+    assert "Mars/Olympus" in caplog.text
+
+
+@pytest.mark.parametrize("select", [
+    "time:dateAdd(s, n, z)",                 # unit must be a constant
+    "time:dateAdd(s, 'YEAR', n)",
+    "time:dateAdd(n, n, 'YEAR')",
+    "time:dateSub(t, s, 'YEAR')",
+    "time:dateDiff(s)",
+    "time:dateDiff(s, s, f)",                # no 3-argument overload
+    "time:dateFormat(s)",
+    "time:extract(z, s)",
+    "time:extract('WEEK', s, f, z)",        # locale must be a constant
+    "time:extract('WEEK', s, f, 'not a locale')",
+    "time:extract(n, 'HOUR')",
+    "time:currentTimestamp(z)",
+    "time:currentDate(s)",
+    "time:date(s, f, f)",
+    "time:timestampInMilliseconds(s, t)",
+    "time:timezoneConvert(s, f)",
+])
+def test_creation_errors_carry_the_position(select):
+    with pytest.raises(SiddhiAppCreationError) as info:
+        SiddhiManager().create_siddhi_app_runtime(STREAM + f"from S\nselect {select} as v insert into Out;")
+    assert info.value.line == 3 and info.value.column == 8
+
+
+def test_calendar_add_keeps_the_wall_clock_across_dst():
+    zone = jt.zone_of("America/New_York")
+    fmt = jt.DateFormat("yyyy-MM-dd HH:mm z", zone)
+    start = fmt.parse("2014-03-08 12:00 EST")
+    assert fmt.format(jt.calendar_add(start, "DAY", 1, zone)) == "2014-03-09 12:00 EDT"
+    assert fmt.format(jt.calendar_add(start, "HOUR", 24, zone)) == "2014-03-09 13:00 EDT"
+
+
+def test_week_numbers_follow_the_locale():
+    day = jt.days_from_civil(2021, 1, 3) * jt.DAY_MS   # a Sunday
+    assert jt.Fields(day, jt.UTC_ZONE).week_of_year == 2
+    assert jt.Fields(day, jt.UTC_ZONE, jt.week_rules("de_DE")).week_of_year == 53
+    assert jt.Fields(jt.days_from_civil(2014, 12, 28) * jt.DAY_MS, jt.UTC_ZONE).week_of_year == 1
+
+
+def test_two_digit_years_and_twelve_hour_clock():
+    assert jt.date_format("yy-MM-dd hh:mm a").parse("14-11-11 01:30 PM") == 1415712600000
+    assert jt.date_format("hh 'o''clock' a, k").format(0) == "12 o'clock AM, 24"
+
+
+def test_quarter_amounts_wrap_like_java_ints():
+    # Siddhi computes expr * 3 for QUARTER in int arithmetic: 715827883 * 3 wraps to -2147483647
+    start = jt.date_format("yyyy-MM-dd").parse("2014-11-11")
+    assert jt.calendar_add(start, "QUARTER", 715827883, jt.UTC_ZONE) == \
+        jt.calendar_add(start, "MONTH", -2147483647, jt.UTC_ZONE)
