@@ -297,6 +297,14 @@ class KafkaSource(Source):
         #: the outputs of what it processed and commits it here, so the next owner does not
         #: process it again.  Bounded by half the rebalance timeout.
         self.on_revoke: Callable[[set[tuple[str, int]]], Awaitable[None]] | None = None
+        #: Awaited with the newly assigned ``(topic, partition)`` pairs before they are
+        #: positioned or delivered (scale-out: restore the partitions' state).  It returns
+        #: ``{(topic, partition): offset}`` to start from, which win over every other position.
+        #: aiokafka assignors for the group (scale-out sets the range assignor, so that the
+        #: same partition number of co-partitioned topics goes to the same member).
+        self.assignment_strategy: tuple[Any, ...] | None = None
+        self.on_assign: Callable[[set[tuple[str, int]]],
+                                 Awaitable[Mapping[tuple[str, int], int]]] | None = None
         self._log = self._log.bind(topics=self.topics, group=o["group.id"])
 
     def seek_on_start(self, offsets: Mapping[tuple[str, int], int]) -> None:
@@ -361,6 +369,14 @@ class KafkaSource(Source):
         self._log.info("kafka partitions assigned",
                        partitions=sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
         consumer = self._consumer
+        if consumer is not None and self.on_assign is not None and assigned:
+            starts = await self.on_assign({(tp.topic, tp.partition) for tp in assigned})
+            self._start_offsets.update({TopicPartition(t, p): int(o) for (t, p), o in starts.items()})
+            for tp in assigned:
+                if (tp.topic, tp.partition) not in starts:
+                    # The state starts empty: what this source delivered before belongs to a
+                    # state that is gone; start from the group's committed offset.
+                    self._positions.pop(tp, None)
         if consumer is not None:
             await self._seek_assigned(consumer, assigned, check_group=True)
             if self.paused and assigned:
@@ -428,6 +444,8 @@ class KafkaSource(Source):
             **_security_kwargs(o),
         }
         kw.update(self._extra)
+        if self.assignment_strategy:
+            kw["partition_assignment_strategy"] = self.assignment_strategy
         return AIOKafkaConsumer(**kw)
 
     async def _run(self) -> None:

@@ -76,11 +76,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.http_port is not None:
         config = dataclasses.replace(config, http=dataclasses.replace(config.http, port=args.http_port))
-    configure_logging(args.log_format or config.logging.format, args.log_level or config.logging.level)
+    if args.workers is not None:
+        if args.workers > 1 and config.persistence.enabled:
+            raise UserError("invalid config: persistence.enabled: SQLite snapshots are for one process; with several "
+                            "workers each partition's state is checkpointed to Kafka instead")
+        config = dataclasses.replace(config, scaleout=dataclasses.replace(config.scaleout, workers=args.workers))
+    # The workers of --workers N configure their logging from the config: keep the flags there.
+    config = dataclasses.replace(config, logging=dataclasses.replace(
+        config.logging, format=args.log_format or config.logging.format, level=args.log_level or config.logging.level))
+    configure_logging(config.logging.format, config.logging.level)
     apps = [Path(a) for a in args.apps] or config.app_files()
     if not apps:
         raise UserError("no apps to run (name .siddhi files or list them under 'apps' in the config)")
     _check_apps(apps)
+    if config.scaleout.workers > 1:
+        from srota.service.workers import run_workers
+
+        return run_workers(config, apps)
     return run_service(config, apps)
 
 
@@ -128,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-format", choices=("console", "json"))
     run.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
     run.add_argument("--http-port", type=int, help="admin port (overrides the config; 0 picks a free one)")
+    run.add_argument("--workers", type=int, help="worker processes in the Kafka source's consumer group, each "
+                     "owning some input partitions and their state (overrides the config's workers)")
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="check apps and configs; print every problem as file:line:col")
     val.add_argument("files", nargs="+", help=".siddhi apps and .yaml configs (apps are checked "

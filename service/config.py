@@ -118,6 +118,27 @@ class LimitsConfig:
 
 
 @dataclass(frozen=True)
+class ScaleoutConfig:
+    """Several workers (processes or replicas) in the Kafka source's consumer group, with the
+    app's state scoped to input partitions and checkpointed to a Kafka topic (docs/scaling.md).
+
+    ``workers`` processes are started on this host; ``partitioned`` turns the per-partition
+    mode on for a single worker too (one replica of several on several hosts).
+    """
+
+    workers: int = 1
+    partitioned: bool = False
+    checkpoint_interval_ms: int = 10_000
+    #: The state topic; ``{app}`` is replaced by the app's name.
+    state_topic: str = "srota-state-{app}"
+
+    @property
+    def enabled(self) -> bool:
+        """True when apps run one runtime per input partition with Kafka checkpoints."""
+        return self.partitioned or self.workers > 1
+
+
+@dataclass(frozen=True)
 class ServiceConfig:
     """The whole service configuration."""
 
@@ -129,6 +150,7 @@ class ServiceConfig:
     limits: LimitsConfig = LimitsConfig()
     shutdown_timeout_ms: int = 30_000
     base_dir: Path = Path(".")
+    scaleout: ScaleoutConfig = ScaleoutConfig()
 
     def app_files(self) -> list[Path]:
         """Every app file: listed files, and ``*.siddhi`` in listed directories (sorted)."""
@@ -143,7 +165,7 @@ class ServiceConfig:
 
 
 # ---------------------------------------------------------------------------- loading
-_TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown"}
+_TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout"}
 
 # Connector options that name files: a relative value is relative to the config file.
 _PATH_OPTIONS = {"file.uri", "ssl.cafile", "ssl.certfile", "ssl.keyfile"}
@@ -266,11 +288,25 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
     sd = d.take({}, d.mapping, root.get("shutdown", {}), "shutdown")
     d.only(sd, "shutdown", {"timeout"})
     shutdown = d.take(30_000, d.duration, sd.get("timeout", "30 sec"), "shutdown.timeout")
+    so = d.take({}, d.mapping, root.get("scaleout", {}), "scaleout")
+    d.only(so, "scaleout", {"partitioned", "checkpoint_interval", "state_topic"})
+    scaleout = ScaleoutConfig(
+        workers=d.take(1, d.integer, root.get("workers", 1), "workers", 1, 1024),
+        partitioned=d.take(False, d.boolean, so.get("partitioned", False), "scaleout.partitioned"),
+        checkpoint_interval_ms=d.take(10_000, d.duration, so.get("checkpoint_interval", "10 sec"),
+                                      "scaleout.checkpoint_interval"),
+        state_topic=d.take("srota-state-{app}", d.string, so.get("state_topic", "srota-state-{app}"),
+                           "scaleout.state_topic"),
+    )
+    if scaleout.enabled and persistence.enabled:
+        d.fail("persistence.enabled", "SQLite snapshots are for one process; with several workers "
+                                      "(or scaleout.partitioned) each partition's state is checkpointed to Kafka instead")
     if d.errors:
         first = d.errors[0]
         first.errors = list(d.errors)
         raise first
     return ServiceConfig(
+        scaleout=scaleout,
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,
         shutdown_timeout_ms=shutdown, base_dir=base_dir,

@@ -72,7 +72,7 @@ from srota import (
 log = structlog.get_logger("srota.service")
 
 # Options on @source/@sink that belong to the host, not to the transport.
-_HOST_OPTIONS = {"type", "ref", "on.error", "dead.letter.ref"}
+_HOST_OPTIONS = {"type", "ref", "on.error", "dead.letter.ref", "key.attribute"}
 
 
 def import_extensions() -> None:
@@ -168,7 +168,7 @@ class AppHost:
         limits = Limits(max_window_events=config.limits.max_window_events,
                         max_pending_matches=config.limits.max_pending_matches,
                         python_functions=config.limits.python_functions)
-        self.runtime: SiddhiAppRuntime = SiddhiManager(limits=limits).create_siddhi_app_runtime(text)
+        self.runtime: SiddhiAppRuntime = self._create_runtime(text, limits)
         self.name = self.runtime.name
         self.sources: list[_SourceBinding] = []
         self.sinks: list[_SinkBinding] = []
@@ -197,6 +197,10 @@ class AppHost:
         self.started = False
         self._log = log.bind(app=self.name)
         self._bind()
+
+    def _create_runtime(self, text: str, limits: Limits) -> SiddhiAppRuntime:
+        """The app runtime (scale-out overrides this with one runtime per partition)."""
+        return SiddhiManager(limits=limits).create_siddhi_app_runtime(text)
 
     # ------------------------------------------------------------------ wiring
     def _bind(self) -> None:
@@ -899,9 +903,12 @@ class ServiceHost:
         return [a.describe() for a in self.apps.values()]
 
     async def start(self) -> None:
+        app_class = AppHost
+        if self.config.scaleout.enabled:  # state per Kafka partition, checkpointed to Kafka
+            from srota.service.scaleout import PartitionedAppHost as app_class
         for path, text in self._texts:
             try:
-                app = AppHost(path, text, self.config, self.metrics)
+                app = app_class(path, text, self.config, self.metrics)
             except SiddhiAppCreationError as exc:
                 exc.path = path  # type: ignore[attr-defined]  # for the file:line:col report
                 raise

@@ -482,7 +482,10 @@ def _check_host(text: str, config: ServiceConfig, file: str, lines: Sequence[str
     from srota.service.host import AppHost
     from srota.service.metrics import Metrics
 
+    host_class = AppHost
+    if config.scaleout.enabled:  # several workers: also check that the state can be split by partition
+        from srota.service.scaleout import PartitionedAppHost as host_class
     try:
-        AppHost(Path(file), text, config, Metrics()).runtime.shutdown()
+        host_class(Path(file), text, config, Metrics()).runtime.shutdown()
     except SiddhiAppCreationError as exc:
         problems.append(_from_exc(file, exc, lines))

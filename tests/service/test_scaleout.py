@@ -1,0 +1,250 @@
+"""Scale-out in process: per-partition runtimes, Kafka checkpoints, restore and seek, revoke order.
+
+The process-level tests (several ``srota run`` workers, SIGKILL) are in
+tests/faults/test_scaleout_kill.py.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from typing import Any
+
+import orjson
+import pytest
+from srota.engine import SiddhiManager
+from srota.service.config import ScaleoutConfig
+
+from tests.integration.support import (
+    TopicReader,
+    check_running_totals,
+    config,
+    kafka_sink,
+    kafka_source,
+    produce,
+    running_host,
+    totals_reached,
+    wait_until,
+)
+
+pytestmark = pytest.mark.integration
+
+QUERY = "from In select id, sum(n) as total, count() as count group by id insert into Out;"
+
+
+def _app(kb: Any, src: str, out: str, group: str, name: str = "Totals") -> str:
+    return f"""
+    @app:name('{name}')
+    {kafka_source(kb, src, group, **{"batch.size": "100", "key.attribute": "id"})}
+    define stream In (id string, n long);
+    {kafka_sink(kb, out, key='{{id}}')}
+    define stream Out (id string, total long, count long);
+    {QUERY}
+    """
+
+
+def _scaled(interval_ms: int = 500, topic: str | None = None) -> Any:
+    cfg = config()
+    return dataclasses.replace(cfg, scaleout=ScaleoutConfig(
+        partitioned=True, checkpoint_interval_ms=interval_ms,
+        state_topic=topic or f"srota-state-{uuid.uuid4().hex[:8]}"))
+
+
+def _inputs(n: int, keys: int) -> list[dict[str, Any]]:
+    return [{"id": f"k{i % keys}", "n": (i * 7919) % 101} for i in range(n)]
+
+
+async def test_two_workers_split_partitions_and_state_moves_on_rebalance(kafka_broker: Any) -> None:
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=6), await kb.create_topic(partitions=6)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    cfg = _scaled()
+    inputs = _inputs(3000, 24)
+    first, second = inputs[:1500], inputs[1500:]
+    async with TopicReader(kb.bootstrap_servers, out) as reader:
+        async with running_host(cfg, _app(kb, src, out, group)) as one:
+            await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in first])
+            await reader.until(totals_reached(first), 30, what="the first half")
+            app = one.apps["Totals"]
+            assert sorted(app.partitions.by_partition) == list(range(6))
+            await app.checkpoint_partitions(set(range(6)))
+            # A second worker joins: the partitions are split, the state goes with them.
+            async with running_host(cfg, _app(kb, src, out, group)) as two:
+                await wait_until(lambda: two.apps["Totals"].partitions.by_partition, 30,
+                                 what="the second worker to own partitions")
+                owned_one = set(app.partitions.by_partition)
+                owned_two = set(two.apps["Totals"].partitions.by_partition)
+                assert owned_one and owned_two and not owned_one & owned_two
+                described = two.describe()[0]["scaleout"]
+                assert set(described["partitions"]) == {str(p) for p in owned_two}
+                # The partitions the first worker gave up were checkpointed and restored here.
+                assert any(i["restored_from"] for i in described["partitions"].values())
+                metrics = two.metrics.render().decode()
+                for p in owned_two:
+                    assert f'srota_partition_owned{{app="Totals",partition="{p}"}} 1.0' in metrics
+                    assert f'srota_partition_restore_seconds{{app="Totals",partition="{p}"}}' in metrics
+                assert 'srota_checkpoint_bytes{app="Totals"' in one.metrics.render().decode()
+                # The engine's counters add up over the partition runtimes.
+                line = next(x for x in one.metrics.render().decode().splitlines()
+                            if x.startswith('srota_stream_events_total{app="Totals",stream="In"}'))
+                assert float(line.rsplit(" ", 1)[1]) >= 1500
+                await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in second])
+                records = await reader.until(totals_reached(inputs), 30, what="the final totals")
+    final = check_running_totals([r.json()["event"] for r in records], inputs)
+    assert final == _reference(inputs)
+
+
+def _reference(inputs: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    runtime = SiddhiManager().create_siddhi_app_runtime(f"define stream In (id string, n long); {QUERY}")
+    final: dict[str, tuple[int, int]] = {}
+    runtime.add_callback("Out", lambda events: final.update({e.data[0]: (e.data[1], e.data[2]) for e in events}))
+    runtime.start()
+    for e in inputs:
+        runtime.get_input_handler("In").send([e["id"], e["n"]])
+    runtime.shutdown()
+    return final
+
+
+async def test_global_table_is_read_whole_by_every_worker_and_seen_by_every_partition(kafka_broker: Any) -> None:
+    kb = kafka_broker
+    src, owners, out = (await kb.create_topic(partitions=6), await kb.create_topic(partitions=2),
+                        await kb.create_topic(partitions=1))
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    keys = [f"k{i}" for i in range(24)]
+    await produce(kb.bootstrap_servers, owners,
+                  [(k.encode(), orjson.dumps({"id": k, "owner": f"owner-{k}"})) for k in keys])
+    app = f"""
+    @app:name('Owners')
+    {kafka_source(kb, src, group, **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    {kafka_source(kb, owners, group + "-owners")}
+    define stream OwnerUpdates (id string, owner string);
+    @global @PrimaryKey('id')
+    define table Owners (id string, owner string);
+    {kafka_sink(kb, out)}
+    define stream Out (id string, owner string, n long);
+    from OwnerUpdates select * update or insert into Owners on Owners.id == id;
+    from In join Owners on Owners.id == In.id select In.id as id, Owners.owner as owner, In.n as n insert into Out;
+    """
+    cfg = _scaled()
+    inputs = [{"id": keys[i % len(keys)], "n": i} for i in range(600)]
+    async with TopicReader(kb.bootstrap_servers, out) as reader:
+        async with running_host(cfg, app) as one, running_host(cfg, app) as two:
+            await wait_until(lambda: one.apps["Owners"].partitions.by_partition and
+                             two.apps["Owners"].partitions.by_partition, 30, what="both workers to own partitions")
+            await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in inputs])
+            records = await reader.until(lambda rs: len(rs) >= len(inputs), 30, what="every joined output")
+    got = sorted((e["id"], e["owner"], e["n"]) for e in (r.json()["event"] for r in records))
+    assert got == sorted((e["id"], f"owner-{e['id']}", e["n"]) for e in inputs)
+
+
+async def test_stateless_mqtt_app_shares_its_subscription_among_workers(mqtt_broker: Any, kafka_broker: Any) -> None:
+    from srota import connectors
+
+    kb = kafka_broker
+    out = await kb.create_topic(partitions=1)
+    topic = f"scale/{uuid.uuid4().hex[:8]}"
+    app = f"""
+    @app:name('Shared')
+    @source(type='mqtt', url='{mqtt_broker.url}', topic='{topic}', @map(type='json'))
+    define stream In (id string, n long);
+    {kafka_sink(kb, out)}
+    define stream Out (id string, n long);
+    from In[n >= 0] select id, n insert into Out;
+    """
+    cfg = _scaled()
+    async with TopicReader(kb.bootstrap_servers, out) as reader:
+        async with running_host(cfg, app) as one, running_host(cfg, app) as two:
+            await asyncio.sleep(0.5)  # both subscriptions in place
+            sink = connectors.create_sink("mqtt", {"url": mqtt_broker.url, "topic": topic}, name="publisher")
+            await sink.connect()
+            try:
+                for start in range(0, 400, 50):
+                    await sink.publish([(orjson.dumps({"id": f"k{i}", "n": i}), {}) for i in range(start, start + 50)])
+                    await asyncio.sleep(0.02)
+            finally:
+                await sink.close()
+            records = await reader.until(lambda rs: len(rs) >= 400, 30, what="every message once")
+            taken = [h.metrics.source_messages.labels("Shared", "In", "mqtt")._value.get() for h in (one, two)]
+    assert sorted(r.json()["event"]["n"] for r in records) == list(range(400))
+    assert all(t > 0 for t in taken) and sum(taken) == 400, taken
+
+
+async def test_stateful_mqtt_app_is_refused_with_several_workers(mqtt_broker: Any) -> None:
+    from srota.grammar.errors import SiddhiAppCreationError
+    from srota.service.host import ServiceHost
+
+    app = f"""
+    @app:name('MqttCounts')
+    @source(type='mqtt', url='{mqtt_broker.url}', topic='x', @map(type='json'))
+    define stream In (id string, n long);
+    @info(name='counts') from In select id, count() as c group by id insert into Out;
+    """
+    host = ServiceHost(_scaled(), app_texts=[app])
+    with pytest.raises(SiddhiAppCreationError, match="bridge the topic into Kafka"):
+        await host.start()
+
+
+async def test_a_checkpoint_that_cannot_be_restored_falls_back_to_the_one_before(kafka_broker: Any) -> None:
+    from srota.service.scaleout import Checkpoint, StateTopic
+
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=1), await kb.create_topic(partitions=1)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    cfg = _scaled(interval_ms=3_600_000)
+    inputs = _inputs(300, 5)
+    await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in inputs])
+    # A good checkpoint covering the first 200 records, then a newer one that cannot be read.
+    reference = SiddhiManager().create_siddhi_app_runtime(f"define stream In (id string, n long); {QUERY}")
+    reference.start()
+    reference.get_input_handler("In").send_rows([(e["id"], e["n"]) for e in inputs[:200]])
+    state = StateTopic(cfg.scaleout.state_topic, kb.bootstrap_servers, {})
+    await state.open([src])
+    try:
+        good = Checkpoint(0, reference.snapshot(), {src: 200})
+        await state.save(good)
+        await state.save(Checkpoint(0, b"not a snapshot", {src: 300}))
+    finally:
+        await state.close()
+        reference.shutdown()
+    async with TopicReader(kb.bootstrap_servers, out) as reader, running_host(cfg, _app(kb, src, out, group)) as host:
+        records = await reader.until(totals_reached(inputs), 30, what="the totals from the older checkpoint on")
+        assert host.describe()[0]["scaleout"]["partitions"]["0"]["restored_from"] == good.id
+    # Only the records after the good checkpoint were processed, on top of its state.
+    assert min(r.json()["event"]["count"] for r in records) > 200 // 5
+    check_running_totals([r.json()["event"] for r in records], inputs)
+
+
+async def test_co_partitioned_topics_share_a_partition_runtime(kafka_broker: Any) -> None:
+    """Two topics in one topic.list: partition p of each goes to the same worker and runtime
+    (the range assignor), so a key's records from both topics meet one state."""
+    kb = kafka_broker
+    a, b, out = (await kb.create_topic(partitions=3), await kb.create_topic(partitions=3),
+                 await kb.create_topic(partitions=1))
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    app = f"""
+    @app:name('Both')
+    {kafka_source(kb, f"{a},{b}", group, **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    {kafka_sink(kb, out)}
+    define stream Out (id string, total long, count long);
+    {QUERY}
+    """
+    cfg = _scaled()
+    inputs = _inputs(1200, 12)
+    async with TopicReader(kb.bootstrap_servers, out) as reader:
+        async with running_host(cfg, app) as one, running_host(cfg, app) as two:
+            await wait_until(lambda: one.apps["Both"].partitions.by_partition and
+                             two.apps["Both"].partitions.by_partition, 30, what="both workers to own partitions")
+            owned = [set(h.apps["Both"].partitions.by_partition) for h in (one, two)]
+            assert not owned[0] & owned[1] and owned[0] | owned[1] == {0, 1, 2}
+            # Each key's records alternate between the two topics (same key: same partition).
+            await produce(kb.bootstrap_servers, a, [(e["id"].encode(), orjson.dumps(e)) for e in inputs[0::2]])
+            await produce(kb.bootstrap_servers, b, [(e["id"].encode(), orjson.dumps(e)) for e in inputs[1::2]])
+            records = await reader.until(totals_reached(inputs), 30, what="the totals over both topics")
+    finals: dict[str, tuple[int, int]] = {}
+    for r in records:
+        e = r.json()["event"]
+        if e["count"] >= finals.get(e["id"], (0, 0))[1]:
+            finals[e["id"]] = (e["total"], e["count"])
+    assert finals == _reference(inputs)
