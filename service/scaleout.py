@@ -315,7 +315,10 @@ class PartitionRuntimes:
         pending = sum(c.scheduler.pending() for c in ctxs)
         return _ns(junctions={k: _ns(events_in=v) for k, v in junctions.items()}, errors=total("errors"),
                    breaches=total("breaches"), scheduler=_ns(pending=lambda: pending),
-                   elements={k: _ns(pending=v[0], dropped=v[1]) for k, v in patterns.items()})
+                   elements={k: _ns(pending=v[0], dropped=v[1]) for k, v in patterns.items()},
+                   # Aggregation stores belong to the partitions' runtimes and are checkpointed
+                   # with them: the single-process store checks see none here.
+                   aggregations={})
 
     @property
     def tables(self) -> Any:
@@ -532,8 +535,12 @@ class PartitionedAppHost(AppHost):
         return None
 
     # ------------------------------------------------------------------ lifecycle
-    async def start(self, restore: Any = None) -> None:
-        """Open the state topic, hook the Kafka source's assignment, then start as usual."""
+    async def start(self, restore: Any = None, marks: dict[str, int] | None = None) -> None:
+        """Open the state topic, hook the Kafka source's assignment, then start as usual.
+
+        (``restore`` and ``marks`` come from the single-process store, which a partitioned
+        app does not use: each partition restores from its checkpoint in the state topic.)
+        """
         if self._kafka:
             b = self._kafka[0]
             src = b.source
