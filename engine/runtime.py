@@ -381,14 +381,13 @@ def _define_stream(ctx: AppContext, sd: StreamDefinition) -> None:
 def _async_settings(a: Annotation) -> tuple[int, int, int]:
     """``@Async(buffer.size='1024', workers='1', batch.size.max='...')`` with Siddhi's defaults."""
     values = []
-    for key, default in (("buffer.size", 1024), ("workers", 1), ("batch.size.max", 0)):
+    for key, default in (("buffer.size", 1024), ("workers", 1), ("batch.size.max", 1)):
         raw = a.get(key)
         try:
             n = default if raw is None else int(raw)
         except ValueError:
             raise error_at(f"@Async {key} must be a whole number, not '{raw}'", a) from None
-        if n < 0 or (n == 0 and key != "batch.size.max"):
+        if n <= 0:  # StreamJunction rejects a batch.size.max of 0 too (its default is buffer.size)
             raise error_at(f"@Async {key} must be positive, not {n}", a)
         values.append(n)
-    size, workers, batch = values
-    return size, workers, batch or size
+    return values[0], values[1], values[2] if a.get("batch.size.max") is not None else values[0]

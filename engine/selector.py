@@ -471,6 +471,17 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
             types.append(c.type)
             codes.append(c.code)
     plan.output_attributes = [Attribute(n, t) for n, t in zip(names, types, strict=True)]
+    # Siddhi resolves an order-by variable against the output first, then the input
+    # (OrderByEventComparator, HAVING_STATE): an input attribute that is not selected (such as
+    # an aggregation's AGG_TIMESTAMP in a join) rides along as a hidden trailing column that
+    # post() sorts by and strips.
+    hidden: list[str] = []
+    if selector.attributes is not None:
+        for ob in selector.order_by:
+            var = ob.variable
+            if var.attribute not in names and var.attribute not in hidden:
+                codes.append(compiler.compile(var).code)
+                hidden.append(var.attribute)
     body = list(prologue)
     row = "(" + "".join(c + ", " for c in codes) + ")"
 
@@ -512,7 +523,7 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
         key_expr = keys[0] if len(keys) == 1 else "(" + ", ".join(keys) + ",)"
         plan.group_key = gen.function("_group_key", "e", body + [f"return {key_expr}"])
 
-    plan.post = _plan_post(selector, names, types, ctx, gen)
+    plan.post = _plan_post(selector, names + hidden, types, ctx, gen, visible=len(names) if hidden else None)
 
     if not plan.factories and plan.group_key is None and batching:
         plan.fast = _fast_path(plan, prologue, row, having_cond, gen, where, only_current)
@@ -761,14 +772,20 @@ def _constant_int(expr: Any, what: str, ctx: Any, gen: CodeGen) -> int | None:
     return int(expr.value)
 
 
-def _nulls_first(i: int) -> Callable[[Event], tuple[bool, Any]]:
-    """A sort key on attribute ``i`` that puts nulls first (Siddhi's order)."""
+def _non_null_first(i: int) -> Callable[[Event], tuple[bool, Any]]:
+    """A sort key on attribute ``i``: nulls sort before values (so, reversed, after them)."""
     return lambda ev: (ev.data[i] is not None, ev.data[i])
 
 
+def _null_last(i: int) -> Callable[[Event], tuple[bool, Any]]:
+    """A sort key on attribute ``i`` that puts nulls after values."""
+    return lambda ev: (ev.data[i] is None, ev.data[i])
+
+
 def _plan_post(selector: Selector, names: list[str], types: list[AttrType], ctx: Any,
-               gen: CodeGen) -> Callable[[list[Event]], list[Event]] | None:
-    """order by, offset and limit over each output chunk."""
+               gen: CodeGen, visible: int | None = None) -> Callable[[list[Event]], list[Event]] | None:
+    """order by, offset and limit over each output chunk; ``visible``: strip the hidden
+    order-by columns after the ``visible`` output attributes."""
     limit = _constant_int(selector.limit, "limit", ctx, gen)
     offset = _constant_int(selector.offset, "offset", ctx, gen)
     order: list[tuple[int, bool]] = []
@@ -782,13 +799,38 @@ def _plan_post(selector: Selector, names: list[str], types: list[AttrType], ctx:
 
     def post(chunk: list[Event]) -> list[Event]:
         if order:
-            # Python's sort is stable: sort by the last key first.  Nulls sort first.
-            for idx, desc in reversed(order):
-                chunk = sorted(chunk, key=_nulls_first(idx), reverse=desc)
+            # Siddhi (QuerySelector.orderEventChunk) sorts each run of events of one type
+            # (current, expired) on its own with List.sort: stable, so ties keep their arrival
+            # order, and nulls last in either direction (OrderByEventComparator).
+            t0 = chunk[0].type
+            if all(ev.type == t0 for ev in chunk):
+                chunk = _sorted(chunk, order)
+            else:
+                runs: list[list[Event]] = []
+                for ev in chunk:
+                    if runs and runs[-1][0].type == ev.type:
+                        runs[-1].append(ev)
+                    else:
+                        runs.append([ev])
+                chunk = [ev for run in runs for ev in _sorted(run, order)]
         if offset:
             chunk = chunk[offset:]
         if limit is not None:
             chunk = chunk[:limit]
+        if visible is not None:
+            for ev in chunk:
+                ev.data = ev.data[:visible]
         return chunk
 
     return post
+
+
+def _sorted(chunk: list[Event], order: list[tuple[int, bool]]) -> list[Event]:
+    """Stable sort by ``(index, descending)`` keys, nulls last; Python's sort is stable with
+    reverse=True too, so sort by the last key first."""
+    for idx, desc in reversed(order):
+        if desc:
+            chunk = sorted(chunk, key=_non_null_first(idx), reverse=True)
+        else:
+            chunk = sorted(chunk, key=_null_last(idx))
+    return chunk

@@ -885,8 +885,15 @@ class _Builder(Transformer_NonRecursive):
         if left_uni and right_uni:
             raise self._fail("only one side of a join can be 'unidirectional'", self._pos(meta))
         trigger = JoinTrigger.LEFT if left_uni else JoinTrigger.RIGHT if right_uni else JoinTrigger.ALL
-        self._check_single_stream(left)
-        self._check_single_stream(right)
+        for side in (left, right):
+            self._check_single_stream(side)
+            # SiddhiQL's join_source is `source handlers? window?`: nothing may follow the window
+            # (a single-stream query may filter after it; a join input may not).
+            hs = side.handlers
+            w = next((i for i, h in enumerate(hs) if isinstance(h, WindowHandler)), None)
+            if w is not None and w + 1 < len(hs):
+                raise self._fail("a join input cannot be filtered or processed after its window: "
+                                 "put the filter before the window", hs[w + 1].pos)
         return JoinInputStream(left, join_type, right, on, trigger, within, per, pos=self._pos(meta))
 
     def inner_join(self, meta: Any, children: list[Any]) -> JoinType:

@@ -249,17 +249,6 @@ class _RoutedHandler:
         self.send_rows([tuple(data)])
 
 
-class _SummedContext:
-    """The metrics' counters summed over partitions; anything else from the template's context."""
-
-    def __init__(self, template: Any, **summed: Any) -> None:
-        self._template = template
-        self.__dict__.update(summed)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._template, name)
-
-
 class PartitionRuntimes:
     """Stands where :class:`AppHost` expects one runtime: definitions come from a template
     runtime (never started), events go to the runtime of :attr:`current` partition, and
@@ -324,10 +313,12 @@ class PartitionRuntimes:
                     got[0] += element.pending
                     got[1] += getattr(element, "dropped", 0)
         pending = sum(c.scheduler.pending() for c in ctxs)
-        return _SummedContext(self.template.context,
-                              junctions={k: _ns(events_in=v) for k, v in junctions.items()}, errors=total("errors"),
-                              breaches=total("breaches"), scheduler=_ns(pending=lambda: pending),
-                              elements={k: _ns(pending=v[0], dropped=v[1]) for k, v in patterns.items()})
+        return _ns(junctions={k: _ns(events_in=v) for k, v in junctions.items()}, errors=total("errors"),
+                   breaches=total("breaches"), scheduler=_ns(pending=lambda: pending),
+                   elements={k: _ns(pending=v[0], dropped=v[1]) for k, v in patterns.items()},
+                   # Aggregation stores belong to the partitions' runtimes and are checkpointed
+                   # with them: the single-process store checks see none here.
+                   aggregations={})
 
     @property
     def tables(self) -> Any:
@@ -544,8 +535,12 @@ class PartitionedAppHost(AppHost):
         return None
 
     # ------------------------------------------------------------------ lifecycle
-    async def start(self, restore: Any = None, marks: Any = None) -> None:
-        """Open the state topic, hook the Kafka source's assignment, then start as usual."""
+    async def start(self, restore: Any = None, marks: dict[str, int] | None = None) -> None:
+        """Open the state topic, hook the Kafka source's assignment, then start as usual.
+
+        (``restore`` and ``marks`` come from the single-process store, which a partitioned
+        app does not use: each partition restores from its checkpoint in the state topic.)
+        """
         if self._kafka:
             b = self._kafka[0]
             src = b.source
@@ -566,7 +561,7 @@ class PartitionedAppHost(AppHost):
         group_sources = [b for b in self.sources if b not in self._global]
         self.sources = list(self._global)
         try:
-            await super().start(None, None)
+            await super().start(None)
             if self._global:
                 await self._caught_up(self._global)
         finally:

@@ -5,9 +5,14 @@ them so both align buckets identically.
 
 * A bucket is identified by its start, in epoch milliseconds (``AGG_TIMESTAMP``).
 * Seconds, minutes, hours and days are fixed lengths; months and years follow the civil
-  calendar.  Alignment happens in the event's UTC offset (``offset`` in ms, 0 for GMT): a day
-  bucket of an event stamped ``2018-01-05 02:00:00 +05:30`` starts at ``2018-01-05 00:00
-  +05:30``, as the WSO2 SP documentation describes for ``AGG_TIMEZONE``.
+  calendar.  Aggregations align every bucket in one zone, GMT: Siddhi 5's
+  ``IncrementalExecutor`` calls ``IncrementalTimeConverterUtil.getStartTimeOfAggregates(ts,
+  duration, timeZone)`` with the aggregation's ``timeZone`` (config property ``aggTimeZone``,
+  default ``GMT``), never with the event's own offset; an offset in a time string only moves
+  the event to epoch ms (WSO2 SP 4.2 aligned in the event's offset; Siddhi 5 dropped that).
+  So an event stamped ``2018-01-05 02:00:00 +05:30`` is ``2018-01-04 20:30 GMT`` and falls into
+  the GMT day of 2018-01-04, whatever the offsets of the other events of its key.
+  ``offset`` (ms) is kept for the jobs that align in another fixed zone; the engine passes 0.
 * Time strings are ``yyyy-MM-dd HH:mm:ss`` (GMT) or ``yyyy-MM-dd HH:mm:ss <Z>`` with ``<Z>`` an
   ISO-8601 offset such as ``+05:30``; ``within`` also accepts ``**`` wildcards for trailing
   fields (``2018-01-** **:**:**`` is January 2018).

@@ -106,6 +106,6 @@ def purge_bounds(policy: PurgePolicy, durations: tuple[TimeDuration, ...], now: 
             top = newest.get(coarse)
             if top is None:
                 continue
-            bound = min(bound, next_bucket_start(top[0], coarse, top[1]))
+            bound = min(bound, next_bucket_start(top[0], coarse))
         bounds[d] = bound
     return bounds

@@ -110,10 +110,9 @@ class Aggregation:
             if e.type != CURRENT:
                 continue
             ts, off, key = locate(e)
-            if unit is not None and off == 0:
-                b = ts - ts % unit
-            else:
-                b = bucket_start(ts, duration, off)
+            # Buckets align in the aggregation's zone (GMT, as Siddhi 5's default aggTimeZone),
+            # never in the event's own offset: that only moved the event to epoch ms.
+            b = ts - ts % unit if unit is not None else bucket_start(ts, duration)
             top = lvl.top
             resume = self._resume_after
             if resume is not None and ts < resume:
@@ -157,7 +156,7 @@ class Aggregation:
         duration = lvl.duration
         merge = self.spec.merge
         for start, key, row in rows:
-            b = bucket_start(start, duration, row[1])
+            b = bucket_start(start, duration)
             if lvl.top is None or b > lvl.top:
                 self._advance(j, b)
             k = (b, key)
@@ -190,13 +189,13 @@ class Aggregation:
         merge = self.spec.merge
         newest_root = self.store.newest(durations[0])
         if newest_root is not None:
-            self._resume_after = next_bucket_start(newest_root[0], durations[0], newest_root[1])
+            self._resume_after = next_bucket_start(newest_root[0], durations[0])
         for j in range(1, len(durations)):
             lvl = self._levels[j]
             newest = self.store.newest(durations[j])
-            since = None if newest is None else next_bucket_start(newest[0], durations[j], newest[1])
+            since = None if newest is None else next_bucket_start(newest[0], durations[j])
             for start, key, row in self.store.scan(durations[j - 1], since, None):
-                b = bucket_start(start, durations[j], row[1])
+                b = bucket_start(start, durations[j])
                 k = (b, key)
                 have = lvl.buckets.get(k)
                 if have is None:
@@ -229,7 +228,7 @@ class Aggregation:
             merged[(ts, key)] = row
         for j in range(i, -1, -1):
             for (s, key), row in self._levels[j].buckets.items():
-                b = s if j == i else bucket_start(s, per, row[1])
+                b = s if j == i else bucket_start(s, per)
                 if (start is not None and b < start) or (end is not None and b >= end):
                     continue
                 k = (b, key)
@@ -436,11 +435,11 @@ def define_aggregation(ad: AggregationDefinition, ctx: Any) -> Aggregation:
 
 
 def _check_durations(ad: AggregationDefinition) -> None:
-    order = list(TimeDuration)
-    idx = [order.index(d) for d in ad.durations]
-    if idx != sorted(set(idx)) or (idx and idx != list(range(idx[0], idx[-1] + 1))):
-        raise error_at("aggregation granularities must be consecutive, without gaps "
-                       "(e.g. 'every sec, min, hour', not 'every sec, min, day')", ad)
+    """Siddhi 5 sorts a comma list and lets it skip units (``every min, day, year``: the WSO2 SP
+    4.2 rule "no gaps" is gone, ``AggregationParser.sortedDurations``); roll-ups then go from each
+    listed granularity to the next listed one.  A granularity named twice is still an error."""
+    if len(set(ad.durations)) != len(ad.durations):
+        raise error_at("an aggregation granularity is listed twice", ad)
 
 
 def _buffer_options(ad: AggregationDefinition, spec: AggSpec) -> tuple[int, bool]:

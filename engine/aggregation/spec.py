@@ -20,7 +20,8 @@ The latest event is the one with the greatest event time; on a tie the later arr
 (conformance note 18).  Its time is ``AGG_LAST_EVENT_TIMESTAMP``.
 
 In memory a bucket is a list ``[last_ts, utc_offset, *latest values, *base values]`` keyed by
-``(bucket start, group key tuple)``.  The functions that create, update, combine and read
+``(bucket start, group key tuple)``; ``utc_offset`` is the latest event's (``AGG_TIMEZONE``,
+information only: buckets align in GMT, see :mod:`.buckets`).  The functions that create, update, combine and read
 these rows are generated once per aggregation (DESIGN.md decision 2).
 """
 from __future__ import annotations

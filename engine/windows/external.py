@@ -13,7 +13,7 @@ from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.registry import Kind, Param, extension
 from srota.engine.windows.base import BufferWindow, WindowProcessor, WindowSpec, int_value, require_attribute
 from srota.engine.windows.time import java_rem
-from srota.grammar.model import AttrType
+from srota.grammar.model import AttrType, Constant, TimeConstant
 
 _INT_LONG = (AttrType.INT, AttrType.LONG)
 
@@ -261,10 +261,15 @@ def _external_time_batch(spec: WindowSpec) -> Callable[[], WindowProcessor]:
     start = None
     start_getter = None
     if start_arg is not None:
-        if start_arg.constant:
+        # Siddhi takes a literal int/long, or else any long expression evaluated on the first
+        # event: a constant expression such as 1/2 is an int expression, rejected at creation.
+        if start_arg.constant and isinstance(start_arg.node, (Constant, TimeConstant)):
             start = int_value(spec, start_arg, "start.time", minimum=None)
         elif start_arg.type is not AttrType.LONG:
-            raise spec.error("start.time should be an int or long constant or a long attribute", start_arg.node)
+            raise spec.error("start.time should be an int or long constant or a long attribute, but found "
+                             f"an {start_arg.type.value} expression", start_arg.node)
+        elif start_arg.constant:
+            start = int_value(spec, start_arg, "start.time", minimum=None)
         else:
             start_getter = start_arg.getter
     timeout = int_value(spec, spec.named.get("timeout"), "timeout") or 0

@@ -1,7 +1,8 @@
 """Bucket alignment and row layout in Spark SQL, mirroring :mod:`engine.aggregation.buckets`.
 
-The session runs in UTC; an event's UTC offset (``off``, ms) shifts it before truncation and
-back after, exactly like :func:`engine.aggregation.buckets.bucket_start`.
+The session runs in UTC.  Buckets align in GMT (``off`` ``"0"``), as the live engine and Siddhi 5
+do; another fixed offset (``off``, ms) shifts a time before truncation and back after, exactly
+like :func:`engine.aggregation.buckets.bucket_start`.
 """
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ from srota.grammar.model import TimeDuration
 def bucket_sql(ts: str, off: str, duration: TimeDuration) -> str:
     """SQL for the start of the ``duration`` bucket of epoch-ms column ``ts`` at UTC offset ``off``."""
     unit = FIXED_MILLIS.get(duration)
+    if str(off) == "0":  # GMT, as the engine aligns
+        if unit is not None:
+            return f"({ts} - pmod({ts}, {unit}L))"
+        field = "MONTH" if duration is TimeDuration.MONTHS else "YEAR"
+        return f"unix_millis(date_trunc('{field}', timestamp_millis({ts})))"
     local = f"({ts} + {off})"
     if unit is not None:
         return f"({local} - pmod({local}, {unit}L) - {off})"
@@ -33,9 +39,3 @@ def tz_text_sql(off: str) -> str:
     """``+05:30`` from an offset in ms (the ``AGG_TIMEZONE`` column)."""
     return (f"concat(if({off} < 0, '-', '+'), lpad(cast(abs({off}) div 3600000 as string), 2, '0'), ':', "
             f"lpad(cast((abs({off}) div 60000) % 60 as string), 2, '0'))")
-
-
-def tz_offset_sql(tz: str) -> str:
-    """Offset in ms from an ``AGG_TIMEZONE`` text column."""
-    return (f"(if(substr({tz}, 1, 1) = '-', -1L, 1L) * (cast(substr({tz}, 2, 2) as bigint) * 3600000L"
-            f" + cast(substr({tz}, 5, 2) as bigint) * 60000L))")

@@ -49,12 +49,19 @@ def add_subparsers(subparsers: Any) -> argparse.ArgumentParser:
     u.add_argument("--master", help="Spark master URL (default local[*])")
     u.add_argument("--rebuild", metavar="GRANULARITY",
                    help="recompute this granularity's table from the next finer one instead of purging")
+    u.add_argument("--dry-run", action="store_true",
+                   help="print the bounds and how many rows each table would lose; delete nothing")
     u.set_defaults(func=main)
     return p
 
 
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
 def main(args: argparse.Namespace) -> int:
-    """Run the selected job; returns the process exit code."""
+    """Run the selected job; returns the process exit code (2: bad input, 3: no Spark, 1: the job failed)."""
     from srota.grammar.errors import SiddhiAppCreationError, SiddhiParserError
     from srota.service.spark.session import SparkUnavailable
 
@@ -66,8 +73,14 @@ def main(args: argparse.Namespace) -> int:
             result = backfill(args.app, args.aggregation, inputs, args.format, args.start, args.end,
                               args.master, args.writer)
             total = sum(result["rows"].values())
-            print(f"backfilled {result['events']} events into {total} rows in {result['seconds']:.1f}s")
+            p = result["phases"]
+            print(f"backfilled {result['events']} events into {total} rows in {result['seconds']:.1f}s "
+                  f"(session {p['session']:.1f}s, read {p['read']:.1f}s, compute {p['compute']:.1f}s, "
+                  f"write {p['write']:.1f}s)")
             return 0
+        from srota.service.spark.backfill import check_app
+
+        check_app(args.app)
         if args.rebuild:
             from srota.service.spark.purge import rebuild
 
@@ -76,15 +89,20 @@ def main(args: argparse.Namespace) -> int:
             return 0
         from srota.service.spark.purge import purge
 
-        deleted = purge(args.app, args.aggregation, args.now, args.master)
-        print(f"purged {sum(deleted.values())} rows")
+        deleted = purge(args.app, args.aggregation, args.now, args.master, dry_run=args.dry_run)
+        print(f"{'would purge' if args.dry_run else 'purged'} {sum(deleted.values())} rows")
         return 0
     except SparkUnavailable as exc:
-        print(f"srota aggregation: {exc}", file=sys.stderr)
+        print(f"srota aggregation: {_one_line(exc)}", file=sys.stderr)
         return 3
     except (ValueError, OSError, SiddhiAppCreationError, SiddhiParserError) as exc:
-        print(f"srota aggregation: {exc}", file=sys.stderr)
+        print(f"srota aggregation: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a Spark job failure (a corrupt file, a lost executor): no JVM trace
+        if type(exc).__module__.startswith(("pyspark", "py4j")):
+            print(f"srota aggregation: Spark job failed: {_one_line(exc)}", file=sys.stderr)
+            return 1
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m srota.service.spark.cli ...`

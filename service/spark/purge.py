@@ -22,7 +22,7 @@ from srota.engine.aggregation.buckets import duration_named, next_bucket_start
 from srota.engine.aggregation.purge import purge_bounds
 from srota.grammar.model import AttrType, TimeDuration
 from srota.service.spark.backfill import write_rows
-from srota.service.spark.buckets import bucket_sql, tz_offset_sql
+from srota.service.spark.buckets import bucket_sql
 from srota.service.spark.session import LoadedAggregation, get_spark, load_aggregation, require_jdbc_jar
 
 
@@ -43,34 +43,53 @@ def read_table(spark: Any, loaded: LoadedAggregation, duration: TimeDuration) ->
             .option("customSchema", custom).load())
 
 
+def format_time(ms: int) -> str:
+    """``2018-01-05 10:00:00.000 UTC`` for epoch ms (purge bounds, progress lines)."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+
+
 def purge(app_path: str, aggregation_id: str, now: int | None = None, master: str | None = None,
-          spark: Any = None, progress: Any = _say) -> dict[str, int]:
-    """Delete rows outside the retention policy; returns rows deleted per table."""
+          spark: Any = None, progress: Any = _say, dry_run: bool = False) -> dict[str, int]:
+    """Delete rows outside the retention policy; returns rows deleted (or due, with
+    ``dry_run``) per table.  A table without a bound (no retention, or nothing coarser stored
+    yet) is left alone."""
     from pyspark.sql import functions as F
 
     say = progress or (lambda msg: None)
     loaded = load_aggregation(app_path, aggregation_id)
     own = spark is None
     try:
+        t = time.perf_counter()
         spark = spark or get_spark(master, f"srota-purge-{aggregation_id}")
+        say(f"session: Spark {spark.version} on {spark.sparkContext.master} ready in "
+            f"{time.perf_counter() - t:.1f}s")
         agg = loaded.aggregation
         now = int(time.time() * 1000) if now is None else now
+        say(f"purging as of {format_time(now)}" + (" (dry run: nothing is deleted)" if dry_run else ""))
         durations = agg.durations
         newest: dict[TimeDuration, tuple[int, int] | None] = {}
         frames = {}
         for d in durations:
             df = read_table(spark, loaded, d)
             frames[d] = df
-            top = df.orderBy(F.col("AGG_TIMESTAMP").desc()).select("AGG_TIMESTAMP", "AGG_TIMEZONE").first()
-            newest[d] = None if top is None else (int(top[0]), _offset(top[1]))
+            top = df.agg(F.max("AGG_TIMESTAMP")).first()[0]
+            newest[d] = None if top is None else (int(top), 0)  # buckets align in GMT
         bounds = purge_bounds(agg.policy, durations, now, newest)
         deleted: dict[str, int] = {}
-        for d, bound in bounds.items():
+        for d in durations:
             table = loaded.store.tables[d]
+            bound = bounds.get(d)
+            if bound is None:
+                why = "no retention" if agg.policy.retention.get(d) is None else "the next coarser table is empty"
+                say(f"{table}: kept whole ({why})")
+                continue
             due = frames[d].where(F.col("AGG_TIMESTAMP") < F.lit(bound)).count()
-            n = loaded.store.delete_before(d, bound) if due else 0
+            n = due if dry_run else (loaded.store.delete_before(d, bound) if due else 0)
             deleted[table] = n
-            say(f"{table}: {n} row(s) before {bound} deleted")
+            verb = "would be deleted" if dry_run else "deleted"
+            say(f"{table}: {n} row(s) before {format_time(bound)} {verb}")
         return deleted
     finally:
         loaded.close()
@@ -78,14 +97,9 @@ def purge(app_path: str, aggregation_id: str, now: int | None = None, master: st
             spark.stop()
 
 
-def _offset(tz: str | None) -> int:
-    from srota.engine.aggregation.buckets import parse_offset
-    return parse_offset(tz)
-
-
 def rebuild_sql(spec: Any, duration: TimeDuration, view: str, low: int, high: int) -> str:
     """Spark SQL rolling the finer table in ``view`` up into ``duration`` buckets in ``[low, high)``."""
-    off = tz_offset_sql("AGG_TIMEZONE")
+    off = "0"  # buckets align in GMT (engine/aggregation/buckets.py)
     keys = [f"`{n}`" for n, _ in spec.group_by]
     order = "AGG_LAST_EVENT_TIMESTAMP"
     sel = [f"{bucket_sql('AGG_TIMESTAMP', off, duration)} AS `AGG_TIMESTAMP`", *keys,
@@ -133,8 +147,7 @@ def rebuild(app_path: str, aggregation_id: str, granularity: str, master: str | 
             say(f"{loaded.store.tables[finer]} is empty: nothing to rebuild")
             return 0
         oldest, newest_row = int(stats[0]), int(stats[1])
-        tz = df.where(F.col("AGG_TIMESTAMP") == newest_row).select("AGG_TIMEZONE").first()[0]
-        off = _offset(tz)
+        off = 0  # buckets align in GMT
         # The first coarse bucket counts only if the finer table starts exactly at its start.
         first = bucket_start(oldest, duration, off)
         low = first if first == oldest else next_bucket_start(first, duration, off)

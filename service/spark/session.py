@@ -50,14 +50,16 @@ def require_jdbc_jar() -> str:
 
 
 def _code_zip() -> str:
-    """``srota.grammar`` and ``srota.engine`` as a zip for executors on a cluster (local mode
-    imports them directly); the rooms sit at the repository root and go in under ``srota/``."""
+    """``srota.grammar``, ``srota.engine`` and ``srota.service.spark`` as a zip for executors on
+    a cluster (local mode imports them directly): the Python fallback of the backfill runs the
+    engine's code there.  The rooms sit at the repository root and go in under ``srota/``."""
     path = Path(tempfile.gettempdir()) / f"srota-pyfiles-{os.getpid()}.zip"
     with zipfile.ZipFile(path, "w") as zf:
         zf.write(_ROOT / "srota" / "__init__.py", "srota/__init__.py")
-        for package in ("grammar", "engine"):
+        zf.write(_ROOT / "service" / "__init__.py", "srota/service/__init__.py")
+        for package in ("grammar", "engine", "service/spark"):
             for f in (_ROOT / package).rglob("*"):
-                if f.is_file() and "__pycache__" not in f.parts:
+                if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
                     zf.write(f, Path("srota") / f.relative_to(_ROOT))
     return str(path)
 
@@ -72,6 +74,9 @@ def get_spark(master: str | None = None, app_name: str = "srota-aggregation", sh
     master = master or "local[*]"
     builder = (SparkSession.builder.master(master).appName(app_name)
                .config("spark.sql.session.timeZone", "UTC")
+               # Java semantics for the translated expressions: int overflow wraps, a bad cast
+               # is null (the expressions guard what ANSI mode would raise on)
+               .config("spark.sql.ansi.enabled", "false")
                .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
                .config("spark.ui.showConsoleProgress", "true")
                .config("spark.ui.enabled", "false"))

@@ -147,7 +147,6 @@ def test_on_demand_with_wildcard_within_and_selector_aggregation():
     _app("k, stdDev(v) as s"),
     _app("k, count() as n", "@PartitionById"),
     _app("k, count() as n", "@BufferSize('2')", by=""),
-    _app("k, count() as n", every="sec, min, day"),
     _app("k, count() as n", "@purge(enable='true', @retentionPeriod(sec='10 sec'))"),
     _app("k, count() as n", "@purge(enable='true', @retentionPeriod(days='40 days'))"),
     _app("k, count() as n", "@store(type='cassandra')"),

@@ -41,7 +41,14 @@ def test_purge_job_deletes_exactly_the_rows_outside_retention(tmp_path, spark):
     app = tmp_path / "app.siddhi"
     app.write_text(_app(db))
     before = {t: _rows(db, t) for t in ("SECONDS", "MINUTES", "HOURS", "DAYS")}
+    lines: list[str] = []
+    due = purge(str(app), "A", now, spark=spark, progress=lines.append, dry_run=True)
+    assert {t: _rows(db, t) for t in before} == before  # a dry run deletes nothing ...
+    assert "A_SECONDS: " + str(due["A_SECONDS"]) + " row(s) before 2018-03-01 " in "\n".join(lines)
+    assert any(line.endswith("UTC would be deleted") for line in lines)  # ... and prints bounds as times
+    assert "A_HOURS: kept whole (no retention)" in lines
     deleted = purge(str(app), "A", now, spark=spark, progress=None)
+    assert deleted == due
     after = {t: _rows(db, t) for t in ("SECONDS", "MINUTES", "HOURS", "DAYS")}
     newest_min = max(r[0] for r in before["MINUTES"])
     newest_hour = max(r[0] for r in before["HOURS"])

@@ -1,0 +1,69 @@
+"""``srota aggregation``: inputs are checked before Spark starts (one line, exit code 2)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from srota.service.cli import main
+
+APP = ("define stream S (k string, v long, ts long);\n"
+       "@store(type='sqlite', database='{db}')\n"
+       "define aggregation A from S select k, sum(v) as total group by k aggregate by ts every sec ... day;")
+
+
+@pytest.fixture
+def no_spark(monkeypatch):
+    """Fail the test if a job gets as far as starting Spark."""
+    import srota.service.spark.backfill as backfill
+    import srota.service.spark.purge as purge
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(backfill, "get_spark", refuse)
+    monkeypatch.setattr(purge, "get_spark", refuse)
+
+
+def _run(capsys, *argv: str) -> tuple[int, str]:
+    code = main(["aggregation", *argv])
+    err = capsys.readouterr().err.strip()
+    return code, err
+
+
+@pytest.fixture
+def app(tmp_path):
+    path = tmp_path / "app.siddhi"
+    path.write_text(APP.format(db=tmp_path / "a.db"))
+    return path
+
+
+def test_missing_input_path(tmp_path, app, capsys, no_spark):
+    code, err = _run(capsys, "backfill", str(app), "--aggregation", "A", "--input", str(tmp_path / "none.json"))
+    assert code == 2 and err == f"srota aggregation: input path {tmp_path / 'none.json'} does not exist"
+    code, err = _run(capsys, "backfill", str(app), "--aggregation", "A", "--input", str(tmp_path / "*.csv"))
+    assert code == 2 and err.endswith("matches no file") and "\n" not in err
+
+
+def test_missing_or_unreadable_app(tmp_path, app, capsys, no_spark):
+    src = tmp_path / "e.json"
+    src.write_text("")
+    code, err = _run(capsys, "backfill", str(tmp_path / "no.siddhi"), "--aggregation", "A", "--input", str(src))
+    assert code == 2 and err == f"srota aggregation: app file {tmp_path / 'no.siddhi'} does not exist"
+    code, err = _run(capsys, "purge", str(tmp_path / "no.siddhi"), "--aggregation", "A")
+    assert code == 2 and "\n" not in err
+    if os.geteuid() != 0:  # root reads any file
+        app.chmod(0)
+        code, err = _run(capsys, "backfill", str(app), "--aggregation", "A", "--input", str(src))
+        assert code == 2 and err.endswith("is not readable")
+
+
+def test_unknown_aggregation_and_bad_app(tmp_path, app, capsys, no_spark):
+    src = tmp_path / "e.json"
+    src.write_text("")
+    code, err = _run(capsys, "backfill", str(app), "--aggregation", "B", "--input", str(src))
+    assert code == 2 and err.startswith("srota aggregation: ") and "no aggregation 'B'" in err and "\n" not in err
+    code, err = _run(capsys, "purge", str(app), "--aggregation", "B", "--dry-run")
+    assert code == 2 and "no aggregation 'B'" in err
+    app.write_text("define stream S (k string;\n")
+    code, err = _run(capsys, "backfill", str(app), "--aggregation", "A", "--input", str(src))
+    assert code == 2 and "\n" not in err
