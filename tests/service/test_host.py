@@ -163,8 +163,17 @@ async def test_a_slow_aggregation_store_pauses_the_sources(tmp_path: Any) -> Non
         if junction.events_in:
             break
         await asyncio.sleep(0.02)
-    store._put_job(lambda conn: release.wait(20))
+    stuck = threading.Event()
+
+    def stick(conn: Any) -> None:
+        stuck.set()
+        release.wait(20)
+
+    store._put_job(stick)
     try:
+        # the writer must be stuck before the writes come (it may still be busy with the
+        # first event's restart check)
+        assert await asyncio.to_thread(stuck.wait, 10), "the store's writer never took the job"
         for i in range(1, 8):  # each event completes the previous one-second bucket: one write each
             await send(i)
         for _ in range(500):
