@@ -93,7 +93,6 @@ class StreamJunction:
                    self.stream_id, self.ctx.name, type(exc).__name__, exc, len(chunk),
                    exc_info=exc, extra={"app": self.ctx.name, "stream": self.stream_id, "dropped": len(chunk)})
 
-    _on_error = on_error  # the name generated partition code calls
 
 
 class AsyncBuffer:

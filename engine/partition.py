@@ -685,7 +685,7 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
         "        try:",
         "            _qa(chunk)",
         "        except _p_Exception as _qx:",
-        "            _qj._on_error(chunk, _qx)",
+        "            _qj.on_error(chunk, _qx)",
     ]
     if fusion is not None:
         body += ["    elif _qmode == 1:",
@@ -693,7 +693,7 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
                  *_indent(step, 3),
                  *_indent(_emit(fusion, "e"), 3),
                  "        except _p_Exception as _qx:",
-                 "            _qj._on_error(chunk, _qx)"]
+                 "            _qj.on_error(chunk, _qx)"]
     body += [
         "    return",
         "_qcur = _p_missing",
@@ -717,7 +717,7 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
             *_indent(step, 3),
             "            _qlast = e",
             "        except _p_Exception as _qx:",
-            "            _qj._on_error([e], _qx)",  # the fault stays with the event; the run goes on
+            "            _qj.on_error([e], _qx)",  # the fault stays with the event; the run goes on
             "    elif _qmode == 2:",
             *_indent(window_only, 2),
         ]
@@ -755,7 +755,7 @@ def _end_of_run(end: str, fusion: _Fusion | None, in_loop: bool) -> list[str]:
         "    try:",
         f"        _qa(chunk if _qstart == 0 and {end} == len(chunk) else {run})",
         "    except _p_Exception as _qx:",
-        f"        _qj._on_error({run}, _qx)",
+        f"        _qj.on_error({run}, _qx)",
     ]
     if fusion is None:
         return lines
@@ -763,7 +763,7 @@ def _end_of_run(end: str, fusion: _Fusion | None, in_loop: bool) -> list[str]:
         "try:",
         *_indent(_emit(fusion), 1),
         "except _p_Exception as _qx:",
-        f"    _qj._on_error({run}, _qx)",
+        f"    _qj.on_error({run}, _qx)",
         "_qlast = None",
     ]
     if in_loop:
@@ -772,7 +772,7 @@ def _end_of_run(end: str, fusion: _Fusion | None, in_loop: bool) -> list[str]:
     # (no last event when every event of the run failed: each was faulted on its own)
     lines += ["elif _qmode == 1:", *_indent(["if _qlast is not None:", *_indent(emit, 1)], 1),
               "else:",
-              f"    _qj._on_error({run}, _qerr)"]
+              f"    _qj.on_error({run}, _qerr)"]
     return lines
 
 
