@@ -149,5 +149,8 @@ def _ext_hook(code: int, data: bytes) -> Any:
     if code == _DEQUE:
         return deque(inner[0], inner[1])
     if code == _ENUM:
-        return _class(inner[0])(inner[1])
+        cls = _class(inner[0])
+        if not issubclass(cls, enum.Enum):  # never call another class's constructor on the data's say-so
+            raise StateDecodeError(f"state names {inner[0]} as an enum, which it is not")
+        return cls(inner[1])
     raise StateDecodeError(f"unknown tag {code} in state")

@@ -118,3 +118,13 @@ def test_snapshot_refuses_classes_outside_the_engine():
     bad = msgpack.packb({"format": 2, "elements": {"x": msgpack.ExtType(5, msgpack.packb(["srota.engine.Gone:X", {}]))}})
     with pytest.raises(SnapshotError, match="does not exist"):
         read_snapshot(bad)
+
+
+def test_a_forged_enum_tag_cannot_call_another_class():
+    """State names classes; an enum tag that names a non-enum class must not construct it."""
+    import msgpack
+    from srota.engine import state_codec
+
+    forged = msgpack.packb(msgpack.ExtType(7, msgpack.packb(["srota.engine.registry:Param", "x"])))
+    with pytest.raises(state_codec.StateDecodeError, match="not"):
+        state_codec.loads(forged)
