@@ -266,8 +266,17 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
                 pk.append(pos)
             elif pos not in indexes:
                 indexes.append(pos)
-    table = InMemoryTable(td, pk, indexes)
     store_ann = find_annotation(td.annotations, "store")
+    if store_ann is not None and (store_ann.get("type") or "").lower() == "rdbms":
+        # the rows live in the database (PostgreSQL, MySQL/MariaDB): no in-memory copy
+        from srota.engine.stores.sqltable import open_sql_table
+
+        sql_table = open_sql_table(td, pk, indexes, store_ann, ctx)
+        ctx.register_element(f"table:{td.id}", sql_table)
+        if ctx.in_hook is None:
+            ctx.in_hook = in_hook
+        return sql_table  # type: ignore[return-value]
+    table = InMemoryTable(td, pk, indexes)
     if store_ann is not None:
         stype = store_ann.get("type")
         if not stype:
@@ -399,6 +408,8 @@ def compile_matcher(condition: Expression | None, scope: Any, cand_var: str, can
     equalities between a primary-key or indexed column and an expression of the matching side
     turn into key lookups; what remains of the condition filters the rows found.
     """
+    if getattr(table, "sql_backed", False):  # the condition becomes SQL where it can
+        return table.compile_matcher(condition, scope, cand_var, cand_event, gen, ctx, params, what)
     compiler = ExpressionCompiler(ctx, scope, gen)
     lookup: str | None = None
     rest = _conjuncts(condition)
@@ -549,7 +560,7 @@ def plan_table_output(out: DeleteStream | UpdateStream | UpdateOrInsertStream,
                     rows = find(e)
                     if rows:
                         table.delete(rows)
-        return delete
+        return _one_transaction(table, delete)
 
     new_row = _plan_update_row(out, attributes, table, scope, var, gen, ctx)
     upsert = isinstance(out, UpdateOrInsertStream)
@@ -567,7 +578,19 @@ def plan_table_output(out: DeleteStream | UpdateStream | UpdateOrInsertStream,
             elif upsert:
                 table.add([e])
 
-    return update
+    return _one_transaction(table, update)
+
+
+def _one_transaction(table: Any, apply: Emit) -> Emit:
+    """A database table applies a chunk's changes in one transaction (retried as one)."""
+    atomically = getattr(table, "atomically", None)
+    if atomically is None:
+        return apply
+
+    def in_transaction(chunk: list[Event]) -> None:
+        atomically(lambda: apply(chunk))
+
+    return in_transaction
 
 
 def _plan_update_row(out: UpdateStream | UpdateOrInsertStream, attributes: list[Attribute],

@@ -24,10 +24,12 @@ import shutil
 import socket
 import subprocess
 import sysconfig
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -297,3 +299,56 @@ def mosquitto_factory(tmp_path: Path) -> Iterator[Callable[..., MosquittoBroker]
         for broker in started:
             broker.stop()
 
+
+
+# ------------------------------------------------------------------------------------ databases
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A PostgreSQL 15 server for the whole session (user/password ``srota``); see tests/dbservers.py."""
+    from tests.dbservers import PostgresServer, postgres_bin
+
+    bindir = postgres_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL server binaries are not installed (run `make deps`: postgresql-15)")
+    server = PostgresServer(Path(tempfile.mkdtemp(prefix="srota-pg-")), bindir)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop("immediate")
+        shutil.rmtree(server.workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def mariadb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A MariaDB 10.11 server for the whole session (user/password ``srota``)."""
+    from tests.dbservers import MariaDBServer, mariadb_bin
+
+    found = mariadb_bin()
+    if found is None:
+        pytest.skip("MariaDB server binaries are not installed (run `make deps`: mariadb-server)")
+    server = MariaDBServer(Path(tempfile.mkdtemp(prefix="srota-maria-")), *found)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(postgres_server: Any) -> str:
+    """A ``postgresql://`` URL of a fresh, empty database on the session's server."""
+    return str(postgres_server.url(postgres_server.create_database()))
+
+
+@pytest.fixture
+def mysql_url(mariadb_server: Any) -> str:
+    """A ``mysql://`` URL of a fresh, empty database on the session's MariaDB server."""
+    return str(mariadb_server.url(mariadb_server.create_database()))
+
+
+@pytest.fixture(params=["postgresql", "mariadb"])
+def rdbms_url(request: pytest.FixtureRequest) -> str:
+    """A fresh database on each server in turn (tests that must hold on both)."""
+    return str(request.getfixturevalue("pg_url" if request.param == "postgresql" else "mysql_url"))

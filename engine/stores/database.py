@@ -1,0 +1,257 @@
+"""A connection to one server database, with Siddhi's ``jdbc.url`` options and outage handling.
+
+:func:`open_database` reads the options of ``@store(type='rdbms', ...)`` (siddhi-store-rdbms'
+names: ``jdbc.url``, ``username``, ``password``, ``jdbc.driver.name``, ``pool.properties``;
+plus a plain ``url='postgresql://user:pass@host:port/db'``) and picks the dialect module
+(:mod:`engine.stores.postgresql`, :mod:`engine.stores.mysql`).
+
+A :class:`Database` is used by one thread at a time (the engine's, under the app lock, or a
+store's writer thread).  :meth:`Database.run` runs a unit of work in one transaction and, when
+the connection is lost or the server is down, reconnects with capped exponential back-off;
+the caller stays blocked meanwhile, which is the back-pressure a host needs (its sources wait
+for the chunk in flight).  An outage longer than ``max.outage`` (default 5 min) raises
+:class:`StoreUnavailableError`, which stops the app with that message instead of dropping
+anything.  Errors that retrying cannot mend (a constraint, a type, a missing table) are raised
+at once.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from srota.engine.timeutil import parse_duration
+
+_log = logging.getLogger("srota.engine.stores")
+
+T = TypeVar("T")
+
+
+class StoreError(Exception):
+    """A store that cannot be used as configured (bad URL, refused login, schema clash)."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database stayed unreachable longer than the store's ``max.outage``."""
+
+
+@dataclass(frozen=True)
+class DatabaseURL:
+    """Where a store's database is: ``dialect`` is ``postgresql`` or ``mysql`` (MariaDB too)."""
+
+    dialect: str
+    host: str
+    port: int
+    database: str
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    params: tuple[tuple[str, str], ...] = ()
+
+    def display(self) -> str:
+        """The URL without the password, for logs and errors."""
+        who = f"{self.user}@" if self.user else ""
+        return f"{self.dialect}://{who}{self.host}:{self.port}/{self.database}"
+
+
+_SCHEMES = {"postgresql": "postgresql", "postgres": "postgresql", "mysql": "mysql", "mariadb": "mysql"}
+_PORTS = {"postgresql": 5432, "mysql": 3306}
+
+
+def parse_url(url: str, user: str | None = None, password: str | None = None) -> DatabaseURL:
+    """Read ``jdbc:postgresql://host:port/db?...``, ``jdbc:mysql://...``, ``jdbc:mariadb://...``
+    or the same without ``jdbc:``; ``user``/``password`` (the store's ``username``/``password``
+    options) override what the URL carries."""
+    text = url.strip()
+    if text.lower().startswith("jdbc:"):
+        text = text[5:]
+    parts = urllib.parse.urlsplit(text)
+    dialect = _SCHEMES.get(parts.scheme.lower())
+    if dialect is None:
+        raise StoreError(f"unsupported database URL '{url}': expected jdbc:postgresql://, jdbc:mysql://, "
+                         "jdbc:mariadb:// (or postgresql://, mysql://)")
+    database = parts.path.lstrip("/")
+    if not database:
+        raise StoreError(f"database URL '{url}' names no database (…://host:port/DATABASE)")
+    params = tuple(urllib.parse.parse_qsl(parts.query))
+    query = dict(params)
+    return DatabaseURL(
+        dialect=dialect,
+        host=parts.hostname or "localhost",
+        port=parts.port or _PORTS[dialect],
+        database=urllib.parse.unquote(database),
+        user=user or (urllib.parse.unquote(parts.username) if parts.username else None) or query.get("user"),
+        password=password if password is not None else (
+            urllib.parse.unquote(parts.password) if parts.password else query.get("password")),
+        params=params,
+    )
+
+
+def url_from_options(options: dict[str, str]) -> DatabaseURL:
+    """The database of a ``@store`` annotation's options (``jdbc.url`` or ``url``)."""
+    raw = options.get("jdbc.url") or options.get("url")
+    if not raw:
+        raise StoreError("needs jdbc.url='jdbc:postgresql://host:port/database' (or jdbc:mysql://, "
+                         "jdbc:mariadb://)")
+    return parse_url(raw, options.get("username"), options.get("password"))
+
+
+class Dialect:
+    """What differs between databases: driver, quoting, types, upsert.  One module per database."""
+
+    name = ""
+    placeholder = "%s"
+
+    def connect(self, url: DatabaseURL, timeout: float) -> Any:
+        """A new DB-API connection (autocommit off)."""
+        raise NotImplementedError
+
+    def quote(self, name: str) -> str:
+        raise NotImplementedError
+
+    def column_type(self, attr_type: Any, length: int | None, key: bool) -> str:
+        """The SQL type of an attribute (``key``: it is part of a primary key or index)."""
+        raise NotImplementedError
+
+    def create_table_suffix(self) -> str:
+        """What follows ``CREATE TABLE t (...)`` (MySQL: the binary collation)."""
+        return ""
+
+    def null_safe_equal(self, left: str, right: str) -> str:
+        raise NotImplementedError
+
+    def upsert(self, table: str, columns: list[str], key: list[str]) -> str:
+        """``INSERT ... `` that replaces the row with the same key."""
+        raise NotImplementedError
+
+    def insert_if_absent(self, table: str, columns: list[str], key: list[str]) -> str:
+        """``INSERT ...`` that inserts nothing (row count 0) when the key exists."""
+        raise NotImplementedError
+
+    def existing_columns(self, cur: Any, table: str) -> list[str] | None:
+        """The table's column names in order, or None when there is no such table."""
+        raise NotImplementedError
+
+    def is_transient(self, exc: BaseException) -> bool:
+        """True when retrying may succeed (connection lost, server starting, deadlock)."""
+        raise NotImplementedError
+
+    def explain(self, exc: BaseException, url: DatabaseURL) -> str:
+        """One line saying what went wrong and what to do."""
+        return f"{type(exc).__name__}: {exc}".strip()
+
+
+def dialect_for(url: DatabaseURL) -> Dialect:
+    if url.dialect == "postgresql":
+        from srota.engine.stores.postgresql import PostgreSQL
+
+        return PostgreSQL()
+    from srota.engine.stores.mysql import MySQL
+
+    return MySQL()
+
+
+class Database:
+    """One connection to a store's database, reconnected across outages (see the module doc)."""
+
+    def __init__(self, url: DatabaseURL, what: str, max_outage_ms: int = 300_000,
+                 connect_timeout: float = 10.0) -> None:
+        self.url = url
+        self.what = what
+        self.dialect = dialect_for(url)
+        self.max_outage_ms = max_outage_ms
+        self.connect_timeout = connect_timeout
+        self._conn: Any = None
+        self._lock = threading.RLock()
+        #: Times a unit of work was retried after a transient error.
+        self.retries = 0
+        #: True while the database is unreachable (for health checks and metrics).
+        self.down = False
+        self.closed = False
+        self._cursor: Any = None  # set while a unit of work runs: nested calls join it
+
+    def q(self, name: str) -> str:
+        return self.dialect.quote(name)
+
+    def connect_now(self) -> None:
+        """Connect at once, raising a :class:`StoreError` that says why it failed (app creation)."""
+        with self._lock:
+            if self._conn is None:
+                try:
+                    self._conn = self.dialect.connect(self.url, self.connect_timeout)
+                except Exception as exc:
+                    raise StoreError(f"{self.what}: cannot connect to {self.url.display()}: "
+                                     f"{self.dialect.explain(exc, self.url)}") from None
+
+    def run(self, work: Callable[[Any], T]) -> T:
+        """Run ``work(cursor)`` in one transaction and commit; retry across outages (module doc)."""
+        with self._lock:
+            if self._cursor is not None:  # inside another unit of work: part of its transaction
+                return work(self._cursor)
+            started: float | None = None
+            delay = 0.05
+            while True:
+                if self.closed:
+                    raise StoreError(f"{self.what}: the store is closed")
+                try:
+                    if self._conn is None:
+                        self._conn = self.dialect.connect(self.url, self.connect_timeout)
+                    conn = self._conn
+                    cur = self._cursor = conn.cursor()
+                    try:
+                        result = work(cur)
+                    finally:
+                        self._cursor = None
+                        cur.close()
+                    conn.commit()
+                    if self.down:
+                        self.down = False
+                        _log.warning("%s: %s is reachable again", self.what, self.url.display())
+                    return result
+                except Exception as exc:
+                    self._rollback()
+                    if not self.dialect.is_transient(exc):
+                        raise
+                    self._drop()
+                    now = time.monotonic()
+                    if started is None:
+                        started = now
+                        self.down = True
+                        _log.error("%s: %s is unreachable (%s); holding the app and retrying",
+                                   self.what, self.url.display(), self.dialect.explain(exc, self.url))
+                    if (now - started) * 1000 > self.max_outage_ms:
+                        raise StoreUnavailableError(
+                            f"{self.what}: {self.url.display()} unreachable for more than "
+                            f"{self.max_outage_ms // 1000} s ({self.dialect.explain(exc, self.url)}); "
+                            "start the database and restart the app, or raise max.outage") from None
+                    self.retries += 1
+                    time.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+
+    def _rollback(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.rollback()
+            except Exception:
+                self._drop()
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        self.closed = True  # first: a unit of work retrying through an outage gives up
+        with self._lock:
+            self._drop()
+
+
+def max_outage(options: dict[str, str]) -> int:
+    """The ``max.outage`` option in milliseconds (default 5 min)."""
+    return parse_duration(options.get("max.outage", "5 min"))
