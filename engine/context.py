@@ -73,6 +73,8 @@ class AppContext:
         self.stop_hooks: list[Callable[[], None]] = []
         self.errors: Counter[str] = Counter()
         self.in_hook: Any = None
+        #: This process's shard id for distributed aggregations (SiddhiManager(shard_id=...)).
+        self.shard_id: str | None = None
         self._ids = itertools.count()
         # Set while planning a partition: the key-local scope for inner streams, etc.
         self.partition: Any = None

@@ -61,11 +61,13 @@ class SiddhiAppRuntime:
     """A created app: callbacks, input handlers, start/shutdown, on-demand queries, snapshots."""
 
     def __init__(self, app: SiddhiApp, text: str | None = None, clock: Clock | None = None,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, shard_id: str | None = None) -> None:
         self.app = app
         self.text = text
         self.name = app.name or f"app-{id(self):x}"
         self._ctx = AppContext(app, self.name, clock or _clock_for(app), _app_limits(app, limits))
+        #: This process's shard of distributed aggregations (``@PartitionById``).
+        self._ctx.shard_id = shard_id
         #: Queries by name; a partitioned query answers for all its key instances.
         self.queries: dict[str, QueryRuntime | PartitionQuery] = {}
         self.partitions: list[Any] = []
@@ -195,12 +197,16 @@ class SiddhiManager:
     """Creates app runtimes (and keeps them, like Siddhi's SiddhiManager).
 
     ``limits`` applies to every app it creates (an app's ``@app:limits(...)`` overrides it).
+    ``shard_id`` names this process among the writers of distributed aggregations
+    (``@PartitionById(enable='true')`` with a shared ``rdbms`` store), as Siddhi's
+    ``SiddhiManager.setConfigManager``'s ``shardId`` does; keep it stable across restarts.
     """
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, shard_id: str | None = None) -> None:
         self._runtimes: dict[str, SiddhiAppRuntime] = {}
         self._lock = threading.Lock()
         self.limits = limits
+        self.shard_id = shard_id
 
     def create_siddhi_app_runtime(self, app: str | SiddhiApp, clock: Clock | None = None) -> SiddhiAppRuntime:
         """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""
@@ -211,7 +217,7 @@ class SiddhiManager:
             text: str | None = app
         else:
             model, text = app, None
-        runtime = SiddhiAppRuntime(model, text, clock, self.limits)
+        runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id)
         with self._lock:
             self._runtimes[runtime.name] = runtime
         return runtime

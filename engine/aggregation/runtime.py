@@ -187,14 +187,16 @@ class Aggregation:
             return
         durations = self.spec.durations
         merge = self.spec.merge
-        newest_root = self.store.newest(durations[0])
+        # a shard rebuilds its open buckets from its own rows (another shard has its own)
+        own = getattr(self.store, "own_shard", self.store)
+        newest_root = own.newest(durations[0])
         if newest_root is not None:
             self._resume_after = next_bucket_start(newest_root[0], durations[0])
         for j in range(1, len(durations)):
             lvl = self._levels[j]
-            newest = self.store.newest(durations[j])
+            newest = own.newest(durations[j])
             since = None if newest is None else next_bucket_start(newest[0], durations[j])
-            for start, key, row in self.store.scan(durations[j - 1], since, None):
+            for start, key, row in own.scan(durations[j - 1], since, None):
                 b = bucket_start(start, durations[j])
                 k = (b, key)
                 have = lvl.buckets.get(k)
@@ -419,13 +421,11 @@ def define_aggregation(ad: AggregationDefinition, ctx: Any) -> Aggregation:
     stream = ctx.stream(inp.stream_id, inp)
     _check_durations(ad)
     pbi = find_annotation(ad.annotations, "PartitionById")
-    if pbi is not None and (pbi.get("enable") or "true").lower() != "false":
-        raise error_at("@PartitionById needs a shard id for distributed aggregation, which this engine "
-                       "does not support", pbi)
+    sharded = pbi is not None and (pbi.get("enable") or "true").lower() != "false"
     spec = compile_spec(ad, stream, ctx)
     buffer, ignore_older = _buffer_options(ad, spec)
     policy = parse_purge(ad.annotations, spec.durations)
-    store = _open_store(ad, spec)
+    store = _open_store(ad, spec, ctx, sharded, pbi)
     agg = Aggregation(ad, spec, ctx, store, buffer, ignore_older, policy)
     ctx.junctions[inp.stream_id].subscribe(agg.process)
     ctx.register_element(f"aggregation:{ad.id}", agg)
@@ -468,15 +468,28 @@ def _buffer_options(ad: AggregationDefinition, spec: AggSpec) -> tuple[int, bool
     return buffer, ignore
 
 
-def _open_store(ad: AggregationDefinition, spec: AggSpec) -> Store:
+def _open_store(ad: AggregationDefinition, spec: AggSpec, ctx: Any, sharded: bool, pbi: Any) -> Store:
     a = find_annotation(ad.annotations, "store")
-    if a is None:
+    kind = (a.get("type") or "").lower() if a is not None else ""
+    if sharded and kind != "rdbms":
+        raise error_at("@PartitionById (distributed aggregation) needs a store every shard can reach: "
+                       "@store(type='rdbms', jdbc.url=...)", pbi)
+    if a is None or kind in ("inmemory", "memory"):
         return MemoryStore(spec)
-    kind = (a.get("type") or "").lower()
-    if kind in ("inmemory", "memory"):
-        return MemoryStore(spec)
+    if kind == "rdbms":
+        from srota.engine.stores.aggregation import open_sql_aggregation_store
+        from srota.engine.stores.database import StoreError
+
+        options = {el.key: el.value for el in a.elements if el.key}
+        try:
+            return open_sql_aggregation_store(spec, options, ctx.shard_id, sharded)
+        except StoreError as exc:
+            raise error_at(f"@store(type='rdbms'): {exc}", a) from None
+        except Exception as exc:
+            raise error_at(f"@store(type='rdbms') aggregation '{ad.id}': {type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())}", a) from None
     if kind != "sqlite":
-        raise error_at(f"aggregation store type '{a.get('type')}' is not supported (use 'sqlite')", a)
+        raise error_at(f"aggregation store type '{a.get('type')}' is not supported (use 'sqlite' or 'rdbms')", a)
     database = a.get("database") or a.get("path")
     if not database:
         raise error_at("@store(type='sqlite') needs database='PATH'", a)

@@ -1,0 +1,526 @@
+"""Incremental-aggregation roll-ups in PostgreSQL or MySQL/MariaDB, with Siddhi's shard ids.
+
+``define aggregation`` with ``@store(type='rdbms', jdbc.url=...)`` keeps the tables
+``<Agg>_SECONDS`` ... ``<Agg>_YEARS`` in the database, with the same base-value columns as the
+SQLite store (decision 9: averages are computed on read).
+
+**Shards.** With ``@PartitionById(enable='true')`` every process writes its own rows under its
+shard id (a ``SHARD_ID`` column, part of the primary key, as in Siddhi's distributed
+aggregation) and never touches another shard's rows; every reader composes the shards' base
+values (sums and counts add, minimums and maximums combine, the latest values come from the
+newest event, distinct sets unite) into the rows one process would have written.  Without it,
+one process owns each aggregation's tables: ownership is a database lock (PostgreSQL advisory
+lock, MySQL ``GET_LOCK``) held by the writer's connection, so a second writer is refused with
+a clear error instead of corrupting rows, and a crashed owner's lock goes with its connection.
+
+**Writes** run on one writer thread per aggregation (queued, batched, bounded: a database that
+cannot keep up holds the engine back).  A merge (an out-of-order event completing a bucket a
+second time) reads the shard's stored row and writes the merged row; because a shard's rows
+have one writer, read-modify-write needs no row locks.  As in the SQLite store, from the first
+:meth:`~SqlAggregationStore.watermark` on every merge keeps the row it replaced in an undo table
+in the same transaction, so a snapshot restore can put the shard's rows back as they were
+(:meth:`~SqlAggregationStore.rewind`).  Lost connections are retried with capped back-off; an
+outage longer than ``max.outage`` stops the app (engine/stores/database.py).  An error that
+retrying cannot mend (a constraint, a column type) is logged with the rows' keys, counted in
+``failed_writes`` and the batch is dropped, so one bad row does not block the writer forever.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from srota.engine.aggregation.store import SqliteSchema, Store, StoredRow, table_name
+from srota.engine.stores.database import Database, StoreError
+from srota.grammar.model import AttrType, TimeDuration
+
+_log = logging.getLogger("srota.engine.aggregation")
+
+_STOP = object()
+SHARD = "SHARD_ID"
+
+
+class SqlAggregationSchema(SqliteSchema):
+    """The SQLite layout's columns with a server database's types (and ``SHARD_ID``)."""
+
+    def __init__(self, spec: Any, db: Database, sharded: bool) -> None:
+        super().__init__(spec)
+        dialect = db.dialect
+        self.q = db.q
+        keys = {name for name, _ in spec.group_by}
+
+        def sql_type(name: str, t: Any) -> str:
+            if t == "TEXT":  # a distinct set (JSON) or the time zone
+                return "TEXT" if name != "AGG_TIMEZONE" else "VARCHAR(16)"
+            attr = {"INTEGER": AttrType.LONG, "REAL": AttrType.DOUBLE}.get(t)
+            if attr is not None:
+                return dialect.column_type(attr, None, name in keys)
+            return dialect.column_type(t, None, name in keys)
+
+        types = {n: t for n, t in spec.group_by}
+        types.update({n: t for n, t in spec.latest})
+        cols: list[tuple[str, str]] = []
+        for name, sqlite_type in self.columns:
+            attr_type = types.get(name)
+            if attr_type is AttrType.STRING:
+                cols.append((name, dialect.column_type(AttrType.STRING, None, name in keys)))
+            elif attr_type is AttrType.OBJECT:
+                cols.append((name, dialect.column_type(AttrType.OBJECT, None, False)))
+            else:
+                # booleans are stored 0/1 and floats as doubles: the SQLite layout's values,
+                # exactly (a 32-bit float is exact in a double), for both databases and Spark
+                cols.append((name, sql_type(name, sqlite_type)))
+        self.sharded = sharded
+        if sharded:
+            cols.append((SHARD, "VARCHAR(64)"))
+        self.columns = cols
+        self.column_names = [c for c, _ in cols]
+        self.key_names = ["AGG_TIMESTAMP", *self.key_columns] + ([SHARD] if sharded else [])
+
+    def create(self, table: str, suffix: str) -> str:
+        q = self.q
+        cols = ", ".join(f"{q(c)} {t}" for c, t in self.columns)
+        return (f"CREATE TABLE IF NOT EXISTS {q(table)} ({cols}, "
+                f"PRIMARY KEY ({', '.join(q(c) for c in self.key_names)})){suffix}")
+
+    def create_undo(self, table: str, suffix: str) -> str:
+        q = self.q
+        cols = ", ".join(f"{q(c)} {t}" for c, t in self.columns)
+        return (f"CREATE TABLE IF NOT EXISTS {q(table + '__undo')} "
+                f"(srota_seq BIGINT NOT NULL, srota_existed SMALLINT NOT NULL, {cols}){suffix}")
+
+
+class SqlAggregationStore(Store):
+    """An aggregation's tables in a server database (see the module docstring)."""
+
+    persistent = True
+
+    def __init__(self, spec: Any, db: Database, shard_id: str | None, sharded: bool,
+                 batch_size: int = 5000, max_queued: int = 10_000) -> None:
+        if sharded and not shard_id:
+            raise StoreError("@PartitionById needs a shard id: SiddhiManager(shard_id=...), `shard.id` in "
+                             "the service config, or one per worker under --workers")
+        self.spec = spec
+        self.db = db
+        self.database = db.url.display()
+        self.shard_id = shard_id if sharded else None
+        self.schema = SqlAggregationSchema(spec, db, sharded)
+        self.tables = {d: table_name(spec.id, d) for d in spec.durations}
+        self.max_queued = max_queued
+        self._batch_size = batch_size
+        self._queue: queue.Queue[Any] = queue.Queue(max_queued)
+        self.errors = 0
+        self.failed_writes = 0
+        self._closed = False
+        self._seq = 0
+        self._journal = False
+        self._armed = False
+        ph = db.dialect.placeholder
+        q = db.q
+        names = self.schema.column_names
+        self._select = f"SELECT {', '.join(q(c) for c in names)} FROM "
+        self._upsert = {d: db.dialect.upsert(t, names, self.schema.key_names) for d, t in self.tables.items()}
+        self._shard_where = f" AND {q(SHARD)} = {ph}" if sharded else ""
+        self._max_written: dict[TimeDuration, int | None] = {}
+        self._lock_name = f"srota:agg:{db.url.database}:{spec.id}:{self.shard_id or ''}"
+        ready: Future[None] = Future()
+        self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
+                                        name=f"srota-agg-{spec.id}")
+        self._thread.start()
+        ready.result()
+
+    # ------------------------------------------------------------------ writer thread
+    def _run(self, ready: Future[None]) -> None:
+        try:
+            self.db.connect_now()
+            self.db.run(self._prepare)
+        except Exception as exc:
+            ready.set_exception(exc)
+            return
+        ready.set_result(None)
+        while True:
+            item = self._queue.get()
+            batch = [item]
+            pending = 0 if item is _STOP or callable(item) else len(item[4])
+            while pending < self._batch_size:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                batch.append(more)
+                if more is _STOP or callable(more):
+                    break
+                pending += len(more[4])
+            writes: list[tuple[Any, ...]] = []
+            for it in batch:
+                if it is _STOP or callable(it):
+                    self._apply(writes)
+                    writes = []
+                    if it is _STOP:
+                        self._release()
+                        self.db.close()
+                        return
+                    try:
+                        it()
+                    except Exception:
+                        _log.exception("aggregation %s: a store job failed", self.spec.id)
+                else:
+                    writes.append(it)
+            self._apply(writes)
+
+    def _prepare(self, cur: Any) -> None:
+        """Writer thread: take ownership, create the tables, read the shard's sequence number."""
+        self._take_ownership(cur)
+        suffix = self.db.dialect.create_table_suffix()
+        for t in self.tables.values():
+            cur.execute(self.schema.create(t, suffix))
+            have = self.db.dialect.existing_columns(cur, t)
+            if have is not None and [c.lower() for c in have] != [c.lower() for c in self.schema.column_names]:
+                raise StoreError(f"aggregation table '{t}' in {self.database} has columns {have}, the app "
+                                 f"needs {self.schema.column_names}" + (
+                                     " (@PartitionById adds SHARD_ID)" if self.schema.sharded or SHARD in have
+                                     else "") + ": migrate or drop it")
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {self.db.q('srota_meta')} "
+                    f"(name VARCHAR(200) PRIMARY KEY, value BIGINT)")
+        ph = self.db.dialect.placeholder
+        cur.execute(f"SELECT value FROM {self.db.q('srota_meta')} WHERE name = {ph}", (self._meta_key,))
+        row = cur.fetchone()
+        self._seq = int(row[0]) if row else 0
+
+    def _take_ownership(self, cur: Any) -> None:
+        """One writer per aggregation and shard: a lock held by this connection (module doc)."""
+        if self.db.dialect.name == "postgresql":
+            key = zlib.crc32(self._lock_name.encode()) - 2**31
+            cur.execute("SELECT pg_try_advisory_lock(%s)", (key,))
+        else:
+            cur.execute("SELECT GET_LOCK(%s, 0)", (self._lock_name[-64:],))
+        got = cur.fetchone()[0]
+        if not got:
+            raise StoreError(f"aggregation '{self.spec.id}' in {self.database} is already written by another "
+                             f"process{' with shard id ' + repr(self.shard_id) if self.shard_id else ''}: give "
+                             "each replica its own shard id with @PartitionById(enable='true'), or run one writer")
+
+    def _release(self) -> None:
+        try:
+            def unlock(cur: Any) -> None:
+                if self.db.dialect.name == "postgresql":
+                    cur.execute("SELECT pg_advisory_unlock_all()")
+                else:
+                    cur.execute("SELECT RELEASE_LOCK(%s)", (self._lock_name[-64:],))
+            self.db.run(unlock)
+        except Exception:
+            pass  # the connection closes next, which releases it too
+
+    @property
+    def _meta_key(self) -> str:
+        return f"{self.spec.id}.{self.shard_id or ''}.seq"
+
+    def _apply(self, writes: list[tuple[Any, ...]]) -> None:
+        if not writes:
+            return
+        try:
+            self.db.run(lambda cur: self._apply_once(cur, writes))
+        except Exception as exc:
+            # Not transient (Database.run retries those): retrying cannot mend it.
+            self.failed_writes += sum(len(w[4]) for w in writes)
+            self.errors += 1
+            self._max_written.clear()  # re-read: part of what was assumed written is not
+            keys = [r[:2] for w in writes for r in w[4][:3]]
+            _log.error("aggregation %s: %d row(s) could not be written to %s and were dropped (%s); "
+                       "first keys: %s", self.spec.id, sum(len(w[4]) for w in writes), self.database,
+                       " ".join(str(exc).split()), keys)
+
+    def _max(self, cur: Any, duration: TimeDuration) -> int | None:
+        if duration not in self._max_written:
+            ph = self.db.dialect.placeholder
+            where = f" WHERE {self.db.q(SHARD)} = {ph}" if self.shard_id else ""
+            cur.execute(f"SELECT MAX({self.db.q('AGG_TIMESTAMP')}) FROM {self.db.q(self.tables[duration])}{where}",
+                        (self.shard_id,) if self.shard_id else ())
+            self._max_written[duration] = cur.fetchone()[0]
+        return self._max_written[duration]
+
+    def _stored(self, cur: Any, duration: TimeDuration, rows: Sequence[StoredRow]) -> dict[Any, list[Any]]:
+        """This shard's stored rows for the keys of ``rows`` that may exist (one range read)."""
+        newest = self._max(cur, duration)
+        maybe = [r for r in rows if newest is not None and r[0] <= newest]
+        if not maybe:
+            return {}
+        ph = self.db.dialect.placeholder
+        q = self.db.q
+        lo, hi = min(r[0] for r in maybe), max(r[0] for r in maybe)
+        cur.execute(f"{self._select}{q(self.tables[duration])} WHERE {q('AGG_TIMESTAMP')} >= {ph} "
+                    f"AND {q('AGG_TIMESTAMP')} <= {ph}{self._shard_where}",
+                    (lo, hi, *((self.shard_id,) if self.shard_id else ())))
+        wanted = {(r[0], r[1]) for r in maybe}
+        found = {}
+        for rec in cur.fetchall():
+            ts, key, row = self._from_record(rec)
+            if (ts, key) in wanted:
+                found[(ts, key)] = row
+        return found
+
+    def _from_record(self, rec: Sequence[Any]) -> StoredRow:
+        values = list(rec[:-1] if self.schema.sharded else rec)
+        spec = self.spec
+        n = 1 + len(spec.group_by)
+        values[0] = int(values[0])
+        values[n + 1] = int(values[n + 1]) if values[n + 1] is not None else None
+        return self.schema.from_params(values)
+
+    def _params(self, ts: int, key: tuple[Any, ...], row: list[Any]) -> tuple[Any, ...]:
+        p = self.schema.to_params(ts, key, row)
+        return (*p, self.shard_id) if self.schema.sharded else p
+
+    def _apply_once(self, cur: Any, writes: list[tuple[Any, ...]]) -> None:
+        copy, merge = self.spec.copy_row, self.spec.merge
+        last = None
+        for seq, duration, mode, journal, rows in writes:
+            stored = self._stored(cur, duration, rows) if mode == "merge" or journal else {}
+            out: dict[Any, list[Any]] = {}
+            undo: list[tuple[Any, ...]] = []
+            for ts, key, row in rows:
+                k = (ts, key)
+                have = out.get(k)
+                if have is None:
+                    before = stored.get(k)
+                    if journal and k not in {(u[0], u[1]) for u in undo}:
+                        undo.append((ts, key, before))
+                    have = None if before is None else copy(before)
+                if have is None or mode == "replace":
+                    out[k] = copy(row)
+                else:
+                    merge(have, row)
+                    out[k] = have
+            if undo:
+                self._write_undo(cur, duration, seq, undo)
+            cur.executemany(self._upsert[duration], [self._params(ts, key, row) for (ts, key), row in out.items()])
+            top = max(k[0] for k in out)
+            have_max = self._max_written.get(duration)
+            self._max_written[duration] = top if have_max is None else max(have_max, top)
+            last = seq
+        if last is not None and self._armed:
+            self._set_meta(cur, last)
+
+    def _set_meta(self, cur: Any, value: int) -> None:
+        cur.execute(self.db.dialect.upsert("srota_meta", ["name", "value"], ["name"]), (self._meta_key, value))
+
+    def _write_undo(self, cur: Any, duration: TimeDuration, seq: int,
+                    undo: list[tuple[int, tuple[Any, ...], list[Any] | None]]) -> None:
+        q = self.db.q
+        names = self.schema.column_names
+        ph = self.db.dialect.placeholder
+        sql = (f"INSERT INTO {q(self.tables[duration] + '__undo')} (srota_seq, srota_existed, "
+               f"{', '.join(q(c) for c in names)}) VALUES ({ph}, {ph}, {', '.join(ph for _ in names)})")
+        params = []
+        n_key = 1 + len(self.spec.group_by)
+        for ts, key, before in undo:
+            if before is not None:
+                params.append((seq, 1, *self._params(ts, key, before)))
+            else:
+                blank: list[Any] = [None] * len(names)
+                blank[:n_key] = [ts, *self.schema.to_params(ts, key, self._blank_row())[1:n_key]]
+                if self.schema.sharded:
+                    blank[-1] = self.shard_id
+                params.append((seq, 0, *blank))
+        cur.executemany(sql, params)
+
+    def _blank_row(self) -> list[Any]:
+        spec = self.spec
+        return [0, 0, *([None] * len(spec.latest)), *[set() if b.op == "distinct" else None for b in spec.bases]]
+
+    def _call(self, fn: Callable[[Any], Any]) -> Any:
+        """Run ``fn(cursor)`` on the writer thread after the queued writes; return its result."""
+        if self._closed:
+            return self.db.run(fn)
+        done: Future[Any] = Future()
+
+        def job() -> None:
+            try:
+                done.set_result(self.db.run(fn))
+            except Exception as exc:
+                done.set_exception(exc)
+
+        self._queue.put(job)
+        return done.result()
+
+    # ------------------------------------------------------------------ Store
+    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
+        if not rows:
+            return
+        self._seq += 1
+        item = (self._seq, duration, mode, self._journal and mode == "merge",
+                [(ts, key, self.spec.copy_row(row)) for ts, key, row in rows])
+        if self._closed:
+            self.db.run(lambda cur: self._apply_once(cur, [item]))
+            return
+        self._queue.put(item)
+
+    @property
+    def backlog(self) -> int:
+        return self._queue.qsize()
+
+    def watermark(self) -> int:
+        if not self._journal:
+            self._journal = True
+            self._queue.put(lambda: self.db.run(lambda cur: self._arm(cur, fresh=True)))
+        return self._seq
+
+    def _arm(self, cur: Any, fresh: bool) -> None:
+        suffix = self.db.dialect.create_table_suffix()
+        ph = self.db.dialect.placeholder
+        for t in self.tables.values():
+            cur.execute(self.schema.create_undo(t, suffix))
+            if fresh:
+                cur.execute(f"DELETE FROM {self.db.q(t + '__undo')}" + (
+                    f" WHERE {self.db.q(SHARD)} = {ph}" if self.shard_id else ""),
+                    (self.shard_id,) if self.shard_id else ())
+        self._armed = True
+
+    def rewind(self, mark: int) -> int:
+        """Put this shard's rows back as they were at ``mark`` (a restored snapshot's watermark)."""
+        q = self.db.q
+        ph = self.db.dialect.placeholder
+        names = self.schema.column_names
+        shard = (self.shard_id,) if self.shard_id else ()
+
+        def run(cur: Any) -> int:
+            self._arm(cur, fresh=False)
+            changed = 0
+            for d, t in self.tables.items():
+                undo = q(t + "__undo")
+                cur.execute(f"SELECT srota_existed, {', '.join(q(c) for c in names)} FROM {undo} "
+                            f"WHERE srota_seq > {ph}{self._shard_where} ORDER BY srota_seq DESC", (mark, *shard))
+                for existed, *values in cur.fetchall():
+                    if existed:
+                        cur.execute(self._upsert[d], tuple(values))
+                    else:
+                        where = " AND ".join(f"{q(c)} = {ph}" for c in self.schema.key_names)
+                        key = [values[i] for i in range(1 + len(self.spec.group_by))] + list(shard)
+                        cur.execute(f"DELETE FROM {q(t)} WHERE {where}", tuple(key))
+                    changed += 1
+                cur.execute(f"DELETE FROM {undo} WHERE srota_seq > {ph}{self._shard_where}", (mark, *shard))
+            self._set_meta(cur, mark)
+            return changed
+
+        self.flush()
+        changed = self._call(run)
+        self._max_written.clear()
+        self._seq = mark
+        self._journal = True
+        return int(changed)
+
+    def trim(self, mark: int) -> None:
+        q = self.db.q
+        ph = self.db.dialect.placeholder
+        shard = (self.shard_id,) if self.shard_id else ()
+
+        def run() -> None:
+            def work(cur: Any) -> None:
+                for t in self.tables.values():
+                    cur.execute(f"DELETE FROM {q(t + '__undo')} WHERE srota_seq <= {ph}{self._shard_where}",
+                                (mark, *shard))
+            self.db.run(work)
+
+        self._queue.put(run)
+
+    def write_params(self, duration: TimeDuration, params: Iterable[Sequence[Any]], mode: str = "replace") -> int:
+        """Write rows already in column order (the Spark jobs' fallback); returns how many."""
+        rows = [(*p, self.shard_id) if self.schema.sharded else tuple(p) for p in params]
+        sql = self._upsert[duration]
+        return int(self._call(lambda cur: (cur.executemany(sql, rows), len(rows))[1]))
+
+    def _scan(self, duration: TimeDuration, start: int | None, end: int | None, own: bool) -> list[StoredRow]:
+        q = self.db.q
+        ph = self.db.dialect.placeholder
+        where, args = [], []
+        if start is not None:
+            where.append(f"{q('AGG_TIMESTAMP')} >= {ph}")
+            args.append(start)
+        if end is not None:
+            where.append(f"{q('AGG_TIMESTAMP')} < {ph}")
+            args.append(end)
+        if own and self.shard_id:
+            where.append(f"{q(SHARD)} = {ph}")
+            args.append(self.shard_id)
+        sql = self._select + q(self.tables[duration]) + (" WHERE " + " AND ".join(where) if where else "")
+        sql += f" ORDER BY {q('AGG_TIMESTAMP')}"
+
+        def read(cur: Any) -> list[Any]:
+            cur.execute(sql, tuple(args))
+            return list(cur.fetchall())
+
+        records = self._call(read)
+        if not self.schema.sharded or own:
+            return [self._from_record(r) for r in records]
+        # compose the shards' base values into the rows one process would hold
+        merged: dict[Any, list[Any]] = {}
+        merge, copy = self.spec.merge, self.spec.copy_row
+        for rec in records:
+            ts, key, row = self._from_record(rec)
+            have = merged.get((ts, key))
+            if have is None:
+                merged[(ts, key)] = copy(row)
+            else:
+                merge(have, row)
+        return [(ts, key, row) for (ts, key), row in merged.items()]
+
+    def scan(self, duration: TimeDuration, start: int | None = None, end: int | None = None) -> list[StoredRow]:
+        """Every shard's rows composed (what a reader sees), oldest first."""
+        return self._scan(duration, start, end, own=False)
+
+    def latest(self, duration: TimeDuration) -> int | None:
+        sql = f"SELECT MAX({self.db.q('AGG_TIMESTAMP')}) FROM {self.db.q(self.tables[duration])}"
+        value = self._call(lambda cur: (cur.execute(sql), cur.fetchone())[1][0])
+        return None if value is None else int(value)
+
+    @property
+    def own_shard(self) -> Store:
+        """This shard's rows only (a restart rebuilds its open buckets from them)."""
+        return _OwnShard(self)
+
+    def delete_before(self, duration: TimeDuration, before: int) -> int:
+        sql = f"DELETE FROM {self.db.q(self.tables[duration])} WHERE {self.db.q('AGG_TIMESTAMP')} < " \
+              f"{self.db.dialect.placeholder}"
+        n = self._call(lambda cur: (cur.execute(sql, (before,)), cur.rowcount)[1])
+        self._max_written.pop(duration, None)
+        return int(n)
+
+    def flush(self) -> None:
+        if not self._closed:
+            self._call(lambda cur: None)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._queue.put(_STOP)
+        self._thread.join()
+        self._closed = True
+
+
+class _OwnShard(Store):
+    """A view of one shard's rows (reads only)."""
+
+    persistent = True
+
+    def __init__(self, store: SqlAggregationStore) -> None:
+        self._store = store
+
+    def scan(self, duration: TimeDuration, start: int | None = None, end: int | None = None) -> list[StoredRow]:
+        return self._store._scan(duration, start, end, own=True)
+
+    def latest(self, duration: TimeDuration) -> int | None:
+        store = self._store
+        return store._call(lambda cur: store._max(cur, duration))
+
+
+def open_sql_aggregation_store(spec: Any, options: dict[str, str], shard_id: str | None,
+                               sharded: bool) -> SqlAggregationStore:
+    """The ``@store(type='rdbms')`` of an aggregation."""
+    from srota.engine.stores.database import max_outage, url_from_options
+
+    db = Database(url_from_options(options), f"aggregation '{spec.id}'", max_outage(options))
+    return SqlAggregationStore(spec, db, shard_id, sharded)
