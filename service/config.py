@@ -151,6 +151,9 @@ class ServiceConfig:
     shutdown_timeout_ms: int = 30_000
     base_dir: Path = Path(".")
     scaleout: ScaleoutConfig = ScaleoutConfig()
+    #: This process's shard of distributed aggregations (``@PartitionById``); with several
+    #: workers each partition's runtime writes as ``<shard.id>p<partition>`` (docs/scaling.md).
+    shard_id: str | None = None
 
     def app_files(self) -> list[Path]:
         """Every app file: listed files, and ``*.siddhi`` in listed directories (sorted)."""
@@ -165,7 +168,8 @@ class ServiceConfig:
 
 
 # ---------------------------------------------------------------------------- loading
-_TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout"}
+_TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout",
+             "shard.id"}
 
 # Connector options that name files: a relative value is relative to the config file.
 _PATH_OPTIONS = {"file.uri", "ssl.cafile", "ssl.certfile", "ssl.keyfile"}
@@ -305,8 +309,10 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         first = d.errors[0]
         first.errors = list(d.errors)
         raise first
+    shard_id = d.take(None, d.string, root.get("shard.id"), "shard.id") if root.get("shard.id") is not None \
+        else None
     return ServiceConfig(
-        scaleout=scaleout,
+        scaleout=scaleout, shard_id=shard_id or None,
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,
         shutdown_timeout_ms=shutdown, base_dir=base_dir,

@@ -200,7 +200,7 @@ class AppHost:
 
     def _create_runtime(self, text: str, limits: Limits) -> SiddhiAppRuntime:
         """The app runtime (scale-out overrides this with one runtime per partition)."""
-        return SiddhiManager(limits=limits).create_siddhi_app_runtime(text)
+        return SiddhiManager(limits=limits, shard_id=self.config.shard_id).create_siddhi_app_runtime(text)
 
     # ------------------------------------------------------------------ wiring
     def _bind(self) -> None:

@@ -254,9 +254,9 @@ class PartitionRuntimes:
     runtime (never started), events go to the runtime of :attr:`current` partition, and
     callbacks are added to every partition runtime."""
 
-    def __init__(self, make: Callable[[], SiddhiAppRuntime]) -> None:
+    def __init__(self, make: Callable[[int | None], SiddhiAppRuntime]) -> None:
         self._make = make
-        self.template = make()
+        self.template = make(None)
         self.by_partition: dict[int, SiddhiAppRuntime] = {}
         #: The partition whose chunk is being processed (set by the host around each part).
         self.current: int | None = None
@@ -366,7 +366,7 @@ class PartitionRuntimes:
             rt.get_input_handler(stream_id).send_rows(rows)
 
     def create(self, partition: int, state: bytes | None) -> SiddhiAppRuntime:
-        rt = self._make()
+        rt = self._make(partition)
         for stream_id, cb in self._callbacks:
             rt.add_callback(stream_id, cb)
         if state is not None:
@@ -525,7 +525,15 @@ class PartitionedAppHost(AppHost):
         self._gauges = _gauges(metrics)
 
     def _create_runtime(self, text: str, limits: Limits) -> Any:
-        return PartitionRuntimes(lambda: SiddhiManager(limits=limits).create_siddhi_app_runtime(text))
+        base = self.config.shard_id or ""
+
+        def make(partition: int | None) -> SiddhiAppRuntime:
+            # A partition's aggregation rows move with it (its shard id is the partition's); the
+            # template is never started and writes nothing, but must not share a shard's lock.
+            shard = f"{base}p{partition}" if partition is not None else f"template-{uuid.uuid4().hex[:12]}"
+            return SiddhiManager(limits=limits, shard_id=shard).create_siddhi_app_runtime(text)
+
+        return PartitionRuntimes(make)
 
     def _source_annotation(self, stream_id: str) -> Any:
         definition = self.partitions.template.stream_definitions[stream_id]

@@ -61,7 +61,10 @@ def problems(app: m.SiddhiApp, sources: Mapping[str, SourceInfo]) -> list[str]:
     table_ids = {t.id for t in app.table_definitions}
     out: list[str] = []
     for agg in app.aggregation_definitions:
-        out.append(f"aggregation '{agg.id}' rolls up events of every key together")
+        if not shared_aggregation(agg):
+            out.append(f"aggregation '{agg.id}' rolls up events of every key together in one process: give it "
+                       "a store every worker shares, @store(type='rdbms', jdbc.url=...) with "
+                       "@PartitionById(enable='true'), and each partition writes its own shard")
     # Two passes: a stream filled by a later query in the text may feed an earlier one.
     for final in (False, True):
         found: list[str] = []
@@ -73,6 +76,14 @@ def problems(app: m.SiddhiApp, sources: Mapping[str, SourceInfo]) -> list[str]:
         if final:
             out.extend(found)
     return out
+
+
+def shared_aggregation(agg: m.AggregationDefinition) -> bool:
+    """True when the aggregation's roll-ups live in a shared database, one shard per writer."""
+    store = m.find_annotation(agg.annotations, "store")
+    shards = m.find_annotation(agg.annotations, "PartitionById")
+    return store is not None and (store.get("type") or "").lower() == "rdbms" and shards is not None \
+        and (shards.get("enable") or "true").lower() != "false"
 
 
 def check(app: m.SiddhiApp, sources: Mapping[str, SourceInfo]) -> None:

@@ -356,6 +356,12 @@ class Aggregation:
         }
         if isinstance(self.store, MemoryStore):
             state["tables"] = self.store.snapshot_state()
+        elif getattr(self.store, "rewinds_with_snapshot", False):
+            # A shared database store: the snapshot carries its watermark, so whoever restores
+            # it (this process, or the worker a partition moved to) puts the shard's rows back
+            # as they were; the writes it accounts for are committed before it is handed over.
+            state["store_mark"] = self.store.watermark()
+            self.store.flush()
         return state
 
     def restore_state(self, state: Any) -> None:
@@ -366,6 +372,8 @@ class Aggregation:
         self._resume_after = state.get("resume_after")
         if "tables" in state and isinstance(self.store, MemoryStore):
             self.store.restore_state(state["tables"])
+        if state.get("store_mark") is not None and getattr(self.store, "rewinds_with_snapshot", False):
+            self.store.rewind(state["store_mark"])
         self._initialised = True  # a snapshot replaces the recreation from tables
 
 

@@ -98,6 +98,8 @@ class SqlAggregationStore(Store):
     """An aggregation's tables in a server database (see the module docstring)."""
 
     persistent = True
+    #: The aggregation's snapshot carries the watermark and its restore rewinds (see runtime).
+    rewinds_with_snapshot = True
 
     def __init__(self, spec: Any, db: Database, shard_id: str | None, sharded: bool,
                  batch_size: int = 5000, max_queued: int = 10_000) -> None:
