@@ -36,6 +36,12 @@ Delivery (docs/delivery.md says what is guaranteed and what is not):
 * A kafka sink with ``transactional.id`` publishes each chunk's outputs and commits its
   offsets in one Kafka transaction (exactly-once Kafka to Kafka; untested here).  With
   persistence the offsets follow snapshots instead, and the transactions hold outputs only.
+* Apps with a table or aggregation in a server database (``@store(type='rdbms')``) process
+  their chunks on a thread of their own, so that database round trips never block the event
+  loop; a lock keeps the "no snapshot in the middle of a chunk" rule.  While the database is
+  unreachable the chunk waits (its source pauses: nothing is fetched or committed past it);
+  an outage longer than the store's ``max.outage`` stops the service with that reason, the
+  chunk uncommitted.
 * Aggregations stored in SQLite: their store watermark is taken with each snapshot and
   saved with it; a restore rewinds the tables to it (engine/aggregation/store.py).  A store
   whose write queue is over half full pauses the sources.
@@ -50,6 +56,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +65,7 @@ import structlog
 from srota.connectors.base import ConnectionUnavailableError, ConnectorError, RejectedError
 from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
 from srota.engine.registry import Kind, registry
+from srota.engine.stores.database import StoreUnavailableError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import Annotation, AnnotationElement, StreamDefinition
 from srota.service.commits import CommitTracker
@@ -170,6 +178,14 @@ class AppHost:
                         python_functions=config.limits.python_functions)
         self.runtime: SiddhiAppRuntime = self._create_runtime(text, limits)
         self.name = self.runtime.name
+        #: Processing runs off the event loop (a server-database store: blocking round trips).
+        self._engine_thread = ThreadPoolExecutor(1, thread_name_prefix=f"srota-{self.name}") \
+            if _uses_server_database(self.runtime) else None
+        self._engine_gate = asyncio.Lock()
+        #: Why the app stopped by itself (a database outage past its limit), or None.
+        self.failed: str | None = None
+        #: Called with the reason when the app stops by itself (the ServiceHost stops the process).
+        self.on_failure: Any = None
         self.sources: list[_SourceBinding] = []
         self.sinks: list[_SinkBinding] = []
         self.dead_letters: list[Any] = []
@@ -508,32 +524,75 @@ class AppHost:
         # From here on nothing awaits until the commit is queued (see the module doc).
         for m, reason, exc in failures:
             self._fault(b, m, reason, exc)
+        if self._engine_thread is None:
+            pending = self._process(b, rows, messages)
+        else:
+            async with self._engine_gate:  # no snapshot between the chunk's effects and its offsets
+                if rows:
+                    loop = asyncio.get_running_loop()
+                    try:
+                        await loop.run_in_executor(self._engine_thread, self._send, b, rows)
+                    except StoreUnavailableError as exc:
+                        self._stop_failed(str(exc))
+                        return
+                pending = self._process(b, [], messages)
+        if self._txn is not None:
+            await self._transact_after(b, pending)
+        self._check_stores()
+        self.metrics.latency.labels(self.name).observe(time.perf_counter() - started)
+
+    def _send(self, b: _SourceBinding, rows: list[tuple[Any, ...]]) -> None:
+        """Send mapped rows into the app (on the event loop, or the app's engine thread)."""
+        send_rows = self.runtime.get_input_handler(b.stream_id).send_rows
+        if b.mapper.event_grouping_enabled:
+            send_rows(rows)
+        else:  # the mapper's event.grouping.enabled='false': one event at a time
+            for row in rows:
+                send_rows([row])
+
+    def _process(self, b: _SourceBinding, rows: list[tuple[Any, ...]],
+                 messages: list[Any]) -> tuple[Any, dict[tuple[str, int], int]] | None:
+        """Send ``rows`` and note the chunk's offsets, with no await in between (module doc).
+
+        With a transactional sink (no persistence) the offsets are not noted but returned, to
+        go in the transaction of the chunk's outputs (:meth:`_transact_after`).
+        """
         if rows:
-            send_rows = self.runtime.get_input_handler(b.stream_id).send_rows
-            if b.mapper.event_grouping_enabled:
-                send_rows(rows)
-            else:  # the mapper's event.grouping.enabled='false': one event at a time
-                for row in rows:
-                    send_rows([row])
+            self._send(b, rows)
         token = messages[-1].ack if messages else None
         offsets = self._next_offsets(messages, token)
         if self._txn is not None and token is not None and not self.gated:
+            return token, offsets
+        with self._out_lock:
+            seqs = {id(s): s.enqueued_seq for s in self.sinks}
+        b.commits.consumed(offsets, token, seqs)
+        if self._txn is None:
+            self._commit_wakeup.set()
+        return None
+
+    async def _transact_after(self, b: _SourceBinding,
+                              pending: tuple[Any, dict[tuple[str, int], int]] | None) -> None:
+        """The Kafka-transaction tail of a chunk (a transactional sink; see the module doc)."""
+        if pending is not None:
+            token, offsets = pending
             # The chunk's offsets go in the transaction of its outputs (noted after it, as
             # committed: nothing else commits them).
             await self._transact([(b, token)])
             b.commits.consumed(offsets, None, {})
             b.commits.committed(offsets)
         else:
-            with self._out_lock:
-                seqs = {id(s): s.enqueued_seq for s in self.sinks}
-            b.commits.consumed(offsets, token, seqs)
-            if self._txn is not None:
-                # With persistence the offsets wait for a snapshot (decision 12), so they
-                # cannot ride in the outputs' transaction: the outputs go out alone.
-                await self._transact([])
+            # With persistence the offsets wait for a snapshot (decision 12), so they
+            # cannot ride in the outputs' transaction: the outputs go out alone.
+            await self._transact([])
             self._commit_wakeup.set()
-        self._check_stores()
-        self.metrics.latency.labels(self.name).observe(time.perf_counter() - started)
+
+    def _stop_failed(self, reason: str) -> None:
+        """The app cannot go on (a database outage past its limit): stop taking chunks."""
+        self._accepting = False
+        self.failed = reason
+        self._log.error("app stopped: " + reason)
+        if self.on_failure is not None:
+            self.on_failure(reason)
 
     @staticmethod
     def _next_offsets(messages: list[Any], token: Any) -> dict[tuple[str, int], int]:
@@ -711,10 +770,16 @@ class AppHost:
         """
         self.runtime.drain()  # events waiting in @Async buffers belong in this snapshot
         stores = self._stores()
-        with self.runtime.context.lock:
-            state = self.runtime.snapshot()
-            marks = {name: store.watermark() for name, store in stores.items()}
-        offsets = self.consumed
+        def take() -> tuple[bytes, dict[str, int]]:
+            with self.runtime.context.lock:
+                return self.runtime.snapshot(), {name: store.watermark() for name, store in stores.items()}
+
+        async with self._engine_gate:  # not between a chunk's effects and its offsets
+            if self._engine_thread is None:
+                state, marks = take()
+            else:  # a database store's snapshot waits for its writes: not on the event loop
+                state, marks = await asyncio.get_running_loop().run_in_executor(self._engine_thread, take)
+            offsets = self.consumed
         for store in stores.values():
             await asyncio.to_thread(store.flush)
         await self._wait_flushed(self._enqueued())
@@ -805,6 +870,8 @@ class AppHost:
 
     async def close(self) -> None:
         self.runtime.shutdown()
+        if self._engine_thread is not None:
+            self._engine_thread.shutdown(wait=False)
         for b in self.sinks:
             if b.task is not None:
                 b.task.cancel()
@@ -886,6 +953,9 @@ class ServiceHost:
         self.metrics = Metrics(lambda: {name: a.runtime for name, a in self.apps.items()})
         self.admin: Any = None
         self.store: Any = None
+        #: Why an app stopped by itself (the process exits with code 1), and the event that stops it.
+        self.failure: str | None = None
+        self.stopping: asyncio.Event | None = None
         self._snapshotter: asyncio.Task[None] | None = None
         self._save_lock = asyncio.Lock()  # one snapshot save at a time (revisions are numbered)
         self._texts: list[tuple[Path | None, str]] = [
@@ -898,6 +968,12 @@ class ServiceHost:
 
     def is_ready(self) -> bool:
         return bool(self.apps) and all(a.is_ready() for a in self.apps.values())
+
+    def _app_failed(self, reason: str) -> None:
+        """An app stopped by itself: the process stops (exit code 1) rather than run without it."""
+        self.failure = reason
+        if self.stopping is not None:
+            self.stopping.set()
 
     def describe(self) -> list[dict[str, Any]]:
         return [a.describe() for a in self.apps.values()]
@@ -914,6 +990,7 @@ class ServiceHost:
                 raise
             if app.name in self.apps:
                 raise SiddhiAppCreationError(f"two apps are named '{app.name}' (use @app:name)")
+            app.on_failure = self._app_failed
             self.apps[app.name] = app
         if self.config.http.enabled:
             # First, so that /health answers (and /ready says not yet) while sinks connect.
@@ -1003,10 +1080,12 @@ class ServiceHost:
         log.info("stopped")
 
 
-async def serve(config: ServiceConfig, app_paths: Sequence[Path], stop: asyncio.Event | None = None) -> None:
-    """Run until ``stop`` is set (or SIGTERM/SIGINT when it is None)."""
+async def serve(config: ServiceConfig, app_paths: Sequence[Path], stop: asyncio.Event | None = None) -> str | None:
+    """Run until ``stop`` is set (or SIGTERM/SIGINT when it is None); returns why an app
+    stopped by itself (the process then exits with code 1), or None."""
     host = ServiceHost(config, app_paths)
     stop = stop or asyncio.Event()
+    host.stopping = stop
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -1024,12 +1103,22 @@ async def serve(config: ServiceConfig, app_paths: Sequence[Path], stop: asyncio.
         await stop.wait()
     finally:
         await host.stop()
+    return host.failure
+
+
+def _uses_server_database(runtime: Any) -> bool:
+    """True when a table or aggregation of the app lives in a server database (rdbms)."""
+    ctx = getattr(runtime, "template", runtime).context  # scale-out: the partitions' template
+    tables = getattr(ctx, "tables", {})
+    aggregations = getattr(ctx, "aggregations", {})
+    return any(getattr(t, "sql_backed", False) for t in tables.values()) or any(
+        getattr(getattr(a, "store", None), "rewinds_with_snapshot", False) for a in aggregations.values())
 
 
 def run_service(config: ServiceConfig, app_paths: Sequence[Path]) -> int:
     """The ``srota run`` entry point: returns the process exit code."""
     try:
-        asyncio.run(serve(config, app_paths))
+        failure = asyncio.run(serve(config, app_paths))
     except SiddhiAppCreationError as exc:
         where = getattr(exc, "path", None) or "app"
         if exc.line is not None:
@@ -1039,4 +1128,7 @@ def run_service(config: ServiceConfig, app_paths: Sequence[Path]) -> int:
     except OSError as exc:  # an app file that cannot be read, a port in use
         print(f"srota: {exc}", file=sys.stderr)
         return 2
+    if failure:
+        print(f"srota: {failure}", file=sys.stderr)
+        return 1
     return 0

@@ -35,8 +35,14 @@ class StoreError(Exception):
     """A store that cannot be used as configured (bad URL, refused login, schema clash)."""
 
 
-class StoreUnavailableError(StoreError):
-    """The database stayed unreachable longer than the store's ``max.outage``."""
+class StoreUnavailableError(BaseException):
+    """The database stayed unreachable longer than the store's ``max.outage``.
+
+    A ``BaseException`` on purpose, like ``SystemExit``: the engine routes an ``Exception``
+    raised while processing an event to the fault stream or the log and goes on, which here
+    would drop the event.  This one must stop the app (its host does so, committing nothing
+    past the chunk) instead of being handled as one event's failure.
+    """
 
 
 @dataclass(frozen=True)
