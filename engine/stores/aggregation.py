@@ -35,7 +35,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from srota.engine.aggregation.store import SqliteSchema, Store, StoredRow, table_name
-from srota.engine.stores.database import Database, StoreError
+from srota.engine.stores.database import Database, StoreError, StoreUnavailableError
 from srota.grammar.model import AttrType, TimeDuration
 
 _log = logging.getLogger("srota.engine.aggregation")
@@ -118,6 +118,7 @@ class SqlAggregationStore(Store):
         self.errors = 0
         self.failed_writes = 0
         self._closed = False
+        self._failed: StoreUnavailableError | None = None
         self._seq = 0
         self._journal = False
         self._armed = False
@@ -168,6 +169,8 @@ class SqlAggregationStore(Store):
                         return
                     try:
                         it()
+                    except StoreUnavailableError as exc:
+                        self._failed = exc
                     except Exception:
                         _log.exception("aggregation %s: a store job failed", self.spec.id)
                 else:
@@ -214,7 +217,7 @@ class SqlAggregationStore(Store):
                 else:
                     cur.execute("SELECT RELEASE_LOCK(%s)", (self._lock_name[-64:],))
             self.db.run(unlock)
-        except Exception:
+        except (Exception, StoreUnavailableError):
             pass  # the connection closes next, which releases it too
 
     @property
@@ -222,10 +225,15 @@ class SqlAggregationStore(Store):
         return f"{self.spec.id}.{self.shard_id or ''}.seq"
 
     def _apply(self, writes: list[tuple[Any, ...]]) -> None:
-        if not writes:
+        if not writes or self._failed is not None:
             return
         try:
             self.db.run(lambda cur: self._apply_once(cur, writes))
+        except StoreUnavailableError as exc:
+            # Past max.outage: the writes stay unwritten and the next write() or read raises,
+            # which stops the app (its host does not commit what these rows account for).
+            self._failed = exc
+            _log.error("aggregation %s: %s", self.spec.id, exc)
         except Exception as exc:
             # Not transient (Database.run retries those): retrying cannot mend it.
             self.failed_writes += sum(len(w[4]) for w in writes)
@@ -341,18 +349,27 @@ class SqlAggregationStore(Store):
         done: Future[Any] = Future()
 
         def job() -> None:
+            if self._failed is not None:
+                done.set_exception(self._failed)
+                return
             try:
                 done.set_result(self.db.run(fn))
-            except Exception as exc:
+            except BaseException as exc:
                 done.set_exception(exc)
 
+        self._check()
         self._queue.put(job)
         return done.result()
+
+    def _check(self) -> None:
+        if self._failed is not None:
+            raise StoreUnavailableError(str(self._failed))
 
     # ------------------------------------------------------------------ Store
     def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
         if not rows:
             return
+        self._check()
         self._seq += 1
         item = (self._seq, duration, mode, self._journal and mode == "merge",
                 [(ts, key, self.spec.copy_row(row)) for ts, key, row in rows])
