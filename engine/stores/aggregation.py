@@ -455,7 +455,8 @@ class SqlAggregationStore(Store):
     def _scan(self, duration: TimeDuration, start: int | None, end: int | None, own: bool) -> list[StoredRow]:
         q = self.db.q
         ph = self.db.dialect.placeholder
-        where, args = [], []
+        where: list[str] = []
+        args: list[Any] = []
         if start is not None:
             where.append(f"{q('AGG_TIMESTAMP')} >= {ph}")
             args.append(start)

@@ -350,21 +350,22 @@ class _Translator:
                 return None
             return f"({side[0]} IS NULL)", side[1]
         if isinstance(expr, Compare):
-            left, right = self._side(expr.left), self._side(expr.right)
-            if left is None or right is None or (left[0] == self.ph and right[0] == self.ph):
+            lhs = self._side(expr.left)
+            rhs = self._side(expr.right)
+            if lhs is None or rhs is None or (lhs[0] == self.ph and rhs[0] == self.ph):
                 return None
-            if (left[2] is AttrType.STRING) != (right[2] is AttrType.STRING) or AttrType.BOOL in (left[2], right[2]) \
-                    and left[2] is not right[2]:
+            if (lhs[2] is AttrType.STRING) != (rhs[2] is AttrType.STRING) or AttrType.BOOL in (lhs[2], rhs[2]) \
+                    and lhs[2] is not rhs[2]:
                 return None  # the compiler's own rules decide these (errors, or false)
-            sql = f"{left[0]} {_SQL_OPS[expr.op]} {right[0]}"
-            if top and expr.op is CompareOperator.EQ and left[2] is right[2]:
-                for val_side, e in ((right, expr.left), (left, expr.right)):
+            sql = f"{lhs[0]} {_SQL_OPS[expr.op]} {rhs[0]}"
+            if top and expr.op is CompareOperator.EQ and lhs[2] is rhs[2]:
+                for val_side, e in ((rhs, expr.left), (lhs, expr.right)):
                     m = self.column.match(self.compiler.compile(e).code)
                     if m and val_side[0] == self.ph:
                         self.key_equalities.setdefault(int(m.group(1)), val_side[1][0])
             if negated:  # a comparison with a null is false in Siddhi, also under `not`
                 sql = f"COALESCE({sql}, FALSE)"
-            return f"({sql})", left[1] + right[1]
+            return f"({sql})", lhs[1] + rhs[1]
         if isinstance(expr, Constant) and expr.type is AttrType.BOOL:
             return ("(1 = 1)" if expr.value else "(1 = 0)"), []
         return None

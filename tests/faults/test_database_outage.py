@@ -23,7 +23,15 @@ import pytest
 
 from tests.conftest import free_port
 from tests.dbservers import PostgresServer, postgres_bin
-from tests.integration.support import TcpProxy, committed, config, kafka_source, produce, running_host, wait_until
+from tests.integration.support import (
+    TcpProxy,
+    committed,
+    config,
+    kafka_source,
+    produce,
+    running_host,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
