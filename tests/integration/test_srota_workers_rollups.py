@@ -92,7 +92,7 @@ define stream Readings (id string, value long, ts long);
         except TimeoutError:
             got = last[0] or {}
             diff = {k: (got.get(k), expected.get(k)) for k in set(got) | set(expected) if got.get(k) != expected.get(k)}
-            raise AssertionError(f"{len(diff)} rows differ (got, expected): {sorted(diff.items())[:6]}; log: {log}")
+            raise AssertionError(f"{len(diff)} rows differ (got, expected): {sorted(diff.items())[:6]}; log: {log}") from None
         assert proc.poll() is None
     finally:
         if reader is not None:
