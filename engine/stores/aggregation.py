@@ -448,7 +448,10 @@ class SqlAggregationStore(Store):
 
     def write_params(self, duration: TimeDuration, params: Iterable[Sequence[Any]], mode: str = "replace") -> int:
         """Write rows already in column order (the Spark jobs' fallback); returns how many."""
-        rows = [(*p, self.shard_id) if self.schema.sharded else tuple(p) for p in params]
+        # booleans are stored 0/1 (the SQLite layout's values; Spark hands them over as bool)
+        rows = [tuple(int(v) if isinstance(v, bool) else v for v in p) for p in params]
+        if self.schema.sharded:
+            rows = [(*r, self.shard_id) for r in rows]
         sql = self._upsert[duration]
         return int(self._call(lambda cur: (cur.executemany(sql, rows), len(rows))[1]))
 

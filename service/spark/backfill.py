@@ -35,7 +35,13 @@ from typing import Any
 
 from srota.grammar.model import AttrType, TimeDuration
 from srota.service.spark.buckets import bucket_sql, next_bucket_sql, tz_text_sql
-from srota.service.spark.session import LoadedAggregation, get_spark, load_aggregation, require_jdbc_jar
+from srota.service.spark.session import (
+    LoadedAggregation,
+    get_spark,
+    jdbc_of,
+    load_aggregation,
+    require_jdbc_jar,
+)
 from srota.service.spark.translate import PYTHON, Item, event_time_sql, plan_items, quote_ident, sql_type
 
 Progress = Callable[[str], None]
@@ -351,6 +357,9 @@ def write_rows(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any, 
     Up to ``arrow_rows`` expected rows come to the driver as one Arrow table; more are
     streamed a partition at a time (``toLocalIterator``), so the driver's memory stays bounded."""
     store = loaded.store
+    if writer == "auto":  # executors write a server database themselves on a cluster
+        master = rows_df.sparkSession.sparkContext.master
+        writer = "jdbc" if hasattr(store, "db") and not master.startswith("local") else "driver"
     if writer == "jdbc":
         return _write_jdbc(loaded, duration, rows_df)
     if expected is not None and expected <= arrow_rows:
@@ -374,6 +383,8 @@ def write_rows(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any, 
 
 
 def _write_jdbc(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any) -> int:
+    if hasattr(loaded.store, "db"):
+        return _write_jdbc_server(loaded, duration, rows_df)
     require_jdbc_jar()
     store = loaded.store
     table = store.tables[duration]
@@ -396,10 +407,46 @@ def _write_jdbc(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any)
     return store._call(run)
 
 
+def _write_jdbc_server(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any) -> int:
+    """PostgreSQL/MariaDB: the executors write a staging table in parallel over JDBC, then one
+    statement upserts it into the aggregation's table (under the job's shard id)."""
+    from pyspark.sql import functions as F
+
+    store = loaded.store
+    url, props = jdbc_of(store)
+    table = store.tables[duration]
+    staging = f"srota_staging_{os.getpid()}_{duration.name.lower()}"  # unquoted by Spark: lower case
+    names = store.schema.column_names
+    from pyspark.sql.types import BooleanType
+
+    # booleans are stored 0/1, as in SQLite and the live engine's rows
+    rows_df = rows_df.select([F.col(f.name).cast("long") if isinstance(f.dataType, BooleanType) else F.col(f.name)
+                              for f in rows_df.schema.fields])
+    if store.schema.sharded:
+        rows_df = rows_df.withColumn("__shard", F.lit(store.shard_id))
+    rows_df.toDF(*names).write.jdbc(url, staging, mode="overwrite", properties=props)
+    q = store.db.q
+    cols = ", ".join(q(c) for c in names)
+    upsert = store.db.dialect.upsert(table, names, store.schema.key_names)
+    pg = store.db.dialect.name == "postgresql"
+    head = upsert.split(" VALUES ")[0]
+    tail = upsert[upsert.index(" ON CONFLICT" if pg else " ON DUPLICATE KEY"):]
+    sql = f"{head} SELECT {cols} FROM {q(staging)}{tail}"
+
+    def run(cur: Any) -> int:
+        cur.execute(sql)
+        n = cur.rowcount
+        cur.execute(f"DROP TABLE {q(staging)}")
+        return int(n)
+
+    return int(store._call(run))
+
+
 # ---------------------------------------------------------------------------- the job
 def backfill(app_path: str, aggregation_id: str, inputs: str | list[str], fmt: str = "json",
              start: int | None = None, end: int | None = None, master: str | None = None,
-             writer: str = "driver", spark: Any = None, progress: Progress | None = _stderr) -> dict[str, Any]:
+             writer: str = "auto", spark: Any = None, progress: Progress | None = _stderr,
+             shard_id: str | None = None, jars: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run the backfill job.
 
     Returns ``{"events", "rows": {table: n}, "seconds", "phases": {phase: seconds},
@@ -411,7 +458,7 @@ def backfill(app_path: str, aggregation_id: str, inputs: str | list[str], fmt: s
     t0 = time.perf_counter()
     paths = check_inputs(app_path, inputs, fmt)
     try:
-        loaded = load_aggregation(app_path, aggregation_id)
+        loaded = load_aggregation(app_path, aggregation_id, shard_id)
     except OSError as exc:
         raise InputError(f"cannot read app {app_path}: {exc.strerror or exc}") from None
     own_spark = spark is None
@@ -424,7 +471,7 @@ def backfill(app_path: str, aggregation_id: str, inputs: str | list[str], fmt: s
                              f"'aggregate by <attribute>' can be backfilled")
         items = plan_items(spec, loaded.runtime.context)
         t = time.perf_counter()
-        spark = spark or get_spark(master, f"srota-backfill-{aggregation_id}")
+        spark = spark or get_spark(master, f"srota-backfill-{aggregation_id}", extra_jars=jars)
         phases["session"] = time.perf_counter() - t
         sc = spark.sparkContext
         say(f"session: Spark {spark.version} on {sc.master} ready in {phases['session']:.1f}s")

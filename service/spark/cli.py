@@ -38,8 +38,12 @@ def add_subparsers(subparsers: Any) -> argparse.ArgumentParser:
     b.add_argument("--from", dest="start", type=_time, help="first event time to include")
     b.add_argument("--to", dest="end", type=_time, help="event time to stop before")
     b.add_argument("--master", help="Spark master URL (default local[*])")
-    b.add_argument("--writer", default="driver", choices=("driver", "jdbc"),
-                   help="write through the driver (default) or the SQLite JDBC driver from one partition")
+    b.add_argument("--writer", default="auto", choices=("auto", "driver", "jdbc"),
+                   help="write through the driver, or over JDBC (SQLite: from one partition; PostgreSQL/"
+                        "MariaDB: from every executor); auto: JDBC for a server database on a cluster")
+    b.add_argument("--shard-id", help="the shard the rows are written under (@PartitionById aggregations)")
+    b.add_argument("--jars", action="append", metavar="JAR",
+                   help="another JDBC driver jar for Spark (repeatable; PostgreSQL and MariaDB are found)")
     b.set_defaults(func=main)
 
     u = sub.add_parser("purge", help="apply the retention policy, or rebuild a table from the finer one")
@@ -71,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
 
             inputs = args.input if len(args.input) > 1 else args.input[0]
             result = backfill(args.app, args.aggregation, inputs, args.format, args.start, args.end,
-                              args.master, args.writer)
+                              args.master, args.writer, shard_id=args.shard_id, jars=tuple(args.jars or ()))
             total = sum(result["rows"].values())
             p = result["phases"]
             print(f"backfilled {result['events']} events into {total} rows in {result['seconds']:.1f}s "

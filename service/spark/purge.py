@@ -23,7 +23,13 @@ from srota.engine.aggregation.purge import purge_bounds
 from srota.grammar.model import AttrType, TimeDuration
 from srota.service.spark.backfill import write_rows
 from srota.service.spark.buckets import bucket_sql
-from srota.service.spark.session import LoadedAggregation, get_spark, load_aggregation, require_jdbc_jar
+from srota.service.spark.session import (
+    LoadedAggregation,
+    get_spark,
+    jdbc_of,
+    load_aggregation,
+    require_jdbc_jar,
+)
 
 
 def _say(msg: str) -> None:
@@ -31,16 +37,37 @@ def _say(msg: str) -> None:
 
 
 def read_table(spark: Any, loaded: LoadedAggregation, duration: TimeDuration) -> Any:
-    """One aggregation table as a Spark DataFrame (through the SQLite JDBC driver)."""
-    require_jdbc_jar()
+    """One aggregation table as a Spark DataFrame (through the SQLite, PostgreSQL or MariaDB JDBC
+    driver; a sharded table's rows are composed per key first, as every reader does)."""
     store = loaded.store
     store.flush()
+    if hasattr(store, "db"):
+        return _read_server_table(spark, loaded, duration)
+    require_jdbc_jar()
     # Declared SQLite types map to 32-bit ints through the driver: read INTEGER as BIGINT.
     spark_types = {"INTEGER": "BIGINT", "REAL": "DOUBLE", "TEXT": "STRING", "BLOB": "BINARY"}
     custom = ", ".join(f"`{c}` {spark_types[t]}" for c, t in store.schema.columns)
     return (spark.read.format("jdbc").option("url", f"jdbc:sqlite:{store.database}")
             .option("dbtable", f'"{store.tables[duration]}"').option("driver", "org.sqlite.JDBC")
             .option("customSchema", custom).load())
+
+
+def _read_server_table(spark: Any, loaded: LoadedAggregation, duration: TimeDuration) -> Any:
+    store = loaded.store
+    url, props = jdbc_of(store)
+    q = store.db.q
+    names = store.schema.column_names[:-1] if store.schema.sharded else store.schema.column_names
+    if store.schema.sharded:
+        # Compose the shards in the database's own SQL would need each base's rule; the rows
+        # are few per key and bucket, so read them composed through the engine's reader.
+        rows = store.scan(duration)
+        params = [store.schema.to_params(ts, key, row) for ts, key, row in rows]
+        from pyspark.sql import types as T
+
+        df = spark.read.jdbc(url, f"(SELECT {', '.join(q(c) for c in names)} FROM {q(store.tables[duration])} "
+                                  f"WHERE 1 = 0) AS empty_shape", properties=props)
+        return spark.createDataFrame(params, T.StructType(df.schema.fields)) if params else df
+    return spark.read.jdbc(url, q(store.tables[duration]), properties=props)
 
 
 def format_time(ms: int) -> str:

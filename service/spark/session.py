@@ -64,7 +64,14 @@ def _code_zip() -> str:
     return str(path)
 
 
-def get_spark(master: str | None = None, app_name: str = "srota-aggregation", shuffle_partitions: int = 8) -> Any:
+#: JDBC drivers of the rdbms store's databases (Debian's libpostgresql-jdbc-java, libmariadb-java),
+#: put on Spark's class path when present; ``--jars`` adds others (MySQL Connector/J, ...).
+SERVER_JARS = (os.environ.get("SROTA_POSTGRESQL_JDBC_JAR", "/usr/share/java/postgresql.jar"),
+               os.environ.get("SROTA_MARIADB_JDBC_JAR", "/usr/share/java/mariadb-java-client.jar"))
+
+
+def get_spark(master: str | None = None, app_name: str = "srota-aggregation", shuffle_partitions: int = 8,
+              extra_jars: tuple[str, ...] = ()) -> Any:
     """A SparkSession (``local[*]`` unless ``master`` is given) with UTC session time."""
     find_java()
     try:
@@ -80,8 +87,9 @@ def get_spark(master: str | None = None, app_name: str = "srota-aggregation", sh
                .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
                .config("spark.ui.showConsoleProgress", "true")
                .config("spark.ui.enabled", "false"))
-    if Path(SQLITE_JAR).exists():
-        builder = builder.config("spark.jars", SQLITE_JAR)
+    jars = [j for j in (SQLITE_JAR, *SERVER_JARS) if Path(j).exists()] + list(extra_jars)
+    if jars:
+        builder = builder.config("spark.jars", ",".join(jars))
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or _python())
     try:
         spark = builder.getOrCreate()
@@ -118,23 +126,36 @@ class LoadedAggregation:
         self.runtime.shutdown()
 
 
-def load_aggregation(app_path: str, aggregation_id: str) -> LoadedAggregation:
+def load_aggregation(app_path: str, aggregation_id: str, shard_id: str | None = None) -> LoadedAggregation:
     """Plan the app (not started: no timers, no sources) and find aggregation ``aggregation_id``.
 
-    The aggregation must use ``@store(type='sqlite', ...)``: the jobs write to that file.
+    The aggregation must use ``@store(type='sqlite', ...)`` or ``@store(type='rdbms', ...)``:
+    the jobs write to that database (an rdbms store with ``@PartitionById`` under ``shard_id``).
     """
     from srota.engine import SiddhiManager
     from srota.engine.aggregation.store import SqliteStore
+    from srota.engine.stores.aggregation import SqlAggregationStore
 
     text = Path(app_path).read_text()
-    runtime = SiddhiManager().create_siddhi_app_runtime(text)
+    runtime = SiddhiManager(shard_id=shard_id).create_siddhi_app_runtime(text)
     agg = runtime.context.aggregations.get(aggregation_id)
     if agg is None:
         runtime.shutdown()
         known = ", ".join(runtime.context.aggregations) or "none"
         raise ValueError(f"{app_path} has no aggregation '{aggregation_id}' (it has: {known})")
-    if not isinstance(agg.store, SqliteStore):
+    if not isinstance(agg.store, SqliteStore | SqlAggregationStore):
         runtime.shutdown()
-        raise ValueError(f"aggregation '{aggregation_id}' has no @store(type='sqlite', database='PATH'): "
-                         f"the batch jobs write to that database")
+        raise ValueError(f"aggregation '{aggregation_id}' has no @store(type='sqlite', database='PATH') or "
+                         f"@store(type='rdbms', jdbc.url=...): the batch jobs write to that database")
     return LoadedAggregation(text, runtime, agg)
+
+
+def jdbc_of(store: Any) -> tuple[str, dict[str, str]]:
+    """The JDBC URL and connection properties of an rdbms aggregation store (for Spark)."""
+    url = store.db.url
+    scheme = "postgresql" if url.dialect == "postgresql" else "mariadb"
+    props = {"user": url.user or "", "password": url.password or "",
+             "driver": "org.postgresql.Driver" if scheme == "postgresql" else "org.mariadb.jdbc.Driver"}
+    if scheme == "mariadb":
+        props["sessionVariables"] = "sql_mode=ANSI_QUOTES"  # the staging upsert quotes names the ANSI way
+    return f"jdbc:{scheme}://{url.host}:{url.port}/{url.database}", props
