@@ -75,6 +75,8 @@ class AppContext:
         self.in_hook: Any = None
         #: This process's shard id for distributed aggregations (SiddhiManager(shard_id=...)).
         self.shard_id: str | None = None
+        #: Planning only (``srota validate``): server-database stores do not connect.
+        self.offline = False
         self._ids = itertools.count()
         # Set while planning a partition: the key-local scope for inner streams, etc.
         self.partition: Any = None

@@ -61,13 +61,15 @@ class SiddhiAppRuntime:
     """A created app: callbacks, input handlers, start/shutdown, on-demand queries, snapshots."""
 
     def __init__(self, app: SiddhiApp, text: str | None = None, clock: Clock | None = None,
-                 limits: Limits | None = None, shard_id: str | None = None) -> None:
+                 limits: Limits | None = None, shard_id: str | None = None, offline: bool = False) -> None:
         self.app = app
         self.text = text
         self.name = app.name or f"app-{id(self):x}"
         self._ctx = AppContext(app, self.name, clock or _clock_for(app), _app_limits(app, limits))
         #: This process's shard of distributed aggregations (``@PartitionById``).
         self._ctx.shard_id = shard_id
+        #: Plan only: server-database stores do not connect (``srota validate``).
+        self._ctx.offline = offline
         #: Queries by name; a partitioned query answers for all its key instances.
         self.queries: dict[str, QueryRuntime | PartitionQuery] = {}
         self.partitions: list[Any] = []
@@ -200,13 +202,16 @@ class SiddhiManager:
     ``shard_id`` names this process among the writers of distributed aggregations
     (``@PartitionById(enable='true')`` with a shared ``rdbms`` store), as Siddhi's
     ``SiddhiManager.setConfigManager``'s ``shardId`` does; keep it stable across restarts.
+    ``offline`` plans apps without connecting their server-database stores (validation only:
+    such a runtime must not be started).
     """
 
-    def __init__(self, limits: Limits | None = None, shard_id: str | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, shard_id: str | None = None, offline: bool = False) -> None:
         self._runtimes: dict[str, SiddhiAppRuntime] = {}
         self._lock = threading.Lock()
         self.limits = limits
         self.shard_id = shard_id
+        self.offline = offline
 
     def create_siddhi_app_runtime(self, app: str | SiddhiApp, clock: Clock | None = None) -> SiddhiAppRuntime:
         """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""
@@ -217,7 +222,7 @@ class SiddhiManager:
             text: str | None = app
         else:
             model, text = app, None
-        runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id)
+        runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id, self.offline)
         with self._lock:
             self._runtimes[runtime.name] = runtime
         return runtime

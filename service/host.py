@@ -169,9 +169,12 @@ class _SourceBinding:
 class AppHost:
     """One app with its sources and sinks."""
 
-    def __init__(self, path: Path | None, text: str, config: ServiceConfig, metrics: Metrics) -> None:
+    def __init__(self, path: Path | None, text: str, config: ServiceConfig, metrics: Metrics,
+                 offline: bool = False) -> None:
         self.path = path
         self.config = config
+        #: Planned for validation only: server-database stores do not connect.
+        self.offline = offline
         self.metrics = metrics
         limits = Limits(max_window_events=config.limits.max_window_events,
                         max_pending_matches=config.limits.max_pending_matches,
@@ -216,7 +219,8 @@ class AppHost:
 
     def _create_runtime(self, text: str, limits: Limits) -> SiddhiAppRuntime:
         """The app runtime (scale-out overrides this with one runtime per partition)."""
-        return SiddhiManager(limits=limits, shard_id=self.config.shard_id).create_siddhi_app_runtime(text)
+        return SiddhiManager(limits=limits, shard_id=self.config.shard_id,
+                             offline=self.offline).create_siddhi_app_runtime(text)
 
     # ------------------------------------------------------------------ wiring
     def _bind(self) -> None:

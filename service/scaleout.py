@@ -470,8 +470,9 @@ class _PartitionInfo:
 class PartitionedAppHost(AppHost):
     """An :class:`AppHost` whose state is one runtime per assigned Kafka partition (module doc)."""
 
-    def __init__(self, path: Path | None, text: str, config: ServiceConfig, metrics: Metrics) -> None:
-        super().__init__(path, text, config, metrics)
+    def __init__(self, path: Path | None, text: str, config: ServiceConfig, metrics: Metrics,
+                 offline: bool = False) -> None:
+        super().__init__(path, text, config, metrics, offline)
         self.partitions: PartitionRuntimes = self.runtime  # type: ignore[assignment]
         self._scaleout = config.scaleout
         app = self.partitions.template.app
@@ -531,7 +532,7 @@ class PartitionedAppHost(AppHost):
             # A partition's aggregation rows move with it (its shard id is the partition's); the
             # template is never started and writes nothing, but must not share a shard's lock.
             shard = f"{base}p{partition}" if partition is not None else f"template-{uuid.uuid4().hex[:12]}"
-            return SiddhiManager(limits=limits, shard_id=shard).create_siddhi_app_runtime(text)
+            return SiddhiManager(limits=limits, shard_id=shard, offline=self.offline).create_siddhi_app_runtime(text)
 
         return PartitionRuntimes(make)
 

@@ -313,7 +313,8 @@ def _plan(model: SiddhiApp, config: ServiceConfig, file: str,
     from srota.engine import Limits, SiddhiManager
 
     manager = SiddhiManager(limits=Limits(max_window_events=config.limits.max_window_events,
-                                          max_pending_matches=config.limits.max_pending_matches))
+                                          max_pending_matches=config.limits.max_pending_matches),
+                            shard_id=config.shard_id, offline=True)
     problems: list[Problem] = []
     dropped_targets: set[str] = set()
     for _ in range(_MAX_ROUNDS):
@@ -486,6 +487,6 @@ def _check_host(text: str, config: ServiceConfig, file: str, lines: Sequence[str
     if config.scaleout.enabled:  # several workers: also check that the state can be split by partition
         from srota.service.scaleout import PartitionedAppHost as host_class
     try:
-        host_class(Path(file), text, config, Metrics()).runtime.shutdown()
+        host_class(Path(file), text, config, Metrics(), offline=True).runtime.shutdown()
     except SiddhiAppCreationError as exc:
         problems.append(_from_exc(file, exc, lines))

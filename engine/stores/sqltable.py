@@ -98,8 +98,10 @@ class SqlTable:
                        f"WHERE {self._where_row}"
         self._delete = f"DELETE FROM {self._t} WHERE {self._where_row}"
         self._cache = _cache_of(store)
-        self.db.connect_now()
-        self.db.run(lambda cur: self._create(cur, _field_lengths(options.get("field.length", ""))))
+        lengths = _field_lengths(options.get("field.length", ""))
+        if not getattr(ctx, "offline", False):
+            self.db.connect_now()
+            self.db.run(lambda cur: self._create(cur, lengths))
 
     # ------------------------------------------------------------------ schema
     def _create(self, cur: Any, lengths: dict[str, int]) -> None:

@@ -50,7 +50,7 @@ def test_the_dockerfile_has_a_health_check_a_data_volume_and_a_spark_variant():
     assert any(w == "VOLUME" and "/app/data" in rest for w, rest in instructions)
     assert any(w == "ARG" and rest.startswith("WITH_SPARK") for w, rest in instructions)
     text = (DOCKER / "Dockerfile").read_text()
-    assert "jre" in text and "[spark]" in text
+    assert "jre" in text and "[rdbms,spark]" in text and "[rdbms]" in text
     env = next(rest for w, rest in instructions if w == "ENV" and "SROTA_CONFIG" in rest)
     config = re.search(r"SROTA_CONFIG=(\S+)", env).group(1)
     assert (REPO / config).exists()
