@@ -42,6 +42,8 @@ _log = logging.getLogger("srota.engine.aggregation")
 
 _STOP = object()
 SHARD = "SHARD_ID"
+#: Rows per multi-row upsert statement (one round trip each).
+_ROWS_PER_STATEMENT = 500
 
 
 class SqlAggregationSchema(SqliteSchema):
@@ -129,6 +131,7 @@ class SqlAggregationStore(Store):
         self._upsert = {d: db.dialect.upsert(t, names, self.schema.key_names) for d, t in self.tables.items()}
         self._shard_where = f" AND {q(SHARD)} = {ph}" if sharded else ""
         self._max_written: dict[TimeDuration, int | None] = {}
+        self._multi: dict[tuple[TimeDuration, int], str] = {}
         self._lock_name = f"srota:agg:{db.url.database}:{spec.id}:{self.shard_id or ''}"
         ready: Future[None] = Future()
         self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
@@ -288,16 +291,25 @@ class SqlAggregationStore(Store):
     def _apply_once(self, cur: Any, writes: list[tuple[Any, ...]]) -> None:
         copy, merge = self.spec.copy_row, self.spec.merge
         last = None
+        # Writes without undo rows are combined per table (one upsert of every key they touch);
+        # a journaled write keeps its own undo rows under its own sequence number.
+        pending: dict[TimeDuration, dict[Any, list[Any]]] = {}
         for seq, duration, mode, journal, rows in writes:
-            stored = self._stored(cur, duration, rows) if mode == "merge" or journal else {}
-            out: dict[Any, list[Any]] = {}
-            undo: list[tuple[Any, ...]] = []
+            if journal:
+                self._flush_pending(cur, pending)
+            out = pending.setdefault(duration, {})
+            known = {k for k in ((r[0], r[1]) for r in rows) if k in out}
+            stored = self._stored(cur, duration, [r for r in rows if (r[0], r[1]) not in known]) \
+                if mode == "merge" or journal else {}
+            undo: list[tuple[int, tuple[Any, ...], list[Any] | None]] = []
+            undone: set[Any] = set()
             for ts, key, row in rows:
                 k = (ts, key)
                 have = out.get(k)
                 if have is None:
                     before = stored.get(k)
-                    if journal and k not in {(u[0], u[1]) for u in undo}:
+                    if journal and k not in undone:
+                        undone.add(k)
                         undo.append((ts, key, before))
                     have = None if before is None else copy(before)
                 if have is None or mode == "replace":
@@ -307,13 +319,42 @@ class SqlAggregationStore(Store):
                     out[k] = have
             if undo:
                 self._write_undo(cur, duration, seq, undo)
-            cur.executemany(self._upsert[duration], [self._params(ts, key, row) for (ts, key), row in out.items()])
+            if journal:
+                self._flush_pending(cur, pending)
+            last = seq
+        self._flush_pending(cur, pending)
+        if last is not None and self._armed:
+            self._set_meta(cur, last)
+
+    def _flush_pending(self, cur: Any, pending: dict[TimeDuration, dict[Any, list[Any]]]) -> None:
+        for duration, out in pending.items():
+            if not out:
+                continue
+            params = [self._params(ts, key, row) for (ts, key), row in out.items()]
+            dialect = self.db.dialect
+            if len(params) > 20 and dialect.bulk_upsert(cur, self.tables[duration], self.schema.column_names,
+                                                        self.schema.key_names, params):
+                params = []
+            for i in range(0, len(params), _ROWS_PER_STATEMENT):
+                part = params[i:i + _ROWS_PER_STATEMENT]
+                cur.execute(self._upsert_rows(duration, len(part)), [v for p in part for v in p])
             top = max(k[0] for k in out)
             have_max = self._max_written.get(duration)
             self._max_written[duration] = top if have_max is None else max(have_max, top)
-            last = seq
-        if last is not None and self._armed:
-            self._set_meta(cur, last)
+        pending.clear()
+
+    def _upsert_rows(self, duration: TimeDuration, n: int) -> str:
+        """One ``INSERT ... VALUES (...), (...) ... <upsert>`` for ``n`` rows (cached per size)."""
+        key = (duration, n)
+        sql = self._multi.get(key)
+        if sql is None:
+            one = self._upsert[duration]
+            values_at = one.index(" VALUES (") + len(" VALUES ")
+            close = one.index(")", values_at) + 1
+            row = one[values_at:close]
+            sql = one[:values_at] + ", ".join([row] * n) + one[close:]
+            self._multi[key] = sql
+        return sql
 
     def _set_meta(self, cur: Any, value: int) -> None:
         cur.execute(self.db.dialect.upsert("srota_meta", ["name", "value"], ["name"]), (self._meta_key, value))

@@ -137,6 +137,12 @@ class Dialect:
         """``INSERT ...`` that inserts nothing (row count 0) when the key exists."""
         raise NotImplementedError
 
+    def bulk_upsert(self, cur: Any, table: str, columns: list[str], key: list[str],
+                    rows: list[tuple[Any, ...]]) -> bool:
+        """Upsert many rows faster than multi-row statements, where the database can; False
+        when this dialect has no such path."""
+        return False
+
     def existing_columns(self, cur: Any, table: str) -> list[str] | None:
         """The table's column names in order, or None when there is no such table."""
         raise NotImplementedError

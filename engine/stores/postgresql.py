@@ -51,6 +51,22 @@ class PostgreSQL(Dialect):
         return (f"INSERT INTO {q(table)} ({names}) VALUES ({marks}) "
                 f"ON CONFLICT ({', '.join(q(c) for c in key)}) DO UPDATE SET {sets}")
 
+    def bulk_upsert(self, cur: Any, table: str, columns: list[str], key: list[str],
+                    rows: list[tuple[Any, ...]]) -> bool:
+        """Many rows in one round trip: COPY into a session-local staging table, then one
+        upsert from it (parsing one big multi-row statement costs more than the rows)."""
+        q = self.quote
+        stage = q(f"srota_stage_{table}"[:63])
+        cur.execute(f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {q(table)}) ON COMMIT DELETE ROWS")
+        names = ", ".join(q(c) for c in columns)
+        with cur.copy(f"COPY {stage} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        upsert = self.upsert(table, columns, key)
+        cur.execute(f"{upsert.split(' VALUES ')[0]} SELECT {names} FROM {stage}{upsert[upsert.index(' ON CONFLICT'):]}")
+        cur.execute(f"DELETE FROM {stage}")
+        return True
+
     def insert_if_absent(self, table: str, columns: list[str], key: list[str]) -> str:
         q = self.quote
         names = ", ".join(q(c) for c in columns)
