@@ -77,11 +77,27 @@ class AppContext:
         self.shard_id: str | None = None
         #: Planning only (``srota validate``): server-database stores do not connect.
         self.offline = False
+        #: Named databases (``datasource='NAME'`` of stores, ``rdbms:query``): name -> options.
+        self.datasources: dict[str, dict[str, str]] = {}
+        self._datasource_dbs: dict[str, Any] = {}
         self._ids = itertools.count()
         # Set while planning a partition: the key-local scope for inner streams, etc.
         self.partition: Any = None
         #: The junction whose chunk is being dispatched (faults of its events go to its @OnError).
         self.dispatching: Any = None
+
+    def datasource(self, name: str) -> Any:
+        """The app's connection to datasource ``name`` (one per app, created on first use)."""
+        db = self._datasource_dbs.get(name)
+        if db is None:
+            from srota.engine.stores.database import Database, max_outage, url_from_options
+
+            options = {"datasource": name}
+            db = Database(url_from_options(options, self.datasources), f"datasource '{name}'",
+                          max_outage(self.datasources.get(name, {})))
+            self._datasource_dbs[name] = db
+            self.stop_hooks.append(db.close)
+        return db
 
     def fault_event(self, event: Any, exc: Exception) -> None:
         """Route one event that failed inside a query the way its stream's ``@OnError`` says.

@@ -61,7 +61,8 @@ class SiddhiAppRuntime:
     """A created app: callbacks, input handlers, start/shutdown, on-demand queries, snapshots."""
 
     def __init__(self, app: SiddhiApp, text: str | None = None, clock: Clock | None = None,
-                 limits: Limits | None = None, shard_id: str | None = None, offline: bool = False) -> None:
+                 limits: Limits | None = None, shard_id: str | None = None, offline: bool = False,
+                 datasources: dict[str, dict[str, str]] | None = None) -> None:
         self.app = app
         self.text = text
         self.name = app.name or f"app-{id(self):x}"
@@ -70,6 +71,7 @@ class SiddhiAppRuntime:
         self._ctx.shard_id = shard_id
         #: Plan only: server-database stores do not connect (``srota validate``).
         self._ctx.offline = offline
+        self._ctx.datasources = dict(datasources or {})
         #: Queries by name; a partitioned query answers for all its key instances.
         self.queries: dict[str, QueryRuntime | PartitionQuery] = {}
         self.partitions: list[Any] = []
@@ -212,6 +214,19 @@ class SiddhiManager:
         self.limits = limits
         self.shard_id = shard_id
         self.offline = offline
+        self.datasources: dict[str, dict[str, str]] = {}
+
+    def set_data_source(self, name: str, url: str, username: str | None = None, password: str | None = None,
+                        **options: str) -> None:
+        """Name a database (``jdbc:postgresql://...``, ``jdbc:mysql://...``) for the apps created
+        after this: ``@store(type='rdbms', datasource='NAME')`` and ``#rdbms:query('NAME', ...)``
+        (Siddhi's ``SiddhiManager.setDataSource``)."""
+        entry = {"jdbc.url": url, **options}
+        if username is not None:
+            entry["username"] = username
+        if password is not None:
+            entry["password"] = password
+        self.datasources[name] = entry
 
     def create_siddhi_app_runtime(self, app: str | SiddhiApp, clock: Clock | None = None) -> SiddhiAppRuntime:
         """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""
@@ -222,7 +237,7 @@ class SiddhiManager:
             text: str | None = app
         else:
             model, text = app, None
-        runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id, self.offline)
+        runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id, self.offline, self.datasources)
         with self._lock:
             self._runtimes[runtime.name] = runtime
         return runtime

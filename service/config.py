@@ -154,6 +154,9 @@ class ServiceConfig:
     #: This process's shard of distributed aggregations (``@PartitionById``); with several
     #: workers each partition's runtime writes as ``<shard.id>p<partition>`` (docs/scaling.md).
     shard_id: str | None = None
+    #: Named databases for ``@store(type='rdbms', datasource='NAME')`` and ``#rdbms:query``:
+    #: name -> ``{jdbc.url, username, password, max.outage}``.
+    datasources: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def app_files(self) -> list[Path]:
         """Every app file: listed files, and ``*.siddhi`` in listed directories (sorted)."""
@@ -169,7 +172,7 @@ class ServiceConfig:
 
 # ---------------------------------------------------------------------------- loading
 _TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout",
-             "shard.id"}
+             "shard.id", "datasources"}
 
 # Connector options that name files: a relative value is relative to the config file.
 _PATH_OPTIONS = {"file.uri", "ssl.cafile", "ssl.certfile", "ssl.keyfile"}
@@ -311,8 +314,15 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         raise first
     shard_id = d.take(None, d.string, root.get("shard.id"), "shard.id") if root.get("shard.id") is not None \
         else None
+    datasources: dict[str, dict[str, str]] = {}
+    for name, body in d.take({}, d.mapping, root.get("datasources", {}), "datasources").items():
+        entry = d.take({}, d.mapping, body, f"datasources.{name}")
+        d.only(entry, f"datasources.{name}", {"url", "jdbc.url", "username", "password", "max.outage"})
+        if "url" not in entry and "jdbc.url" not in entry:
+            d.fail(f"datasources.{name}", "needs url: jdbc:postgresql://host:port/db (or jdbc:mysql://, jdbc:mariadb://)")
+        datasources[str(name)] = {("jdbc.url" if k == "url" else k): str(v) for k, v in entry.items()}
     return ServiceConfig(
-        scaleout=scaleout, shard_id=shard_id or None,
+        scaleout=scaleout, shard_id=shard_id or None, datasources=datasources,
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,
         shutdown_timeout_ms=shutdown, base_dir=base_dir,

@@ -219,8 +219,7 @@ class AppHost:
 
     def _create_runtime(self, text: str, limits: Limits) -> SiddhiAppRuntime:
         """The app runtime (scale-out overrides this with one runtime per partition)."""
-        return SiddhiManager(limits=limits, shard_id=self.config.shard_id,
-                             offline=self.offline).create_siddhi_app_runtime(text)
+        return manager_for(self.config, limits, self.config.shard_id, self.offline).create_siddhi_app_runtime(text)
 
     # ------------------------------------------------------------------ wiring
     def _bind(self) -> None:
@@ -1108,6 +1107,15 @@ async def serve(config: ServiceConfig, app_paths: Sequence[Path], stop: asyncio.
     finally:
         await host.stop()
     return host.failure
+
+
+def manager_for(config: ServiceConfig, limits: Limits | None, shard_id: str | None,
+                offline: bool = False) -> SiddhiManager:
+    """A SiddhiManager with the service's shard id and datasources."""
+    manager = SiddhiManager(limits=limits, shard_id=shard_id, offline=offline)
+    for name, options in config.datasources.items():
+        manager.set_data_source(name, **{("url" if k == "jdbc.url" else k): v for k, v in options.items()})
+    return manager
 
 
 def _uses_server_database(runtime: Any) -> bool:

@@ -50,12 +50,12 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from prometheus_client import Gauge
 from srota.connectors._kafka import _security_kwargs
-from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
+from srota.engine import Limits, SiddhiAppRuntime
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import find_annotation
 from srota.service import scaleout_check
 from srota.service.config import ServiceConfig
-from srota.service.host import AppHost
+from srota.service.host import AppHost, manager_for
 from srota.service.metrics import Metrics
 
 log = structlog.get_logger("srota.scaleout")
@@ -532,7 +532,7 @@ class PartitionedAppHost(AppHost):
             # A partition's aggregation rows move with it (its shard id is the partition's); the
             # template is never started and writes nothing, but must not share a shard's lock.
             shard = f"{base}p{partition}" if partition is not None else f"template-{uuid.uuid4().hex[:12]}"
-            return SiddhiManager(limits=limits, shard_id=shard, offline=self.offline).create_siddhi_app_runtime(text)
+            return manager_for(self.config, limits, shard, self.offline).create_siddhi_app_runtime(text)
 
         return PartitionRuntimes(make)
 

@@ -310,11 +310,12 @@ def _more_syntax_errors(text: str, first: SiddhiAppCreationError) -> list[Siddhi
 def _plan(model: SiddhiApp, config: ServiceConfig, file: str,
           lines: Sequence[str]) -> tuple[Any, list[Problem]]:
     """Build the runtime, leaving out each query that fails (and reporting why)."""
-    from srota.engine import Limits, SiddhiManager
+    from srota.engine import Limits
+    from srota.service.host import manager_for
 
-    manager = SiddhiManager(limits=Limits(max_window_events=config.limits.max_window_events,
-                                          max_pending_matches=config.limits.max_pending_matches),
-                            shard_id=config.shard_id, offline=True)
+    manager = manager_for(config, Limits(max_window_events=config.limits.max_window_events,
+                                         max_pending_matches=config.limits.max_pending_matches),
+                          config.shard_id, offline=True)
     problems: list[Problem] = []
     dropped_targets: set[str] = set()
     for _ in range(_MAX_ROUNDS):

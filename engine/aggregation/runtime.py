@@ -493,12 +493,12 @@ def _open_store(ad: AggregationDefinition, spec: AggSpec, ctx: Any, sharded: boo
             if getattr(ctx, "offline", False):  # validation: check the options, connect nowhere
                 from srota.engine.stores.database import url_from_options
 
-                url_from_options(options)
+                url_from_options(options, ctx.datasources)
                 if sharded and not ctx.shard_id:
                     raise StoreError("@PartitionById needs a shard id: `shard.id` in the service config "
                                      "(SiddhiManager(shard_id=...) when embedded), or one per worker under --workers")
                 return MemoryStore(spec)
-            return open_sql_aggregation_store(spec, options, ctx.shard_id, sharded)
+            return open_sql_aggregation_store(spec, options, ctx.shard_id, sharded, ctx.datasources)
         except StoreError as exc:
             raise error_at(f"@store(type='rdbms'): {exc}", a) from None
         except Exception as exc:

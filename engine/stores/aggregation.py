@@ -581,10 +581,10 @@ class _OwnShard(Store):
         return store._call(lambda cur: store._max(cur, duration))
 
 
-def open_sql_aggregation_store(spec: Any, options: dict[str, str], shard_id: str | None,
-                               sharded: bool) -> SqlAggregationStore:
+def open_sql_aggregation_store(spec: Any, options: dict[str, str], shard_id: str | None, sharded: bool,
+                               datasources: dict[str, dict[str, str]] | None = None) -> SqlAggregationStore:
     """The ``@store(type='rdbms')`` of an aggregation."""
     from srota.engine.stores.database import max_outage, url_from_options
 
-    db = Database(url_from_options(options), f"aggregation '{spec.id}'", max_outage(options))
+    db = Database(url_from_options(options, datasources), f"aggregation '{spec.id}'", max_outage(options))
     return SqlAggregationStore(spec, db, shard_id, sharded)

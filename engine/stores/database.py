@@ -96,12 +96,22 @@ def parse_url(url: str, user: str | None = None, password: str | None = None) ->
     )
 
 
-def url_from_options(options: dict[str, str]) -> DatabaseURL:
-    """The database of a ``@store`` annotation's options (``jdbc.url`` or ``url``)."""
+def url_from_options(options: dict[str, str], datasources: dict[str, dict[str, str]] | None = None) -> DatabaseURL:
+    """The database of a ``@store`` annotation's options: ``jdbc.url`` (or ``url``), or
+    ``datasource='NAME'`` naming one of ``datasources`` (the service YAML's ``datasources:``,
+    ``SiddhiManager.set_data_source``)."""
+    name = options.get("datasource")
+    if name and not (options.get("jdbc.url") or options.get("url")):
+        found = (datasources or {}).get(name)
+        if found is None:
+            known = ", ".join(sorted(datasources or {})) or "none are defined"
+            raise StoreError(f"no datasource named '{name}' ({known}): define it under `datasources:` in the "
+                             "service config, or with SiddhiManager.set_data_source()")
+        options = {**found, **{k: v for k, v in options.items() if k in ("username", "password")}}
     raw = options.get("jdbc.url") or options.get("url")
     if not raw:
         raise StoreError("needs jdbc.url='jdbc:postgresql://host:port/database' (or jdbc:mysql://, "
-                         "jdbc:mariadb://)")
+                         "jdbc:mariadb://), or datasource='NAME'")
     return parse_url(raw, options.get("username"), options.get("password"))
 
 

@@ -76,7 +76,8 @@ class SqlTable:
         self._ctx = ctx
         self._types = [a.type for a in self.attributes]
         self.sql_table = options.get("table.name") or definition.id
-        self.db = Database(url_from_options(options), f"table '{definition.id}'", max_outage(options))
+        self.db = Database(url_from_options(options, getattr(ctx, "datasources", None)), f"table '{definition.id}'",
+                           max_outage(options))
         self.plans: list[str] = []
         q = self.db.q
         self._t = q(self.sql_table)

@@ -77,3 +77,15 @@ def test_secrets_from_files(tmp_path: Path):
     assert substitute_env(f"${{file:{secret}}}", env={}) == "hunter2"
     with pytest.raises(ConfigError, match="cannot read secret file"):
         substitute_env("${file:/nonexistent/secret}", "refs.k.properties.sasl.password", env={})
+
+
+def test_datasources_and_shard_id(tmp_path):
+    from srota.service.config import load_config
+
+    cfg = tmp_path / "srota.yaml"
+    cfg.write_text("shard.id: node-7\ndatasources:\n  SAMPLE_DB:\n    url: jdbc:postgresql://db:5432/s\n"
+                   "    username: srota\n    password: pw\n")
+    config = load_config(cfg)
+    assert config.shard_id == "node-7"
+    assert config.datasources == {"SAMPLE_DB": {"jdbc.url": "jdbc:postgresql://db:5432/s", "username": "srota",
+                                                "password": "pw"}}

@@ -181,3 +181,19 @@ def test_refused_connection_names_the_server() -> None:
     app = stock_app("postgresql://srota:srota@127.0.0.1:9/db")
     with pytest.raises(SiddhiAppCreationError, match="is PostgreSQL running on 127.0.0.1:9"):
         SiddhiManager().create_siddhi_app_runtime(app)
+
+
+def test_a_store_may_name_a_datasource(pg_url: str) -> None:
+    p = urllib.parse.urlsplit(pg_url)
+    manager = SiddhiManager()
+    manager.set_data_source("STOCKS", f"jdbc:postgresql://{p.hostname}:{p.port}{p.path}", p.username, p.password)
+    app = """define stream S (k string);
+@store(type='rdbms', datasource='STOCKS') define table T (k string);
+from S insert into T;"""
+    rt = manager.create_siddhi_app_runtime(app)
+    rt.start()
+    rt.get_input_handler("S").send(["x"], timestamp=T0)
+    assert [e.data for e in rt.query("from T select k")] == [("x",)]
+    rt.shutdown()
+    with pytest.raises(SiddhiAppCreationError, match="no datasource named 'NOPE' \\(STOCKS\\)"):
+        manager.create_siddhi_app_runtime(app.replace("'STOCKS'", "'NOPE'"))

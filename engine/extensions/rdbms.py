@@ -1,0 +1,170 @@
+"""``rdbms:`` -- siddhi-store-rdbms' stream processors: ``#rdbms:query`` and ``#rdbms:cud``.
+
+Both name a datasource (the service YAML's ``datasources:``, or
+``SiddhiManager.set_data_source``) and run SQL with ``?`` placeholders whose values are the
+remaining arguments, always bound (the SQL text is a constant; values never enter it).  The
+connection is the app's one connection to that datasource (engine/stores/database.py), so
+an outage holds the app and retries as the rdbms store does.
+
+* ``#rdbms:query(datasource, 'name type, ...', 'SELECT ... ?', args...)`` emits, per input
+  event, one event per result row with the input attributes plus the declared ones (results
+  converted to the declared types).  An optional last argument ``true``
+  (``ack.empty.result.set``) emits the input event once with nulls when there are no rows.
+* ``#rdbms:cud(datasource, 'INSERT/UPDATE/DELETE ... ?', args...)`` runs the statement per
+  input event (all of a chunk's in one transaction) and emits the event with ``numRecords``
+  (rows affected).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from srota.engine.event import Event
+from srota.engine.expression import ArgInfo
+from srota.engine.extensions._checks import (
+    ALL,
+    REPEAT,
+    STRING,
+    ChunkProcessor,
+    err,
+    is_literal,
+    stream_processor,
+)
+from srota.engine.registry import Param
+from srota.engine.types import f32
+from srota.grammar.model import Attribute, AttrType
+
+_TYPES = {t.value: t for t in AttrType}
+_PLACEHOLDER = re.compile(r"\?(?=(?:[^']*'[^']*')*[^']*$)")  # a ? outside quoted literals
+
+
+def _definitions(text: str) -> list[Attribute]:
+    out = []
+    for part in text.split(","):
+        bits = part.split()
+        if len(bits) != 2 or bits[1].lower() not in _TYPES:
+            raise err(f"rdbms:query(): attribute definition '{part.strip()}' is not 'name type' "
+                      f"(types: {', '.join(_TYPES)})")
+        out.append(Attribute(bits[0], _TYPES[bits[1].lower()]))
+    if not out:
+        raise err("rdbms:query(): the attribute definition list is empty")
+    return out
+
+
+def _sql(ctx: Any, datasource: str, query: str, n_args: int, fn: str) -> tuple[Any, str]:
+    if datasource not in ctx.datasources:
+        known = ", ".join(sorted(ctx.datasources)) or "none are defined"
+        raise err(f"{fn}(): no datasource named '{datasource}' ({known}); define it under `datasources:` in the "
+                  "service config or with SiddhiManager.set_data_source()")
+    marks = len(_PLACEHOLDER.findall(query))
+    if marks != n_args:
+        raise err(f"{fn}(): the query has {marks} '?' placeholder(s) but {n_args} parameter(s) follow it")
+    db = ctx.datasource(datasource) if not ctx.offline else None
+    # DB-API drivers here use %s; a literal % must be doubled
+    return db, _PLACEHOLDER.sub("%s", query.replace("%", "%%"))
+
+
+def _convert(value: Any, t: AttrType) -> Any:
+    if value is None:
+        return None
+    if t is AttrType.STRING:
+        return str(value)
+    if t in (AttrType.INT, AttrType.LONG):
+        return int(value)
+    if t is AttrType.DOUBLE:
+        return float(value)
+    if t is AttrType.FLOAT:
+        return f32(float(value))
+    if t is AttrType.BOOL:
+        return bool(value)
+    return value
+
+
+def _constant(infos: list[ArgInfo], i: int, fn: str, what: str) -> str:
+    if not is_literal(infos[i]):
+        raise err(f"{fn}(): the {what} should be a constant string")
+    return str(infos[i].value)
+
+
+@stream_processor("rdbms", "query",
+                  (Param("datasource.name", STRING, doc="A datasource of the service config (`datasources:`)."),
+                   Param("attribute.definition.list", STRING, doc="The result columns: 'name type, ...'."),
+                   Param("query", STRING, doc="SQL with `?` placeholders."),
+                   Param("parameter", ALL, optional=True, dynamic=True,
+                         doc="Values of the placeholders, in order; a last `true` more than the "
+                             "placeholders is ack.empty.result.set.")),
+                  overloads=(("datasource.name", "attribute.definition.list", "query"),
+                             ("datasource.name", "attribute.definition.list", "query", "parameter", REPEAT)),
+                  returns="the attributes of attribute.definition.list",
+                  doc="Runs a SELECT per event against a datasource and emits one event per result row "
+                      "(the input attributes plus the declared ones).",
+                  examples=(("from TriggerStream#rdbms:query('SAMPLE_DB', 'creditcardno string, country string', "
+                             "'select * from Transactions_Table where country = ?', countrySearchWord) "
+                             "select creditcardno, country insert into recordStream;",
+                             "one event per matching row"),))
+def _query(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
+           ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
+    fn = "rdbms:query"
+    datasource = _constant(infos, 0, fn, "datasource name")
+    declared = _definitions(_constant(infos, 1, fn, "attribute definition list"))
+    query = _constant(infos, 2, fn, "query")
+    args = getters[3:]
+    ack_empty = False
+    marks = len(_PLACEHOLDER.findall(query))
+    if len(args) == marks + 1 and is_literal(infos[-1]) and isinstance(infos[-1].value, bool):
+        ack_empty, args = bool(infos[-1].value), args[:-1]
+    db, sql = _sql(ctx, datasource, query, len(args), fn)
+    types = [a.type for a in declared]
+    blank = (None,) * len(declared)
+
+    def run(chunk: list[Event]) -> list[Event]:
+        def work(cur: Any) -> list[Event]:
+            out: list[Event] = []
+            for e in chunk:
+                cur.execute(sql, tuple(g(e) for g in args))
+                rows = cur.fetchall()
+                for r in rows:
+                    out.append(Event(e.timestamp, (*e.data, *(_convert(v, t) for v, t in zip(r, types, strict=False))),
+                                     e.type))
+                if not rows and ack_empty:
+                    out.append(Event(e.timestamp, (*e.data, *blank), e.type))
+            return out
+
+        return list(db.run(work))
+
+    return declared, lambda: ChunkProcessor(run)
+
+
+@stream_processor("rdbms", "cud",
+                  (Param("datasource.name", STRING, doc="A datasource of the service config (`datasources:`)."),
+                   Param("query", STRING, doc="INSERT, UPDATE or DELETE with `?` placeholders."),
+                   Param("parameter", ALL, optional=True, dynamic=True, doc="Values of the placeholders.")),
+                  overloads=(("datasource.name", "query"), ("datasource.name", "query", "parameter", REPEAT)),
+                  returns="numRecords (int)",
+                  doc="Runs an INSERT, UPDATE or DELETE per event against a datasource (a chunk's in one "
+                      "transaction) and emits the event with the number of rows it changed.",
+                  examples=(("from TriggerStream#rdbms:cud('SAMPLE_DB', 'UPDATE Customers_Table SET "
+                             "customerName = ? where customerName = ?', changedName, previousName) "
+                             "select numRecords insert into RecordStream;", "the rows updated per event"),))
+def _cud(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
+         ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
+    fn = "rdbms:cud"
+    datasource = _constant(infos, 0, fn, "datasource name")
+    query = _constant(infos, 1, fn, "query")
+    if query.lstrip().split(None, 1)[0].lower() not in ("insert", "update", "delete", "upsert", "merge", "replace"):
+        raise err(f"{fn}(): the query should be an INSERT, UPDATE or DELETE (use rdbms:query for SELECT)")
+    args = getters[2:]
+    db, sql = _sql(ctx, datasource, query, len(args), fn)
+
+    def run(chunk: list[Event]) -> list[Event]:
+        def work(cur: Any) -> list[Event]:
+            out = []
+            for e in chunk:
+                cur.execute(sql, tuple(g(e) for g in args))
+                out.append(Event(e.timestamp, (*e.data, int(max(cur.rowcount, 0))), e.type))
+            return out
+
+        return list(db.run(work))
+
+    return [Attribute("numRecords", AttrType.INT)], lambda: ChunkProcessor(run)

@@ -1,0 +1,68 @@
+"""``#rdbms:query`` and ``#rdbms:cud`` against real PostgreSQL and MariaDB datasources."""
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+import pytest
+from srota.grammar.errors import SiddhiAppCreationError
+
+from srota import SiddhiManager
+
+T0 = 1_700_000_000_000
+
+
+def _manager(url: str) -> SiddhiManager:
+    p = urllib.parse.urlsplit(url)
+    scheme = "postgresql" if p.scheme.startswith("postgres") else "mariadb"
+    manager = SiddhiManager()
+    manager.set_data_source("SAMPLE_DB", f"jdbc:{scheme}://{p.hostname}:{p.port}{p.path}", p.username, p.password)
+    return manager
+
+
+APP = """
+define stream Setup (sql string);
+define stream Adds (name string, country string, amount double);
+define stream Search (country string, floor double);
+define stream Renames (old string, new string);
+from Adds#rdbms:cud('SAMPLE_DB', 'INSERT INTO customers (name, country, amount) VALUES (?, ?, ?)', name, country, amount)
+select name, numRecords insert into Added;
+from Search#rdbms:query('SAMPLE_DB', 'name string, amount double',
+    'SELECT name, amount FROM customers WHERE country = ? AND amount >= ? ORDER BY name', country, floor, true)
+select country, name, amount insert into Found;
+from Renames#rdbms:cud('SAMPLE_DB', 'UPDATE customers SET name = ? WHERE name = ?', new, old)
+select old, numRecords insert into Renamed;
+"""
+
+
+def test_query_and_cud_bind_their_parameters(rdbms_url: str) -> None:
+    manager = _manager(rdbms_url)
+    rt = manager.create_siddhi_app_runtime(APP)
+    db = rt.context.datasource("SAMPLE_DB")
+    db.run(lambda cur: cur.execute("CREATE TABLE customers (name VARCHAR(64), country VARCHAR(64), amount FLOAT8)"
+                                   if db.dialect.name == "postgresql" else
+                                   "CREATE TABLE customers (name VARCHAR(64), country VARCHAR(64), amount DOUBLE)"))
+    out: dict[str, list[tuple[Any, ...]]] = {"Added": [], "Found": [], "Renamed": []}
+    for s in out:
+        rt.add_callback(s, lambda events, s=s: out[s].extend(tuple(e.data) for e in events))
+    rt.start()
+    adds = rt.get_input_handler("Adds")
+    adds.send(["ann", "LK", 10.5], timestamp=T0)
+    adds.send(["bob'; DROP TABLE customers; --", "LK", 99.0], timestamp=T0 + 1)  # a value, never SQL
+    adds.send(["cid", "IN", 5.0], timestamp=T0 + 2)
+    rt.get_input_handler("Search").send(["LK", 10.0], timestamp=T0 + 3)
+    rt.get_input_handler("Search").send(["US", 0.0], timestamp=T0 + 4)  # no rows: acknowledged with nulls
+    rt.get_input_handler("Renames").send(["ann", "anna"], timestamp=T0 + 5)
+    rt.get_input_handler("Renames").send(["zed", "zoe"], timestamp=T0 + 6)
+    rt.shutdown()
+    assert out["Added"] == [("ann", 1), ("bob'; DROP TABLE customers; --", 1), ("cid", 1)]
+    assert out["Found"] == [("LK", "ann", 10.5), ("LK", "bob'; DROP TABLE customers; --", 99.0), ("US", None, None)]
+    assert out["Renamed"] == [("ann", 1), ("zed", 0)]
+
+
+def test_unknown_datasource_and_placeholder_count_are_creation_errors(pg_url: str) -> None:
+    manager = _manager(pg_url)
+    with pytest.raises(SiddhiAppCreationError, match="no datasource named 'OTHER' \\(SAMPLE_DB\\)"):
+        manager.create_siddhi_app_runtime(APP.replace("'SAMPLE_DB', 'INSERT", "'OTHER', 'INSERT"))
+    with pytest.raises(SiddhiAppCreationError, match="2 '\\?' placeholder\\(s\\) but 1 parameter"):
+        manager.create_siddhi_app_runtime(APP.replace("WHERE name = ?', new, old)", "WHERE name = ?', new)"))
