@@ -14,6 +14,7 @@
 """
 from srota.engine.clock import Clock, PlaybackClock, WallClock
 from srota.engine.context import Limits
+from srota.engine.debugger import QueryTerminal, SiddhiDebugger
 from srota.engine.event import Event
 from srota.engine.junction import InputHandler
 from srota.engine.registry import Extension, Kind, Param, extension, registry
@@ -31,8 +32,10 @@ __all__ = [
     "Param",
     "PlaybackClock",
     "QueryNotExistError",
+    "QueryTerminal",
     "SiddhiAppCreationError",
     "SiddhiAppRuntime",
+    "SiddhiDebugger",
     "SiddhiManager",
     "SiddhiParserError",
     "WallClock",

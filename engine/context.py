@@ -80,6 +80,13 @@ class AppContext:
         #: Named databases (``datasource='NAME'`` of stores, ``rdbms:query``): name -> options.
         self.datasources: dict[str, dict[str, str]] = {}
         self._datasource_dbs: dict[str, Any] = {}
+        #: The debugger (engine/debugger.py) or None; statistics (engine/statistics.py) or None;
+        #: ``inspector`` is set when either is, so that the hot paths test one attribute.
+        self.debugger: Any = None
+        self.statistics: Any = None
+        self.inspector: Any = None
+        #: runtime.pause(): senders wait at the app's entry while it is paused.
+        self.pause_gate: Any = None
         self._ids = itertools.count()
         # Set while planning a partition: the key-local scope for inner streams, etc.
         self.partition: Any = None

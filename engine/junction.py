@@ -35,16 +35,22 @@ class StreamJunction:
         self.stream_id = definition.id
         self.ctx = ctx
         self.receivers: list[Receiver] = []
+        #: The query each receiver belongs to (None: a callback, a sink), for the debugger's
+        #: IN checkpoints and per-query statistics.
+        self.owners: list[str | None] = []
         self.fault_junction: StreamJunction | None = None
         self.events_in = 0
         self.async_buffer: AsyncBuffer | None = None
 
-    def subscribe(self, receiver: Receiver) -> None:
+    def subscribe(self, receiver: Receiver, owner: str | None = None) -> None:
         self.receivers.append(receiver)
+        self.owners.append(owner)
 
     def unsubscribe(self, receiver: Receiver) -> None:
         if receiver in self.receivers:
-            self.receivers.remove(receiver)
+            i = self.receivers.index(receiver)
+            del self.receivers[i]
+            del self.owners[i]
 
     def enable_async(self, buffer_size: int, workers: int, batch_max: int) -> None:
         """Decouple senders from processing (``@Async``): a bounded buffer and worker threads."""
@@ -74,13 +80,30 @@ class StreamJunction:
         outer = ctx.dispatching
         ctx.dispatching = self
         try:
-            for receiver in self.receivers:
-                try:
-                    receiver(chunk)
-                except Exception as exc:  # one failing query must not stop the others
-                    self.on_error(chunk, exc)
+            if ctx.inspector is None:
+                for receiver in self.receivers:
+                    try:
+                        receiver(chunk)
+                    except Exception as exc:  # one failing query must not stop the others
+                        self.on_error(chunk, exc)
+            else:
+                self._dispatch_inspected(chunk)
         finally:
             ctx.dispatching = outer
+
+    def _dispatch_inspected(self, chunk: list[Event]) -> None:
+        """:meth:`dispatch` with a debugger or statistics attached (IN checkpoints, timings)."""
+        ctx = self.ctx
+        for receiver, owner in zip(list(self.receivers), list(self.owners), strict=True):
+            if owner is not None:
+                ctx.inspector.query_in(owner, chunk)
+            try:
+                if owner is not None and ctx.statistics is not None:
+                    ctx.statistics.time_query(owner, receiver, chunk)
+                else:
+                    receiver(chunk)
+            except Exception as exc:
+                self.on_error(chunk, exc)
 
     def on_error(self, chunk: list[Event], exc: Exception) -> None:
         """Route events that failed in a query: to the fault stream ``!S`` or the log."""
@@ -225,6 +248,8 @@ class InputHandler:
             e.timestamp = ctx.clock.now() if timestamp is None else timestamp
             junction.send([e])
             return
+        if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
+            ctx.pause_gate.wait()
         with ctx.lock:
             if timestamp is None:
                 timestamp = ctx.clock.now()
@@ -247,6 +272,8 @@ class InputHandler:
         if self._junction.async_buffer is not None:
             self._junction.send(chunk)
             return
+        if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
+            ctx.pause_gate.wait()
         with ctx.lock:
             if ctx.playback:
                 clock = ctx.clock
@@ -260,6 +287,8 @@ class InputHandler:
         if not rows:
             return
         ctx = self._ctx
+        if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
+            ctx.pause_gate.wait()
         with ctx.lock:
             if timestamp is None:
                 timestamp = ctx.clock.now()

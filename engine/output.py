@@ -21,16 +21,20 @@ QueryCallback = Callable[[int, "list[Event] | None", "list[Event] | None"], None
 class QueryOutput:
     """Delivers a query's output chunks to its callbacks and target."""
 
-    def __init__(self, query_name: str) -> None:
+    def __init__(self, query_name: str, ctx: Any = None) -> None:
         self.query_name = query_name
         self.callbacks: list[QueryCallback] = []
         self.target: Callable[[list[Event]], None] | None = None
         self.events_out = 0
+        self.ctx = ctx  # for the debugger's OUT checkpoint
 
     def __call__(self, chunk: list[Event]) -> None:
         if not chunk:
             return
         self.events_out += len(chunk)
+        ctx = self.ctx
+        if ctx is not None and ctx.inspector is not None:
+            ctx.inspector.query_out(self.query_name, chunk)
         if self.callbacks:
             current = [e for e in chunk if e.type == CURRENT]
             expired = [e for e in chunk if e.type == EXPIRED]

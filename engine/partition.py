@@ -122,7 +122,7 @@ class PartitionSources(Sources):
                 readers[stream_id] = readers.get(stream_id, 0) + 1
             return
         if is_inner:
-            self._inner(stream_id).subscribe(receiver)
+            self._inner(stream_id).subscribe(receiver, self.owner)
             return
         if not is_fault and stream_id in self.partition.routed_streams:
             junction = inst.routed.get(stream_id)
@@ -131,11 +131,15 @@ class PartitionSources(Sources):
                 # a key's copy of the stream faults where the stream does (@OnError)
                 junction.fault_junction = self.ctx.junctions[stream_id].fault_junction
                 inst.routed[stream_id] = junction
-            junction.subscribe(receiver)
+            junction.subscribe(receiver, self.owner)
             return
         kind, obj = super().lookup(stream_id, is_inner, is_fault, None)
-        target = obj if kind == "window" else self.ctx.junctions[("!" if is_fault else "") + stream_id]
-        target.subscribe(receiver)
+        if kind == "window":
+            obj.subscribe(receiver)
+            target = obj
+        else:
+            target = self.ctx.junctions[("!" if is_fault else "") + stream_id]
+            target.subscribe(receiver, self.owner)
         inst.subscriptions.append((target, receiver))
 
     def _inner(self, stream_id: str) -> StreamJunction:

@@ -42,6 +42,8 @@ class Sources:
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
         self.prefix = ""
+        #: The query whose receivers are being subscribed (build_query sets it).
+        self.owner: str | None = None
 
     def lookup(self, stream_id: str, is_inner: bool, is_fault: bool, node: Any) -> tuple[str, Any]:
         """``(kind, object)``: a stream definition, named window, table or aggregation."""
@@ -65,7 +67,7 @@ class Sources:
         if kind == "window":
             obj.subscribe(receiver)
         else:
-            self.ctx.junctions[source_key(stream_id, is_inner, is_fault)].subscribe(receiver)
+            self.ctx.junctions[source_key(stream_id, is_inner, is_fault)].subscribe(receiver, self.owner)
 
     def output_junction(self, stream_id: str, attributes: list[Attribute], is_inner: bool,
                         is_fault: bool, node: Any) -> StreamJunction:

@@ -87,7 +87,7 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     if isinstance(inp, SingleInputStream):
         # its events carry the input stream's row: one that fails goes to that stream's @OnError
         selector.fault = ctx.fault_event
-    output = QueryOutput(name)
+    output = QueryOutput(name, ctx)
     runtime = QueryRuntime(name, query, output, selector_plan.output_attributes)
     runtime.elements[f"{element_prefix}/selector"] = selector
 
@@ -105,10 +105,15 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     # outputs current events: the target then need not look for expired ones to convert.
     all_current = (batching and query.output_rate is None and out_type is OutputEventType.CURRENT)
     output.target = plan_output(query, selector_plan.output_attributes, ctx, sources, gen, all_current)
-    if selector_plan.fused and plan.connect_unfiltered is not None:
-        plan.connect_unfiltered(selector.process)
-    else:
-        plan.connect(selector.process)
+    # The receivers this query subscribes belong to it (debugger IN checkpoints, statistics).
+    outer_owner, sources.owner = sources.owner, name
+    try:
+        if selector_plan.fused and plan.connect_unfiltered is not None:
+            plan.connect_unfiltered(selector.process)
+        else:
+            plan.connect(selector.process)
+    finally:
+        sources.owner = outer_owner
     selector.track_live = plan.emits_expired
     runtime.elements.update(plan.elements)  # filled by connect(): one instance's processors
     version = fingerprint(query)

@@ -22,12 +22,14 @@ from srota.engine import functions as _functions  # noqa: F401 - registers the b
 from srota.engine import stream_processors as _stream_processors  # noqa: F401 - registers #log, #pol2Cart
 from srota.engine.clock import Clock, PlaybackClock, WallClock
 from srota.engine.context import AppContext, Limits
+from srota.engine.debugger import Pause, SiddhiDebugger, plain, update_inspector
 from srota.engine.event import Event
 from srota.engine.expression import error_at
 from srota.engine.junction import InputHandler
 from srota.engine.output import QueryCallback
 from srota.engine.planning import Sources, source_key
 from srota.engine.query import QueryRuntime, build_query
+from srota.engine.statistics import StatisticsManager, statistics_annotation
 from srota.engine.timeutil import parse_duration
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import (
@@ -77,6 +79,17 @@ class SiddhiAppRuntime:
         self.partitions: list[Any] = []
         self._started = False
         _plan_app(self, self._ctx)
+        stats = statistics_annotation(app)
+        if stats is not None:
+            try:
+                self._ctx.statistics = StatisticsManager(self, stats["level"], stats["reporter"],
+                                                         stats["interval_ms"], stats["include"])
+            except ValueError as exc:
+                ann = find_annotation(app.annotations, "app:statistics")
+                pos = ann.pos if ann is not None else None
+                raise SiddhiAppCreationError(f"@app:statistics: {exc}", pos.line if pos else None,
+                                             pos.column if pos else None) from None
+            update_inspector(self._ctx)
 
     # ------------------------------------------------------------------ definitions
     @property
@@ -137,9 +150,17 @@ class SiddhiAppRuntime:
             for hook in list(self._ctx.start_hooks):
                 hook()
         self._ctx.scheduler.start()
+        if self._ctx.statistics is not None:
+            self._ctx.statistics.start()
 
     def shutdown(self) -> None:
         """Stop timers and release resources (tables flush to their stores)."""
+        if self._ctx.debugger is not None:
+            self._ctx.debugger.detach()  # a held sender must not outlive the app
+        if self._ctx.pause_gate is not None:
+            self._ctx.pause_gate.resume()
+        if self._ctx.statistics is not None:
+            self._ctx.statistics.stop()
         self._ctx.scheduler.stop()
         with self._ctx.lock:
             for hook in reversed(self._ctx.stop_hooks):
@@ -169,6 +190,83 @@ class SiddhiAppRuntime:
                     drained += len(buffer)
                     buffer.drain()
         return drained
+
+    # ------------------------------------------------------------------ looking inside
+    def debug(self) -> SiddhiDebugger:
+        """Attach a debugger (starting the runtime when it is not started yet, as Siddhi's
+        ``debug()`` does); returns it.  ``undebug()`` detaches it."""
+        if self._ctx.debugger is None:
+            self._ctx.debugger = SiddhiDebugger(self)
+            update_inspector(self._ctx)
+        self.start()
+        return self._ctx.debugger
+
+    def undebug(self) -> None:
+        """Detach the debugger: breakpoints released, a held sender goes on."""
+        debugger, self._ctx.debugger = self._ctx.debugger, None
+        update_inspector(self._ctx)
+        if debugger is not None:
+            debugger.detach()
+
+    @property
+    def debugger(self) -> SiddhiDebugger | None:
+        return self._ctx.debugger
+
+    def pause(self) -> None:
+        """Hold the app: the next chunk sent into it waits (chunks inside finish) until ``resume()``."""
+        if self._ctx.pause_gate is None:
+            self._ctx.pause_gate = Pause()
+        self._ctx.pause_gate.pause()
+
+    def resume(self) -> None:
+        if self._ctx.pause_gate is not None:
+            self._ctx.pause_gate.resume()
+
+    @property
+    def paused(self) -> bool:
+        return self._ctx.pause_gate is not None and self._ctx.pause_gate.paused
+
+    def query_state(self, query_name: str) -> dict[str, Any]:
+        """The state of a query's stateful elements as plain data (windows, aggregators,
+        partial matches), ``{element id: state}``; every key instance of a partitioned query."""
+        query = self.queries.get(query_name)
+        if query is None:
+            raise QueryNotExistError(f"no query named '{query_name}' (queries: {', '.join(sorted(self.queries))})")
+        elements: dict[str, Any] = dict(query.elements)
+        for instance in getattr(query, "instance_runtimes", lambda: [])():
+            elements.update(instance.elements)
+        out = {}
+        for eid, element in elements.items():
+            take = getattr(element, "snapshot_state", None)
+            if take is not None:
+                out[eid] = plain(take())
+        return out
+
+    def set_statistics_level(self, level: str, reporter: str | None = None, interval_ms: int | None = None) -> None:
+        """``off``, ``basic`` or ``detail`` (Siddhi's ``setStatisticsLevel``), at any time."""
+        current = self._ctx.statistics
+        if level == "off":
+            if current is not None:
+                current.stop()
+            self._ctx.statistics = None
+        elif current is not None and reporter is None and interval_ms is None:
+            if level not in ("basic", "detail"):
+                raise ValueError(f"statistics level must be off, basic or detail, not '{level}'")
+            current.level = level
+        else:
+            if current is not None:
+                current.stop()
+            manager = StatisticsManager(self, level, reporter or (current.reporter if current else "prometheus"),
+                                        interval_ms or (current.interval_ms if current else 60_000))
+            self._ctx.statistics = manager
+            if self._started:
+                manager.start()
+        update_inspector(self._ctx)
+
+    def statistics(self) -> dict[str, Any] | None:
+        """The statistics report (plain data), or None when statistics are off."""
+        stats = self._ctx.statistics
+        return None if stats is None else stats.report()
 
     # ------------------------------------------------------------------ on-demand queries
     def query(self, text: str) -> list[Event]:

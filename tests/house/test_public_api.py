@@ -5,7 +5,8 @@ import srota
 
 PUBLIC = {
     "Clock", "DefinitionNotExistError", "Event", "Extension", "InputHandler", "Kind", "Limits", "Param",
-    "PlaybackClock", "QueryNotExistError", "SiddhiAppCreationError", "SiddhiAppRuntime", "SiddhiManager",
+    "PlaybackClock", "QueryNotExistError", "QueryTerminal", "SiddhiAppCreationError", "SiddhiAppRuntime",
+    "SiddhiDebugger", "SiddhiManager",
     "SiddhiParserError", "WallClock", "__version__", "extension", "registry",
 }
 

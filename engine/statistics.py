@@ -1,0 +1,203 @@
+"""Statistics of a running app, as Siddhi's ``@app:statistics``.
+
+``@app:statistics(reporter='console'|'log'|'prometheus', interval='60 sec', include='q1,S*')``
+(or ``runtime.set_statistics_level('basic'|'detail'|'off')`` at any time, Siddhi's
+``setStatisticsLevel``) turns them on.  What is kept:
+
+* per stream: events in (the junction's counter, kept always) and throughput since the last
+  report;
+* per query: events in and out, and the processing latency of each chunk entering it
+  (``basic``: p50/p99 per chunk and per event over the last 1024 chunks; ``detail`` also keeps
+  the maximum and the time spent in total);
+* per ``@Async`` stream: events buffered; per table: rows; per aggregation: rows queued for
+  its store.
+
+Off, the hot paths test one attribute (``ctx.inspector``) per chunk; on, each chunk entering
+a query is timed with two ``perf_counter`` calls.  A ``console`` or ``log`` reporter prints a
+report every ``interval``; ``prometheus`` leaves it to the service's ``/metrics``.
+"""
+from __future__ import annotations
+
+import fnmatch
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from srota.engine.event import Event
+
+_log = logging.getLogger("srota.statistics")
+
+LEVELS = ("off", "basic", "detail")
+REPORTERS = ("console", "log", "prometheus")
+_WINDOW = 1024  # chunk latencies kept per query
+
+
+class _QueryStats:
+    __slots__ = ("events_in", "chunks", "latencies", "per_event", "max_s", "total_s")
+
+    def __init__(self) -> None:
+        self.events_in = 0
+        self.chunks = 0
+        self.latencies: deque[float] = deque(maxlen=_WINDOW)
+        self.per_event: deque[float] = deque(maxlen=_WINDOW)
+        self.max_s = 0.0
+        self.total_s = 0.0
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+class StatisticsManager:
+    """Counters and latencies of one app (see the module docstring)."""
+
+    def __init__(self, runtime: Any, level: str = "basic", reporter: str = "prometheus",
+                 interval_ms: int = 60_000, include: tuple[str, ...] = ("*",)) -> None:
+        if level not in LEVELS[1:]:
+            raise ValueError(f"statistics level must be one of {', '.join(LEVELS)}, not '{level}'")
+        if reporter not in REPORTERS:
+            raise ValueError(f"statistics reporter must be one of {', '.join(REPORTERS)}, not '{reporter}'")
+        self._runtime = runtime
+        self.level = level
+        self.reporter = reporter
+        self.interval_ms = interval_ms
+        self.include = include
+        self._queries: dict[str, _QueryStats] = {}
+        self._lock = threading.Lock()
+        self._last = (time.monotonic(), self._stream_counts())
+        self._timer: threading.Timer | None = None
+        self.printer: Callable[[str], None] = print
+
+    def _included(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.include)
+
+    def time_query(self, query_name: str, receiver: Callable[[list[Event]], None], chunk: list[Event]) -> None:
+        """Run ``receiver(chunk)`` (a query's entry), timing it."""
+        t0 = time.perf_counter()
+        try:
+            receiver(chunk)
+        finally:
+            elapsed = time.perf_counter() - t0
+            stats = self._queries.get(query_name)
+            if stats is None:
+                stats = self._queries.setdefault(query_name, _QueryStats())
+            n = len(chunk)
+            stats.events_in += n
+            stats.chunks += 1
+            stats.latencies.append(elapsed)
+            stats.per_event.append(elapsed / n if n else elapsed)
+            if self.level == "detail":
+                stats.total_s += elapsed
+                if elapsed > stats.max_s:
+                    stats.max_s = elapsed
+
+    def _stream_counts(self) -> dict[str, int]:
+        ctx = self._runtime.context
+        return {sid: j.events_in for sid, j in list(ctx.junctions.items()) if not str(sid).startswith("!")}
+
+    def report(self) -> dict[str, Any]:
+        """A plain-data report: streams, queries, async buffers, tables, aggregations."""
+        ctx = self._runtime.context
+        now = time.monotonic()
+        counts = self._stream_counts()
+        then, before = self._last
+        self._last = (now, counts)
+        span = max(now - then, 1e-9)
+        streams = {sid: {"events_in": n, "throughput": round((n - before.get(sid, 0)) / span, 2)}
+                   for sid, n in counts.items() if self._included(str(sid))}
+        queries: dict[str, Any] = {}
+        for name, runtime_query in list(self._runtime.queries.items()):
+            if not self._included(name):
+                continue
+            s = self._queries.get(name) or _QueryStats()
+            lat, per = list(s.latencies), list(s.per_event)
+            entry: dict[str, Any] = {"events_in": s.events_in, "events_out": runtime_query.output.events_out
+                     if hasattr(runtime_query, "output") else None,
+                     "chunks": s.chunks,
+                     "latency_ms": {"p50": round(_percentile(lat, 0.5) * 1000, 4),
+                                    "p99": round(_percentile(lat, 0.99) * 1000, 4)},
+                     "latency_per_event_us": {"p50": round(_percentile(per, 0.5) * 1e6, 3),
+                                              "p99": round(_percentile(per, 0.99) * 1e6, 3)}}
+            if self.level == "detail":
+                entry["latency_ms"]["max"] = round(s.max_s * 1000, 4)
+                entry["busy_s"] = round(s.total_s, 6)
+            queries[name] = entry
+        buffers = {sid: len(j.async_buffer) for sid, j in list(ctx.junctions.items())
+                   if getattr(j, "async_buffer", None) is not None}
+        tables = {}
+        for tid, table in list(ctx.tables.items()):
+            if getattr(table, "sql_backed", False):
+                continue  # counting a database table's rows is a query: leave it to the database
+            tables[tid] = {"rows": len(table)}
+        aggregations = {aid: {"store_backlog": getattr(agg.store, "backlog", 0)}
+                        for aid, agg in list(ctx.aggregations.items())}
+        return {"app": self._runtime.name, "level": self.level, "streams": streams, "queries": queries,
+                "async_buffers": buffers, "tables": tables, "aggregations": aggregations}
+
+    # ------------------------------------------------------------------ reporters
+    def start(self) -> None:
+        if self.reporter in ("console", "log") and self._timer is None:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        self._timer = threading.Timer(self.interval_ms / 1000.0, self._tick)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _tick(self) -> None:
+        if self._timer is None:
+            return
+        try:
+            text = format_report(self.report())
+            if self.reporter == "console":
+                self.printer(text)
+            else:
+                _log.info("%s", text)
+        finally:
+            if self._timer is not None:
+                self._schedule()
+
+    def stop(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """A report as lines of text (the console and log reporters)."""
+    lines = [f"statistics of app {report['app']} ({report['level']})"]
+    for sid, s in sorted(report["streams"].items()):
+        lines.append(f"  stream {sid}: {s['events_in']} events in, {s['throughput']}/s")
+    for name, q in sorted(report["queries"].items()):
+        lines.append(f"  query {name}: {q['events_in']} in, {q['events_out']} out, latency p50 "
+                     f"{q['latency_ms']['p50']} ms p99 {q['latency_ms']['p99']} ms per chunk")
+    for sid, n in sorted(report["async_buffers"].items()):
+        lines.append(f"  @async {sid}: {n} buffered")
+    for tid, t in sorted(report["tables"].items()):
+        lines.append(f"  table {tid}: {t['rows']} rows")
+    return "\n".join(lines)
+
+
+def statistics_annotation(app: Any) -> dict[str, Any] | None:
+    """The options of ``@app:statistics(...)``, or None when the app has none (or says false)."""
+    from srota.engine.timeutil import parse_duration
+    from srota.grammar.model import find_annotation
+
+    ann = find_annotation(app.annotations, "app:statistics")
+    if ann is None:
+        return None
+    positional = ann.positional()
+    if positional and positional[0].lower() == "false" or (ann.get("enable") or "").lower() == "false":
+        return None
+    include = tuple(p.strip() for p in (ann.get("include") or "*").split(",") if p.strip())
+    interval = (ann.get("interval") or "60 sec").strip()
+    return {"reporter": (ann.get("reporter") or "console").lower(),
+            # Siddhi's interval is a number of seconds; a time value with a unit works too
+            "interval_ms": int(interval) * 1000 if interval.isdigit() else parse_duration(interval),
+            "include": include or ("*",), "level": (ann.get("level") or "basic").lower()}
