@@ -1,7 +1,8 @@
 """The HTTP admin server (aiohttp), bound to loopback by default.
 
 ``GET /health`` (the process is alive), ``GET /ready`` (apps started, sources connected),
-``GET /metrics`` (Prometheus text), ``GET /apps`` (what runs), ``GET /version``, ``POST /query``
+``GET /metrics`` (Prometheus text), ``GET /apps`` (what runs), ``GET /version``, the debugger,
+pause and statistics endpoints under ``/apps/{app}`` (:mod:`srota.service.debug_api`), ``POST /query``
 (on-demand queries: off unless ``http.query.enabled``; queries that change tables need the
 configured query token as ``Authorization: Bearer <token>``).  When ``http.token`` or a query
 token is configured, every endpoint but the probes (/health, /ready) needs a token: reads
@@ -57,6 +58,9 @@ class AdminServer:
         app.router.add_get("/apps", self._apps)
         app.router.add_get("/version", self._version)
         app.router.add_post("/query", self._query)
+        from srota.service.debug_api import DebugAPI
+
+        DebugAPI(host).add_routes(app)  # /apps/{app}/debug..., /pause, /statistics (docs/debugging.md)
         app.middlewares.append(self._guard)
         self.app = app
 

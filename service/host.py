@@ -544,6 +544,12 @@ class AppHost:
         self._check_stores()
         self.metrics.latency.labels(self.name).observe(time.perf_counter() - started)
 
+    def use_engine_thread(self) -> None:
+        """Process this app's chunks on a thread of its own from now on (a debugger or a pause
+        may hold a chunk: the event loop must go on meanwhile)."""
+        if self._engine_thread is None:
+            self._engine_thread = ThreadPoolExecutor(1, thread_name_prefix=f"srota-{self.name}")
+
     def _send(self, b: _SourceBinding, rows: list[tuple[Any, ...]]) -> None:
         """Send mapped rows into the app (on the event loop, or the app's engine thread)."""
         send_rows = self.runtime.get_input_handler(b.stream_id).send_rows
@@ -854,6 +860,10 @@ class AppHost:
         self._accepting = False
         for b in self.sources:
             b.source.pause()
+        # A chunk held by the debugger or a pause would never finish: let it go.
+        for release in (getattr(self.runtime, "resume", None), getattr(self.runtime, "undebug", None)):
+            if release is not None:  # (scale-out's per-partition runtimes have no debugger)
+                release()
         while self._inflight:
             await asyncio.sleep(0.01)
 

@@ -73,8 +73,35 @@ class _EngineCollector(Collector):
                                     "(summed over its partition keys)", labels=["app", "query"])
         dropped = CounterMetricFamily("srota_pattern_dropped", "Partial matches dropped over the limit "
                                       "(summed over its partition keys)", labels=["app", "query"])
+        # @app:statistics (or statistics switched on through the admin API)
+        q_in = CounterMetricFamily("srota_statistics_query_events_in", "Events that entered a query "
+                                   "(statistics on)", labels=["app", "query"])
+        q_latency = GaugeMetricFamily("srota_statistics_query_latency_seconds", "Processing time of a chunk "
+                                      "entering a query, over the last 1024 chunks", labels=["app", "query", "quantile"])
+        q_event = GaugeMetricFamily("srota_statistics_event_latency_seconds", "Processing time per event of a "
+                                    "query, over the last 1024 chunks", labels=["app", "query", "quantile"])
+        throughput = GaugeMetricFamily("srota_statistics_stream_throughput", "Events per second into a stream "
+                                       "since the previous scrape", labels=["app", "stream"])
+        buffered = GaugeMetricFamily("srota_statistics_async_buffered", "Events waiting in an @Async buffer",
+                                     labels=["app", "stream"])
+        table_rows = GaugeMetricFamily("srota_statistics_table_rows", "Rows of an in-memory table",
+                                       labels=["app", "table"])
         for name, runtime in self._runtimes().items():
             ctx = runtime.context
+            report = runtime.statistics() if callable(getattr(runtime, "statistics", None)) else None
+            if report is not None:
+                for qname, q in report["queries"].items():
+                    q_in.add_metric([name, qname], q["events_in"])
+                    for quantile in ("p50", "p99"):
+                        label = "0.5" if quantile == "p50" else "0.99"
+                        q_latency.add_metric([name, qname, label], q["latency_ms"][quantile] / 1000)
+                        q_event.add_metric([name, qname, label], q["latency_per_event_us"][quantile] / 1e6)
+                for sid, st in report["streams"].items():
+                    throughput.add_metric([name, sid], st["throughput"])
+                for sid, n in report["async_buffers"].items():
+                    buffered.add_metric([name, sid], n)
+                for tid, t in report["tables"].items():
+                    table_rows.add_metric([name, tid], t["rows"])
             for sid, junction in list(ctx.junctions.items()):
                 events_in.add_metric([name, sid], junction.events_in)
             for sid, n in list(ctx.errors.items()):
@@ -103,6 +130,7 @@ class _EngineCollector(Collector):
         yield breaches
         yield partial
         yield dropped
+        yield from (q_in, q_latency, q_event, throughput, buffered, table_rows)
 
 
 class Metrics:

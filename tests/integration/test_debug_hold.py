@@ -1,0 +1,117 @@
+"""A Kafka app held at a breakpoint through the admin API: the event loop goes on, nothing is
+committed past the held chunk, and after a hold longer than the consumer's session timeout
+every record comes out once."""
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from tests.integration.support import (
+    committed,
+    config,
+    kafka_sink,
+    kafka_source,
+    produce,
+    read_topic,
+    running_host,
+    wait_until,
+)
+
+pytestmark = pytest.mark.integration
+
+
+async def test_a_breakpoint_holds_the_app_not_the_service(kafka_broker: Any, tmp_path: Path) -> None:
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=1), await kb.create_topic(partitions=1)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    app = f"""@app:name('held')
+{kafka_source(kb, src, group)}
+define stream In (id string, n long);
+{kafka_sink(kb, out)}
+define stream Out (id string, n long);
+@info(name='copy') from In select id, n insert into Out;
+"""
+    async with running_host(config(tmp_path, http=True), app) as host, aiohttp.ClientSession() as http:
+        base = f"http://127.0.0.1:{host.admin.port}/apps/held"
+        async with http.post(f"{base}/debug") as r:
+            assert r.status == 200
+        async with http.put(f"{base}/debug/breakpoints/copy/in") as r:
+            assert (await r.json())["breakpoints"] == [{"query": "copy", "terminal": "in"}]
+        async with http.put(f"{base}/debug/breakpoints/nope/in") as r:
+            assert r.status == 404 and "queries: copy" in (await r.json())["error"]
+
+        await produce(kb.bootstrap_servers, src, [orjson.dumps({"id": f"e{i}", "n": i}) for i in range(20)])
+
+        async def held() -> Any:
+            async with http.get(f"{base}/debug") as r:
+                return (await r.json())["held"]
+
+        stop = await wait_until(held, 30, what="the breakpoint to hold a chunk")
+        assert stop["query"] == "copy" and stop["terminal"] == "in" and stop["events"]
+        # the hold outlasts the consumer's session timeout (2 s in the fixtures); meanwhile the
+        # loop serves the admin API at once and nothing is committed past the held chunk
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            t = time.monotonic()
+            async with http.get(f"http://127.0.0.1:{host.admin.port}/health") as r:
+                assert r.status == 200
+            assert time.monotonic() - t < 0.5
+            await asyncio.sleep(0.5)
+        offsets = await committed(kb.bootstrap_servers, group, src, 1)
+        assert offsets[0] is None or offsets[0] == 0
+        async with http.get(f"{base}/queries/copy/state") as r:
+            assert r.status == 200
+        async with http.delete(f"{base}/debug/breakpoints/copy/in") as r:
+            assert r.status == 200
+        async with http.post(f"{base}/debug/play") as r:
+            assert r.status == 200
+        records = await read_topic(kb.bootstrap_servers, out, 20)
+        ids = [orjson.loads(r.value)["event"]["id"] for r in records]
+        assert sorted(ids, key=lambda x: int(x[1:])) == [f"e{i}" for i in range(20)]  # each once
+        await wait_until(lambda: _committed_all(kb, group, src), 30, what="the commit after the hold")
+
+
+async def _committed_all(kb: Any, group: str, topic: str) -> bool:
+    return (await committed(kb.bootstrap_servers, group, topic, 1))[0] == 20
+
+
+async def test_pause_resume_and_statistics_through_the_admin_api(kafka_broker: Any, tmp_path: Path) -> None:
+    kb = kafka_broker
+    src = await kb.create_topic(partitions=1)
+    app = f"""@app:name('counted')
+{kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}")}
+define stream In (id string, n long);
+@info(name='big') from In[n > 4] select id insert into Big;
+"""
+    async with running_host(config(tmp_path, http=True), app) as host, aiohttp.ClientSession() as http:
+        base = f"http://127.0.0.1:{host.admin.port}/apps/counted"
+        async with http.get(f"{base}/statistics") as r:
+            assert r.status == 404
+        async with http.put(f"{base}/statistics", data=orjson.dumps({"level": "basic"})) as r:
+            assert r.status == 200
+        async with http.post(f"{base}/pause") as r:
+            assert (await r.json()) == {"paused": True}
+        await produce(kb.bootstrap_servers, src, [orjson.dumps({"id": f"e{i}", "n": i}) for i in range(10)])
+        await asyncio.sleep(1.0)
+        runtime = host.apps["counted"].runtime
+        assert runtime.context.junctions["In"].events_in == 0  # held at the app's entry
+        async with http.post(f"{base}/resume") as r:
+            assert (await r.json()) == {"paused": False}
+        await wait_until(lambda: runtime.context.junctions["In"].events_in == 10, 30, what="the events")
+
+        async def report() -> Any:
+            async with http.get(f"{base}/statistics") as r:
+                return await r.json()
+
+        got = await report()
+        assert got["queries"]["big"]["events_in"] == 10 and got["queries"]["big"]["events_out"] == 5
+        async with http.get(f"http://127.0.0.1:{host.admin.port}/metrics") as r:
+            text = await r.text()
+        assert 'srota_statistics_query_events_in_total{app="counted",query="big"} 10.0' in text
