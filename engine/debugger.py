@@ -51,6 +51,8 @@ class SiddhiDebugger:
         self._lock = threading.Lock()
         #: Set while a checkpoint holds: (query, terminal, events); None otherwise.
         self.held: tuple[str, QueryTerminal, list[Event]] | None = None
+        #: How many times a checkpoint has held so far.
+        self.stops = 0
         #: Called with ``(query, terminal, events)`` whenever a checkpoint starts holding
         #: (the service's admin API streams them to a browser).
         self.listeners: list[Callable[[str, QueryTerminal, list[Event]], None]] = []
@@ -104,6 +106,7 @@ class SiddhiDebugger:
         events = list(chunk)
         self._enable_next = False
         self.held = (query_name, terminal, events)
+        self.stops += 1
         try:
             for listener in list(self.listeners):
                 listener(query_name, terminal, events)

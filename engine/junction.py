@@ -95,11 +95,13 @@ class StreamJunction:
         """:meth:`dispatch` with a debugger or statistics attached (IN checkpoints, timings)."""
         ctx = self.ctx
         for receiver, owner in zip(list(self.receivers), list(self.owners), strict=True):
-            if owner is not None:
-                ctx.inspector.query_in(owner, chunk)
+            inspector = ctx.inspector  # read once: another thread may detach it meanwhile
+            if owner is not None and inspector is not None:
+                inspector.query_in(owner, chunk)
+            statistics = ctx.statistics
             try:
-                if owner is not None and ctx.statistics is not None:
-                    ctx.statistics.time_query(owner, receiver, chunk)
+                if owner is not None and statistics is not None:
+                    statistics.time_query(owner, receiver, chunk)
                 else:
                     receiver(chunk)
             except Exception as exc:

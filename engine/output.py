@@ -33,8 +33,9 @@ class QueryOutput:
             return
         self.events_out += len(chunk)
         ctx = self.ctx
-        if ctx is not None and ctx.inspector is not None:
-            ctx.inspector.query_out(self.query_name, chunk)
+        inspector = ctx.inspector if ctx is not None else None
+        if inspector is not None:
+            inspector.query_out(self.query_name, chunk)
         if self.callbacks:
             current = [e for e in chunk if e.type == CURRENT]
             expired = [e for e in chunk if e.type == EXPIRED]

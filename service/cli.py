@@ -1,4 +1,4 @@
-"""The ``srota`` command: ``run``, ``validate``, ``test``, ``extensions`` and the ``aggregation`` batch jobs.
+"""The ``srota`` command: ``run``, ``validate``, ``test``, ``debug``, ``extensions`` and the ``aggregation`` batch jobs.
 
 A user error (a bad config, an invalid app, a file that is not there, a port in use) is one
 line naming the file and the problem, with exit code 2.  Anything else is a bug: the traceback
@@ -157,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     health.add_argument("--live", action="store_true", help="ask /health (alive) instead of /ready")
     health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the answer")
     health.set_defaults(func=cmd_health)
+    from srota.service.debug_cli import add_parser as add_debug
+
+    add_debug(sub)
     ext = sub.add_parser("extensions", help="print the reference of the built-in extensions (Markdown)")
     ext.add_argument("namespace", nargs="?", help="one namespace (str, json, unique, ...; core: no namespace)")
     ext.set_defaults(func=cmd_extensions)
