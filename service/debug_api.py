@@ -29,7 +29,6 @@ from typing import Any
 
 import orjson
 from aiohttp import web
-
 from srota.engine.debugger import QueryTerminal
 
 
