@@ -63,7 +63,7 @@ class DebugShell(cmd.Cmd):
         self._feeder = threading.Thread(target=self._run_feeder, name="srota-debug-feeder", daemon=True)
         self._feeder.start()
         self.debugger.set_debugger_callback(self._on_stop)
-        for sid, definition in runtime.stream_definitions.items():
+        for sid in runtime.stream_definitions:
             if not sid.startswith("!"):
                 runtime.add_callback(sid, lambda events, sid=sid: self._say(
                     f"[{sid}] " + ", ".join(str(tuple(e.data)) for e in events)))
