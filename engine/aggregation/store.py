@@ -289,6 +289,15 @@ def _from_sql(value: Any, type_: AttrType) -> Any:
     return value
 
 
+def _transient(exc: BaseException) -> bool:
+    """Whether retrying a failed SQLite write may succeed (the database is locked, busy, full
+    or its disk failed for a moment), rather than fail the same way (a constraint, a schema)."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    text = str(exc).lower()
+    return any(m in text for m in ("locked", "busy", "disk i/o", "full", "unable to open"))
+
+
 def _union(a: str | None, b: str | None) -> str:
     return encode_distinct(decode_distinct(a) | decode_distinct(b))
 
@@ -314,8 +323,10 @@ class SqliteStore(Store):
         self.max_queued = max_queued
         self._sql = {(d, m): self.schema.upsert_sql(t, m) for d, t in self.tables.items()
                      for m in ("merge", "replace")}
-        #: Failed write attempts (each is retried until it succeeds).
+        #: Failed write attempts (a transient one is retried until it succeeds).
         self.errors = 0
+        #: Rows dropped because their write could never succeed (logged with the reason).
+        self.failed_writes = 0
         self._closed = False
         # Sequence number of the last write() (the writer thread persists it in srota_meta).
         self._seq = 0
@@ -382,7 +393,10 @@ class SqliteStore(Store):
         return f"{self.spec.id}.seq"
 
     def _apply(self, conn: sqlite3.Connection, writes: list[tuple[Any, ...]]) -> None:
-        """Write a batch in one transaction, retrying with back-off until it succeeds."""
+        """Write a batch in one transaction; retry with back-off what can succeed later (a
+        locked, busy or full database), and report what cannot (a constraint, a schema clash):
+        the batch is split so that only the writes that fail are dropped, logged and counted
+        in ``failed_writes``, and the writer goes on."""
         if not writes:
             return
         delay = self._retry_delay
@@ -390,14 +404,26 @@ class SqliteStore(Store):
             try:
                 self._apply_once(conn, writes)
                 return
-            except Exception:
-                self.errors += 1
-                _log.exception("aggregation %s: writing %d batch(es) to %s failed; retrying in %.2f s",
-                               self.spec.id, len(writes), self.database, delay)
+            except Exception as exc:
                 try:
                     conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass
+                if not _transient(exc):
+                    if len(writes) > 1:
+                        for w in writes:
+                            self._apply(conn, [w])
+                        return
+                    rows = len(writes[0][4])
+                    self.failed_writes += rows
+                    self.errors += 1
+                    _log.error("aggregation %s: %d row(s) could not be written to %s and were dropped: %s: %s "
+                               "(retrying cannot help; fix the table and backfill the range)",
+                               self.spec.id, rows, self.database, type(exc).__name__, exc)
+                    return
+                self.errors += 1
+                _log.exception("aggregation %s: writing %d batch(es) to %s failed; retrying in %.2f s",
+                               self.spec.id, len(writes), self.database, delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 5.0)
 

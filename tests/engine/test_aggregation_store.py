@@ -127,3 +127,25 @@ def test_the_write_queue_is_bounded(tmp_path):
     assert len(done) == 5
     store.close()
     rt.shutdown()
+
+
+def test_a_write_retrying_cannot_mend_is_reported_and_the_writer_goes_on(tmp_path):
+    """A constraint the rows break (here a CHECK an operator added to the table) cannot succeed
+    by retrying: the batch is logged and counted, and later writes are still stored."""
+    db = tmp_path / "clash.db"
+    rt = SiddhiManager().create_siddhi_app_runtime(_app(db))
+    store = rt.context.aggregations["A"].store
+    with sqlite3.connect(db) as conn:  # an operator's constraint: no sums over 1000 in SECONDS
+        conn.execute('CREATE TRIGGER cap BEFORE INSERT ON "A_SECONDS" WHEN NEW."AGG_SUM_v" > 1000 '
+                     "BEGIN SELECT RAISE(ABORT, 'sum over the cap'); END")
+    h = rt.get_input_handler("S")
+    h.send(["a", 5000, T0])          # its second breaks the constraint
+    h.send(["a", 1, T0 + 1000])      # completes the first second: a write that must fail
+    h.send(["a", 2, T0 + 2000])      # completes the second one: a write that must succeed
+    done = threading.Event()
+    threading.Thread(target=lambda: (store.flush(), done.set()), daemon=True).start()
+    assert done.wait(10), "the writer is stuck retrying a write that can never succeed"
+    rt.shutdown()
+    assert store.failed_writes == 1
+    with sqlite3.connect(db) as conn:
+        assert conn.execute('SELECT "AGG_SUM_v" FROM "A_SECONDS"').fetchall() == [(1,)]
