@@ -20,8 +20,8 @@ streams (or through the ``@map`` of a stream's ``@source``), and outputs are rea
         expect:                    # rows per stream, in order; a mapping may name a subset
           Alerts:
             - {device: s1, kind: overheat, value: 41.5}
-        expect_payloads:           # payloads per stream, written by its @sink's @map
-          Alerts: ['{"event": {...}}']
+        expect_payloads:           # payloads per stream, written by its @sink's @map (every
+          Alerts: ['{"event": {...}}']   # @sink; or per sink: {0: [...], 1: [...]} / {kafka: [...]})
         unordered: false           # compare outputs as multisets
         tolerance: 1.0e-9          # relative tolerance for doubles and floats
 
@@ -191,9 +191,15 @@ def _run(runtime: Any, case: dict[str, Any], name: str) -> CaseResult:
         rows = [r for chunk in outputs[stream] for r in chunk]
         diff.extend(_compare(stream, attrs, want, rows, tolerance, unordered))
     for stream, expected in expect_payloads.items():
-        got = _sink_payloads(definitions[stream], outputs[stream], name)
-        diff.extend(_compare_payloads(stream, [_payload_text(p) for p in _list(expected, stream)], got,
-                                      unordered))
+        sinks = _sink_annotations(definitions[stream], name)
+        if isinstance(expected, dict):  # per sink: its position ("0", "1", ...) or its type
+            wanted = {_sink_index(sinks, str(key), stream, name): value for key, value in expected.items()}
+        else:  # a list: every sink of the stream writes these payloads
+            wanted = {i: expected for i in range(len(sinks))}
+        for i, value in sorted(wanted.items()):
+            got = _sink_payloads(definitions[stream], sinks[i], outputs[stream], name)
+            label = stream if len(sinks) == 1 else f"{stream} @sink {i} ({sinks[i].get('type')})"
+            diff.extend(_compare_payloads(label, [_payload_text(p) for p in _list(value, stream)], got, unordered))
     return CaseResult(name, not diff, diff)
 
 
@@ -309,13 +315,31 @@ def _source_mapper(definition: Any, name: str) -> Any:
         raise TestFileError(f"case '{name}': stream {definition.id}: {exc.message}") from None
 
 
-def _sink_payloads(definition: Any, chunks: list[list[tuple[Any, ...]]], name: str) -> list[str]:
-    from srota import mappers
-
+def _sink_annotations(definition: Any, name: str) -> list[Annotation]:
     sinks = [a for a in definition.annotations if a.name.lower() == "sink"]
     if not sinks:
         raise TestFileError(f"case '{name}': expect_payloads: stream {definition.id} has no @sink")
-    maps = sinks[0].nested("map")
+    return sinks
+
+
+def _sink_index(sinks: list[Annotation], key: str, stream: str, name: str) -> int:
+    """A sink named by its position among the stream's ``@sink``s, or by its type when unique."""
+    if key.isdigit():
+        if int(key) >= len(sinks):
+            raise TestFileError(f"case '{name}': expect_payloads.{stream}: no @sink {key} "
+                                f"(the stream has {len(sinks)})")
+        return int(key)
+    found = [i for i, a in enumerate(sinks) if (a.get("type") or "").lower() == key.lower()]
+    if len(found) != 1:
+        raise TestFileError(f"case '{name}': expect_payloads.{stream}: '{key}' names "
+                            f"{'no' if not found else 'more than one'} @sink; use its position (0, 1, ...)")
+    return found[0]
+
+
+def _sink_payloads(definition: Any, sink: Annotation, chunks: list[list[tuple[Any, ...]]], name: str) -> list[str]:
+    from srota import mappers
+
+    maps = sink.nested("map")
     try:
         mapper = mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
     except SiddhiAppCreationError as exc:

@@ -55,3 +55,28 @@ def test_unordered_tolerance_and_a_failing_diff():
 def test_invalid_cases_say_why(case, message):
     with pytest.raises(TestFileError, match=message):
         run_case(APP, case)
+
+
+TWO_SINKS = """
+define stream In (id string, t double);
+@sink(type='inMemory', topic='json', @map(type='json'))
+@sink(type='inMemory', topic='csv', @map(type='csv'))
+define stream Out (id string, t double);
+from In select id, t insert into Out;
+"""
+
+
+def test_expect_payloads_compares_every_sink():
+    json_payload = '{"event": {"id": "d1", "t": 1.5}}'
+    # one sink by position (or by type when it is the only one of its type): each is checked
+    case = {"input": {"In": [["d1", 1.5]]}, "expect_payloads": {"Out": {"0": [json_payload], "1": ["d1,1.5\n"]}}}
+    assert run_case(TWO_SINKS, case).passed, run_case(TWO_SINKS, case).diff
+    case["expect_payloads"] = {"Out": {"0": [json_payload], "1": ["d1,9.9\n"]}}
+    failed = run_case(TWO_SINKS, case)
+    assert not failed.passed and any("d1,9.9" in line for line in failed.diff)
+    # a list is every sink's payloads: with two different mappers it cannot match both
+    case["expect_payloads"] = {"Out": [json_payload]}
+    failed = run_case(TWO_SINKS, case)
+    assert not failed.passed and any("@sink 1" in line for line in failed.diff)
+    with pytest.raises(TestFileError, match="no @sink 2"):
+        run_case(TWO_SINKS, {"input": {"In": [["d1", 1.5]]}, "expect_payloads": {"Out": {"2": []}}})
