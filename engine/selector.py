@@ -130,6 +130,8 @@ class QuerySelector:
         self.track_live = True
         #: where one event that fails goes (set for single-stream queries; see _recover)
         self.fault: Callable[[Event, Exception], None] | None = None
+        #: the event the Python loops are processing (what EventError carries)
+        self._current: Event | None = None
 
     # ------------------------------------------------------------------ processing
     def process(self, chunk: list[Event]) -> None:
@@ -147,6 +149,8 @@ class QuerySelector:
                 out = self._plain(chunk)
         except Exception as exc:
             if self.fault is None or len(chunk) == 1:
+                if isinstance(exc, EventError):
+                    raise exc.cause from None
                 raise
             out = self._recover(chunk, exc)
         if out:
@@ -180,9 +184,10 @@ class QuerySelector:
                 return list({ev.group_key: ev for ev in out}.values())  # type: ignore[attr-defined]
             return out
         at, making_row = _failed_event(exc, chunk)
+        cause = exc.cause if isinstance(exc, EventError) else exc
         if at is None:
-            raise exc
-        fault(chunk[at], exc)
+            raise cause
+        fault(chunk[at], cause)
         if making_row:
             # Every event has updated the aggregators; the row of a group's last event failed
             # (a column that is not an aggregate, made once per chunk): the group's row comes
@@ -193,7 +198,8 @@ class QuerySelector:
         try:
             after = self._select(rest) if rest else []
         except Exception as again:
-            after = self._recover(rest, again) if len(rest) > 1 else (fault(rest[0], again) or [])
+            after = self._recover(rest, again) if len(rest) > 1 else (
+                fault(rest[0], again.cause if isinstance(again, EventError) else again) or [])
         if not p.batching:
             return after  # (rows of the events before the failure are lost; snapshot limiters only)
         return self._merge_groups(before, after)
@@ -276,11 +282,20 @@ class QuerySelector:
         return out
 
     def _aggregated(self, chunk: list[Event]) -> list[Event]:
+        try:
+            return self._aggregated_loop(chunk)
+        except EventError:
+            raise
+        except Exception as exc:
+            raise EventError(self._current, exc, False) from exc
+
+    def _aggregated_loop(self, chunk: list[Event]) -> list[Event]:
         p = self.plan
         states = self._states_for(None)
         last = None
         out: list[Event] | None = [] if not p.batching else None
         for e in chunk:
+            self._current = e
             t = e.type
             if t == CURRENT:
                 row = p.project_add(e, states)
@@ -305,6 +320,14 @@ class QuerySelector:
         return [last] if last is not None else []
 
     def _grouped(self, chunk: list[Event]) -> list[Event]:
+        try:
+            return self._grouped_loop(chunk)
+        except EventError:
+            raise
+        except Exception as exc:
+            raise EventError(self._current, exc, False) from exc
+
+    def _grouped_loop(self, chunk: list[Event]) -> list[Event]:
         p = self.plan
         key_of = p.group_key
         assert key_of is not None   # (this path is taken for grouped selectors only)
@@ -313,6 +336,7 @@ class QuerySelector:
         has_aggs = bool(p.factories)
         releasable = not any(p.survive_reset)
         for e in chunk:
+            self._current = e
             t = e.type
             if t == RESET:
                 self._reset()
@@ -368,33 +392,39 @@ def _unplanned(*args: Any) -> tuple[Any, ...]:
     raise AssertionError("a selector projection used before it was planned")
 
 
-def _failed_event(exc: Exception, chunk: list[Event]) -> tuple[int | None, bool]:
-    """Which event of ``chunk`` a selector loop was processing when ``exc`` rose, and whether
-    it failed while its output row was being made (after every event updated the state).
+class EventError(Exception):
+    """An exception raised while a selector loop processed ``event`` (``cause`` is the error).
 
-    The loops (generated or not) and the row maker bind the event to ``e``; the innermost
-    such frame in the traceback names the failing event.
+    The loops (``_aggregated``, ``_grouped``, the generated ``_deferred_chunk`` and
+    ``_materialize``) wrap what an event raises, innermost first, so that the selector faults
+    that event alone; ``making_row`` says it failed while its output row was being made
+    (after every event of the chunk updated the aggregators).
     """
-    tb = exc.__traceback__
-    found = None
-    making_row = False
-    while tb is not None:
-        frame = tb.tb_frame
-        name = frame.f_code.co_name
-        if name in _LOOPS:
-            e = frame.f_locals.get("e")
-            if e is not None:
-                found = e
-                making_row = name == "_materialize"
-        tb = tb.tb_next
-    if found is not None:
+
+    def __init__(self, event: Event | None, cause: Exception, making_row: bool) -> None:
+        super().__init__(str(cause))
+        self.event = event
+        self.cause = cause
+        self.making_row = making_row
+
+
+def _noting_event(body: list[str], making_row: bool) -> list[str]:
+    """A generated loop's body that wraps what an event raises in :class:`EventError`."""
+    return ["try:", *("    " + line for line in body),
+            "except _EventError:",
+            "    raise",
+            "except Exception as _x:",
+            f"    raise _EventError(locals().get('e'), _x, {making_row}) from _x"]
+
+
+def _failed_event(exc: Exception, chunk: list[Event]) -> tuple[int | None, bool]:
+    """Which event of ``chunk`` a selector loop was processing when ``exc`` rose (carried by
+    :class:`EventError`), and whether its output row was being made."""
+    if isinstance(exc, EventError) and exc.event is not None:
         for i, e in enumerate(chunk):
-            if e is found:
-                return i, making_row
+            if e is exc.event:
+                return i, exc.making_row
     return None, False
-
-
-_LOOPS = frozenset({"_deferred_chunk", "_grouped", "_aggregated", "_materialize"})
 
 
 class SelectorPlan:
@@ -629,8 +659,9 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
     grouped = key_expr is not None
     row_value = slots.value_code(row)
     make = "_GroupedEvent(e.timestamp, {row}, e.type, key)" if grouped else "_Event(e.timestamp, {row}, e.type)"
+    gen.ns.setdefault("_EventError", EventError)
     materialize = gen.function("_materialize", "e, A, key",
-                               list(prologue) + ["return " + make.format(row=row_value)])
+                               _noting_event(list(prologue) + ["return " + make.format(row=row_value)], True))
     m = gen.ref(materialize, "mat")
     releasable = not any(plan.survive_reset)
     cur_on, exp_on = plan.current_on, plan.expired_on
@@ -662,7 +693,8 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         plan.parts = DeferredParts(prologue, _update_lines(updates, inline, "add"),
                                    _update_lines(updates, inline, "remove"), row_value)
         return gen.function("_deferred_chunk", "sel, chunk",
-                            body + _ungrouped_loop(prologue, updates, inline, m, cur_on, exp_on))
+                            _noting_event(body + _ungrouped_loop(prologue, updates, inline, m, cur_on, exp_on),
+                                          False))
     body += [
         "pending = {}",  # key -> (event, states) not materialized yet, or the made event
         "for e in chunk:",
@@ -707,7 +739,7 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
             else:
                 body += ["        pending.pop(key, None)", "        pending[key] = (e, A)"]
     body.append(f"return [v if v.__class__ is not tuple else {m}(v[0], v[1], k) for k, v in pending.items()]")
-    return gen.function("_deferred_chunk", "sel, chunk", body)
+    return gen.function("_deferred_chunk", "sel, chunk", _noting_event(body, False))
 
 
 def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: str | None,

@@ -108,3 +108,31 @@ def test_fault_in_a_plain_column_of_an_aggregating_query():
     rt.get_input_handler("S").send_events([Event(EPOCH + i, r) for i, r in enumerate(rows)])
     rt.shutdown()
     assert [row[:2] for row in out] == [("a", 5)] and faults == [("a", 8, 0)]
+
+
+def test_an_exception_raised_again_still_faults_only_its_own_event():
+    """A function that raises the same exception object each time (a cached error): its
+    traceback then also holds the frames of the earlier raise.  The selector must fault the
+    event it was processing now, not the whole chunk (it once read that from the frames)."""
+    app = ("@app:playback @OnError(action='STREAM') define stream S (k string, a int, b int);\n"
+           "define function capped[python] return int {\n"
+           "    import builtins\n"
+           "    if data[0] > 50:\n"
+           "        if not hasattr(builtins, 'srota_test_cached_error'):\n"
+           "            builtins.srota_test_cached_error = ValueError('over the cap')\n"
+           "        raise builtins.srota_test_cached_error\n"
+           "    return data[0]\n"
+           "};\n"
+           "from S select k, sum(capped(a)) as s group by k insert into Out;\n"
+           "from !S select k, a, b insert into Faults;")
+    rt = SiddhiManager().create_siddhi_app_runtime(app)
+    got: dict[str, list] = {"Out": [], "Faults": []}
+    for name in got:
+        rt.add_callback(name, lambda evs, n=name: got[n].extend(e.data for e in evs))
+    rt.start()
+    h = rt.get_input_handler("S")
+    h.send_events([Event(EPOCH, ("a", 60, 0))])  # raises once: a chunk of one
+    h.send_events([Event(EPOCH + 1 + i, r) for i, r in enumerate([("a", 1, 0), ("a", 70, 0), ("b", 2, 0)])])
+    rt.shutdown()
+    assert got["Faults"] == [("a", 60, 0), ("a", 70, 0)]
+    assert sorted(got["Out"]) == [("a", 1), ("b", 2)]
