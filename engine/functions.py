@@ -228,14 +228,19 @@ def _is_expression(line: str) -> bool:
 
 
 def script_function(language: str, name: str, return_type: AttrType, body: str) -> Callable[..., Any]:
-    """A function defined in the app (``define function f[python] return T {body}``).
+    """A function defined in the app (``define function f[python] return T {body}``, or
+    ``[javascript]``: :mod:`engine.javascript`).
 
     The body sees the arguments as ``data`` (a list); it may ``return`` a value or be a single
     expression (``{ data[0] >= 1 }``).  Results are converted to the declared return type.
     Apps can be kept from defining them with ``Limits(python_functions=False)``.
     """
+    if language.lower() in ("javascript", "js"):
+        from srota.engine.javascript import javascript_function
+
+        return javascript_function(name, return_type, body)
     if language.lower() not in ("python", "py"):
-        raise _err(f"script language '{language}' is not supported (use python)")
+        raise _err(f"script language '{language}' is not supported (use python or javascript)")
     src = body.strip("\n")
     lines = [ln for ln in src.splitlines() if ln.strip()]
     indent = min((len(ln) - len(ln.lstrip()) for ln in lines), default=0)
