@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml tests/extension_example/pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,spark,rdbms,js]' -e tests/extension_example
+	$(BIN)/pip install -q -e '.[dev,spark,rdbms,js,avro]' -e tests/extension_example
 	touch $(STAMP)
 
 deps: $(STAMP)

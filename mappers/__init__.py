@@ -11,11 +11,11 @@ Pure and synchronous.  The host builds one mapper per ``@source``/``@sink`` from
 
 A payload that does not map raises :class:`MappingError` (and nothing else), so the host can
 route the original bytes to the error route.  Built-in mappers (``json``, ``csv``,
-``passThrough``) register themselves in :data:`engine.registry.registry` on import.
+``passThrough``, ``avro``) register themselves in :data:`engine.registry.registry` on import.
 """
 from __future__ import annotations
 
-from srota.mappers import _csv, _json, _passthrough  # noqa: F401  (import registers the built-in mappers)
+from srota.mappers import _avro, _csv, _json, _passthrough  # noqa: F401  (import registers the built-in mappers)
 from srota.mappers._base import (
     DEFAULT_MAP_TYPE,
     TRP_PREFIX,
