@@ -326,13 +326,15 @@ class SiddhiManager:
             entry["password"] = password
         self.datasources[name] = entry
 
-    def create_siddhi_app_runtime(self, app: str | SiddhiApp, clock: Clock | None = None) -> SiddhiAppRuntime:
+    def create_siddhi_app_runtime(self, app: str | SiddhiApp | Any, clock: Clock | None = None) -> SiddhiAppRuntime:
         """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""
         if isinstance(app, str):
             from srota.grammar.parser import parse
 
             model = parse(app)
             text: str | None = app
+        elif hasattr(app, "build"):  # a builder of srota.query
+            model, text = app.build(), None
         else:
             model, text = app, None
         runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id, self.offline, self.datasources)

@@ -193,10 +193,10 @@ def _state(e: m.StateElement, kind: m.StateType) -> str:
         sep = " -> " if kind is m.StateType.PATTERN else ", "
         return f"{_state(e.first, kind)}{sep}{_state(e.next, kind)}"
     if isinstance(e, m.EveryStateElement):
-        inner = e.element
-        if isinstance(inner, m.NextStateElement | m.LogicalStateElement):
-            return f"every ({_state(inner, kind)})"  # the parser keeps no group node under every
-        return f"every {_state(inner, kind)}"
+        body = e.element
+        if isinstance(body, m.NextStateElement | m.LogicalStateElement):
+            return f"every ({_state(body, kind)})"  # the parser keeps no group node under every
+        return f"every {_state(body, kind)}"
     if isinstance(e, m.GroupStateElement):
         within = f" within {e.within_millis} millisec" if e.within_millis is not None else ""
         return f"({_state(e.element, kind)}){within}"
