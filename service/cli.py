@@ -96,6 +96,61 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_service(config, apps)
 
 
+def _admin_base(config_path: str | None) -> tuple[str, str | None]:
+    config = load_config(config_path or os.environ.get("SROTA_CONFIG"))
+    if not config.http.enabled:
+        raise UserError("the admin server is off (http.enabled: false): nothing to ask")
+    host = config.http.host
+    host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # listening everywhere: ask loopback
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{config.http.port}", config.http.token or config.http.query_token or None
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Print what a running service runs: each app's streams, queries, debugger and statistics."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    base, token = _admin_base(args.config)
+
+    def get(path: str) -> tuple[int, object]:
+        req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"} if token else {})
+        try:
+            with urllib.request.urlopen(req, timeout=args.timeout) as r:  # noqa: S310 - our own URL
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, None
+
+    try:
+        code, apps = get("/apps")
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"{base}: {getattr(exc, 'reason', exc)}")
+        return 1
+    if code != 200 or not isinstance(apps, list):
+        print(f"{base}/apps: HTTP {code}")
+        return 1
+    for app in apps:
+        name = app["name"]
+        print(f"app {name}: {len(app.get('queries', []))} queries; sources "
+              + ", ".join(f"{s['stream']}<-{s['type']}{'' if s.get('ready', True) else ' (not ready)'}"
+                          for s in app.get("sources", [])))
+        _, debug = get(f"/apps/{name}/debug")
+        if isinstance(debug, dict) and (debug.get("attached") or debug.get("paused")):
+            held = debug.get("held")
+            print(f"  debugger: {'paused; ' if debug.get('paused') else ''}breakpoints "
+                  + (", ".join(f"{b['query']}:{b['terminal']}" for b in debug.get("breakpoints", [])) or "none")
+                  + (f"; held at {held['query']} ({held['terminal']})" if held else ""))
+        code, stats = get(f"/apps/{name}/statistics")
+        if code == 200 and isinstance(stats, dict):
+            from srota.engine.statistics import format_report
+
+            print("\n".join("  " + line for line in format_report(stats).splitlines()[1:]))
+        else:
+            print("  statistics: off (statistics.level in the config, or PUT /apps/{app}/statistics)")
+    return 0
+
+
 def cmd_health(args: argparse.Namespace) -> int:
     """Ask the admin server of a running service (at the config's host and port) for /ready."""
     import urllib.error
@@ -157,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     health.add_argument("--live", action="store_true", help="ask /health (alive) instead of /ready")
     health.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the answer")
     health.set_defaults(func=cmd_health)
+    status = sub.add_parser("status", help="what a running service runs: apps, debugger, statistics")
+    status.add_argument("--config", "-c", help="the service's config (default: $SROTA_CONFIG)")
+    status.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for each answer")
+    status.set_defaults(func=cmd_status)
     from srota.service.debug_cli import add_parser as add_debug
 
     add_debug(sub)

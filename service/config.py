@@ -107,6 +107,19 @@ class LoggingConfig:
 
 
 @dataclass(frozen=True)
+class StatisticsConfig:
+    """``statistics:`` -- Siddhi's statistics for every app (``level``) or per app (``apps``)."""
+
+    level: str = "off"  # off | basic | detail
+    reporter: str = "prometheus"  # console | log | prometheus
+    interval_ms: int = 60_000
+    apps: dict[str, str] = field(default_factory=dict)
+
+    def level_of(self, app: str) -> str:
+        return self.apps.get(app, self.level)
+
+
+@dataclass(frozen=True)
 class LimitsConfig:
     """Guards that stop one bad input from taking the process down."""
 
@@ -157,6 +170,7 @@ class ServiceConfig:
     #: Named databases for ``@store(type='rdbms', datasource='NAME')`` and ``#rdbms:query``:
     #: name -> ``{jdbc.url, username, password, max.outage}``.
     datasources: dict[str, dict[str, str]] = field(default_factory=dict)
+    statistics: StatisticsConfig = StatisticsConfig()
 
     def app_files(self) -> list[Path]:
         """Every app file: listed files, and ``*.siddhi`` in listed directories (sorted)."""
@@ -172,7 +186,7 @@ class ServiceConfig:
 
 # ---------------------------------------------------------------------------- loading
 _TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout",
-             "shard.id", "datasources"}
+             "shard.id", "datasources", "statistics"}
 
 # Connector options that name files: a relative value is relative to the config file.
 _PATH_OPTIONS = {"file.uri", "ssl.cafile", "ssl.certfile", "ssl.keyfile"}
@@ -279,6 +293,28 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
     if level not in ("debug", "info", "warning", "error", "critical"):
         d.fail("logging.level", f"expected debug, info, warning, error or critical, got {level!r}")
         level = "info"
+    sc = d.take({}, d.mapping, root.get("statistics", {}), "statistics")
+    d.only(sc, "statistics", {"level", "reporter", "interval", "apps"})
+    levels = ("off", "basic", "detail")
+
+    def stat_level(value: Any, path: str) -> str:
+        if value is False:  # YAML reads a bare `off` as false
+            return "off"
+        got = d.take("off", d.string, value, path).lower()
+        if got not in levels:
+            d.fail(path, f"expected off, basic or detail, got {got!r}")
+            return "off"
+        return got
+
+    reporter = d.take("prometheus", d.string, sc.get("reporter", "prometheus"), "statistics.reporter").lower()
+    if reporter not in ("console", "log", "prometheus"):
+        d.fail("statistics.reporter", f"expected console, log or prometheus, got {reporter!r}")
+        reporter = "prometheus"
+    statistics = StatisticsConfig(
+        level=stat_level(sc.get("level", "off"), "statistics.level"), reporter=reporter,
+        interval_ms=d.take(60_000, d.duration, sc.get("interval", "60 sec"), "statistics.interval"),
+        apps={str(k): stat_level(v, f"statistics.apps.{k}")
+              for k, v in d.take({}, d.mapping, sc.get("apps", {}), "statistics.apps").items()})
     li = d.take({}, d.mapping, root.get("limits", {}), "limits")
     d.only(li, "limits", {"max_payload_bytes", "sink_buffer", "max_window_events", "max_pending_matches",
                           "python_functions"})
@@ -322,7 +358,7 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
             d.fail(f"datasources.{name}", "needs url: jdbc:postgresql://host:port/db (or jdbc:mysql://, jdbc:mariadb://)")
         datasources[str(name)] = {("jdbc.url" if k == "url" else k): str(v) for k, v in entry.items()}
     return ServiceConfig(
-        scaleout=scaleout, shard_id=shard_id or None, datasources=datasources,
+        scaleout=scaleout, shard_id=shard_id or None, datasources=datasources, statistics=statistics,
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,
         shutdown_timeout_ms=shutdown, base_dir=base_dir,

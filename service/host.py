@@ -181,6 +181,11 @@ class AppHost:
                         python_functions=config.limits.python_functions)
         self.runtime: SiddhiAppRuntime = self._create_runtime(text, limits)
         self.name = self.runtime.name
+        stats = config.statistics
+        level = stats.level_of(self.name)
+        setter = getattr(self.runtime, "set_statistics_level", None)
+        if level != "off" and setter is not None and self.runtime.statistics() is None:
+            setter(level, stats.reporter, stats.interval_ms)  # (an app's own @app:statistics wins)
         #: Processing runs off the event loop (a server-database store: blocking round trips).
         self._engine_thread = ThreadPoolExecutor(1, thread_name_prefix=f"srota-{self.name}") \
             if _uses_server_database(self.runtime) else None
