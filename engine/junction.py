@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from srota.engine.codegen import CodeGen
+from srota.engine.debugger import QueryTerminal
 from srota.engine.event import CURRENT, Event
 from srota.engine.types import f32
 from srota.grammar.model import AttrType, StreamDefinition
@@ -94,13 +95,19 @@ class StreamJunction:
     def _dispatch_inspected(self, chunk: list[Event]) -> None:
         """:meth:`dispatch` with a debugger or statistics attached (IN checkpoints, timings)."""
         ctx = self.ctx
-        for receiver, owner in zip(list(self.receivers), list(self.owners), strict=True):
-            inspector = ctx.inspector  # read once: another thread may detach it meanwhile
-            if owner is not None and inspector is not None:
-                inspector.query_in(owner, chunk)
+        for receiver, owner in zip(self.receivers, self.owners, strict=True):
+            if owner is None:
+                try:
+                    receiver(chunk)
+                except Exception as exc:
+                    self.on_error(chunk, exc)
+                continue
+            debugger = ctx.debugger  # read once: another thread may detach it meanwhile
+            if debugger is not None:
+                debugger.checkpoint(owner, QueryTerminal.IN, chunk)
             statistics = ctx.statistics
             try:
-                if owner is not None and statistics is not None:
+                if statistics is not None:
                     statistics.time_query(owner, receiver, chunk)
                 else:
                     receiver(chunk)

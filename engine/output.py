@@ -11,7 +11,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from srota.engine.debugger import QueryTerminal
 from srota.engine.event import CURRENT, EXPIRED, Event
+
+_OUT = QueryTerminal.OUT
 
 _log = logging.getLogger("srota.engine")
 
@@ -33,9 +36,10 @@ class QueryOutput:
             return
         self.events_out += len(chunk)
         ctx = self.ctx
-        inspector = ctx.inspector if ctx is not None else None
-        if inspector is not None:
-            inspector.query_out(self.query_name, chunk)
+        if ctx is not None and ctx.inspector is not None:
+            debugger = ctx.debugger  # read once: another thread may detach it meanwhile
+            if debugger is not None:
+                debugger.checkpoint(self.query_name, _OUT, chunk)
         if self.callbacks:
             current = [e for e in chunk if e.type == CURRENT]
             expired = [e for e in chunk if e.type == EXPIRED]
