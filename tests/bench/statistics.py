@@ -19,8 +19,9 @@ from tests.bench.workloads import APPS
 
 
 def _rate(level: str, events: list, one_by_one: bool) -> float:
-    from srota import SiddhiManager
     from srota.engine import Event
+
+    from srota import SiddhiManager
 
     rt = SiddhiManager().create_siddhi_app_runtime("@app:playback\n" + APPS["W1"])
     if level != "off":

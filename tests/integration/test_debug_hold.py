@@ -115,3 +115,40 @@ define stream In (id string, n long);
         async with http.get(f"http://127.0.0.1:{host.admin.port}/metrics") as r:
             text = await r.text()
         assert 'srota_statistics_query_events_in_total{app="counted",query="big"} 10.0' in text
+
+
+async def test_an_mqtt_app_held_past_its_keepalive_loses_and_doubles_nothing(mqtt_broker: Any,
+                                                                             tmp_path: Path) -> None:
+    from tests.integration.test_service_mqtt import _mqtt_options, _publish_mqtt
+
+    prefix = f"hold-{uuid.uuid4().hex[:8]}"
+    app = f"""@app:name('mqttHeld')
+@source(type='mqtt', {_mqtt_options(mqtt_broker, topic=f'{prefix}/in', **{'quality.of.service': '1', 'keep.alive': '1'})},
+        @map(type='json'))
+define stream In (id string, n long);
+@info(name='copy') from In select id, n insert into Out;
+"""
+    async with running_host(config(tmp_path, http=True), app) as host, aiohttp.ClientSession() as http:
+        got: list[Any] = []
+        host.apps["mqttHeld"].runtime.add_callback("Out", lambda evs: got.extend(e.data[0] for e in evs))
+        base = f"http://127.0.0.1:{host.admin.port}/apps/mqttHeld"
+        async with http.post(f"{base}/debug") as r:
+            assert r.status == 200
+        async with http.put(f"{base}/debug/breakpoints/copy/in") as r:
+            assert r.status == 200
+        await _publish_mqtt(mqtt_broker, [(f"{prefix}/in", orjson.dumps({"id": f"m{i}", "n": i})) for i in range(10)],
+                            **{"quality.of.service": "1"})
+
+        async def held() -> Any:
+            async with http.get(f"{base}/debug") as r:
+                return (await r.json())["held"]
+
+        await wait_until(held, 30, what="the breakpoint to hold a chunk")
+        await asyncio.sleep(3.5)  # several keep-alive periods (1 s): the client must stay connected
+        async with http.get(f"http://127.0.0.1:{host.admin.port}/health") as r:
+            assert r.status == 200
+        async with http.delete(f"{base}/debug") as r:  # detach: the held chunk goes on
+            assert r.status == 200
+        await wait_until(lambda: len(got) >= 10, 30, what="every MQTT message after the hold")
+        await asyncio.sleep(0.5)
+    assert sorted(got, key=lambda x: int(x[1:])) == [f"m{i}" for i in range(10)]
