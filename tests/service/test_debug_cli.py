@@ -39,3 +39,19 @@ def test_send_typed_values_and_unknown_names() -> None:
     assert "no stream named 'Nope'" in out
     assert "could not convert" in out or "invalid literal" in out
     assert "no query named 'nope'" in out
+
+
+def test_debug_a_service_config_with_its_live_source(tmp_path: Path) -> None:
+    """``srota debug --config``: the demo's file source feeds the app; the prompt holds it."""
+    import os
+
+    env = {**os.environ, "SROTA_HTTP_PORT": "0"}
+    commands = ["queries", "break overheat in", "wait 20", "state overheat", "release all", "play", "quit"]
+    done = subprocess.run([str(SROTA), "debug", "--config", str(ROOT / "config" / "demo.yaml")],
+                          input="".join(c + "\n" for c in commands), capture_output=True, text=True, timeout=90,
+                          env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert "drift, jump, overheat" in out
+    assert "== held at overheat (in)" in out and "device     room    temperature" in out
+    assert '"overheat/selector"' in out or "{}" in out
