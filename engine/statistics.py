@@ -9,8 +9,10 @@
 * per query: events in and out, and the processing latency of each chunk entering it
   (``basic``: p50/p99 per chunk and per event over the last 1024 timed chunks, one chunk in 8
   timed; ``detail`` times every chunk and also keeps the maximum and the time spent in total);
-* per ``@Async`` stream: events buffered; per table: rows; per aggregation: rows queued for
-  its store.
+* per ``@Async`` stream: events buffered; per in-memory table: rows; per database table: the
+  latency of its round trips; per aggregation: rows queued for its store and its write
+  latency; per query: the events its state holds (windows, partial matches), the cheap
+  measure of its memory.
 
 Off, the hot paths test one attribute (``ctx.inspector``) per chunk; on, each chunk entering
 a query is timed with two ``perf_counter`` calls.  A ``console`` or ``log`` reporter prints a
@@ -133,16 +135,26 @@ class StatisticsManager:
             if self.level == "detail":
                 entry["latency_ms"]["max"] = round(s.max_s * 1000, 4)
                 entry["busy_s"] = round(s.total_s, 6)
+            held = _events_held(runtime_query)
+            if held is not None:
+                entry["events_held"] = held
             queries[name] = entry
         buffers = {sid: len(j.async_buffer) for sid, j in list(ctx.junctions.items())
                    if getattr(j, "async_buffer", None) is not None}
-        tables = {}
+        tables: dict[str, Any] = {}
         for tid, table in list(ctx.tables.items()):
             if getattr(table, "sql_backed", False):
-                continue  # counting a database table's rows is a query: leave it to the database
-            tables[tid] = {"rows": len(table)}
-        aggregations = {aid: {"store_backlog": getattr(agg.store, "backlog", 0)}
-                        for aid, agg in list(ctx.aggregations.items())}
+                # counting a database table's rows is a query: its round trips are reported instead
+                tables[tid] = {"store_latency_ms": _quantiles(list(table.db.latencies))}
+            else:
+                tables[tid] = {"rows": len(table)}
+        aggregations = {}
+        for aid, agg in list(ctx.aggregations.items()):
+            entry: dict[str, Any] = {"store_backlog": getattr(agg.store, "backlog", 0)}
+            latencies = getattr(agg.store, "latencies", None)
+            if latencies is not None:
+                entry["store_latency_ms"] = _quantiles(list(latencies))
+            aggregations[aid] = entry
         return {"app": self._runtime.name, "level": self.level, "streams": streams, "queries": queries,
                 "async_buffers": buffers, "tables": tables, "aggregations": aggregations}
 
@@ -175,6 +187,28 @@ class StatisticsManager:
             timer.cancel()
 
 
+def _quantiles(values: list[float]) -> dict[str, float]:
+    return {"p50": round(_percentile(values, 0.5) * 1000, 4), "p99": round(_percentile(values, 0.99) * 1000, 4)}
+
+
+def _events_held(query: Any) -> int | None:
+    """Events a query's state holds (windows' contents, patterns' partial matches): the
+    cheap measure of its memory; None when it holds none of either."""
+    elements = dict(getattr(query, "elements", {}))
+    for instance in getattr(query, "instance_runtimes", lambda: [])():
+        elements.update(instance.elements)
+    total, found = 0, False
+    for element in elements.values():
+        size = getattr(element, "size", None)
+        if callable(getattr(element, "contents", None)) and not callable(size):
+            total += len(element.contents())
+            found = True
+        elif hasattr(element, "pending"):
+            total += int(element.pending)
+            found = True
+    return total if found else None
+
+
 def format_report(report: dict[str, Any]) -> str:
     """A report as lines of text (the console and log reporters)."""
     lines = [f"statistics of app {report['app']} ({report['level']})"]
@@ -186,7 +220,10 @@ def format_report(report: dict[str, Any]) -> str:
     for sid, n in sorted(report["async_buffers"].items()):
         lines.append(f"  @async {sid}: {n} buffered")
     for tid, t in sorted(report["tables"].items()):
-        lines.append(f"  table {tid}: {t['rows']} rows")
+        if "rows" in t:
+            lines.append(f"  table {tid}: {t['rows']} rows")
+        else:
+            lines.append(f"  table {tid}: store p50 {t['store_latency_ms']['p50']} ms p99 {t['store_latency_ms']['p99']} ms")
     return "\n".join(lines)
 
 

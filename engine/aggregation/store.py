@@ -36,6 +36,7 @@ import queue
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -327,6 +328,8 @@ class SqliteStore(Store):
         self.errors = 0
         #: Rows dropped because their write could never succeed (logged with the reason).
         self.failed_writes = 0
+        #: Seconds each of the last 256 batch writes took (statistics).
+        self.latencies: deque[float] = deque(maxlen=256)
         self._closed = False
         # Sequence number of the last write() (the writer thread persists it in srota_meta).
         self._seq = 0
@@ -402,7 +405,9 @@ class SqliteStore(Store):
         delay = self._retry_delay
         while True:
             try:
+                t0 = time.perf_counter()
                 self._apply_once(conn, writes)
+                self.latencies.append(time.perf_counter() - t0)
                 return
             except Exception as exc:
                 try:

@@ -423,6 +423,11 @@ class SqlAggregationStore(Store):
     def backlog(self) -> int:
         return self._queue.qsize()
 
+    @property
+    def latencies(self) -> Any:
+        """Seconds each of the last 256 units of work took (statistics)."""
+        return self.db.latencies
+
     def watermark(self) -> int:
         if not self._journal:
             self._journal = True

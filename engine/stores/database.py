@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 import urllib.parse
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -194,6 +195,8 @@ class Database:
         self.down = False
         self.closed = False
         self._cursor: Any = None  # set while a unit of work runs: nested calls join it
+        #: Seconds each of the last 256 units of work took (statistics).
+        self.latencies: deque[float] = deque(maxlen=256)
 
     def q(self, name: str) -> str:
         return self.dialect.quote(name)
@@ -222,6 +225,7 @@ class Database:
                     if self._conn is None:
                         self._conn = self.dialect.connect(self.url, self.connect_timeout)
                     conn = self._conn
+                    t0 = time.perf_counter()
                     cur = self._cursor = conn.cursor()
                     try:
                         result = work(cur)
@@ -229,6 +233,7 @@ class Database:
                         self._cursor = None
                         cur.close()
                     conn.commit()
+                    self.latencies.append(time.perf_counter() - t0)
                     if self.down:
                         self.down = False
                         _log.warning("%s: %s is reachable again", self.what, self.url.display())

@@ -176,3 +176,19 @@ def test_console_reporter_prints_at_its_interval() -> None:
     time.sleep(0.35)
     rt.shutdown()
     assert len(lines) >= 2 and "query query1: 1 in, 1 out" in lines[-1]
+
+
+def test_statistics_report_held_events_and_store_latency(tmp_path: Any) -> None:
+    rt = SiddhiManager().create_siddhi_app_runtime(f"""@app:statistics(reporter='prometheus')
+define stream S (k string, v long, ts long);
+@store(type='sqlite', database='{tmp_path / "agg.db"}')
+define aggregation A from S select k, sum(v) as total group by k aggregate by ts every sec ... min;
+@info(name='win') from S#window.length(3) select k, sum(v) as total insert into O;""")
+    rt.start()
+    for i in range(5):
+        rt.get_input_handler("S").send(["a", i, T0 + i * 1000], timestamp=T0 + i * 1000)
+    rt.context.aggregations["A"].complete_all()
+    report = rt.statistics()
+    rt.shutdown()
+    assert report["queries"]["win"]["events_held"] == 3
+    assert report["aggregations"]["A"]["store_latency_ms"]["p99"] > 0
