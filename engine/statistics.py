@@ -150,11 +150,11 @@ class StatisticsManager:
                 tables[tid] = {"rows": len(table)}
         aggregations = {}
         for aid, agg in list(ctx.aggregations.items()):
-            entry: dict[str, Any] = {"store_backlog": getattr(agg.store, "backlog", 0)}
+            agg_entry: dict[str, Any] = {"store_backlog": getattr(agg.store, "backlog", 0)}
             latencies = getattr(agg.store, "latencies", None)
             if latencies is not None:
-                entry["store_latency_ms"] = _quantiles(list(latencies))
-            aggregations[aid] = entry
+                agg_entry["store_latency_ms"] = _quantiles(list(latencies))
+            aggregations[aid] = agg_entry
         return {"app": self._runtime.name, "level": self.level, "streams": streams, "queries": queries,
                 "async_buffers": buffers, "tables": tables, "aggregations": aggregations}
 
