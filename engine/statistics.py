@@ -75,6 +75,7 @@ class StatisticsManager:
         self._queries: dict[str, _QueryStats] = {}
         self._lock = threading.Lock()
         self._last = (time.monotonic(), self._stream_counts())
+        self._last_queries: dict[str, int] = {}
         self._timer: threading.Timer | None = None
         self.printer: Callable[[str], None] = print
 
@@ -125,7 +126,10 @@ class StatisticsManager:
                 continue
             s = self._queries.get(name) or _QueryStats()
             lat, per = list(s.latencies), list(s.per_event)
-            entry: dict[str, Any] = {"events_in": s.events_in, "events_out": runtime_query.output.events_out
+            before_q = self._last_queries.get(name, 0)
+            self._last_queries[name] = s.events_in
+            entry: dict[str, Any] = {"events_in": s.events_in,
+                                     "throughput": round((s.events_in - before_q) / span, 2), "events_out": runtime_query.output.events_out
                      if hasattr(runtime_query, "output") else None,
                      "chunks": s.chunks,
                      "latency_ms": {"p50": round(_percentile(lat, 0.5) * 1000, 4),

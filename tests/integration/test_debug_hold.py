@@ -152,3 +152,28 @@ define stream In (id string, n long);
         await wait_until(lambda: len(got) >= 10, 30, what="every MQTT message after the hold")
         await asyncio.sleep(0.5)
     assert sorted(got, key=lambda x: int(x[1:])) == [f"m{i}" for i in range(10)]
+
+
+async def test_held_events_stream_to_a_browser_as_server_sent_events(tmp_path: Path) -> None:
+    app = """@app:name('sse')
+define stream In (id string, n long);
+@info(name='copy') from In select id, n insert into Out;
+"""
+    async with running_host(config(tmp_path, http=True), app) as host, aiohttp.ClientSession() as http:
+        base = f"http://127.0.0.1:{host.admin.port}/apps/sse"
+        await (await http.post(f"{base}/debug")).release()
+        await (await http.put(f"{base}/debug/breakpoints/copy/out")).release()
+        runtime = host.apps["sse"].runtime
+        feeder = asyncio.get_running_loop().run_in_executor(
+            None, lambda: runtime.get_input_handler("In").send_rows([("x", 1), ("y", 2)]))
+        async with http.get(f"{base}/debug/events") as stream:
+            assert stream.headers["Content-Type"].startswith("text/event-stream")
+            lines = []
+            while not any(line.startswith(b"data: ") for line in lines):
+                lines.append(await asyncio.wait_for(stream.content.readline(), 10))
+        event = orjson.loads(next(line for line in lines if line.startswith(b"data: "))[6:])
+        assert b"event: held\n" in lines
+        assert event["query"] == "copy" and event["terminal"] == "out"
+        assert [e["data"] for e in event["events"]] == [["x", 1], ["y", 2]]
+        await (await http.post(f"{base}/debug/play")).release()
+        await asyncio.wait_for(feeder, 10)
