@@ -77,8 +77,10 @@ def _uninterrupted(inputs: list[dict[str, Any]]) -> tuple[dict[str, tuple[int, i
 class _Harness:
     """Topics, a producer, a reader of the outputs and a ``srota run`` process with persistence."""
 
-    def __init__(self, kb: Any, tmp_path: Path, partitions: int, interval: str) -> None:
+    def __init__(self, kb: Any, tmp_path: Path, partitions: int, interval: str, store: str | None = None) -> None:
         self.kb = kb
+        #: The aggregation's @store (SQLite unless a test gives another, e.g. PostgreSQL's)
+        self.store = store or f"@store(type='sqlite', database='{tmp_path / 'agg.db'}')"
         self.tmp_path = tmp_path
         self.partitions = partitions
         self.interval = interval
@@ -96,7 +98,7 @@ class _Harness:
         define stream In (id string, n long, ts long);
         {kafka_sink(kb, self.out, key='{{id}}')}
         define stream Out (id string, total long, count long);
-        @store(type='sqlite', database='{self.tmp_path / "agg.db"}')
+        {self.store}
         {AGGREGATION}
         {QUERY}
         """
@@ -216,6 +218,25 @@ async def test_kill_right_after_a_rebalance(kafka_broker: Any, tmp_path: Path) -
 async def test_kill_at_a_random_moment_mid_stream(kafka_broker: Any, tmp_path: Path) -> None:
     """Snapshots every second while a stream goes on; SIGKILL at a random point of it."""
     async with _Harness(kafka_broker, tmp_path, partitions=3, interval="1 sec") as h:
+        stream = asyncio.create_task(h.send(3000, pace=0.05))
+        moment = random.randrange(300, 2700, 100)
+        await wait_until(lambda: len(h.inputs) >= moment, 30, what=f"{moment} inputs sent")
+        assert not stream.done(), "the stream ended before the kill"
+        h.srota.kill()
+        await stream
+        await h.restart_and_check()
+
+
+async def test_kill_at_a_random_moment_with_roll_ups_in_postgres(kafka_broker: Any, pg_url: str,
+                                                                  tmp_path: Path) -> None:
+    """The crash bar with the aggregation in PostgreSQL: its chunks run off the event loop, its
+    writes are committed before the offsets that cover them, and a restore rewinds its rows."""
+    import urllib.parse
+
+    p = urllib.parse.urlsplit(pg_url)
+    store = (f"@store(type='rdbms', jdbc.url='jdbc:postgresql://{p.hostname}:{p.port}{p.path}', "
+             f"username='{p.username}', password='{p.password}')")
+    async with _Harness(kafka_broker, tmp_path, partitions=3, interval="1 sec", store=store) as h:
         stream = asyncio.create_task(h.send(3000, pace=0.05))
         moment = random.randrange(300, 2700, 100)
         await wait_until(lambda: len(h.inputs) >= moment, 30, what=f"{moment} inputs sent")
