@@ -252,18 +252,42 @@ class SqliteSchema:
 
     # ------------------------------------------------------------------ row conversion
     def to_params(self, start: int, key: tuple[Any, ...], row: list[Any]) -> tuple[Any, ...]:
+        """A row in column order (written for each stored row: one generated expression)."""
+        convert = self._to_params
+        if convert is None:
+            convert = self._to_params = self._compile_to_params()
+        return convert(start, key, row)
+
+    _to_params: Any = None
+
+    def _compile_to_params(self) -> Any:
         spec = self.spec
         n_latest = len(spec.latest)
-        bases = []
-        for b, v in zip(spec.bases, row[2 + n_latest:], strict=True):
+        parts = []
+        for i, (_, t) in enumerate(spec.latest):
+            v = f"row[{2 + i}]"
+            parts.append(f"(None if {v} is None else int({v}))" if t is AttrType.BOOL else v)
+        for j, b in enumerate(spec.bases):
+            v = f"row[{2 + n_latest + j}]"
             if b.op == "distinct":
-                v = encode_distinct(v)
-            elif b.type is AttrType.BOOL and v is not None:
-                v = int(v)
-            bases.append(v)
-        latest = [int(v) if t is AttrType.BOOL and v is not None else v
-                  for (_, t), v in zip(spec.latest, row[2:2 + n_latest], strict=True)]
-        return (start, *key, format_offset(row[1]), row[0], *latest, *bases)
+                parts.append(f"_enc({v})")
+            elif b.type is AttrType.BOOL:
+                parts.append(f"(None if {v} is None else int({v}))")
+            else:
+                parts.append(v)
+        offsets: dict[int, str] = {}
+
+        def tz(offset: int) -> str:
+            text = offsets.get(offset)
+            if text is None:
+                text = offsets[offset] = format_offset(offset)
+            return text
+
+        code = ("def to_params(start, key, row):\n"
+                f"    return (start, *key, _tz(row[1]), row[0], {''.join(p + ', ' for p in parts)})\n")
+        ns: dict[str, Any] = {"_enc": encode_distinct, "_tz": tz}
+        exec(compile(code, f"<to_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
+        return ns["to_params"]
 
     def from_params(self, values: Sequence[Any]) -> StoredRow:
         spec = self.spec

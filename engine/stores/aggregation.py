@@ -298,7 +298,7 @@ class SqlAggregationStore(Store):
             if journal:
                 self._flush_pending(cur, pending)
             out = pending.setdefault(duration, {})
-            known = {k for k in ((r[0], r[1]) for r in rows) if k in out}
+            known = {k for k in ((r[0], r[1]) for r in rows) if k in out} if out else set()
             stored = self._stored(cur, duration, [r for r in rows if (r[0], r[1]) not in known]) \
                 if mode == "merge" or journal else {}
             undo: list[tuple[int, tuple[Any, ...], list[Any] | None]] = []
@@ -332,8 +332,14 @@ class SqlAggregationStore(Store):
                 continue
             params = [self._params(ts, key, row) for (ts, key), row in out.items()]
             dialect = self.db.dialect
+            # Buckets after the newest this shard has stored are new rows: no upsert needed
+            # (this shard is their only writer).
+            fresh = False
+            if duration in self._max_written:  # known: None means this shard has no row yet
+                newest = self._max_written[duration]
+                fresh = newest is None or min(k[0] for k in out) > newest
             if len(params) > 20 and dialect.bulk_upsert(cur, self.tables[duration], self.schema.column_names,
-                                                        self.schema.key_names, params):
+                                                        self.schema.key_names, params, fresh):
                 params = []
             for i in range(0, len(params), _ROWS_PER_STATEMENT):
                 part = params[i:i + _ROWS_PER_STATEMENT]

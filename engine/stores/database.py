@@ -149,9 +149,9 @@ class Dialect:
         raise NotImplementedError
 
     def bulk_upsert(self, cur: Any, table: str, columns: list[str], key: list[str],
-                    rows: list[tuple[Any, ...]]) -> bool:
-        """Upsert many rows faster than multi-row statements, where the database can; False
-        when this dialect has no such path."""
+                    rows: list[tuple[Any, ...]], fresh: bool = False) -> bool:
+        """Upsert many rows faster than multi-row statements, where the database can (``fresh``:
+        no row with these keys exists); False when this dialect has no such path."""
         return False
 
     def existing_columns(self, cur: Any, table: str) -> list[str] | None:

@@ -52,13 +52,19 @@ class PostgreSQL(Dialect):
                 f"ON CONFLICT ({', '.join(q(c) for c in key)}) DO UPDATE SET {sets}")
 
     def bulk_upsert(self, cur: Any, table: str, columns: list[str], key: list[str],
-                    rows: list[tuple[Any, ...]]) -> bool:
+                    rows: list[tuple[Any, ...]], fresh: bool = False) -> bool:
         """Many rows in one round trip: COPY into a session-local staging table, then one
-        upsert from it (parsing one big multi-row statement costs more than the rows)."""
+        upsert from it (parsing one big multi-row statement costs more than the rows); rows
+        known to be new (``fresh``) are copied into the table itself."""
         q = self.quote
+        names = ", ".join(q(c) for c in columns)
+        if fresh:
+            with cur.copy(f"COPY {q(table)} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return True
         stage = q(f"srota_stage_{table}"[:63])
         cur.execute(f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {q(table)}) ON COMMIT DELETE ROWS")
-        names = ", ".join(q(c) for c in columns)
         with cur.copy(f"COPY {stage} ({names}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
