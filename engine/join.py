@@ -185,7 +185,7 @@ def _no_contents() -> tuple[Event, ...]:
 class JoinProcessor:
     """Receives one side's window output and probes the other side (Siddhi's post-JoinProcessor)."""
 
-    __slots__ = ("probe", "contents", "left", "outer", "next")
+    __slots__ = ("probe", "contents", "left", "outer", "next", "fault")
 
     def __init__(self, probe: Callable[[Event, Any], list[Event]], contents: Callable[[], Any],
                  left: bool, outer: bool) -> None:
@@ -194,6 +194,8 @@ class JoinProcessor:
         self.left = left
         self.outer = outer
         self.next: Emit = _drop
+        #: where one event that raises goes (its stream's @OnError); None: the chunk fails
+        self.fault: Callable[[Event, Exception], None] | None = None
 
     def process(self, chunk: list[Event]) -> None:
         probe, contents, left, nxt = self.probe, self.contents, self.left, self.next
@@ -204,15 +206,21 @@ class JoinProcessor:
             if t == RESET:
                 nxt([StateEvent(ev.timestamp, [ev, None] if left else [None, ev], RESET)])
                 continue
-            found = probe(ev, contents())
-            if found:
-                ts = ev.timestamp
-                if left:
-                    nxt([StateEvent(ts, [ev, f], t) for f in found])
-                else:
-                    nxt([StateEvent(ts, [f, ev], t) for f in found])
-            elif self.outer:
-                nxt([StateEvent(ev.timestamp, [ev, None] if left else [None, ev], t)])
+            try:
+                found = probe(ev, contents())
+                if found:
+                    ts = ev.timestamp
+                    if left:
+                        nxt([StateEvent(ts, [ev, f], t) for f in found])
+                    else:
+                        nxt([StateEvent(ts, [f, ev], t) for f in found])
+                elif self.outer:
+                    nxt([StateEvent(ev.timestamp, [ev, None] if left else [None, ev], t)])
+            except Exception as exc:
+                # this event alone (its joins are done one by one): the others go on
+                if self.fault is None or len(chunk) == 1:
+                    raise
+                self.fault(ev, exc)
 
 
 def _query_of(ctx: Any, inp: JoinInputStream) -> Query | None:
@@ -240,7 +248,13 @@ class BatchJoinProcessor(JoinProcessor):
                 if t == RESET:
                     out.append(StateEvent(ev.timestamp, [ev, None] if left else [None, ev], RESET))
                 continue
-            found = probe(ev, contents())
+            try:
+                found = probe(ev, contents())
+            except Exception as exc:
+                if self.fault is None or len(chunk) == 1:
+                    raise
+                self.fault(ev, exc)  # the probe of this event alone failed: the others join
+                continue
             if found:
                 ts = ev.timestamp
                 if left:
@@ -361,6 +375,7 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
             if triggers[i] and probe is not None:
                 joiner = (BatchJoinProcessor if batch else JoinProcessor)(probe, _no_contents, i == 0, outer[i])
                 joiner.next = emit
+                joiner.fault = ctx.fault_event
                 joiners[i] = joiner
         holders: list[Any] = [None, None]
         for i, s in enumerate(sides):

@@ -222,7 +222,7 @@ class PatternRuntime:
             plan.receivers[key] = self._gen_receiver(key)
         make = plan.receivers[key]
         if make is not None:
-            return make(self.pres, self._emit, _copy, StateEvent)
+            return make(self.pres, self._emit, _copy, StateEvent, self.ctx.fault_event)
         return self._receiver(key)
 
     def _gen_receiver(self, key: tuple[str, bool, bool]) -> Callable[..., Any] | None:
@@ -248,15 +248,20 @@ class PatternRuntime:
         loop = ["_r_matched = None",
                 "for _r_ev in _r_chunk:",
                 "    if _r_ev.type != 0:",
-                "        continue",
-                "    _r_now = _r_ev.timestamp",
-                "    _r_d = _r_ev.data"]
+                "        continue"]
+        per_event = ["_r_now = _r_ev.timestamp", "_r_d = _r_ev.data"]
         for p in self.pres:
-            loop += _indent(self._expiry_lines(p, names), 1)
+            per_event += self._expiry_lines(p, names)
         for p in procs:
-            loop += _indent(self._update_lines(p, names), 1)
+            per_event += self._update_lines(p, names)
         for p in order:
-            loop += _indent(self._process_lines(p, names), 1)
+            per_event += self._process_lines(p, names)
+        # One event that raises is faulted alone; the matches made so far (its own) stand.
+        loop += ["    try:", *_indent(per_event, 2),
+                 "    except Exception as _r_err:",
+                 "        if len(_r_chunk) == 1:",
+                 "            raise",
+                 "        _r_fault(_r_ev, _r_err)"]
         # Each match goes to the selector on its own, as Siddhi's receiver sends it, copied
         # (the partial match may still change).
         copy = "_r_copy(_r_se)" if self.counting else "_r_SE(_r_se.timestamp, _r_se.events[:], _r_se.type)"
@@ -264,7 +269,7 @@ class PatternRuntime:
                  "    for _r_se in _r_matched:",
                  f"        _r_emit([{copy}])"]
         body += ["def _pattern_receive(_r_chunk):", *_indent(loop, 1), "return _pattern_receive"]
-        return gen.function("_make_pattern_receive", "_r_pres, _r_emit, _r_copy, _r_SE", body)
+        return gen.function("_make_pattern_receive", "_r_pres, _r_emit, _r_copy, _r_SE, _r_fault", body)
 
     def _expiry_lines(self, p: Any, names: dict[int, str]) -> list[str]:
         """``p.expire_events(now)``, called only when it has something to do."""
@@ -430,24 +435,32 @@ class PatternRuntime:
         single_update = procs[:1] if len(procs) == 1 else procs
         expiring = [p for p in pres if p.within >= 0]
 
+        fault = self.ctx.fault_event
+
         def receive(chunk: list[Event]) -> None:
             matched: list[StateEvent] = []
             for ev in chunk:
                 if ev.type != CURRENT:
                     continue
-                ts = ev.timestamp
-                for p in expiring:
-                    p.expire_events(ts)
-                if sequence:
-                    top.reset()
-                    top.update()
-                else:
-                    for p in single_update:
-                        p.update_state()
-                for p in order:
-                    got = p.process_and_return(ev)
-                    if got:
-                        matched.extend(got)
+                try:
+                    ts = ev.timestamp
+                    for p in expiring:
+                        p.expire_events(ts)
+                    if sequence:
+                        top.reset()
+                        top.update()
+                    else:
+                        for p in single_update:
+                            p.update_state()
+                    for p in order:
+                        got = p.process_and_return(ev)
+                        if got:
+                            matched.extend(got)
+                except Exception as exc:
+                    # this event alone: the matches made so far (its own included) stand
+                    if len(chunk) == 1:
+                        raise
+                    fault(ev, exc)
             for se in matched:
                 emit([_copy(se)])
 

@@ -136,3 +136,43 @@ def test_an_exception_raised_again_still_faults_only_its_own_event():
     rt.shutdown()
     assert got["Faults"] == [("a", 60, 0), ("a", 70, 0)]
     assert sorted(got["Out"]) == [("a", 1), ("b", 2)]
+
+
+def test_join_fault_takes_only_the_bad_event():
+    """A join whose condition raises for one event of a chunk faults that event alone; the
+    others still join (it faulted the whole chunk, after joining the events before it)."""
+    app = ("@app:playback @OnError(action='STREAM') define stream S (k string, a int, b int);\n"
+           "define stream R (k string);\n"
+           "define window W (k string) length(5);\n"
+           "from R insert into W;\n"
+           "from S join W on S.k == W.k and S.a / S.b > 1 select S.k, S.a insert into Out;\n"
+           "from !S select k, a, b insert into Faults;")
+    rt = SiddhiManager().create_siddhi_app_runtime(app)
+    got: dict[str, list] = {"Out": [], "Faults": []}
+    for name in got:
+        rt.add_callback(name, lambda evs, n=name: got[n].extend(e.data for e in evs))
+    rt.start()
+    rt.get_input_handler("R").send_events([Event(EPOCH, ("a",)), Event(EPOCH, ("b",))])
+    rt.get_input_handler("S").send_events([Event(EPOCH + 1 + i, r) for i, r in enumerate(ROWS)])
+    rt.shutdown()
+    assert got["Faults"] == [("a", 8, 0)]
+    assert got["Out"] == [("a", 10), ("b", 9), ("b", 6)]
+
+
+def test_pattern_fault_takes_only_the_bad_event():
+    """A pattern condition that raises for one event of a chunk faults that event alone; the
+    matches of the others come out (they were lost with the whole chunk faulted)."""
+    app = ("@app:playback @OnError(action='STREAM') define stream S (k string, a int, b int);\n"
+           "from every e1=S[a / b > 1] -> e2=S[k == e1.k] select e1.a as first, e2.a as second insert into Out;\n"
+           "from !S select k, a, b insert into Faults;")
+    rt = SiddhiManager().create_siddhi_app_runtime(app)
+    got: dict[str, list] = {"Out": [], "Faults": []}
+    for name in got:
+        rt.add_callback(name, lambda evs, n=name: got[n].extend(e.data for e in evs))
+    rt.start()
+    rt.get_input_handler("S").send_events([Event(EPOCH + i, r) for i, r in enumerate(ROWS)])
+    rt.shutdown()
+    assert got["Faults"] == [("a", 8, 0)]
+    # e2 is checked before e1 for each event: (a, 8, 0) completed e1=(a, 10) before its own e1
+    # condition raised; it is faulted as an e1 candidate only
+    assert got["Out"] == [(10, 8), (9, 6)]
