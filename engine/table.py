@@ -380,11 +380,12 @@ class TableScope:
 
 
 # ---------------------------------------------------------------------------- matchers
-def _conjuncts(expr: Expression | None) -> list[Expression]:
+def conjuncts(expr: Expression | None) -> list[Expression]:
+    """The parts of ``a and b and c`` (a condition that is no ``and``: itself; None: none)."""
     if expr is None:
         return []
     if isinstance(expr, And):
-        return _conjuncts(expr.left) + _conjuncts(expr.right)
+        return conjuncts(expr.left) + conjuncts(expr.right)
     return [expr]
 
 
@@ -412,7 +413,7 @@ def compile_matcher(condition: Expression | None, scope: Any, cand_var: str, can
         return table.compile_matcher(condition, scope, cand_var, cand_event, gen, ctx, params, what)
     compiler = ExpressionCompiler(ctx, scope, gen)
     lookup: str | None = None
-    rest = _conjuncts(condition)
+    rest = conjuncts(condition)
     col_prefix = f"{cand_var}["
     if table is not None and rest and (table.pk_positions or table.index_positions):
         eq: dict[int, tuple[Expression, str]] = {}
@@ -485,7 +486,7 @@ def in_hook(node: In, compiler: ExpressionCompiler) -> Compiled:
     scope = TableScope(table, [node.source_id], var, compiler.scope, ev)
     scope.prologue = ()  # the outer variables are already bound where the `in` is used
     inner = ExpressionCompiler(ctx, scope, gen)
-    rest = _conjuncts(node.expression)
+    rest = conjuncts(node.expression)
     tref = gen.ref(table, "tbl")
     lookup = None
     if isinstance(table, InMemoryTable):

@@ -330,6 +330,25 @@ def _union(a: str | None, b: str | None) -> str:
 _STOP = object()
 
 
+def take_batch(q: queue.Queue[Any], rows_at: int, batch_size: int) -> list[Any]:
+    """A store writer's next batch: the first queued item (waiting for it), then what else is
+    queued, up to ``batch_size`` rows (``item[rows_at]`` holds a write's rows) or a control
+    item (``_STOP``, a job), which ends the batch.  Writes of a batch share one transaction."""
+    item = q.get()
+    batch = [item]
+    pending = 0 if item is _STOP or callable(item) else len(item[rows_at])
+    while pending < batch_size:
+        try:
+            more = q.get_nowait()
+        except queue.Empty:
+            break
+        batch.append(more)
+        if more is _STOP or callable(more):
+            break
+        pending += len(more[rows_at])
+    return batch
+
+
 class SqliteStore(Store):
     """An aggregation's tables in one SQLite file, written off the hot path."""
 
@@ -385,18 +404,7 @@ class SqliteStore(Store):
             return
         ready.set_result(None)
         while True:
-            item = self._queue.get()
-            batch = [item]
-            pending = 0 if item is _STOP or callable(item) else len(item[2])
-            while pending < self._batch_size:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                batch.append(more)
-                if more is _STOP or callable(more):
-                    break
-                pending += len(more[2])
+            batch = take_batch(self._queue, 2, self._batch_size)
             writes: list[tuple[Any, ...]] = []
             for it in batch:
                 if it is _STOP or callable(it):

@@ -34,13 +34,12 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from srota.engine.aggregation.store import SqliteSchema, Store, StoredRow, table_name
+from srota.engine.aggregation.store import _STOP, SqliteSchema, Store, StoredRow, table_name, take_batch
 from srota.engine.stores.database import Database, StoreError, StoreUnavailableError
 from srota.grammar.model import AttrType, TimeDuration
 
 _log = logging.getLogger("srota.engine.aggregation")
 
-_STOP = object()
 SHARD = "SHARD_ID"
 #: Rows per multi-row upsert statement (one round trip each).
 _ROWS_PER_STATEMENT = 500
@@ -149,18 +148,7 @@ class SqlAggregationStore(Store):
             return
         ready.set_result(None)
         while True:
-            item = self._queue.get()
-            batch = [item]
-            pending = 0 if item is _STOP or callable(item) else len(item[4])
-            while pending < self._batch_size:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                batch.append(more)
-                if more is _STOP or callable(more):
-                    break
-                pending += len(more[4])
+            batch = take_batch(self._queue, 4, self._batch_size)
             writes: list[tuple[Any, ...]] = []
             for it in batch:
                 if it is _STOP or callable(it):

@@ -37,6 +37,7 @@ from srota.engine.codegen import CodeGen
 from srota.engine.event import CURRENT, Event
 from srota.engine.expression import ExpressionCompiler, error_at
 from srota.engine.stores.database import Database, StoreError, max_outage, url_from_options
+from srota.engine.table import conjuncts
 from srota.engine.timeutil import parse_duration
 from srota.engine.types import f32
 from srota.grammar.model import (
@@ -277,7 +278,7 @@ class SqlTable:
         sql_parts: list[str] = []
         args: list[str] = []
         rest: list[Expression] = []
-        for part in _conjuncts(condition):
+        for part in conjuncts(condition):
             got = translator.translate(part, negated=False, top=True)
             if got is None:
                 rest.append(part)
@@ -372,14 +373,6 @@ class _Translator:
         if isinstance(expr, Constant) and expr.type is AttrType.BOOL:
             return ("(1 = 1)" if expr.value else "(1 = 0)"), []
         return None
-
-
-def _conjuncts(expr: Expression | None) -> list[Expression]:
-    if expr is None:
-        return []
-    if isinstance(expr, And):
-        return _conjuncts(expr.left) + _conjuncts(expr.right)
-    return [expr]
 
 
 def _is_integrity_error(exc: BaseException) -> bool:
