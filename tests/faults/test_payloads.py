@@ -21,7 +21,12 @@ def _mapper(kind: str, **options: str):
     return mappers.create_source_mapper(ATTRS, Annotation("map", elements), "S")
 
 
+AVRO_SCHEMA = ('{"type": "record", "name": "S", "fields": [{"name": "id", "type": "string"}, '
+               '{"name": "n", "type": "int"}, {"name": "x", "type": "double"}, {"name": "ok", "type": "boolean"}]}')
+
 MAPPERS = {
+    "avro": lambda: _mapper("avro", **{"schema.def": AVRO_SCHEMA}),
+    "avro-framed": lambda: _mapper("avro", **{"schema.def": AVRO_SCHEMA, "use.avro.serializer": "true"}),
     "json": lambda: _mapper("json"),
     "json-strict": lambda: _mapper("json", **{"fail.on.missing.attribute": "true"}),
     "csv": lambda: _mapper("csv"),
@@ -29,6 +34,9 @@ MAPPERS = {
 }
 
 GOOD = {
+    # the Avro binary datum of ("a", 1, 2.5, True): string, zig-zag int, little-endian double, boolean
+    "avro": b"\x02a\x02" + bytes.fromhex("0000000000000440") + b"\x01",
+    "avro-framed": b"\x00\x00\x00\x00\x07\x02a\x02" + bytes.fromhex("0000000000000440") + b"\x01",
     "json": b'{"event": {"id": "a", "n": 1, "x": 2.5, "ok": true}}',
     "json-strict": b'{"event": {"id": "a", "n": 1, "x": 2.5, "ok": true}}',
     "csv": b"a,1,2.5,true",
