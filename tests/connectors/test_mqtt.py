@@ -247,3 +247,17 @@ async def test_unacknowledged_messages_hold_the_broker_back_and_come_again_after
     assert not acked & set(again.payloads), "an acknowledged message came again"
     await sink.close()
     await src2.stop()
+
+
+async def test_the_private_paho_seam_for_manual_acks_is_there() -> None:
+    """Acknowledging after the commit needs paho's manual acks, which aiomqtt (2.5) does not
+    expose: the source reaches ``Client._client``. This pins that seam (and pyproject pins
+    aiomqtt below 2.6): a release that moves it fails here, not in production."""
+    import aiomqtt
+    import paho.mqtt.client as paho
+
+    client = aiomqtt.Client("127.0.0.1", 1883)
+    inner = client._client  # noqa: SLF001 - the seam under test
+    assert isinstance(inner, paho.Client)
+    assert callable(inner.manual_ack_set) and callable(inner.ack)
+    inner.manual_ack_set(True)
