@@ -87,6 +87,8 @@ class _Harness:
         self.group = f"g-{uuid.uuid4().hex[:8]}"
         self.database = tmp_path / "state.db"
         self.inputs: list[dict[str, Any]] = []
+        #: The partition each key's latest input was sent to, where a test chose one
+        self._key_partition: dict[str, int] = {}
 
     async def __aenter__(self) -> _Harness:
         kb = self.kb
@@ -122,16 +124,28 @@ class _Harness:
         self.srota.stop()
 
     async def send(self, n: int, partition: int | None = None, pace: float = 0.0) -> None:
-        """Send ``n`` more inputs (keyed by id, or all to ``partition``), 100 at a time."""
+        """Send ``n`` more inputs (all to ``partition``, or keyed by id), 100 at a time.
+
+        Without ``partition`` a key's input goes where the key's latest input went, if a test
+        chose that partition: Kafka orders a key's records only within one partition, and the
+        prefix-sum check needs each key's inputs in the order they were sent (a restart replays
+        one partition while the other already has the tail).
+        """
         batch_all = _events(len(self.inputs), n)
         for start in range(0, n, 100):
             batch = batch_all[start:start + 100]
             futures = [await self.producer.send(self.src, orjson.dumps(e), key=e["id"].encode(),
-                                                partition=partition) for e in batch]
+                                                partition=self._partition_for(e["id"], partition))
+                       for e in batch]
             await asyncio.gather(*futures)
             self.inputs.extend(batch)
             if pace:
                 await asyncio.sleep(pace)
+
+    def _partition_for(self, key: str, partition: int | None) -> int | None:
+        if partition is not None:
+            self._key_partition[key] = partition
+        return self._key_partition.get(key)
 
     async def processed(self, timeout: float = 30) -> None:
         """Wait until the outputs show every input sent so far."""
