@@ -45,6 +45,11 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def with_article(type_name: str) -> str:
+    """``an int``, ``a long``: the type with its article, for messages."""
+    return f"an {type_name}" if type_name[0] in "aeiou" else f"a {type_name}"
+
+
 def _to_integer(value: Any, lo: int, hi: int, type_name: str) -> int:
     cls = value.__class__
     if cls is int:
@@ -53,13 +58,13 @@ def _to_integer(value: Any, lo: int, hi: int, type_name: str) -> int:
         try:
             result = int(value.strip())
         except ValueError:
-            raise _ConvertError(f"{_describe(value)} is not an {type_name}") from None
+            raise _ConvertError(f"{_describe(value)} is not {with_article(type_name)}") from None
     elif cls is bool:
-        raise _ConvertError(f"a bool ({_describe(value)}) is not an {type_name}")
+        raise _ConvertError(f"a bool ({_describe(value)}) is not {with_article(type_name)}")
     elif cls is float:
-        raise _ConvertError(f"{_describe(value)} is not an {type_name} (it has a fraction or exponent)")
+        raise _ConvertError(f"{_describe(value)} is not {with_article(type_name)} (it has a fraction or exponent)")
     else:
-        raise _ConvertError(f"{type(value).__name__} {_describe(value)} is not an {type_name}")
+        raise _ConvertError(f"{type(value).__name__} {_describe(value)} is not {with_article(type_name)}")
     if not lo <= result <= hi:
         raise _ConvertError(f"{result} is out of range for {type_name}")
     return result

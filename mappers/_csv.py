@@ -52,6 +52,7 @@ from srota.mappers._convert import (
     _ConvertError,
     format_value,
     value_converter,
+    with_article,
 )
 from srota.mappers._options import annotation_options, creation_error, resolve_options
 
@@ -79,7 +80,7 @@ def _delimiter(value: str | None) -> str:
 def _java_integer(lo: int, hi: int, type_name: str) -> Callable[[str], int]:
     def convert(text: str) -> int:
         if not _JAVA_INT.match(text):
-            raise _ConvertError(f"{text!r} is not an {type_name}")
+            raise _ConvertError(f"{text!r} is not {with_article(type_name)}")
         value = int(text)
         if not lo <= value <= hi:
             raise _ConvertError(f"{value} is out of range for {type_name}")

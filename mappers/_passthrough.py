@@ -19,7 +19,7 @@ from srota.engine.registry import Kind, extension
 from srota.engine.types import f32
 from srota.grammar.model import Annotation, Attribute, AttrType
 from srota.mappers._base import MappingError, Row, SinkMapper, SourceMapper
-from srota.mappers._convert import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
+from srota.mappers._convert import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, with_article
 from srota.mappers._options import annotation_options, creation_error
 
 
@@ -35,7 +35,7 @@ def _strict(type_: AttrType) -> Callable[[Any], Any]:
                 if isinstance(v, int) and not isinstance(v, bool):
                     v = int(v)
                 else:
-                    raise _Reject(f"{type(v).__name__} {v!r} is not an {name}")
+                    raise _Reject(f"{type(v).__name__} {v!r} is not {with_article(name)}")
             if not lo <= v <= hi:
                 raise _Reject(f"{v} is out of range for {name}")
             return v

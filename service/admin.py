@@ -36,7 +36,15 @@ class Host(Protocol):
     def describe(self) -> list[dict[str, Any]]: ...
 
 
-_OPEN = frozenset({"/health", "/ready"})
+_LOGIN = "/playground/login"
+_OPEN = frozenset({"/health", "/ready", _LOGIN})
+#: The cookie a browser carries the admin token in, after the playground's login form.
+_COOKIE = "srota_token"
+_LOGIN_PAGE = """<!doctype html><meta charset="utf-8"><title>Srota playground: sign in</title>
+<style>body{font:15px system-ui;margin:4em auto;max-width:28em}input{font:inherit;width:100%;margin:.5em 0}</style>
+<h1>Srota playground</h1><p>This service needs its admin token (<code>http.token</code>).</p>
+<form method="post"><input type="password" name="token" placeholder="token" autofocus>
+<button>Sign in</button></form>"""
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
@@ -61,6 +69,12 @@ class AdminServer:
         from srota.service.debug_api import DebugAPI
 
         DebugAPI(host).add_routes(app)  # /apps/{app}/debug..., /pause, /statistics (docs/debugging.md)
+        if config.playground_enabled:
+            from srota.service.playground import Playground
+
+            Playground().add_routes(app, "/playground")  # docs/playground.md
+            app.router.add_get(_LOGIN, self._login_page)
+            app.router.add_post(_LOGIN, self._login)
         app.middlewares.append(self._guard)
         self.app = app
 
@@ -72,8 +86,24 @@ class AdminServer:
         say nothing about the data.
         """
         if request.path not in _OPEN and self._read_token() and not self._authorised(request, read=True):
+            if request.path.startswith("/playground") and "/api/" not in request.path:
+                raise web.HTTPFound(_LOGIN)  # a browser: sign in once, then the cookie carries the token
             return _json({"error": "this endpoint needs 'Authorization: Bearer TOKEN' (http.token)"}, 401)
         return await handler(request)
+
+    async def _login_page(self, request: web.Request) -> web.Response:
+        return web.Response(text=_LOGIN_PAGE, content_type="text/html")
+
+    async def _login(self, request: web.Request) -> web.Response:
+        """Check the token from the form and keep it in an HttpOnly, same-site cookie."""
+        token = str((await request.post()).get("token", ""))
+        tokens = [t for t in (self.config.token, self.config.query_token) if t]
+        if not any(hmac.compare_digest(token.encode(), t.encode()) for t in tokens):
+            return web.Response(text=_LOGIN_PAGE.replace("<form", "<p><b>Wrong token.</b></p><form"),
+                                content_type="text/html", status=401)
+        response = web.HTTPFound("/playground/")
+        response.set_cookie(_COOKIE, token, httponly=True, samesite="Strict", path="/")
+        raise response
 
     def _read_token(self) -> str | None:
         return self.config.token or self.config.query_token
@@ -144,10 +174,14 @@ class AdminServer:
         """Whether the request carries the query token (or, for reads, the read token)."""
         tokens = [self.config.query_token, self.config.token if read else None]
         given = request.headers.get("Authorization", "")
-        if not given.startswith("Bearer "):
+        if given.startswith("Bearer "):
+            given = given[7:]
+        elif read and _COOKIE in request.cookies:  # the playground's pages and calls from a browser
+            given = request.cookies[_COOKIE]
+        else:
             return False
         # Compare against every configured token: the time taken says nothing about which matched.
-        results = [hmac.compare_digest(given[7:].encode(), t.encode()) for t in tokens if t]
+        results = [hmac.compare_digest(given.encode(), t.encode()) for t in tokens if t]
         return any(results)
 
 

@@ -1,4 +1,4 @@
-"""The ``srota`` command: ``run``, ``validate``, ``test``, ``debug``, ``extensions`` and the ``aggregation`` batch jobs.
+"""The ``srota`` command: ``run``, ``validate``, ``test``, ``debug``, ``playground``, ``extensions`` and the ``aggregation`` batch jobs.
 
 A user error (a bad config, an invalid app, a file that is not there, a port in use) is one
 line naming the file and the problem, with exit code 2.  Anything else is a bug: the traceback
@@ -104,6 +104,28 @@ def _admin_base(config_path: str | None) -> tuple[str, str | None]:
     host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # listening everywhere: ask loopback
     host = f"[{host}]" if ":" in host else host
     return f"http://{host}:{config.http.port}", config.http.token or config.http.query_token or None
+
+
+def cmd_playground(args: argparse.Namespace) -> int:
+    """Serve the browser playground on loopback until Ctrl-C (docs/playground.md)."""
+    import asyncio
+    import webbrowser
+
+    from srota.service.playground import serve
+    from srota.service.sandbox import SandboxLimits
+
+    limits = SandboxLimits(memory_mb=args.memory_mb, busy_seconds=args.busy_seconds, max_events=args.max_events)
+
+    def ready(url: str) -> None:
+        print(f"srota playground: {url}  (Ctrl-C stops it)", flush=True)
+        if args.open:
+            webbrowser.open(url)
+
+    try:
+        asyncio.run(serve(Path(args.app) if args.app else None, args.host, args.port, limits, ready))
+    except KeyboardInterrupt:
+        pass
+    return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -216,6 +238,16 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--config", "-c", help="the service's config (default: $SROTA_CONFIG)")
     status.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for each answer")
     status.set_defaults(func=cmd_status)
+    play = sub.add_parser("playground", help="a browser page to write, validate, feed, watch and debug an app")
+    play.add_argument("app", nargs="?", help="a .siddhi app to open (default: the first example)")
+    play.add_argument("--host", default="127.0.0.1", help="address to serve on (default: loopback only)")
+    play.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    play.add_argument("--open", action="store_true", help="open the page in the default browser")
+    play.add_argument("--memory-mb", type=int, default=2048, help="memory of each sandboxed app (MiB)")
+    play.add_argument("--busy-seconds", type=float, default=10.0,
+                      help="an app taking longer than this on one input is stopped")
+    play.add_argument("--max-events", type=int, default=1_000_000, help="input events per run")
+    play.set_defaults(func=cmd_playground)
     from srota.service.debug_cli import add_parser as add_debug
 
     add_debug(sub)

@@ -88,6 +88,8 @@ class HttpConfig:
     token: str | None = field(default=None, repr=False)
     query_enabled: bool = False
     query_token: str | None = field(default=None, repr=False)
+    #: Serve the browser playground at /playground (docs/playground.md).
+    playground_enabled: bool = False
 
 
 @dataclass(frozen=True)
@@ -263,9 +265,11 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         refs[str(name)] = props
 
     h = d.take({}, d.mapping, root.get("http", {}), "http")
-    d.only(h, "http", {"enabled", "host", "port", "token", "query"})
+    d.only(h, "http", {"enabled", "host", "port", "token", "query", "playground"})
     q = d.take({}, d.mapping, h.get("query", {}), "http.query")
     d.only(q, "http.query", {"enabled", "token"})
+    pg = d.take({}, d.mapping, h.get("playground", {}), "http.playground")
+    d.only(pg, "http.playground", {"enabled"})
     http = HttpConfig(
         enabled=d.take(True, d.boolean, h.get("enabled", True), "http.enabled"),
         host=d.take("127.0.0.1", d.string, h.get("host", "127.0.0.1"), "http.host"),
@@ -273,6 +277,7 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         token=d.take(None, d.secret, h.get("token"), "http.token"),
         query_enabled=d.take(False, d.boolean, q.get("enabled", False), "http.query.enabled"),
         query_token=d.take(None, d.secret, q.get("token"), "http.query.token"),
+        playground_enabled=d.take(False, d.boolean, pg.get("enabled", False), "http.playground.enabled"),
     )
     pc = d.take({}, d.mapping, root.get("persistence", {}), "persistence")
     d.only(pc, "persistence", {"enabled", "database", "interval", "revisions"})

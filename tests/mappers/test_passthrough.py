@@ -53,7 +53,7 @@ class TestSource:
 
     @pytest.mark.parametrize(("payload", "message"), [
         (("A", "1.0", 2), "is not a number"),
-        (("A", 1.0, 2.5), "is not an long"),
+        (("A", 1.0, 2.5), "is not a long"),
         (("A", True, 2), "is not a number"),
         ((1, 1.0, 2), "is not a string"),
         (("A", 1.0, 2 ** 64), "out of range for long"),
