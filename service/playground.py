@@ -82,11 +82,10 @@ async def _body(request: web.Request) -> dict[str, Any]:
     try:
         body = orjson.loads(bytes(data))
     except orjson.JSONDecodeError as exc:
-        raise web.HTTPBadRequest(body=orjson.dumps({"error": f"the body is not JSON: {exc}"}),
+        raise web.HTTPBadRequest(text=orjson.dumps({"error": f"the body is not JSON: {exc}"}).decode(),
                                  content_type="application/json") from None
     if not isinstance(body, dict):
-        raise web.HTTPBadRequest(body=orjson.dumps({"error": "the body must be a JSON object"}),
-                                 content_type="application/json")
+        raise web.HTTPBadRequest(text='{"error": "the body must be a JSON object"}', content_type="application/json")
     return body
 
 

@@ -25,6 +25,7 @@ import queue
 import resource
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,8 @@ import orjson
 
 #: Events of one output chunk sent to the page; the rest are counted, not shown.
 MAX_SHOWN = 200
+#: The child's exit code when it went over its memory.
+_EXIT_MEMORY = 3
 
 
 @dataclass(frozen=True)
@@ -123,9 +126,10 @@ class Sandbox:
                 with contextlib.suppress(Exception):
                     err = await asyncio.wait_for(proc.stderr.read(), 1)
             tail = err.decode(errors="replace").strip().splitlines()[-3:]
-            if code < 0 or "MemoryError" in "".join(tail):
-                self.gone_reason = (f"the app ran out of its {self.limits.memory_mb} MiB of memory and was stopped"
-                                    if "MemoryError" in "".join(tail) else f"the app's process ended (signal {-code})")
+            if code == _EXIT_MEMORY or "MemoryError" in "".join(tail):
+                self.gone_reason = f"the app ran out of its {self.limits.memory_mb} MiB of memory and was stopped"
+            elif code < 0:
+                self.gone_reason = f"the app's process ended (signal {-code})"
             else:
                 self.gone_reason = f"the app's process ended (exit {code}): {' '.join(tail)}".strip()
         for future in self._pending.values():
@@ -250,8 +254,7 @@ class _Child:
         except SandboxError as exc:
             self._write({"id": request["id"], "error": {"message": exc.message}})
         except MemoryError:
-            self._write({"id": request["id"], "error": {"message": "the app ran out of memory"}})
-            os._exit(3)
+            os._exit(_EXIT_MEMORY)
         except Exception as exc:  # noqa: BLE001 -- every failure of a request is the page's to show
             self._write({"id": request["id"], "error": {"message": f"{type(exc).__name__}: {exc}"}})
 
@@ -389,10 +392,32 @@ def describe(runtime: Any) -> dict[str, Any]:
     }
 
 
+def _resident_bytes() -> int:
+    with open("/proc/self/statm", "rb") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+
+
 def _limit_memory(megabytes: int) -> None:
+    """Exit with :data:`_EXIT_MEMORY` once the resident memory passes ``megabytes``.
+
+    A watchdog rather than ``RLIMIT_AS`` alone: the engine turns an exception in one event
+    into a fault of that event and goes on (decision 5), so a ``MemoryError`` raised deep in a
+    query would be logged and the app would limp on at its limit.  The address-space limit
+    stays, at twice the size, as the backstop for an allocation too large and too fast for the
+    watchdog to see.
+    """
     limit = megabytes << 20
     with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_AS, (2 * limit + (512 << 20),) * 2)
+
+    def watch() -> None:
+        while True:
+            if _resident_bytes() > limit:
+                os._exit(_EXIT_MEMORY)
+            time.sleep(0.05)
+
+    if os.path.exists("/proc/self/statm"):
+        threading.Thread(target=watch, name="sandbox-memory", daemon=True).start()
 
 
 def main() -> None:

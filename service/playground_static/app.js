@@ -65,8 +65,8 @@ const editor = new EditorView({
   state: EditorState.create({
     doc: "",
     extensions: [
+      keymap.of([{ key: "Mod-Enter", run: () => { run(); return true; } }]),  // before basicSetup's own Mod-Enter
       basicSetup,
-      keymap.of([{ key: "Mod-Enter", run: () => { run(); return true; } }]),
       siddhiSupport((text) => call("POST", `${API}/validate`, { text }), showProblems),
     ],
   }),
