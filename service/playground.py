@@ -223,13 +223,22 @@ def _is_value(text: str) -> bool:
 
 def random_rows(attributes: list[dict[str, str]], spec: dict[str, Any], seed: int | None = None) -> Iterator[dict[str, Any]]:
     """Endless random events: per attribute ``{"min", "max"}`` (numbers), ``{"values": [...]}``
-    (picked from a list) or nothing (a default range: 0..100, strings of 5 letters, either bool)."""
+    (picked from a list), ``{"pattern": "sensor-##"}`` (a string, ``#`` a random digit and ``?``
+    a random capital letter) or nothing (a default range: 0..100, strings of 5 letters, either
+    bool)."""
     rng = random.Random(seed)
     makers: list[Callable[[], Any]] = []
     for attr in attributes:
         options = spec.get(attr["name"]) or {}
         if not isinstance(options, dict):
             raise ValueError(f"{attr['name']}: expected {{min, max}} or {{values: [...]}}")
+        pattern = options.get("pattern")
+        if pattern:
+            if attr["type"] != "string" or not isinstance(pattern, str):
+                raise ValueError(f"{attr['name']}: a pattern makes strings; {attr['name']} is {attr['type']}")
+            makers.append(lambda p=pattern: "".join(rng.choice(string.digits) if c == "#" else
+                                                    rng.choice(string.ascii_uppercase) if c == "?" else c for c in p))
+            continue
         values = options.get("values")
         if values:
             if not isinstance(values, list):

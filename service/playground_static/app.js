@@ -165,7 +165,7 @@ function buildForms() {
     r.textContent = `${a.name} `;
     const spec = document.createElement("input");
     spec.name = a.name;
-    spec.placeholder = isNumeric(a.type) ? "min..max (0..100)" : (a.type === "bool" ? "(either)" : "values: a,b,c (random letters)");
+    spec.placeholder = isNumeric(a.type) ? "min..max (0..100)" : (a.type === "bool" ? "(either)" : "a,b,c or sensor-## (random letters)");
     r.append(spec);
     rnd.append(r);
   }
@@ -210,7 +210,8 @@ $("random-form").onsubmit = async (e) => {
     if (!text) continue;
     const range = /^\s*(-?[\d.]+)\s*\.\.\s*(-?[\d.]+)\s*$/.exec(text);
     attributes[a.name] = range ? { min: Number(range[1]), max: Number(range[2]) }
-      : { values: text.split(",").map((v) => v.trim()).filter(Boolean) };
+      : (a.type === "string" && /[#?]/.test(text) && !text.includes(",")) ? { pattern: text }
+        : { values: text.split(",").map((v) => v.trim()).filter(Boolean) };
   }
   const sim = await attempt(() => sessionCall("POST", "simulations", {
     stream: s.name, kind: "random", attributes, rate: $("random-rate").value || 10, count: $("random-count").value || null,

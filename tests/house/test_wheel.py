@@ -34,5 +34,10 @@ def test_the_wheel_installs_only_srota(tmp_path):
     for room in ("engine", "grammar", "mappers", "connectors", "service"):
         assert (Path(site) / "srota" / room / "__init__.py").exists()
     assert (Path(site) / "srota" / "grammar" / "siddhi.lark").exists()
+    # The playground's page, with its vendored editor and the editor's licences.
+    static = Path(site) / "srota" / "service" / "playground_static"
+    for name in ("index.html", "app.js", "siddhi.js", "plot.js", "style.css", "vendor/codemirror.js",
+                 "vendor/LICENSE.codemirror.txt"):
+        assert (static / name).exists(), name
     assert (Path(site) / "srota" / "engine" / "pattern" / "__init__.py").exists()
     assert (Path(site) / "srota" / "engine" / "extensions" / "__init__.py").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -80,6 +81,10 @@ def test_random_data_follows_ranges_and_lists() -> None:
     sample = [next(rows)["data"] for _ in range(200)]
     assert {s for s, _, _ in sample} == {"IBM", "WSO2"}
     assert all(10 <= p <= 20 for _, p, _ in sample) and {v for _, _, v in sample} == {1, 2, 3}
+    ids = random_rows(ATTRS, {"symbol": {"pattern": "S-##?"}}, seed=1)
+    assert all(re.fullmatch(r"S-\d\d[A-Z]", next(ids)["data"][0]) for _ in range(50))
+    with pytest.raises(ValueError, match="a pattern makes strings; price is double"):
+        next(random_rows(ATTRS, {"price": {"pattern": "##"}}))
     with pytest.raises(ValueError, match="min 5 is above max 1"):
         next(random_rows(ATTRS, {"price": {"min": 5, "max": 1}}))
     with pytest.raises(ValueError, match="volume value, volume \\(long\\): 'x' is not a long"):

@@ -250,3 +250,19 @@ def test_bad_input_gets_a_message_and_the_page_goes_on(page: Any, tmp_path: Path
     page.evaluate("t => { const v = window.srota.editor; v.dispatch({changes: {from: 0, to: v.state.doc.length, insert: t}}); }",
                   "define stream S (n long);\nfrom S select n insert into O;\n")
     _run(page)
+
+
+def test_random_data_feed(page: Any) -> None:
+    _run(page)
+    page.select_option("#sim-stream", "Trades")
+    page.fill("#random-fields input[name=symbol]", "R-#")
+    page.fill("#random-fields input[name=price]", "10..20")
+    page.fill("#random-rate", "200")
+    page.fill("#random-count", "25")
+    page.click("#random-form button[type=submit]")
+    page.wait_for_function("document.querySelector('#simulations tbody tr')?.cells[3].textContent === 'done'",
+                           timeout=20_000)
+    assert page.inner_text("#simulations tbody tr td:nth-child(3)") == "25 / 25"
+    page.wait_for_function("window.srota.state.outputs.get('Trades')?.total === 25", timeout=10_000)
+    rows = page.evaluate("window.srota.state.outputs.get('Trades').rows.map(e => e.data)")
+    assert all(r[0].startswith("R-") and len(r[0]) == 3 and 10 <= r[1] <= 20 for r in rows)
