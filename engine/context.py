@@ -92,6 +92,8 @@ class AppContext:
         self.partition: Any = None
         #: The junction whose chunk is being dispatched (faults of its events go to its @OnError).
         self.dispatching: Any = None
+        #: Where ``@OnError(action='STORE')`` keeps failed events (engine/errorstore.py); None: logged.
+        self.error_store: Any = None
 
     def datasource(self, name: str) -> Any:
         """The app's connection to datasource ``name`` (one per app, created on first use)."""
@@ -121,6 +123,27 @@ class AppContext:
         n = len(junction.definition.attributes)
         data = tuple(event.data[:n])
         junction.on_error([Event(event.timestamp, data)], exc)
+
+    def store_error(self, stream_id: str, events: list[Any], exc: BaseException) -> None:
+        """Keep events that failed in the app's error store (``@OnError(action='STORE')``).
+
+        Without a store, or when the store itself fails, the events are logged and dropped,
+        and the log says why: an error route must never raise into the chunk that failed.
+        """
+        store = self.error_store
+        if store is not None:
+            from srota.engine.errorstore import STREAM, entry_for
+
+            try:
+                store.add(entry_for(self.name, stream_id, STREAM, exc, events))
+                return
+            except Exception as store_exc:  # noqa: BLE001 -- reported below, with the events' own error
+                reason = f"the error store failed ({type(store_exc).__name__}: {store_exc})"
+        else:
+            reason = "no error store is configured (SiddhiManager(error_store=...), or the service's errors.database)"
+        _log.error("error processing events of stream %s in app %s: %s: %s; @OnError(action='STORE'), but %s: "
+                   "%d event(s) dropped", stream_id, self.name, type(exc).__name__, exc, reason, len(events),
+                   extra={"app": self.name, "stream": stream_id, "dropped": len(events)})
 
     # ------------------------------------------------------------------ functions
     def find_function(self, namespace: str, name: str) -> Callable[[list[ArgInfo], Any], Any] | None:

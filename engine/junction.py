@@ -40,6 +40,8 @@ class StreamJunction:
         #: IN checkpoints and per-query statistics.
         self.owners: list[str | None] = []
         self.fault_junction: StreamJunction | None = None
+        #: ``@OnError(action='STORE')``: failed events go to the app's error store.
+        self.store_errors = False
         self.events_in = 0
         self.async_buffer: AsyncBuffer | None = None
 
@@ -115,8 +117,11 @@ class StreamJunction:
                 self.on_error(chunk, exc)
 
     def on_error(self, chunk: list[Event], exc: Exception) -> None:
-        """Route events that failed in a query: to the fault stream ``!S`` or the log."""
+        """Route events that failed in a query: to the fault stream ``!S``, the error store or the log."""
         self.ctx.metrics_error(self.stream_id)
+        if self.store_errors:
+            self.ctx.store_error(self.stream_id, chunk, exc)
+            return
         if self.fault_junction is not None:
             faults = [Event(e.timestamp, (*e.data, exc), CURRENT) for e in chunk]
             self.fault_junction.send(faults)

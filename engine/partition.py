@@ -130,6 +130,7 @@ class PartitionSources(Sources):
                 junction = StreamJunction(self.ctx.streams[stream_id], self.ctx)
                 # a key's copy of the stream faults where the stream does (@OnError)
                 junction.fault_junction = self.ctx.junctions[stream_id].fault_junction
+                junction.store_errors = self.ctx.junctions[stream_id].store_errors
                 inst.routed[stream_id] = junction
             junction.subscribe(receiver, self.owner)
             return

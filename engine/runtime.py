@@ -64,7 +64,7 @@ class SiddhiAppRuntime:
 
     def __init__(self, app: SiddhiApp, text: str | None = None, clock: Clock | None = None,
                  limits: Limits | None = None, shard_id: str | None = None, offline: bool = False,
-                 datasources: dict[str, dict[str, str]] | None = None) -> None:
+                 datasources: dict[str, dict[str, str]] | None = None, error_store: Any = None) -> None:
         self.app = app
         self.text = text
         self.name = app.name or f"app-{id(self):x}"
@@ -74,6 +74,8 @@ class SiddhiAppRuntime:
         #: Plan only: server-database stores do not connect (``srota validate``).
         self._ctx.offline = offline
         self._ctx.datasources = dict(datasources or {})
+        #: Where ``@OnError(action='STORE')`` keeps failed events (engine/errorstore.py).
+        self._ctx.error_store = error_store
         #: Queries by name; a partitioned query answers for all its key instances.
         self.queries: dict[str, QueryRuntime | PartitionQuery] = {}
         self.partitions: list[Any] = []
@@ -306,8 +308,12 @@ class SiddhiManager:
     such a runtime must not be started).
     """
 
-    def __init__(self, limits: Limits | None = None, shard_id: str | None = None, offline: bool = False) -> None:
+    def __init__(self, limits: Limits | None = None, shard_id: str | None = None, offline: bool = False,
+                 error_store: Any = None) -> None:
         self._runtimes: dict[str, SiddhiAppRuntime] = {}
+        #: Siddhi's ``setErrorStore``: where ``@OnError(action='STORE')`` keeps failed events
+        #: (:class:`srota.engine.errorstore.SqliteErrorStore` or anything with ``add(entry)``).
+        self.error_store = error_store
         self._lock = threading.Lock()
         self.limits = limits
         self.shard_id = shard_id
@@ -337,7 +343,8 @@ class SiddhiManager:
             model, text = app.build(), None
         else:
             model, text = app, None
-        runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id, self.offline, self.datasources)
+        runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id, self.offline, self.datasources,
+                                   self.error_store)
         with self._lock:
             self._runtimes[runtime.name] = runtime
         return runtime
@@ -415,8 +422,8 @@ def _on_error_action(annotations: tuple[Annotation, ...]) -> str:
     if a is None:
         return "LOG"
     action = (a.get("action") or (a.positional() or ("LOG",))[0]).upper()
-    if action not in ("LOG", "STREAM", "WAIT"):
-        raise error_at(f"@OnError action must be LOG, STREAM or WAIT, not '{action}'", a)
+    if action not in ("LOG", "STREAM", "STORE", "WAIT"):
+        raise error_at(f"@OnError action must be LOG, STREAM, STORE or WAIT, not '{action}'", a)
     return action
 
 
@@ -499,9 +506,11 @@ def _define_stream(ctx: AppContext, sd: StreamDefinition) -> None:
     async_annotation = find_annotation(sd.annotations, "Async")
     if async_annotation is not None:
         junction.enable_async(*_async_settings(async_annotation))
-    if _on_error_action(sd.annotations) == "STREAM":
+    action = _on_error_action(sd.annotations)
+    if action == "STREAM":
         fault = StreamDefinition(sd.id, (*sd.attributes, _FAULT_ATTRIBUTE), is_fault=True)
         junction.fault_junction = ctx.define_stream(fault, source_key(sd.id, is_fault=True))
+    junction.store_errors = action == "STORE"
 
 
 def _async_settings(a: Annotation) -> tuple[int, int, int]:

@@ -173,6 +173,9 @@ class ServiceConfig:
     #: name -> ``{jdbc.url, username, password, max.outage}``.
     datasources: dict[str, dict[str, str]] = field(default_factory=dict)
     statistics: StatisticsConfig = StatisticsConfig()
+    #: The error store's SQLite file (``errors.database``): failed events of streams with
+    #: ``@OnError(action='STORE')`` and sinks with ``on.error='STORE'`` (``srota errors``).
+    errors_database: str = "data/errors.db"
 
     def app_files(self) -> list[Path]:
         """Every app file: listed files, and ``*.siddhi`` in listed directories (sorted)."""
@@ -188,7 +191,7 @@ class ServiceConfig:
 
 # ---------------------------------------------------------------------------- loading
 _TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout",
-             "shard.id", "datasources", "statistics"}
+             "shard.id", "datasources", "statistics", "errors"}
 
 # Connector options that name files: a relative value is relative to the config file.
 _PATH_OPTIONS = {"file.uri", "ssl.cafile", "ssl.certfile", "ssl.keyfile"}
@@ -346,13 +349,13 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         state_topic=d.take("srota-state-{app}", d.string, so.get("state_topic", "srota-state-{app}"),
                            "scaleout.state_topic"),
     )
+    ec = d.take({}, d.mapping, root.get("errors", {}), "errors")
+    d.only(ec, "errors", {"database"})
+    errors_database = _resolve(d.take("data/errors.db", d.string, ec.get("database", "data/errors.db"),
+                                      "errors.database"), base_dir)
     if scaleout.enabled and persistence.enabled:
         d.fail("persistence.enabled", "SQLite snapshots are for one process; with several workers "
                                       "(or scaleout.partitioned) each partition's state is checkpointed to Kafka instead")
-    if d.errors:
-        first = d.errors[0]
-        first.errors = list(d.errors)
-        raise first
     shard_id = d.take(None, d.string, root.get("shard.id"), "shard.id") if root.get("shard.id") is not None \
         else None
     datasources: dict[str, dict[str, str]] = {}
@@ -362,7 +365,12 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         if "url" not in entry and "jdbc.url" not in entry:
             d.fail(f"datasources.{name}", "needs url: jdbc:postgresql://host:port/db (or jdbc:mysql://, jdbc:mariadb://)")
         datasources[str(name)] = {("jdbc.url" if k == "url" else k): str(v) for k, v in entry.items()}
+    if d.errors:
+        first = d.errors[0]
+        first.errors = list(d.errors)
+        raise first
     return ServiceConfig(
+        errors_database=errors_database,
         scaleout=scaleout, shard_id=shard_id or None, datasources=datasources, statistics=statistics,
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,

@@ -89,3 +89,24 @@ def test_datasources_and_shard_id(tmp_path):
     assert config.shard_id == "node-7"
     assert config.datasources == {"SAMPLE_DB": {"jdbc.url": "jdbc:postgresql://db:5432/s", "username": "srota",
                                                 "password": "pw"}}
+
+
+def test_a_bad_datasource_or_shard_id_is_reported(tmp_path):
+    """These were read after the config's problems were raised, so theirs were dropped."""
+    import pytest
+    from srota.service.config import ConfigError, load_config
+
+    cfg = tmp_path / "srota.yaml"
+    cfg.write_text("datasources:\n  X:\n    username: a\n    colour: red\nerrors:\n  database: [1]\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)
+    lines = "\n".join(str(e) for e in info.value.errors)
+    assert "datasources.X: needs url" in lines and "datasources.X.colour" in lines and "errors.database" in lines
+
+
+def test_the_error_store_database(tmp_path):
+    from srota.service.config import load_config
+
+    cfg = tmp_path / "srota.yaml"
+    cfg.write_text("errors:\n  database: state/errors.db\n")
+    assert load_config(cfg).errors_database == str(tmp_path / "state" / "errors.db")
