@@ -112,7 +112,7 @@ class SqliteErrorStore:
             entry.id = int(cursor.lastrowid or 0)
         return entry.id
 
-    def list(self, app: str | None = None, stream: str | None = None, limit: int = 100,
+    def entries(self, app: str | None = None, stream: str | None = None, limit: int = 100,
              after: int = 0) -> list[ErrorEntry]:
         """Entries, oldest first (``after`` an id: the next page)."""
         where, args = self._where(app, stream)

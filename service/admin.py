@@ -1,6 +1,7 @@
 """The HTTP admin server (aiohttp), bound to loopback by default.
 
 ``GET /health`` (the process is alive), ``GET /ready`` (apps started, sources connected),
+``/errors`` (the error store: :mod:`srota.service.errors_api`),
 ``GET /metrics`` (Prometheus text), ``GET /apps`` (what runs), ``GET /version``, the debugger,
 pause and statistics endpoints under ``/apps/{app}`` (:mod:`srota.service.debug_api`), ``POST /query``
 (on-demand queries: off unless ``http.query.enabled``; queries that change tables need the
@@ -69,6 +70,10 @@ class AdminServer:
         from srota.service.debug_api import DebugAPI
 
         DebugAPI(host).add_routes(app)  # /apps/{app}/debug..., /pause, /statistics (docs/debugging.md)
+        if hasattr(host, "error_store"):
+            from srota.service.errors_api import ErrorsAPI
+
+            ErrorsAPI(host).add_routes(app)  # /errors: the error store (srota errors)
         if config.playground_enabled:
             from srota.service.playground import Playground
 

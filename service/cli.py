@@ -1,4 +1,4 @@
-"""The ``srota`` command: ``run``, ``validate``, ``test``, ``debug``, ``playground``, ``extensions`` and the ``aggregation`` batch jobs.
+"""The ``srota`` command: ``run``, ``validate``, ``test``, ``debug``, ``playground``, ``errors``, ``extensions`` and the ``aggregation`` batch jobs.
 
 A user error (a bad config, an invalid app, a file that is not there, a port in use) is one
 line naming the file and the problem, with exit code 2.  Anything else is a bug: the traceback
@@ -13,6 +13,7 @@ import sqlite3
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 from srota.connectors.base import ConnectorError
 from srota.grammar.errors import SiddhiAppCreationError
@@ -104,6 +105,64 @@ def _admin_base(config_path: str | None) -> tuple[str, str | None]:
     host = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host  # listening everywhere: ask loopback
     host = f"[{host}]" if ":" in host else host
     return f"http://{host}:{config.http.port}", config.http.token or config.http.query_token or None
+
+
+def cmd_errors(args: argparse.Namespace) -> int:
+    """``srota errors list|show|replay|discard|purge``: the running service's error store."""
+    import json
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    base, token = _admin_base(args.config)
+
+    def call(method: str, path: str) -> tuple[int, Any]:
+        req = urllib.request.Request(base + path, method=method,
+                                     headers={"Authorization": f"Bearer {token}"} if token else {})
+        try:
+            with urllib.request.urlopen(req, timeout=args.timeout) as r:  # noqa: S310 - our own URL
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"{}")
+        except (urllib.error.URLError, OSError) as exc:
+            raise UserError(f"{base}: {getattr(exc, 'reason', exc)}") from None
+
+    query = {k: v for k, v in (("app", args.app), ("stream", args.stream)) if v}
+    if args.action == "list":
+        code, body = call("GET", "/errors?" + urllib.parse.urlencode({**query, "limit": args.limit}))
+        if code == 200:
+            for e in body["entries"]:
+                what = f"{e['events']} event(s)" if e["payload_bytes"] is None else f"payload of {e['payload_bytes']} bytes"
+                print(f"{e['id']:>6}  {e['app']}/{e['stream']}  {e['kind']:<7}  {what}: {e['cause']}")
+            print(f"{body['count']} error(s)" + (f", first {len(body['entries'])} shown" if body["count"] > len(body["entries"]) else ""))
+            return 0
+    elif args.action == "purge":
+        if not query and not args.all:
+            raise UserError("srota errors purge needs --app (and --stream) or --all")
+        code, body = call("DELETE", "/errors?" + urllib.parse.urlencode({**query, **({"all": "true"} if args.all else {})}))
+        if code == 200:
+            print(f"purged {body['purged']} error(s)")
+            return 0
+    else:
+        if not args.ids:
+            raise UserError(f"srota errors {args.action} needs the id(s) of errors (srota errors list)")
+        failed = 0
+        for ident in args.ids:
+            method, path = {"show": ("GET", f"/errors/{ident}"), "replay": ("POST", f"/errors/{ident}/replay"),
+                            "discard": ("DELETE", f"/errors/{ident}")}[args.action]
+            code, body = call(method, path)
+            if code != 200:
+                print(f"error {ident}: {body.get('error', f'HTTP {code}')}", file=sys.stderr)
+                failed += 1
+            elif args.action == "show":
+                print(json.dumps(body, indent=2))
+            elif args.action == "replay":
+                print(f"error {ident}: replayed {body['events']} event(s)")
+            else:
+                print(f"error {ident}: discarded")
+        return 1 if failed else 0
+    print(f"{base}: {body.get('error', f'HTTP {code}')}", file=sys.stderr)
+    return 1
 
 
 def cmd_playground(args: argparse.Namespace) -> int:
@@ -238,6 +297,16 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--config", "-c", help="the service's config (default: $SROTA_CONFIG)")
     status.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for each answer")
     status.set_defaults(func=cmd_status)
+    errs = sub.add_parser("errors", help="the running service's error store: list, show, replay, discard, purge")
+    errs.add_argument("action", choices=("list", "show", "replay", "discard", "purge"))
+    errs.add_argument("ids", nargs="*", type=int, help="error ids (show, replay, discard)")
+    errs.add_argument("--app", help="only this app's errors (list, purge)")
+    errs.add_argument("--stream", help="only this stream's errors (list, purge)")
+    errs.add_argument("--all", action="store_true", help="purge every app's errors")
+    errs.add_argument("--limit", type=int, default=100, help="errors listed at most")
+    errs.add_argument("--config", "-c", help="the service's config (default: $SROTA_CONFIG)")
+    errs.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer")
+    errs.set_defaults(func=cmd_errors)
     play = sub.add_parser("playground", help="a browser page to write, validate, feed, watch and debug an app")
     play.add_argument("app", nargs="?", help="a .siddhi app to open (default: the first example)")
     play.add_argument("--host", default="127.0.0.1", help="address to serve on (default: loopback only)")

@@ -61,9 +61,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import structlog
 from srota.connectors.base import ConnectionUnavailableError, ConnectorError, RejectedError
 from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
+from srota.engine.errorstore import MAPPING, SINK, ErrorEntry, entry_for
+from srota.engine.event import Event
 from srota.engine.registry import Kind, registry
 from srota.engine.stores.database import StoreUnavailableError
 from srota.grammar.errors import SiddhiAppCreationError
@@ -274,8 +277,8 @@ class AppHost:
         templates = mappers.option_templates({k: v for k, v in options.items() if k not in _HOST_OPTIONS},
                                              definition.attributes)
         on_error = options.get("on.error", "LOG").upper()
-        if on_error not in ("LOG", "WAIT", "STREAM"):
-            raise SiddhiAppCreationError(f"@sink on.error must be LOG, WAIT or STREAM, not '{on_error}'",
+        if on_error not in ("LOG", "WAIT", "STREAM", "STORE"):
+            raise SiddhiAppCreationError(f"@sink on.error must be LOG, WAIT, STREAM or STORE, not '{on_error}'",
                                          ann.pos.line if ann.pos else None, ann.pos.column if ann.pos else None)
         if on_error == "STREAM" and f"!{definition.id}" not in self.runtime.stream_definitions:
             raise SiddhiAppCreationError(
@@ -391,6 +394,8 @@ class AppHost:
         except mappers.MappingError as exc:
             self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
             self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
+            if b.on_error == "STORE":
+                self._store_error(b.stream_id, SINK, exc, rows)
             return
         delay = 0.1
         flushing = False  # every item is handed to the sink; only the flush remains
@@ -412,6 +417,8 @@ class AppHost:
                                 reason=next(iter(exc.rejected.values()), str(exc)))
                 if b.on_error == "STREAM" and bad:
                     self.runtime.get_input_handler(f"!{b.stream_id}").send_rows([(*row, exc) for row in bad])
+                elif b.on_error == "STORE" and bad:
+                    self._store_error(b.stream_id, SINK, next(iter(exc.rejected.values()), str(exc)), bad)
                 keep = [i for i in range(len(items)) if i not in exc.rejected]
                 items, rows = [items[i] for i in keep], [rows[i] for i in keep]
                 if not flushing:
@@ -438,6 +445,11 @@ class AppHost:
                 if b.on_error == "STREAM":
                     handler = self.runtime.get_input_handler(f"!{b.stream_id}")
                     handler.send_rows([(*row, exc) for row in rows])
+                    return
+                if b.on_error == "STORE":
+                    self._log.error("publish failed, events kept in the error store", stream=b.stream_id,
+                                    error=str(exc), events=len(rows))
+                    self._store_error(b.stream_id, SINK, exc, rows)
                     return
                 self._log.error("publish failed, events dropped", stream=b.stream_id, error=str(exc),
                                 events=len(rows))
@@ -549,6 +561,41 @@ class AppHost:
         self._check_stores()
         self.metrics.latency.labels(self.name).observe(time.perf_counter() - started)
 
+    async def replay(self, entry: ErrorEntry) -> int:
+        """Send a stored error's events (or payload) back where they failed; returns how many.
+
+        A stream's events go back into the stream, a payload through its source's mapper, a
+        sink's outputs to the sink's queue: from there the normal path takes them (a failure
+        again is routed again, and so stored again).  Raises ``ValueError`` when the entry
+        cannot go back (its stream or sink is gone, the payload still does not map).
+        """
+        if entry.kind == SINK:
+            binding = next((s for s in self.sinks if s.stream_id == entry.stream), None)
+            if binding is None:
+                raise ValueError(f"app '{self.name}' has no sink on stream '{entry.stream}' any more")
+            self._on_output(binding, [Event(e["timestamp"], tuple(e["data"])) for e in entry.events])
+            return len(entry.events)
+        if entry.stream not in self.runtime.stream_definitions:
+            raise ValueError(f"app '{self.name}' has no stream '{entry.stream}' any more")
+        if entry.kind == MAPPING:
+            source = next((s for s in self.sources if s.stream_id == entry.stream), None)
+            if source is None or entry.payload is None:
+                raise ValueError(f"app '{self.name}' has no source on stream '{entry.stream}' to map the payload")
+            try:
+                rows = source.mapper.map(entry.payload, {})
+            except mappers.MappingError as exc:
+                raise ValueError(f"the payload still does not map: {exc}") from None
+            events = [Event(int(time.time() * 1000), tuple(row)) for row in rows]
+        else:
+            events = [Event(e["timestamp"], tuple(e["data"])) for e in entry.events]
+        handler = self.runtime.get_input_handler(entry.stream)
+        if self._engine_thread is None:
+            handler.send_events(events)
+        else:
+            async with self._engine_gate:
+                await asyncio.get_running_loop().run_in_executor(self._engine_thread, handler.send_events, events)
+        return len(events)
+
     def use_engine_thread(self) -> None:
         """Process this app's chunks on a thread of its own from now on (a debugger or a pause
         may hold a chunk: the event loop must go on meanwhile)."""
@@ -634,7 +681,24 @@ class AppHost:
             attributes = self.runtime.stream_definitions[b.stream_id].attributes
             error = exc if exc is not None else ValueError(reason)
             self.runtime.get_input_handler(b.fault_stream).send([*([None] * len(attributes)), error])
+        elif self._stores_errors(b.stream_id):
+            self._store_error(b.stream_id, MAPPING, reason, payload=_payload_bytes(message.payload))
         self._log.warning("payload could not be mapped", stream=b.stream_id, reason=reason, **where)
+
+    def _stores_errors(self, stream_id: str) -> bool:
+        junction = self.runtime.context.junctions.get(stream_id)
+        return bool(getattr(junction, "store_errors", False))
+
+    def _store_error(self, stream_id: str, kind: str, cause: BaseException | str,
+                     rows: list[tuple[Any, ...]] | None = None, payload: bytes | None = None) -> None:
+        """Keep failed rows or a payload in the error store (a failing store is logged)."""
+        events = [Event(int(time.time() * 1000), row) for row in rows or []]
+        try:
+            self.runtime.context.error_store.add(entry_for(self.name, stream_id, kind, cause, events, payload))
+            self.metrics.errors_stored.labels(self.name, stream_id, kind).inc()
+        except Exception as exc:  # noqa: BLE001 -- the error route must not fail the chunk
+            self._log.error("the error store failed; events only logged", stream=stream_id, kind=kind,
+                            error=str(exc), events=len(rows or []))
 
     async def _dead_letter(self, b: _SourceBinding, failures: list[tuple[Any, str, Exception | None]]) -> None:
         """Publish the original payloads of ``failures`` to the dead-letter sink, each once.
@@ -971,6 +1035,10 @@ class ServiceHost:
         self.metrics = Metrics(lambda: {name: a.runtime for name, a in self.apps.items()})
         self.admin: Any = None
         self.store: Any = None
+        from srota.service.errors import ServiceErrorStore
+
+        #: Failed events kept by ``@OnError(action='STORE')`` and ``on.error='STORE'`` (/errors).
+        self.error_store = ServiceErrorStore(config.errors_database)
         #: Why an app stopped by itself (the process exits with code 1), and the event that stops it.
         self.failure: str | None = None
         self.stopping: asyncio.Event | None = None
@@ -1127,7 +1195,10 @@ async def serve(config: ServiceConfig, app_paths: Sequence[Path], stop: asyncio.
 def manager_for(config: ServiceConfig, limits: Limits | None, shard_id: str | None,
                 offline: bool = False) -> SiddhiManager:
     """A SiddhiManager with the service's shard id and datasources."""
-    manager = SiddhiManager(limits=limits, shard_id=shard_id, offline=offline)
+    from srota.service.errors import ServiceErrorStore
+
+    manager = SiddhiManager(limits=limits, shard_id=shard_id, offline=offline,
+                            error_store=ServiceErrorStore(config.errors_database))
     for name, options in config.datasources.items():
         manager.set_data_source(name, **{("url" if k == "jdbc.url" else k): v for k, v in options.items()})
     return manager
@@ -1159,3 +1230,12 @@ def run_service(config: ServiceConfig, app_paths: Sequence[Path]) -> int:
         print(f"srota: {failure}", file=sys.stderr)
         return 1
     return 0
+
+
+def _payload_bytes(payload: Any) -> bytes:
+    """A payload as bytes for the error store (objects of in-memory sources as JSON)."""
+    if isinstance(payload, bytes | bytearray | memoryview):
+        return bytes(payload)
+    if isinstance(payload, str):
+        return payload.encode("utf-8")
+    return orjson.dumps(payload, default=str)

@@ -157,6 +157,8 @@ class Metrics:
                                       ["app", "stream"], registry=r)
         self.sink_errors = Counter("srota_sink_errors", "Publishes that failed", ["app", "stream"], registry=r)
         self.dead_letters = Counter("srota_dead_letters", "Dead letters published", ["app", "stream"], registry=r)
+        self.errors_stored = Counter("srota_errors_stored", "Entries kept in the error store (srota errors), by kind",
+                                     ["app", "stream", "kind"], registry=r)
         self.dead_letters_lost = Counter("srota_dead_letters_lost",
                                          "Dead letters that could never be published (only logged), by reason",
                                          ["app", "stream", "reason"], registry=r)

@@ -470,6 +470,11 @@ class _PartitionInfo:
 class PartitionedAppHost(AppHost):
     """An :class:`AppHost` whose state is one runtime per assigned Kafka partition (module doc)."""
 
+    async def replay(self, entry: Any) -> int:
+        """Not yet: a partitioned app's events belong to the runtime of their Kafka partition."""
+        raise ValueError("replaying errors of scale-out apps (one runtime per partition) is not supported yet; "
+                         "srota errors show has the events")
+
     def __init__(self, path: Path | None, text: str, config: ServiceConfig, metrics: Metrics,
                  offline: bool = False) -> None:
         super().__init__(path, text, config, metrics, offline)

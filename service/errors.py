@@ -1,0 +1,65 @@
+"""The service's error store: one SQLite file (``errors.database``), opened when first needed.
+
+Apps of the service keep failed events there (``@OnError(action='STORE')`` on a stream, for
+events that fail in a query and payloads that do not map; ``on.error='STORE'`` on a sink, for
+outputs that cannot be published).  ``srota errors`` and the admin API (``/errors``) list,
+show, replay and purge them; engine/errorstore.py has the entry format.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from srota.engine.errorstore import ErrorEntry, SqliteErrorStore
+
+_lock = threading.Lock()
+_open: dict[str, SqliteErrorStore] = {}
+
+
+class ServiceErrorStore:
+    """The error store at ``path``, opened on the first write (reads of a store never written
+    find nothing and create no file), shared by every app of the process."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _store(self, create: bool) -> SqliteErrorStore | None:
+        with _lock:
+            store = _open.get(self.path)
+            if store is None and (create or Path(self.path).exists()):
+                store = _open[self.path] = SqliteErrorStore(self.path)
+            return store
+
+    def add(self, entry: ErrorEntry) -> int:
+        store = self._store(create=True)
+        assert store is not None
+        return store.add(entry)
+
+    def entries(self, **filters: Any) -> list[ErrorEntry]:
+        store = self._store(create=False)
+        return [] if store is None else store.entries(**filters)
+
+    def count(self, **filters: Any) -> int:
+        store = self._store(create=False)
+        return 0 if store is None else store.count(**filters)
+
+    def get(self, ident: int) -> ErrorEntry | None:
+        store = self._store(create=False)
+        return None if store is None else store.get(ident)
+
+    def discard(self, ident: int) -> bool:
+        store = self._store(create=False)
+        return False if store is None else store.discard(ident)
+
+    def purge(self, **filters: Any) -> int:
+        store = self._store(create=False)
+        return 0 if store is None else store.purge(**filters)
+
+
+def close_all() -> None:
+    """Close every open store (the service's shutdown; tests)."""
+    with _lock:
+        for store in _open.values():
+            store.close()
+        _open.clear()
