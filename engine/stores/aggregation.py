@@ -171,6 +171,7 @@ class SqlAggregationStore(Store):
     def _prepare(self, cur: Any) -> None:
         """Writer thread: take ownership, create the tables, read the shard's sequence number."""
         self._take_ownership(cur)
+        self.db.dialect.serialize_ddl(cur)
         suffix = self.db.dialect.create_table_suffix()
         for t in self.tables.values():
             cur.execute(self.schema.create(t, suffix))
@@ -431,6 +432,7 @@ class SqlAggregationStore(Store):
     def _arm(self, cur: Any, fresh: bool) -> None:
         suffix = self.db.dialect.create_table_suffix()
         ph = self.db.dialect.placeholder
+        self.db.dialect.serialize_ddl(cur)
         for t in self.tables.values():
             cur.execute(self.schema.create_undo(t, suffix))
             if fresh:

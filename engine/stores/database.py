@@ -137,6 +137,11 @@ class Dialect:
         """What follows ``CREATE TABLE t (...)`` (MySQL: the binary collation)."""
         return ""
 
+    def serialize_ddl(self, cur: Any) -> None:
+        """Make this transaction's schema changes wait for other processes' (replicas and
+        workers creating the same tables at start).  MySQL's ``CREATE TABLE IF NOT EXISTS`` is
+        safe as it is; PostgreSQL's is not (two at once: a unique violation on ``pg_type``)."""
+
     def null_safe_equal(self, left: str, right: str) -> str:
         raise NotImplementedError
 

@@ -19,6 +19,10 @@ _TYPES = {
 }
 
 
+#: The advisory-lock key that serializes srota's schema changes in a PostgreSQL database.
+_DDL_LOCK = 0x5372_6F74  # "Srot"
+
+
 class PostgreSQL(Dialect):
     name = "postgresql"
 
@@ -29,6 +33,10 @@ class PostgreSQL(Dialect):
         return psycopg.connect(host=url.host, port=url.port, dbname=url.database, user=url.user,
                                password=url.password, connect_timeout=max(1, int(timeout)),
                                application_name=extra.pop("application_name", "srota"), **extra)
+
+    def serialize_ddl(self, cur: Any) -> None:
+        # A transaction-scoped advisory lock: released by the commit that ends the DDL.
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
 
     def quote(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'

@@ -109,6 +109,7 @@ class SqlTable:
     def _create(self, cur: Any, lengths: dict[str, int]) -> None:
         dialect = self.db.dialect
         q = self.db.q
+        dialect.serialize_ddl(cur)  # another replica may be creating it now: check after it is done
         have = dialect.existing_columns(cur, self.sql_table)
         if have is not None:
             if [c.lower() for c in have] != [c.lower() for c in self._cols]:

@@ -195,3 +195,35 @@ def test_restoring_a_snapshot_rewinds_the_shard_so_a_replay_counts_once(rdbms_ur
         assert _answers(b) == one_process
     finally:
         b.shutdown()
+
+
+def test_shards_starting_at_once_create_the_tables_once(pg_url: str) -> None:
+    """Workers start together: their CREATE TABLE IF NOT EXISTS ran at once and one failed
+    with a unique violation on pg_type (seen in CI with two workers); DDL now waits its turn."""
+    import threading
+
+    from srota.engine.stores.database import Database, parse_url
+
+    barrier = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def create(n: int) -> None:
+        db = Database(parse_url(pg_url), f"worker {n}")
+        try:
+            def work(cur: Any) -> None:
+                barrier.wait(10)
+                db.dialect.serialize_ddl(cur)
+                for t in range(8):
+                    cur.execute(f'CREATE TABLE IF NOT EXISTS "T{t}__undo" (k BIGINT, v TEXT)')
+            db.run(work)
+        except BaseException as exc:  # noqa: BLE001 -- collected for the assertion
+            errors.append(exc)
+        finally:
+            db.close()
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == []
