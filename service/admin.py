@@ -22,6 +22,7 @@ import orjson
 from aiohttp import web
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import OnDemandQueryType
+from srota.service._web import json_response
 from srota.service.config import HttpConfig
 from srota.service.metrics import CONTENT_TYPE, Metrics
 
@@ -46,10 +47,6 @@ _LOGIN_PAGE = """<!doctype html><meta charset="utf-8"><title>Srota playground: s
 <h1>Srota playground</h1><p>This service needs its admin token (<code>http.token</code>).</p>
 <form method="post"><input type="password" name="token" placeholder="token" autofocus>
 <button>Sign in</button></form>"""
-
-
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(data, default=str), status=status, content_type="application/json")
 
 
 class AdminServer:
@@ -93,7 +90,7 @@ class AdminServer:
         if request.path not in _OPEN and self._read_token() and not self._authorised(request, read=True):
             if request.path.startswith("/playground") and "/api/" not in request.path:
                 raise web.HTTPFound(_LOGIN)  # a browser: sign in once, then the cookie carries the token
-            return _json({"error": "this endpoint needs 'Authorization: Bearer TOKEN' (http.token)"}, 401)
+            return json_response({"error": "this endpoint needs 'Authorization: Bearer TOKEN' (http.token)"}, 401)
         return await handler(request)
 
     async def _login_page(self, request: web.Request) -> web.Response:
@@ -134,46 +131,46 @@ class AdminServer:
             self._runner = None
 
     async def _health(self, request: web.Request) -> web.Response:
-        return _json({"status": "ok"})
+        return json_response({"status": "ok"})
 
     async def _ready(self, request: web.Request) -> web.Response:
         ready = self.host.is_ready()
-        return _json({"ready": ready}, 200 if ready else 503)
+        return json_response({"ready": ready}, 200 if ready else 503)
 
     async def _metrics(self, request: web.Request) -> web.Response:
         body = await asyncio.get_running_loop().run_in_executor(None, self.host.metrics.render)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
     async def _version(self, request: web.Request) -> web.Response:
-        return _json(version_info())
+        return json_response(version_info())
 
     async def _apps(self, request: web.Request) -> web.Response:
-        return _json(self.host.describe())
+        return json_response(self.host.describe())
 
     async def _query(self, request: web.Request) -> web.Response:
         if not self.config.query_enabled:
-            return _json({"error": "on-demand queries are disabled (http.query.enabled)"}, 403)
+            return json_response({"error": "on-demand queries are disabled (http.query.enabled)"}, 403)
         try:
             body = orjson.loads(await request.read())
             app_name, text = body["app"], body["query"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
-            return _json({"error": 'expected {"app": NAME, "query": TEXT}'}, 400)
+            return json_response({"error": 'expected {"app": NAME, "query": TEXT}'}, 400)
         runtime = self.host.runtimes.get(app_name)
         if runtime is None:
-            return _json({"error": f"no app named {app_name!r}"}, 404)
+            return json_response({"error": f"no app named {app_name!r}"}, 404)
         from srota.grammar.parser import parse_on_demand_query
 
         try:
             parsed = parse_on_demand_query(text)
         except SiddhiAppCreationError as exc:
-            return _json({"error": str(exc), "line": exc.line, "column": exc.column}, 400)
+            return json_response({"error": str(exc), "line": exc.line, "column": exc.column}, 400)
         if parsed.type is not OnDemandQueryType.FIND and not self._authorised(request):
-            return _json({"error": "queries that change data need the configured token"}, 401)
+            return json_response({"error": "queries that change data need the configured token"}, 401)
         try:
             events = await asyncio.get_running_loop().run_in_executor(None, runtime.query, text)
         except SiddhiAppCreationError as exc:
-            return _json({"error": str(exc), "line": exc.line, "column": exc.column}, 400)
-        return _json({"events": [{"timestamp": e.timestamp, "data": list(e.data)} for e in events]})
+            return json_response({"error": str(exc), "line": exc.line, "column": exc.column}, 400)
+        return json_response({"events": [{"timestamp": e.timestamp, "data": list(e.data)} for e in events]})
 
     def _authorised(self, request: web.Request, read: bool = False) -> bool:
         """Whether the request carries the query token (or, for reads, the read token)."""

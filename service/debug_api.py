@@ -30,10 +30,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 from srota.engine.debugger import QueryTerminal
-
-
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(data, default=str), status=status, content_type="application/json")
+from srota.service._web import event_stream, json_error, json_response
 
 
 def _events(events: list[Any]) -> list[dict[str, Any]]:
@@ -51,8 +48,8 @@ class DebugAPI:
         r.add_get("/apps/{app}/debug", self._state)
         r.add_post("/apps/{app}/debug", self._attach)
         r.add_delete("/apps/{app}/debug", self._detach)
-        r.add_put("/apps/{app}/debug/breakpoints/{query}/{terminal}", self._acquire)
-        r.add_delete("/apps/{app}/debug/breakpoints/{query}/{terminal}", self._release)
+        r.add_put("/apps/{app}/debug/breakpoints/{query}/{terminal}", self._breakpoint)
+        r.add_delete("/apps/{app}/debug/breakpoints/{query}/{terminal}", self._breakpoint)
         r.add_post("/apps/{app}/debug/next", self._next)
         r.add_post("/apps/{app}/debug/play", self._play)
         r.add_get("/apps/{app}/debug/events", self._stream)
@@ -66,15 +63,13 @@ class DebugAPI:
         name = request.match_info["app"]
         app = getattr(self.host, "apps", {}).get(name)
         if app is None:
-            raise web.HTTPNotFound(body=orjson.dumps({"error": f"no app named {name!r}"}),
-                                   content_type="application/json")
+            raise json_error(web.HTTPNotFound, f"no app named {name!r}")
         return app
 
     def _debugger(self, request: web.Request) -> Any:
         debugger = self._app(request).runtime.debugger
         if debugger is None:
-            raise web.HTTPConflict(body=orjson.dumps({"error": "no debugger attached (POST /apps/{app}/debug)"}),
-                                   content_type="application/json")
+            raise json_error(web.HTTPConflict, "no debugger attached (POST /apps/{app}/debug)")
         return debugger
 
     async def _state(self, request: web.Request) -> web.Response:
@@ -82,7 +77,7 @@ class DebugAPI:
         rt = app.runtime
         debugger = rt.debugger
         held = debugger.held if debugger is not None else None
-        return _json({"attached": debugger is not None, "paused": rt.paused,
+        return json_response({"attached": debugger is not None, "paused": rt.paused,
                       "breakpoints": [{"query": q, "terminal": t.value} for q, t in
                                       (debugger.break_points if debugger is not None else [])],
                       "held": None if held is None else {"query": held[0], "terminal": held[1].value,
@@ -103,86 +98,69 @@ class DebugAPI:
         try:
             return QueryTerminal(request.match_info["terminal"].lower())
         except ValueError:
-            raise web.HTTPBadRequest(body=orjson.dumps({"error": "terminal must be 'in' or 'out'"}),
-                                     content_type="application/json") from None
+            raise json_error(web.HTTPBadRequest, "terminal must be 'in' or 'out'") from None
 
-    async def _acquire(self, request: web.Request) -> web.Response:
+    async def _breakpoint(self, request: web.Request) -> web.Response:
+        """``PUT`` acquires the breakpoint, ``DELETE`` releases it."""
         debugger = self._debugger(request)
+        change = debugger.acquire_break_point if request.method == "PUT" else debugger.release_break_point
         try:
-            debugger.acquire_break_point(request.match_info["query"], self._terminal(request))
+            change(request.match_info["query"], self._terminal(request))
         except ValueError as exc:
-            return _json({"error": str(exc)}, 404)
-        return await self._state(request)
-
-    async def _release(self, request: web.Request) -> web.Response:
-        debugger = self._debugger(request)
-        try:
-            debugger.release_break_point(request.match_info["query"], self._terminal(request))
-        except ValueError as exc:
-            return _json({"error": str(exc)}, 404)
+            return json_response({"error": str(exc)}, 404)
         return await self._state(request)
 
     async def _next(self, request: web.Request) -> web.Response:
         self._debugger(request).next()
-        return _json({"ok": True})
+        return json_response({"ok": True})
 
     async def _play(self, request: web.Request) -> web.Response:
         self._debugger(request).play()
-        return _json({"ok": True})
+        return json_response({"ok": True})
 
     async def _stream(self, request: web.Request) -> web.StreamResponse:
         """Server-sent events: ``event: held`` with ``{query, terminal, events}`` per stop."""
         debugger = self._debugger(request)
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=1000)
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue(maxsize=1000)
 
         def listener(query: str, terminal: QueryTerminal, events: list[Any]) -> None:
-            item = {"query": query, "terminal": terminal.value, "events": _events(events)}
+            item = ("held", {"query": query, "terminal": terminal.value, "events": _events(events)})
             loop.call_soon_threadsafe(lambda: None if queue.full() else queue.put_nowait(item))
 
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await response.prepare(request)
         debugger.listeners.append(listener)
+        held = debugger.held
+        if held is not None:  # a stop that began before the browser connected
+            listener(*held)
         try:
-            held = debugger.held
-            if held is not None:  # a stop that began before the browser connected
-                listener(*held)
-            while True:
-                try:
-                    item = await asyncio.wait_for(queue.get(), 15)
-                    await response.write(b"event: held\ndata: " + orjson.dumps(item, default=str) + b"\n\n")
-                except TimeoutError:
-                    await response.write(b": keep-alive\n\n")
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
+            return await event_stream(request, queue)
         finally:
             with contextlib.suppress(ValueError):
                 debugger.listeners.remove(listener)
-        return response
 
     async def _query_state(self, request: web.Request) -> web.Response:
         rt = self._app(request).runtime
         try:
             state = rt.query_state(request.match_info["query"])
         except KeyError as exc:
-            return _json({"error": str(exc).strip('"')}, 404)
-        return _json({"query": request.match_info["query"], "state": state})
+            return json_response({"error": str(exc).strip('"')}, 404)
+        return json_response({"query": request.match_info["query"], "state": state})
 
     async def _pause(self, request: web.Request) -> web.Response:
         app = self._app(request)
         app.use_engine_thread()
         app.runtime.pause()
-        return _json({"paused": True})
+        return json_response({"paused": True})
 
     async def _resume(self, request: web.Request) -> web.Response:
         self._app(request).runtime.resume()
-        return _json({"paused": False})
+        return json_response({"paused": False})
 
     async def _statistics(self, request: web.Request) -> web.Response:
         report = self._app(request).runtime.statistics()
         if report is None:
-            return _json({"error": "statistics are off (PUT {\"level\": \"basic\"})"}, 404)
-        return _json(report)
+            return json_response({"error": "statistics are off (PUT {\"level\": \"basic\"})"}, 404)
+        return json_response(report)
 
     async def _set_statistics(self, request: web.Request) -> web.Response:
         rt = self._app(request).runtime
@@ -190,5 +168,5 @@ class DebugAPI:
             level = orjson.loads(await request.read())["level"]
             rt.set_statistics_level(str(level))
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            return _json({"error": f'expected {{"level": "off"|"basic"|"detail"}} ({exc})'}, 400)
-        return _json({"level": level})
+            return json_response({"error": f'expected {{"level": "off"|"basic"|"detail"}} ({exc})'}, 400)
+        return json_response({"level": level})

@@ -13,12 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from aiohttp import web
-
-
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(data, default=str), status=status, content_type="application/json")
+from srota.service._web import json_error, json_response
 
 
 class ErrorsAPI:
@@ -43,11 +39,10 @@ class ErrorsAPI:
         try:
             ident = int(request.match_info["id"])
         except ValueError:
-            raise web.HTTPBadRequest(text='{"error": "an error id is a number"}', content_type="application/json") from None
+            raise json_error(web.HTTPBadRequest, "an error id is a number") from None
         entry = self._store.get(ident)
         if entry is None:
-            raise web.HTTPNotFound(text=orjson.dumps({"error": f"no error {ident}"}).decode(),
-                                   content_type="application/json")
+            raise json_error(web.HTTPNotFound, f"no error {ident}")
         return entry
 
     async def _list(self, request: web.Request) -> web.Response:
@@ -56,37 +51,37 @@ class ErrorsAPI:
             limit = min(int(q.get("limit", "100")), 10_000)
             after = int(q.get("after", "0"))
         except ValueError:
-            return _json({"error": "limit and after are numbers"}, 400)
+            return json_response({"error": "limit and after are numbers"}, 400)
         filters = {"app": q.get("app"), "stream": q.get("stream")}
         entries = self._store.entries(limit=limit, after=after, **filters)
-        return _json({"count": self._store.count(**filters), "entries": [e.summary() for e in entries]})
+        return json_response({"count": self._store.count(**filters), "entries": [e.summary() for e in entries]})
 
     async def _show(self, request: web.Request) -> web.Response:
-        return _json(self._entry(request).detail())
+        return json_response(self._entry(request).detail())
 
     async def _discard(self, request: web.Request) -> web.Response:
         entry = self._entry(request)
         self._store.discard(entry.id)
-        return _json({"discarded": entry.id})
+        return json_response({"discarded": entry.id})
 
     async def _replay(self, request: web.Request) -> web.Response:
         entry = self._entry(request)
         app = self.host.apps.get(entry.app)
         if app is None:
-            return _json({"error": f"app '{entry.app}' is not running here"}, 409)
+            return json_response({"error": f"app '{entry.app}' is not running here"}, 409)
         try:
             sent = await app.replay(entry)
         except ValueError as exc:
-            return _json({"error": str(exc)}, 409)
+            return json_response({"error": str(exc)}, 409)
         self._store.discard(entry.id)
-        return _json({"replayed": entry.id, "events": sent})
+        return json_response({"replayed": entry.id, "events": sent})
 
     async def _purge(self, request: web.Request) -> web.Response:
         q = request.query
         if "app" not in q and q.get("all") != "true":
-            return _json({"error": "say which: ?app=NAME[&stream=S] or ?all=true"}, 400)
+            return json_response({"error": "say which: ?app=NAME[&stream=S] or ?all=true"}, 400)
         try:
             before = int(q["before"]) if "before" in q else None
         except ValueError:
-            return _json({"error": "before is epoch milliseconds"}, 400)
-        return _json({"purged": self._store.purge(app=q.get("app"), stream=q.get("stream"), before=before)})
+            return json_response({"error": "before is epoch milliseconds"}, 400)
+        return json_response({"purged": self._store.purge(app=q.get("app"), stream=q.get("stream"), before=before)})

@@ -37,7 +37,7 @@ import string
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from typing import Any
 import orjson
 import structlog
 from aiohttp import web
+from srota.service._web import event_stream, json_error, json_response
 from srota.service.sandbox import Sandbox, SandboxError, SandboxGone, SandboxLimits
 
 _log = structlog.get_logger("srota.playground")
@@ -60,12 +61,8 @@ _TICK = 0.05
 _SIMULATION_KINDS = ("csv", "json", "random")
 
 
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(data, default=str), status=status, content_type="application/json")
-
-
 def _error(message: str, status: int = 400, **extra: Any) -> web.Response:
-    return _json({"error": message, **extra}, status)
+    return json_response({"error": message, **extra}, status)
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
@@ -82,10 +79,9 @@ async def _body(request: web.Request) -> dict[str, Any]:
     try:
         body = orjson.loads(bytes(data))
     except orjson.JSONDecodeError as exc:
-        raise web.HTTPBadRequest(text=orjson.dumps({"error": f"the body is not JSON: {exc}"}).decode(),
-                                 content_type="application/json") from None
+        raise json_error(web.HTTPBadRequest, f"the body is not JSON: {exc}") from None
     if not isinstance(body, dict):
-        raise web.HTTPBadRequest(text='{"error": "the body must be a JSON object"}', content_type="application/json")
+        raise json_error(web.HTTPBadRequest, "the body must be a JSON object")
     return body
 
 
@@ -276,19 +272,20 @@ class _Session:
         self.sandbox: Sandbox | None = None
         self.app: dict[str, Any] | None = None
         self.simulations: dict[str, Simulation] = {}
-        self.listeners: list[asyncio.Queue[dict[str, Any]]] = []
+        self.listeners: list[asyncio.Queue[tuple[str, Any]]] = []
         self._statistics: asyncio.Task[None] | None = None
         self.used = time.monotonic()
 
     def publish(self, message: dict[str, Any]) -> None:
-        """Hand a message to every open event stream (a slow page loses messages, never blocks)."""
+        """Hand a message (its ``event`` names it) to every open event stream; a slow page
+        loses the oldest messages, never blocks the server."""
         for q in self.listeners:
             if q.full():
                 with contextlib.suppress(asyncio.QueueEmpty):
                     q.get_nowait()  # drop the oldest: the newest outputs matter more
-                q.put_nowait({"event": "dropped"})
+                q.put_nowait(("dropped", {"event": "dropped"}))
             with contextlib.suppress(asyncio.QueueFull):
-                q.put_nowait(message)
+                q.put_nowait((message["event"], message))
 
     def _notice(self, message: dict[str, Any]) -> None:
         if message.get("event") == "stopped":
@@ -453,7 +450,7 @@ class Playground:
             items.append({"name": self.initial_app.name, "title": _title(self.initial_app), "initial": True})
         items.extend({"name": p.name, "title": _title(p), "initial": False} for p in self.examples
                      if self.initial_app is None or p.resolve() != self.initial_app.resolve())
-        return _json(items)
+        return json_response(items)
 
     async def _example(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -468,7 +465,7 @@ class Playground:
         if not isinstance(text, str):
             return _error('expected {"text": APP}')
         result = await asyncio.get_running_loop().run_in_executor(None, check, text)
-        return _json(result)
+        return json_response(result)
 
     # ------------------------------------------------------------------ run
     def _session(self, request: web.Request) -> _Session:
@@ -497,11 +494,11 @@ class Playground:
         except SandboxGone as exc:
             return _error(str(exc), 503)
         _log.info("playground app started", session=session.id, app=described["name"])
-        return _json(described)
+        return json_response(described)
 
     async def _stop(self, request: web.Request) -> web.Response:
         await self._session(request).stop()
-        return _json({"stopped": True})
+        return json_response({"stopped": True})
 
     async def _send(self, request: web.Request) -> web.Response:
         body = await _body(request)
@@ -513,7 +510,7 @@ class Playground:
 
     async def _call(self, session: _Session, op: str, busy: bool = False, **fields: Any) -> web.Response:
         try:
-            return _json(await session.require().request(op, busy=busy, **fields))
+            return json_response(await session.require().request(op, busy=busy, **fields))
         except SandboxError as exc:
             return _error(exc.message, line=exc.line, column=exc.column)
         except SandboxGone as exc:
@@ -557,7 +554,7 @@ class Playground:
         sim.resume.set()
         session.simulations[sim.id] = sim
         sim.task = asyncio.create_task(session.simulate(sim))
-        return _json(sim.describe())
+        return json_response(sim.describe())
 
     async def _simulation_action(self, request: web.Request) -> web.Response:
         session = self._session(request)
@@ -577,7 +574,7 @@ class Playground:
         elif action not in ("pause", "resume"):
             return _error("action must be pause, resume or stop", 404)
         session.publish({"event": "simulation", **sim.describe()})
-        return _json(sim.describe())
+        return json_response(sim.describe())
 
     async def _query(self, request: web.Request) -> web.Response:
         text = (await _body(request)).get("text")
@@ -610,33 +607,13 @@ class Playground:
     # ------------------------------------------------------------------ events
     async def _events(self, request: web.Request) -> web.StreamResponse:
         session = self._session(request)
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=2000)
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await response.prepare(request)
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue(maxsize=2000)
         session.listeners.append(queue)
         try:
-            await response.write(b"event: hello\ndata: " + orjson.dumps({"app": session.app}) + b"\n\n")
-            async for message in _messages(queue):
-                if message is None:
-                    await response.write(b": keep-alive\n\n")
-                    continue
-                await response.write(b"event: " + message["event"].encode() + b"\ndata: "
-                                     + orjson.dumps(message, default=str) + b"\n\n")
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
+            return await event_stream(request, queue, first=("hello", {"app": session.app}))
         finally:
             with contextlib.suppress(ValueError):
                 session.listeners.remove(queue)
-        return response
-
-
-async def _messages(queue: asyncio.Queue[dict[str, Any]]) -> AsyncIterator[dict[str, Any] | None]:
-    """Messages as they come; ``None`` every 15 s of quiet (a keep-alive)."""
-    while True:
-        try:
-            yield await asyncio.wait_for(queue.get(), 15)
-        except TimeoutError:
-            yield None
 
 
 async def _to_playground(request: web.Request) -> web.Response:
