@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 from srota.grammar.model import AttrType
@@ -133,3 +134,45 @@ def type_of_value(value: Any) -> AttrType:
     if isinstance(value, str):
         return AttrType.STRING
     return AttrType.OBJECT
+
+
+# ---------------------------------------------------------------------------- Java's HashMap order
+def java_hash(key: Any) -> int:
+    """``key.hashCode()`` as a 32-bit unsigned value (String, Integer/Long, Double, Boolean)."""
+    if isinstance(key, str):
+        data = key.encode("utf-16-be")
+        h = 0
+        for i in range(0, len(data), 2):
+            h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+        return h
+    if isinstance(key, bool):
+        return 1231 if key else 1237
+    if isinstance(key, int):
+        if -(2 ** 31) <= key < 2 ** 31:
+            return key & 0xFFFFFFFF
+        v = key & 0xFFFFFFFFFFFFFFFF
+        return (v ^ (v >> 32)) & 0xFFFFFFFF
+    if isinstance(key, float):
+        bits = struct.unpack(">q", struct.pack(">d", key))[0] & 0xFFFFFFFFFFFFFFFF
+        return (bits ^ (bits >> 32)) & 0xFFFFFFFF
+    return hash(key) & 0xFFFFFFFF
+
+
+def hashmap_order(keys: Sequence[Any]) -> list[int]:
+    """Indexes of distinct ``keys`` in the order a ``java.util.HashMap`` they were put into, in
+    this order, iterates them (Siddhi's outputs follow it where it keeps groups in one)."""
+    cap = 16
+    while len(keys) > cap * 0.75:
+        cap *= 2
+
+    def slot(i: int) -> tuple[int, int]:
+        h = java_hash(keys[i])
+        return ((h ^ (h >> 16)) & (cap - 1), i)
+
+    return sorted(range(len(keys)), key=slot)
+
+
+def hashmap_keys(keys: Any) -> list[Any]:
+    """The keys in the order a ``java.util.HashMap`` filled in this order iterates them."""
+    keys = list(keys)
+    return [keys[i] for i in hashmap_order(keys)]

@@ -38,7 +38,7 @@ from srota.engine.aggregation.store import MemoryStore, SqliteStore, Store, Stor
 from srota.engine.clock import next_period
 from srota.engine.event import CURRENT, Event
 from srota.engine.expression import error_at
-from srota.engine.types import java_float_str
+from srota.engine.types import hashmap_order, java_float_str
 from srota.grammar.model import AggregationDefinition, Attribute, TimeDuration, find_annotation
 
 _log = logging.getLogger("srota.engine.aggregation")
@@ -241,7 +241,7 @@ class Aggregation:
                     merge(have, row)
         finalize = spec.finalize
         items = list(merged.items())
-        order = _java_hash_order([_java_key(k) for k, _ in items])
+        order = hashmap_order([_java_key(k) for k, _ in items])
         return [finalize(items[n][0][0], items[n][0][1], items[n][1]) for n in order]
 
     def per_duration(self, value: Any) -> TimeDuration:
@@ -393,31 +393,6 @@ def _java_str(v: Any) -> str:
     if isinstance(v, float):
         return java_float_str(v)
     return str(v)
-
-
-def _java_hash(s: str) -> int:
-    h = 0
-    data = s.encode("utf-16-be")
-    for n in range(0, len(data), 2):
-        h = (31 * h + (data[n] << 8 | data[n + 1])) & 0xFFFFFFFF
-    return h
-
-
-def _java_hash_order(keys: list[str]) -> list[int]:
-    """Indexes of ``keys`` in the iteration order of a Java ``HashMap`` they were put into."""
-    n = len(keys)
-    if n < 2:
-        return list(range(n))
-    cap = 16
-    while n > cap * 3 // 4:
-        cap *= 2
-    mask = cap - 1
-
-    def slot(i: int) -> int:
-        h = _java_hash(keys[i])
-        return (h ^ (h >> 16)) & mask
-
-    return sorted(range(n), key=lambda i: (slot(i), i))
 
 
 # ---------------------------------------------------------------------------- planning

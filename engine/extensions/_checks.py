@@ -16,6 +16,7 @@ from srota.engine.aggregators import AggregatorState
 from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import Extension, Kind, Param, extension, registry
+from srota.engine.types import hashmap_keys
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import Attribute, AttrType, Constant, TimeConstant
 
@@ -338,43 +339,6 @@ def tokenizer(namespace: str, param: Param, key: Attribute, kind: type, java_typ
 
 
 # ---------------------------------------------------------------------------- Java's HashMap order
-def java_hash(key: Any) -> int:
-    """``key.hashCode()`` as a 32-bit unsigned value (String, Integer/Long, Double, Boolean)."""
-    if isinstance(key, str):
-        data = key.encode("utf-16-be")
-        h = 0
-        for i in range(0, len(data), 2):
-            h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-        return h
-    if isinstance(key, bool):
-        return 1231 if key else 1237
-    if isinstance(key, int):
-        if -(2 ** 31) <= key < 2 ** 31:
-            return key & 0xFFFFFFFF
-        v = key & 0xFFFFFFFFFFFFFFFF
-        return (v ^ (v >> 32)) & 0xFFFFFFFF
-    if isinstance(key, float):
-        import struct
-
-        bits = struct.unpack(">q", struct.pack(">d", key))[0] & 0xFFFFFFFFFFFFFFFF
-        return (bits ^ (bits >> 32)) & 0xFFFFFFFF
-    return hash(key) & 0xFFFFFFFF
-
-
-def hashmap_keys(keys: Any) -> list[Any]:
-    """The keys in the order a ``java.util.HashMap`` filled in this order iterates them."""
-    keys = list(keys)
-    cap = 16
-    while len(keys) > cap * 0.75:
-        cap *= 2
-
-    def slot(i: int) -> tuple[int, int]:
-        h = java_hash(keys[i])
-        return ((h ^ (h >> 16)) & (cap - 1), i)
-
-    return [keys[i] for i in sorted(range(len(keys)), key=slot)]
-
-
 def hash_order(value: Any) -> Any:
     """``value`` with every map's keys in Java ``HashMap`` iteration order (recursively)."""
     if isinstance(value, dict):

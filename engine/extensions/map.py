@@ -29,7 +29,6 @@ from srota.engine.extensions._checks import (
     aggregator,
     err,
     function,
-    hashmap_keys,
     java_double_str,
     java_str,
     json_writer,
@@ -38,6 +37,7 @@ from srota.engine.extensions._checks import (
     tokenizer,
 )
 from srota.engine.registry import Param
+from srota.engine.types import hashmap_keys
 from srota.grammar.model import Attribute, AttrType
 
 _MAP = Param("map", OBJECT, dynamic=True, doc="A map.")

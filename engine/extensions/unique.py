@@ -35,13 +35,13 @@ from srota.engine.extensions._checks import (
     LONG,
     REPEAT,
     err,
-    hashmap_keys,
     is_literal,
     java_str,
     stream_processor,
     window,
 )
 from srota.engine.registry import Param
+from srota.engine.types import hashmap_keys
 from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value, require_attribute
 from srota.engine.windows.time import java_rem
 from srota.grammar.model import Attribute, AttrType

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from srota.engine import SiddhiAppCreationError, SiddhiManager
 from srota.engine.aggregation.buckets import parse_time
-from srota.engine.aggregation.runtime import _java_hash_order, _java_key
+from srota.engine.aggregation.runtime import _java_key
+from srota.engine.types import hashmap_order
 from srota.grammar.errors import SiddhiParserError
 from srota.grammar.model import TimeDuration as D
 
@@ -102,7 +103,7 @@ def test_ties_of_agg_timestamp_keep_siddhis_hashmap_order():
     expected = []
     for ts in (T0, T0 + 1_000):
         ks = [(ts, (k,)) for i, k in enumerate(keys) if T0 + (i % 2) * 1_000 == ts]
-        expected += [(ks[n][1][0], float(keys.index(ks[n][1][0]))) for n in _java_hash_order([_java_key(k) for k in ks])]
+        expected += [(ks[n][1][0], float(keys.index(ks[n][1][0]))) for n in hashmap_order([_java_key(k) for k in ks])]
     assert got == expected
 
 
