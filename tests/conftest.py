@@ -24,7 +24,6 @@ import shutil
 import socket
 import subprocess
 import sysconfig
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -303,37 +302,21 @@ def mosquitto_factory(tmp_path: Path) -> Iterator[Callable[..., MosquittoBroker]
 
 # ------------------------------------------------------------------------------------ databases
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def postgres_server() -> Iterator[Any]:
     """A PostgreSQL 15 server for the whole session (user/password ``srota``); see tests/dbservers.py."""
-    from tests.dbservers import PostgresServer, postgres_bin
+    from tests.dbservers import running_postgres
 
-    bindir = postgres_bin()
-    if bindir is None:
-        pytest.skip("PostgreSQL server binaries are not installed (run `make deps`: postgresql-15)")
-    server = PostgresServer(Path(tempfile.mkdtemp(prefix="srota-pg-")), bindir)
-    server.start()
-    try:
+    with running_postgres() as server:
         yield server
-    finally:
-        server.stop("immediate")
-        shutil.rmtree(server.workdir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def mariadb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def mariadb_server() -> Iterator[Any]:
     """A MariaDB 10.11 server for the whole session (user/password ``srota``)."""
-    from tests.dbservers import MariaDBServer, mariadb_bin
+    from tests.dbservers import running_mariadb
 
-    found = mariadb_bin()
-    if found is None:
-        pytest.skip("MariaDB server binaries are not installed (run `make deps`: mariadb-server)")
-    server = MariaDBServer(Path(tempfile.mkdtemp(prefix="srota-maria-")), *found)
-    server.start()
-    try:
+    with running_mariadb() as server:
         yield server
-    finally:
-        server.stop()
-        shutil.rmtree(server.workdir, ignore_errors=True)
 
 
 @pytest.fixture

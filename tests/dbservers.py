@@ -12,13 +12,18 @@ when they are absent the fixtures skip with that reason.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 USER = "srota"
 PASSWORD = "srota"
@@ -207,3 +212,35 @@ class MariaDBServer:
             cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
         conn.close()
         return name
+
+
+@contextlib.contextmanager
+def running_postgres(prefix: str = "srota-pg-") -> Iterator[PostgresServer]:
+    """A PostgreSQL server in a fresh data directory, stopped and removed after (skips the
+    test when the binaries are absent)."""
+    bindir = postgres_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL server binaries are not installed (run `make deps`: postgresql-15)")
+    server = PostgresServer(Path(tempfile.mkdtemp(prefix=prefix)), bindir)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop("immediate")
+        shutil.rmtree(server.workdir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def running_mariadb(prefix: str = "srota-maria-") -> Iterator[MariaDBServer]:
+    """A MariaDB server in a fresh data directory, stopped and removed after (skips the test
+    when the binaries are absent)."""
+    found = mariadb_bin()
+    if found is None:
+        pytest.skip("MariaDB server binaries are not installed (run `make deps`: mariadb-server)")
+    server = MariaDBServer(Path(tempfile.mkdtemp(prefix=prefix)), *found)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.workdir, ignore_errors=True)

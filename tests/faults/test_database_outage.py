@@ -22,7 +22,7 @@ import orjson
 import pytest
 
 from tests.conftest import free_port
-from tests.dbservers import PostgresServer, postgres_bin
+from tests.dbservers import PostgresServer, running_postgres
 from tests.integration.support import (
     TcpProxy,
     committed,
@@ -40,21 +40,10 @@ KEYS = [f"dev-{i}" for i in range(8)]
 
 
 @pytest.fixture
-def own_postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+def own_postgres() -> Iterator[PostgresServer]:
     """A PostgreSQL server this test may stop and start (the session's stays up)."""
-    import shutil
-    import tempfile
-
-    bindir = postgres_bin()
-    if bindir is None:
-        pytest.skip("PostgreSQL server binaries are not installed (run `make deps`: postgresql-15)")
-    server = PostgresServer(Path(tempfile.mkdtemp(prefix="srota-pg-outage-")), bindir)
-    server.start()
-    try:
+    with running_postgres("srota-pg-outage-") as server:
         yield server
-    finally:
-        server.stop("immediate")
-        shutil.rmtree(server.workdir, ignore_errors=True)
 
 
 class _ProxyThread:
