@@ -32,7 +32,7 @@ from srota.engine.extensions._checks import (
     stream_processor,
 )
 from srota.engine.registry import Param
-from srota.engine.types import f32
+from srota.engine.types import coerce  # a database value as the declared type, as convert() does
 from srota.grammar.model import Attribute, AttrType
 
 _TYPES = {t.value: t for t in AttrType}
@@ -63,22 +63,6 @@ def _sql(ctx: Any, datasource: str, query: str, n_args: int, fn: str) -> tuple[A
     db = ctx.datasource(datasource) if not ctx.offline else None
     # DB-API drivers here use %s; a literal % must be doubled
     return db, _PLACEHOLDER.sub("%s", query.replace("%", "%%"))
-
-
-def _convert(value: Any, t: AttrType) -> Any:
-    if value is None:
-        return None
-    if t is AttrType.STRING:
-        return str(value)
-    if t in (AttrType.INT, AttrType.LONG):
-        return int(value)
-    if t is AttrType.DOUBLE:
-        return float(value)
-    if t is AttrType.FLOAT:
-        return f32(float(value))
-    if t is AttrType.BOOL:
-        return bool(value)
-    return value
 
 
 def _constant(infos: list[ArgInfo], i: int, fn: str, what: str) -> str:
@@ -125,7 +109,7 @@ def _query(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute]
                 cur.execute(sql, tuple(g(e) for g in args))
                 rows = cur.fetchall()
                 for r in rows:
-                    out.append(Event(e.timestamp, (*e.data, *(_convert(v, t) for v, t in zip(r, types, strict=False))),
+                    out.append(Event(e.timestamp, (*e.data, *(coerce(v, t) for v, t in zip(r, types, strict=False))),
                                      e.type))
                 if not rows and ack_empty:
                     out.append(Event(e.timestamp, (*e.data, *blank), e.type))
