@@ -89,14 +89,9 @@ def render_expression(e: m.Expression) -> str:
         return f"{e.millis} millisec"
     if isinstance(e, m.Variable):
         return _variable(e)
-    if isinstance(e, m.MathOp):
-        return f"({render_expression(e.left)} {e.op.value} {render_expression(e.right)})"
-    if isinstance(e, m.Compare):
-        return f"({render_expression(e.left)} {e.op.value} {render_expression(e.right)})"
-    if isinstance(e, m.And):
-        return f"({render_expression(e.left)} and {render_expression(e.right)})"
-    if isinstance(e, m.Or):
-        return f"({render_expression(e.left)} or {render_expression(e.right)})"
+    if isinstance(e, (m.MathOp, m.Compare, m.And, m.Or)):
+        op = "and" if isinstance(e, m.And) else "or" if isinstance(e, m.Or) else e.op.value
+        return f"({render_expression(e.left)} {op} {render_expression(e.right)})"
     if isinstance(e, m.Not):
         return f"(not {render_expression(e.expression)})"
     if isinstance(e, m.IsNull):

@@ -15,7 +15,9 @@ EPOCH = 1_700_000_000_000
 ROWS = [("a", 10, 2), ("b", 9, 3), ("a", 8, 0), ("b", 6, 2), ("a", 4, 4)]  # the third divides by 0
 
 
-def _run(body: str, on_error: str = "@OnError(action='STREAM')"):
+def _run(body: str, on_error: str = "@OnError(action='STREAM')", feeds=None):
+    """Run ``body`` after ``define stream S``; send ``feeds`` (``[(stream, events)]``, by
+    default ROWS into S) and collect Out, Faults and Count."""
     app = (f"@app:playback {on_error} define stream S (k string, a int, b int);\n{body}\n"
            "from !S select k, a, b insert into Faults;" if on_error else body)
     if not on_error:
@@ -26,7 +28,8 @@ def _run(body: str, on_error: str = "@OnError(action='STREAM')"):
         if name in rt.stream_definitions:
             rt.add_callback(name, lambda evs, n=name: got[n].extend(e.data for e in evs))
     rt.start()
-    rt.get_input_handler("S").send_events([Event(EPOCH + i, r) for i, r in enumerate(ROWS)])
+    for stream, events in feeds or [("S", [Event(EPOCH + i, r) for i, r in enumerate(ROWS)])]:
+        rt.get_input_handler(stream).send_events(events)
     rt.shutdown()
     return got
 
@@ -114,26 +117,17 @@ def test_an_exception_raised_again_still_faults_only_its_own_event():
     """A function that raises the same exception object each time (a cached error): its
     traceback then also holds the frames of the earlier raise.  The selector must fault the
     event it was processing now, not the whole chunk (it once read that from the frames)."""
-    app = ("@app:playback @OnError(action='STREAM') define stream S (k string, a int, b int);\n"
-           "define function capped[python] return int {\n"
-           "    import builtins\n"
-           "    if data[0] > 50:\n"
-           "        if not hasattr(builtins, 'srota_test_cached_error'):\n"
-           "            builtins.srota_test_cached_error = ValueError('over the cap')\n"
-           "        raise builtins.srota_test_cached_error\n"
-           "    return data[0]\n"
-           "};\n"
-           "from S select k, sum(capped(a)) as s group by k insert into Out;\n"
-           "from !S select k, a, b insert into Faults;")
-    rt = SiddhiManager().create_siddhi_app_runtime(app)
-    got: dict[str, list] = {"Out": [], "Faults": []}
-    for name in got:
-        rt.add_callback(name, lambda evs, n=name: got[n].extend(e.data for e in evs))
-    rt.start()
-    h = rt.get_input_handler("S")
-    h.send_events([Event(EPOCH, ("a", 60, 0))])  # raises once: a chunk of one
-    h.send_events([Event(EPOCH + 1 + i, r) for i, r in enumerate([("a", 1, 0), ("a", 70, 0), ("b", 2, 0)])])
-    rt.shutdown()
+    got = _run("define function capped[python] return int {\n"
+               "    import builtins\n"
+               "    if data[0] > 50:\n"
+               "        if not hasattr(builtins, 'srota_test_cached_error'):\n"
+               "            builtins.srota_test_cached_error = ValueError('over the cap')\n"
+               "        raise builtins.srota_test_cached_error\n"
+               "    return data[0]\n"
+               "};\n"
+               "from S select k, sum(capped(a)) as s group by k insert into Out;",
+               feeds=[("S", [Event(EPOCH, ("a", 60, 0))]),  # raises once: a chunk of one
+                      ("S", [Event(EPOCH + 1 + i, r) for i, r in enumerate([("a", 1, 0), ("a", 70, 0), ("b", 2, 0)])])])
     assert got["Faults"] == [("a", 60, 0), ("a", 70, 0)]
     assert sorted(got["Out"]) == [("a", 1), ("b", 2)]
 
@@ -141,20 +135,12 @@ def test_an_exception_raised_again_still_faults_only_its_own_event():
 def test_join_fault_takes_only_the_bad_event():
     """A join whose condition raises for one event of a chunk faults that event alone; the
     others still join (it faulted the whole chunk, after joining the events before it)."""
-    app = ("@app:playback @OnError(action='STREAM') define stream S (k string, a int, b int);\n"
-           "define stream R (k string);\n"
-           "define window W (k string) length(5);\n"
-           "from R insert into W;\n"
-           "from S join W on S.k == W.k and S.a / S.b > 1 select S.k, S.a insert into Out;\n"
-           "from !S select k, a, b insert into Faults;")
-    rt = SiddhiManager().create_siddhi_app_runtime(app)
-    got: dict[str, list] = {"Out": [], "Faults": []}
-    for name in got:
-        rt.add_callback(name, lambda evs, n=name: got[n].extend(e.data for e in evs))
-    rt.start()
-    rt.get_input_handler("R").send_events([Event(EPOCH, ("a",)), Event(EPOCH, ("b",))])
-    rt.get_input_handler("S").send_events([Event(EPOCH + 1 + i, r) for i, r in enumerate(ROWS)])
-    rt.shutdown()
+    got = _run("define stream R (k string);\n"
+               "define window W (k string) length(5);\n"
+               "from R insert into W;\n"
+               "from S join W on S.k == W.k and S.a / S.b > 1 select S.k, S.a insert into Out;",
+               feeds=[("R", [Event(EPOCH, ("a",)), Event(EPOCH, ("b",))]),
+                      ("S", [Event(EPOCH + 1 + i, r) for i, r in enumerate(ROWS)])])
     assert got["Faults"] == [("a", 8, 0)]
     assert got["Out"] == [("a", 10), ("b", 9), ("b", 6)]
 
@@ -162,16 +148,7 @@ def test_join_fault_takes_only_the_bad_event():
 def test_pattern_fault_takes_only_the_bad_event():
     """A pattern condition that raises for one event of a chunk faults that event alone; the
     matches of the others come out (they were lost with the whole chunk faulted)."""
-    app = ("@app:playback @OnError(action='STREAM') define stream S (k string, a int, b int);\n"
-           "from every e1=S[a / b > 1] -> e2=S[k == e1.k] select e1.a as first, e2.a as second insert into Out;\n"
-           "from !S select k, a, b insert into Faults;")
-    rt = SiddhiManager().create_siddhi_app_runtime(app)
-    got: dict[str, list] = {"Out": [], "Faults": []}
-    for name in got:
-        rt.add_callback(name, lambda evs, n=name: got[n].extend(e.data for e in evs))
-    rt.start()
-    rt.get_input_handler("S").send_events([Event(EPOCH + i, r) for i, r in enumerate(ROWS)])
-    rt.shutdown()
+    got = _run("from every e1=S[a / b > 1] -> e2=S[k == e1.k] select e1.a as first, e2.a as second insert into Out;")
     assert got["Faults"] == [("a", 8, 0)]
     # e2 is checked before e1 for each event: (a, 8, 0) completed e1=(a, 10) before its own e1
     # condition raised; it is faulted as an e1 candidate only
