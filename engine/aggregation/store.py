@@ -349,7 +349,120 @@ def take_batch(q: queue.Queue[Any], rows_at: int, batch_size: int) -> list[Any]:
     return batch
 
 
-class SqliteStore(Store):
+class QueuedWriter:
+    """A store's writer thread, fed by a bounded queue (both aggregation stores use it).
+
+    Writes are tuples queued by ``write()`` (``item[_rows_at]`` holds the rows) and written in
+    batches (:func:`take_batch`), one transaction each; jobs (callables) run on the writer
+    thread in queue order, after the writes queued before them.  The thread owns a resource
+    (a SQLite connection; nothing for a server database, whose ``Database`` keeps its own):
+    subclasses say how to open it, write a batch with it, run a job on it and close it.
+    """
+
+    _rows_at = 4
+
+    def _start_writer(self, name: str, batch_size: int, max_queued: int) -> None:
+        """Start the thread and wait until it has opened its resource (a bad path or a
+        schema error surfaces here, at app creation)."""
+        self._batch_size = batch_size
+        # Bounded: a writer that cannot keep up (or keeps failing) blocks write(), which holds
+        # the engine (and so the sources) back instead of growing memory without limit.
+        self._queue: queue.Queue[Any] = queue.Queue(max_queued)
+        #: The bound of the write queue (a host pauses its sources well before it).
+        self.max_queued = max_queued
+        self._closed = False
+        ready: Future[None] = Future()
+        self._thread = threading.Thread(target=self._writer_loop, args=(ready,), daemon=True, name=name)
+        self._thread.start()
+        ready.result()
+
+    def _writer_loop(self, ready: Future[None]) -> None:
+        try:
+            resource = self._open_writer()
+        except Exception as exc:
+            ready.set_exception(exc)
+            return
+        ready.set_result(None)
+        while True:
+            batch = take_batch(self._queue, self._rows_at, self._batch_size)
+            writes: list[tuple[Any, ...]] = []
+            for it in batch:
+                if it is _STOP or callable(it):
+                    self._write_batch(resource, writes)
+                    writes = []
+                    if it is _STOP:
+                        self._close_writer(resource)
+                        return
+                    try:
+                        it(resource)
+                    except BaseException as exc:  # noqa: BLE001 -- a job of _put_job (a _call reports its own)
+                        self._job_failed(resource, exc)
+                else:
+                    writes.append(it)
+            self._write_batch(resource, writes)
+
+    # ------------------------------------------------------------------ subclasses say how
+    def _open_writer(self) -> Any:
+        raise NotImplementedError
+
+    def _write_batch(self, resource: Any, writes: list[tuple[Any, ...]]) -> None:
+        raise NotImplementedError
+
+    def _run_on_writer(self, resource: Any, fn: Callable[[Any], Any]) -> Any:
+        """Run ``fn`` with what it works on (a connection, a cursor) on the writer thread."""
+        raise NotImplementedError
+
+    def _run_closed(self, fn: Callable[[Any], Any]) -> Any:
+        """Run ``fn`` on the caller's thread once the writer is closed."""
+        raise NotImplementedError
+
+    def _job_failed(self, resource: Any, exc: BaseException) -> None:
+        raise NotImplementedError
+
+    def _close_writer(self, resource: Any) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ callers
+    def _call(self, fn: Callable[[Any], Any]) -> Any:
+        """Run ``fn`` on the writer thread after the queued writes; return its result."""
+        if self._closed:
+            return self._run_closed(fn)
+        done: Future[Any] = Future()
+
+        def job(resource: Any) -> None:
+            try:
+                done.set_result(self._run_on_writer(resource, fn))
+            except BaseException as exc:  # noqa: BLE001 -- the caller gets it
+                done.set_exception(exc)
+
+        self._queue.put(job)
+        return done.result()
+
+    def _put_job(self, fn: Callable[[Any], Any]) -> None:
+        """Run ``fn`` on the writer thread after the queued writes, without waiting."""
+        if self._closed:
+            self._call(fn)
+        else:
+            self._queue.put(lambda resource: self._run_on_writer(resource, fn))
+
+    @property
+    def backlog(self) -> int:
+        """Writes queued and not yet stored."""
+        return self._queue.qsize()
+
+    def flush(self) -> None:
+        if not self._closed:
+            self._call(lambda _: None)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._queue.put(_STOP)
+        self._thread.join()
+        self._closed = True
+
+
+class SqliteStore(QueuedWriter, Store):
     """An aggregation's tables in one SQLite file, written off the hot path."""
 
     persistent = True
@@ -359,12 +472,6 @@ class SqliteStore(Store):
         self.database = database
         self.schema = SqliteSchema(spec)
         self.tables = {d: table_name(spec.id, d) for d in spec.durations}
-        self._batch_size = batch_size
-        # Bounded: a writer that cannot keep up (or keeps failing) blocks write(), which holds
-        # the engine (and so the sources) back instead of growing memory without limit.
-        self._queue: queue.Queue[Any] = queue.Queue(max_queued)
-        #: The bound of the write queue (a host pauses its sources well before it).
-        self.max_queued = max_queued
         self._sql = {(d, m): self.schema.upsert_sql(t, m) for d, t in self.tables.items()
                      for m in ("merge", "replace")}
         #: Failed write attempts (a transient one is retried until it succeeds).
@@ -373,7 +480,6 @@ class SqliteStore(Store):
         self.failed_writes = 0
         #: Seconds each of the last 256 batch writes took (statistics).
         self.latencies: deque[float] = deque(maxlen=256)
-        self._closed = False
         # Sequence number of the last write() (the writer thread persists it in srota_meta).
         self._seq = 0
         # True once a watermark was taken (or a snapshot rewound to): merges keep undo rows.
@@ -381,47 +487,43 @@ class SqliteStore(Store):
         # Writer thread: the undo and meta tables exist (created when journaling starts).
         self._armed = False
         self._retry_delay = 0.05
-        ready: Future[None] = Future()
-        self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
-                                        name=f"srota-agg-{spec.id}")
-        self._thread.start()
-        ready.result()  # surfaces a bad path or a schema error at app creation
+        self._start_writer(f"srota-agg-{spec.id}", batch_size, max_queued)
 
     # ------------------------------------------------------------------ writer thread
-    def _run(self, ready: Future[None]) -> None:
+    def _open_writer(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.database, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.create_function("srota_union", 2, _union, deterministic=True)
+        for t in self.tables.values():
+            conn.execute(self.schema.create_sql(t))
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'srota_meta'").fetchone():
+            row = conn.execute("SELECT value FROM srota_meta WHERE name = ?", (self._meta_key,)).fetchone()
+            self._seq = int(row[0]) if row else 0
+        return conn
+
+    def _write_batch(self, conn: sqlite3.Connection, writes: list[tuple[Any, ...]]) -> None:
+        self._apply(conn, writes)
+
+    def _run_on_writer(self, conn: sqlite3.Connection, fn: Callable[[Any], Any]) -> Any:
+        return fn(conn)
+
+    def _run_closed(self, fn: Callable[[Any], Any]) -> Any:
+        conn = sqlite3.connect(self.database)
+        conn.create_function("srota_union", 2, _union, deterministic=True)
         try:
-            conn = sqlite3.connect(self.database, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.create_function("srota_union", 2, _union, deterministic=True)
-            for t in self.tables.values():
-                conn.execute(self.schema.create_sql(t))
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'srota_meta'").fetchone():
-                row = conn.execute("SELECT value FROM srota_meta WHERE name = ?", (self._meta_key,)).fetchone()
-                self._seq = int(row[0]) if row else 0
-        except Exception as exc:
-            ready.set_exception(exc)
-            return
-        ready.set_result(None)
-        while True:
-            batch = take_batch(self._queue, 2, self._batch_size)
-            writes: list[tuple[Any, ...]] = []
-            for it in batch:
-                if it is _STOP or callable(it):
-                    self._apply(conn, writes)
-                    writes = []
-                    if it is _STOP:
-                        conn.close()
-                        return
-                    try:
-                        it(conn)
-                    except Exception:  # a job of _put_job (a _call job reports its own)
-                        _log.exception("aggregation %s: a store job failed", self.spec.id)
-                        if conn.in_transaction:
-                            conn.execute("ROLLBACK")
-                else:
-                    writes.append(it)
-            self._apply(conn, writes)
+            return fn(conn)
+        finally:
+            conn.commit()
+            conn.close()
+
+    def _job_failed(self, conn: sqlite3.Connection, exc: BaseException) -> None:
+        _log.error("aggregation %s: a store job failed", self.spec.id, exc_info=exc)
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+    def _close_writer(self, conn: sqlite3.Connection) -> None:
+        conn.close()
 
     @property
     def _meta_key(self) -> str:
@@ -482,27 +584,6 @@ class SqliteStore(Store):
             conn.execute("INSERT OR REPLACE INTO srota_meta VALUES (?, ?)", (self._meta_key, last))
         conn.execute("COMMIT")
 
-    def _call(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        """Run ``fn(conn)`` on the writer thread after the queued writes; return its result."""
-        if self._closed:
-            conn = sqlite3.connect(self.database)
-            conn.create_function("srota_union", 2, _union, deterministic=True)
-            try:
-                return fn(conn)
-            finally:
-                conn.commit()
-                conn.close()
-        done: Future[Any] = Future()
-
-        def job(conn: sqlite3.Connection) -> None:
-            try:
-                done.set_result(fn(conn))
-            except Exception as exc:
-                done.set_exception(exc)
-
-        self._queue.put(job)
-        return done.result()
-
     # ------------------------------------------------------------------ Store
     def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
         if not rows:
@@ -515,11 +596,6 @@ class SqliteStore(Store):
             self._call(lambda conn: self._apply(conn, [item]))
             return
         self._queue.put(item)  # blocks while the queue is full: back-pressure
-
-    @property
-    def backlog(self) -> int:
-        """Writes queued and not yet stored."""
-        return self._queue.qsize()
 
     def watermark(self) -> int:
         """The sequence number of the last write; from now on merges keep undo rows.
@@ -587,13 +663,6 @@ class SqliteStore(Store):
 
         self._put_job(run)
 
-    def _put_job(self, fn: Callable[[sqlite3.Connection], Any]) -> None:
-        """Run ``fn`` on the writer thread after the queued writes, without waiting."""
-        if self._closed:
-            self._call(fn)
-        else:
-            self._queue.put(fn)
-
     def write_params(self, duration: TimeDuration, params: Iterable[Sequence[Any]], mode: str = "replace") -> int:
         """Write rows already in column order (the Spark jobs); returns how many."""
         sql = self._sql[(duration, mode)]
@@ -630,14 +699,3 @@ class SqliteStore(Store):
     def delete_before(self, duration: TimeDuration, before: int) -> int:
         sql = f'DELETE FROM {_q(self.tables[duration])} WHERE "AGG_TIMESTAMP" < ?'
         return self._call(lambda conn: conn.execute(sql, (before,)).rowcount)
-
-    def flush(self) -> None:
-        if not self._closed:
-            self._call(lambda conn: None)
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._queue.put(_STOP)
-        self._thread.join()
-        self._closed = True

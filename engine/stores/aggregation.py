@@ -27,14 +27,11 @@ retrying cannot mend (a constraint, a column type) is logged with the rows' keys
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future
 from typing import Any
 
-from srota.engine.aggregation.store import _STOP, SqliteSchema, Store, StoredRow, table_name, take_batch
+from srota.engine.aggregation.store import QueuedWriter, SqliteSchema, Store, StoredRow, table_name
 from srota.engine.stores.database import Database, StoreError, StoreUnavailableError
 from srota.grammar.model import AttrType, TimeDuration
 
@@ -95,7 +92,7 @@ class SqlAggregationSchema(SqliteSchema):
                 f"(srota_seq BIGINT NOT NULL, srota_existed SMALLINT NOT NULL, {cols}){suffix}")
 
 
-class SqlAggregationStore(Store):
+class SqlAggregationStore(QueuedWriter, Store):
     """An aggregation's tables in a server database (see the module docstring)."""
 
     persistent = True
@@ -113,12 +110,8 @@ class SqlAggregationStore(Store):
         self.shard_id = shard_id if sharded else None
         self.schema = SqlAggregationSchema(spec, db, sharded)
         self.tables = {d: table_name(spec.id, d) for d in spec.durations}
-        self.max_queued = max_queued
-        self._batch_size = batch_size
-        self._queue: queue.Queue[Any] = queue.Queue(max_queued)
         self.errors = 0
         self.failed_writes = 0
-        self._closed = False
         self._failed: StoreUnavailableError | None = None
         self._seq = 0
         self._journal = False
@@ -132,41 +125,35 @@ class SqlAggregationStore(Store):
         self._max_written: dict[TimeDuration, int | None] = {}
         self._multi: dict[tuple[TimeDuration, int], str] = {}
         self._lock_name = f"srota:agg:{db.url.database}:{spec.id}:{self.shard_id or ''}"
-        ready: Future[None] = Future()
-        self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True,
-                                        name=f"srota-agg-{spec.id}")
-        self._thread.start()
-        ready.result()
+        self._start_writer(f"srota-agg-{spec.id}", batch_size, max_queued)
 
     # ------------------------------------------------------------------ writer thread
-    def _run(self, ready: Future[None]) -> None:
-        try:
-            self.db.connect_now()
-            self.db.run(self._prepare)
-        except Exception as exc:
-            ready.set_exception(exc)
-            return
-        ready.set_result(None)
-        while True:
-            batch = take_batch(self._queue, 4, self._batch_size)
-            writes: list[tuple[Any, ...]] = []
-            for it in batch:
-                if it is _STOP or callable(it):
-                    self._apply(writes)
-                    writes = []
-                    if it is _STOP:
-                        self._release()
-                        self.db.close()
-                        return
-                    try:
-                        it()
-                    except StoreUnavailableError as exc:
-                        self._failed = exc
-                    except Exception:
-                        _log.exception("aggregation %s: a store job failed", self.spec.id)
-                else:
-                    writes.append(it)
-            self._apply(writes)
+    def _open_writer(self) -> None:
+        self.db.connect_now()
+        self.db.run(self._prepare)
+
+    def _write_batch(self, _resource: None, writes: list[tuple[Any, ...]]) -> None:
+        self._apply(writes)
+
+    def _run_on_writer(self, _resource: None, fn: Callable[[Any], Any]) -> Any:
+        if self._failed is not None:
+            raise self._failed
+        return self.db.run(fn)
+
+    def _run_closed(self, fn: Callable[[Any], Any]) -> Any:
+        return self.db.run(fn)
+
+    def _job_failed(self, _resource: None, exc: BaseException) -> None:
+        if isinstance(exc, StoreUnavailableError):
+            self._failed = exc
+        elif isinstance(exc, Exception):
+            _log.error("aggregation %s: a store job failed", self.spec.id, exc_info=exc)
+        else:
+            raise exc
+
+    def _close_writer(self, _resource: None) -> None:
+        self._release()
+        self.db.close()
 
     def _prepare(self, cur: Any) -> None:
         """Writer thread: take ownership, create the tables, read the shard's sequence number."""
@@ -380,22 +367,8 @@ class SqlAggregationStore(Store):
 
     def _call(self, fn: Callable[[Any], Any]) -> Any:
         """Run ``fn(cursor)`` on the writer thread after the queued writes; return its result."""
-        if self._closed:
-            return self.db.run(fn)
-        done: Future[Any] = Future()
-
-        def job() -> None:
-            if self._failed is not None:
-                done.set_exception(self._failed)
-                return
-            try:
-                done.set_result(self.db.run(fn))
-            except BaseException as exc:
-                done.set_exception(exc)
-
         self._check()
-        self._queue.put(job)
-        return done.result()
+        return super()._call(fn)
 
     def _check(self) -> None:
         if self._failed is not None:
@@ -415,10 +388,6 @@ class SqlAggregationStore(Store):
         self._queue.put(item)
 
     @property
-    def backlog(self) -> int:
-        return self._queue.qsize()
-
-    @property
     def latencies(self) -> Any:
         """Seconds each of the last 256 units of work took (statistics)."""
         return self.db.latencies
@@ -426,7 +395,7 @@ class SqlAggregationStore(Store):
     def watermark(self) -> int:
         if not self._journal:
             self._journal = True
-            self._queue.put(lambda: self.db.run(lambda cur: self._arm(cur, fresh=True)))
+            self._put_job(lambda cur: self._arm(cur, fresh=True))
         return self._seq
 
     def _arm(self, cur: Any, fresh: bool) -> None:
@@ -479,14 +448,12 @@ class SqlAggregationStore(Store):
         ph = self.db.dialect.placeholder
         shard = (self.shard_id,) if self.shard_id else ()
 
-        def run() -> None:
-            def work(cur: Any) -> None:
-                for t in self.tables.values():
-                    cur.execute(f"DELETE FROM {q(t + '__undo')} WHERE srota_seq <= {ph}{self._shard_where}",
-                                (mark, *shard))
-            self.db.run(work)
+        def work(cur: Any) -> None:
+            for t in self.tables.values():
+                cur.execute(f"DELETE FROM {q(t + '__undo')} WHERE srota_seq <= {ph}{self._shard_where}",
+                            (mark, *shard))
 
-        self._queue.put(run)
+        self._put_job(work)
 
     def write_params(self, duration: TimeDuration, params: Iterable[Sequence[Any]], mode: str = "replace") -> int:
         """Write rows already in column order (the Spark jobs' fallback); returns how many."""
@@ -553,17 +520,6 @@ class SqlAggregationStore(Store):
         n = self._call(lambda cur: (cur.execute(sql, (before,)), cur.rowcount)[1])
         self._max_written.pop(duration, None)
         return int(n)
-
-    def flush(self) -> None:
-        if not self._closed:
-            self._call(lambda cur: None)
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._queue.put(_STOP)
-        self._thread.join()
-        self._closed = True
 
 
 class _OwnShard(Store):
