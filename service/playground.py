@@ -657,15 +657,21 @@ def check(text: str) -> dict[str, Any]:
     from srota.service.config import ServiceConfig
     from srota.service.validate import validate_text
 
+    planned: dict[str, list[dict[str, str]]] = {}
+
+    def streams_of(runtime: Any) -> None:
+        planned.update({name: [{"name": a.name, "type": a.type.value} for a in d.attributes]
+                        for name, d in runtime.stream_definitions.items() if not name.startswith("!")})
+
     problems = [{"line": p.line, "column": p.column, "message": p.message}
-                for p in validate_text(text, "app.siddhi", ServiceConfig())]
+                for p in validate_text(text, "app.siddhi", ServiceConfig(), on_planned=streams_of)]
     names: dict[str, Any] | None = None
     try:
         names = _names(parse(text))
     except SiddhiAppCreationError:
         pass
-    if names is not None and not problems:
-        names["streams"] = _planned_streams(text) or names["streams"]
+    if names is not None and planned:
+        names["streams"] = planned  # with the attributes of inferred outputs
     return {"problems": problems, "names": names, "extensions": extension_names()}
 
 
@@ -691,22 +697,6 @@ def _names(model: Any) -> dict[str, Any]:
             "aggregations": {d.id: [] for d in model.aggregation_definitions},
             "functions": [d.id for d in model.function_definitions],
             "queries": queries}
-
-
-def _planned_streams(text: str) -> dict[str, list[dict[str, str]]] | None:
-    """Every stream of the planned app with its attributes (inferred outputs included)."""
-    from srota.engine import SiddhiManager
-    from srota.engine.context import Limits
-
-    try:
-        runtime = SiddhiManager(limits=Limits(python_functions=False), offline=True).create_siddhi_app_runtime(text)
-    except Exception:  # noqa: BLE001 -- completion falls back to the parsed names
-        return None
-    try:
-        return {name: [{"name": a.name, "type": a.type.value} for a in d.attributes]
-                for name, d in runtime.stream_definitions.items() if not name.startswith("!")}
-    finally:
-        runtime.shutdown()
 
 
 _EXTENSIONS: dict[str, list[dict[str, str]]] | None = None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -212,9 +212,13 @@ def _substitute(text: str, file: str, lines: Sequence[str], env: dict[str, str] 
     return _ENV.sub(repl, text)
 
 
-def validate_text(raw: str, path: Path | str, config: ServiceConfig,
-                  env: dict[str, str] | None = None) -> list[Problem]:
-    """Every problem of one app text (``path`` names it in the report)."""
+def validate_text(raw: str, path: Path | str, config: ServiceConfig, env: dict[str, str] | None = None,
+                  on_planned: Callable[[Any], None] | None = None) -> list[Problem]:
+    """Every problem of one app text (``path`` names it in the report).
+
+    ``on_planned`` sees the planned runtime (without the queries that failed) before it is
+    shut down: the playground reads the app's streams from it.
+    """
     from srota.grammar.parser import parse
     from srota.service.host import import_extensions
 
@@ -234,6 +238,8 @@ def validate_text(raw: str, path: Path | str, config: ServiceConfig,
     if runtime is None:
         return problems
     try:
+        if on_planned is not None:
+            on_planned(runtime)
         binding = _check_bindings(runtime, config, file, lines)
         problems.extend(binding)
         if not found and not binding:
