@@ -31,6 +31,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from srota.engine import SiddhiManager
+from srota.engine.context import Limits
+from srota.engine.debugger import plain
+from srota.engine.event import Event
+from srota.grammar.errors import SiddhiAppCreationError
+from srota.mappers._convert import json_default, value_converter
 
 #: Events of one output chunk sent to the page; the rest are counted, not shown.
 MAX_SHOWN = 200
@@ -216,8 +222,6 @@ class _Child:
         threading.Thread(target=self._engine_loop, name="sandbox-engine", daemon=True).start()
 
     def _write(self, message: dict[str, Any]) -> None:
-        from srota.mappers._convert import json_default
-
         data = orjson.dumps(message, default=json_default, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n"
         with self._write_lock:
             self._out.write(data)
@@ -243,8 +247,6 @@ class _Child:
             self._answer(request)
 
     def _answer(self, request: dict[str, Any]) -> None:
-        from srota.grammar.errors import SiddhiAppCreationError
-
         try:
             result = getattr(self, "_op_" + request["op"])(request)
             self._write({"id": request["id"], "result": result})
@@ -260,10 +262,7 @@ class _Child:
 
     # ------------------------------------------------------------------ operations
     def _op_run(self, request: dict[str, Any]) -> dict[str, Any]:
-        from srota.engine import SiddhiManager
-        from srota.engine.context import Limits
-        from srota.mappers._convert import value_converter
-        from srota.service.host import import_extensions
+        from srota.service.host import import_extensions  # the connectors and mappers: heavy, once
 
         import_extensions()
         self._limits = SandboxLimits(**request.get("limits", {}))
@@ -285,16 +284,14 @@ class _Child:
         def callback(events: list[Any]) -> None:
             shown = events[-MAX_SHOWN:]
             self._write({"event": "output", "stream": stream, "total": len(events),
-                         "events": [{"timestamp": e.timestamp, "data": list(e.data)} for e in shown]})
+                         "events": _rows(shown)})
         return callback
 
     def _held(self, query: str, terminal: Any, events: list[Any]) -> None:
         self._write({"event": "held", "query": query, "terminal": terminal.value,
-                     "events": [{"timestamp": e.timestamp, "data": list(e.data)} for e in events[:MAX_SHOWN]]})
+                     "events": _rows(events[:MAX_SHOWN])})
 
     def _op_send(self, request: dict[str, Any]) -> dict[str, Any]:
-        from srota.engine.event import Event
-
         stream = request["stream"]
         converters = self._converters.get(stream)
         if converters is None:
@@ -328,7 +325,7 @@ class _Child:
 
     def _op_query(self, request: dict[str, Any]) -> dict[str, Any]:
         events = self._require().query(request["text"])
-        return {"events": [{"timestamp": e.timestamp, "data": list(e.data)} for e in events[:10_000]],
+        return {"events": _rows(events[:10_000]),
                 "total": len(events)}
 
     def _op_debug(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -350,8 +347,6 @@ class _Child:
                 {"query": held[0], "terminal": held[1].value}}
 
     def _op_query_state(self, request: dict[str, Any]) -> dict[str, Any]:
-        from srota.engine.debugger import plain
-
         return {"query": request["query"], "state": plain(self._require().query_state(request["query"]))}
 
     def _op_statistics(self, request: dict[str, Any]) -> Any:
@@ -370,6 +365,10 @@ class _Child:
         if self.runtime is None:
             raise SandboxError("no app is running")
         return self.runtime
+
+
+def _rows(events: list[Any]) -> list[dict[str, Any]]:
+    return [{"timestamp": e.timestamp, "data": list(e.data)} for e in events]
 
 
 def describe(runtime: Any) -> dict[str, Any]:
