@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import csv
 import io
+import itertools
 import random
 import string
 import time
@@ -45,6 +46,8 @@ from typing import Any
 import orjson
 import structlog
 from aiohttp import web
+from srota.grammar.model import AttrType
+from srota.mappers._convert import value_converter
 from srota.service._web import event_stream, json_error, json_response
 from srota.service.sandbox import Sandbox, SandboxError, SandboxGone, SandboxLimits
 
@@ -109,9 +112,6 @@ class Simulation:
 
 
 def _converters(attributes: list[dict[str, str]]) -> list[Callable[[Any], Any]]:
-    from srota.grammar.model import AttrType
-    from srota.mappers._convert import value_converter
-
     return [value_converter(AttrType(a["type"])) for a in attributes]
 
 
@@ -274,7 +274,6 @@ class _Session:
         self.simulations: dict[str, Simulation] = {}
         self.listeners: list[asyncio.Queue[tuple[str, Any]]] = []
         self._statistics: asyncio.Task[None] | None = None
-        self.used = time.monotonic()
 
     def publish(self, message: dict[str, Any]) -> None:
         """Hand a message (its ``event`` names it) to every open event stream; a slow page
@@ -479,7 +478,6 @@ class Playground:
                 oldest.publish({"event": "stopped", "reason": "too many playground sessions: this one was closed"})
                 asyncio.get_running_loop().create_task(oldest.stop())
         self._sessions.move_to_end(ident)
-        session.used = time.monotonic()
         return session
 
     async def _run(self, request: web.Request) -> web.Response:
@@ -533,7 +531,7 @@ class Playground:
                 limit = body.get("count")
                 total = int(limit) if limit not in (None, "") else None
                 if total is not None:
-                    rows = _take(rows, total)
+                    rows = itertools.islice(rows, total)
                 sim_rate = rate or 10.0
             else:
                 content = body.get("content")
@@ -618,11 +616,6 @@ class Playground:
 
 async def _to_playground(request: web.Request) -> web.Response:
     raise web.HTTPFound("/playground/")
-
-
-def _take(rows: Iterator[dict[str, Any]], n: int) -> Iterator[dict[str, Any]]:
-    for _, row in zip(range(n), rows, strict=False):
-        yield row
 
 
 def _title(path: Path) -> str:
