@@ -56,10 +56,9 @@ class ServiceErrorStore:
         store = self._store(create=False)
         return 0 if store is None else store.purge(**filters)
 
-
-def close_all() -> None:
-    """Close every open store (the service's shutdown; tests)."""
-    with _lock:
-        for store in _open.values():
+    def close(self) -> None:
+        """Close the file (the service's shutdown); a later use opens it again."""
+        with _lock:
+            store = _open.pop(self.path, None)
+        if store is not None:
             store.close()
-        _open.clear()

@@ -1163,6 +1163,7 @@ class ServiceHost:
             await self.store.close()
         if self.admin is not None:
             await self.admin.stop()
+        self.error_store.close()  # after the apps and the admin API: nothing writes or reads it now
         log.info("stopped")
 
 
