@@ -74,7 +74,9 @@ class AdminServer:
         if config.playground_enabled:
             from srota.service.playground import Playground
 
-            Playground().add_routes(app, "/playground")  # docs/playground.md
+            # apps may attach the service's own connectors (docs/playground.md)
+            Playground(service_config=getattr(getattr(host, "config", None), "source", None)).add_routes(
+                app, "/playground")
             app.router.add_get(_LOGIN, self._login_page)
             app.router.add_post(_LOGIN, self._login)
         app.middlewares.append(self._guard)

@@ -181,7 +181,8 @@ def cmd_playground(args: argparse.Namespace) -> int:
             webbrowser.open(url)
 
     try:
-        asyncio.run(serve(Path(args.app) if args.app else None, args.host, args.port, limits, ready))
+        asyncio.run(serve(Path(args.app) if args.app else None, args.host, args.port, limits, ready,
+                          Path(args.config) if args.config else None))
     except KeyboardInterrupt:
         pass
     return 0
@@ -312,6 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--host", default="127.0.0.1", help="address to serve on (default: loopback only)")
     play.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     play.add_argument("--open", action="store_true", help="open the page in the default browser")
+    play.add_argument("--config", "-c", help="a service config: apps run in the playground may attach its "
+                                             "connectors (their @source/@sink and refs) instead of running alone")
     play.add_argument("--memory-mb", type=int, default=2048, help="memory of each sandboxed app (MiB)")
     play.add_argument("--busy-seconds", type=float, default=10.0,
                       help="an app taking longer than this on one input is stopped")

@@ -9,6 +9,7 @@ texts; a variable that is unset and has no default is an error naming it.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
@@ -176,6 +177,9 @@ class ServiceConfig:
     #: The error store's SQLite file (``errors.database``): failed events of streams with
     #: ``@OnError(action='STORE')`` and sinks with ``on.error='STORE'`` (``srota errors``).
     errors_database: str = "data/errors.db"
+    #: The file this config was read from (None: built in code); the playground hands it to
+    #: sandboxed apps that attach the service's connectors.
+    source: Path | None = field(default=None, compare=False)
 
     def app_files(self) -> list[Path]:
         """Every app file: listed files, and ``*.siddhi`` in listed directories (sorted)."""
@@ -233,7 +237,7 @@ def load_config(path: str | Path | None, env: dict[str, str] | None = None) -> S
             mark = getattr(exc, "problem_mark", None)
             where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
             raise ConfigError("", f"{where}not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
-        return parse_config(raw, base_dir=p.absolute().parent, env=env)
+        return dataclasses.replace(parse_config(raw, base_dir=p.absolute().parent, env=env), source=p.absolute())
     except ConfigError as exc:
         for e in exc.errors:
             e.file = p

@@ -294,13 +294,14 @@ class _Session:
                     sim.task.cancel()
         self.publish(message)
 
-    async def run(self, text: str) -> dict[str, Any]:
+    async def run(self, text: str, attach: str | None = None) -> dict[str, Any]:
+        """Run ``text`` in a new sandbox (``attach``: a service config whose connectors it uses)."""
         await self.stop()
         sandbox = Sandbox(self.limits, self._notice)
         await sandbox.start()
         self.sandbox = sandbox
         try:
-            self.app = await sandbox.request("run", text=text, limits=self.limits.__dict__)
+            self.app = await sandbox.request("run", text=text, limits=self.limits.__dict__, attach=attach)
         except (SandboxError, SandboxGone):
             await self.stop()
             raise
@@ -398,9 +399,11 @@ class Playground:
     """The playground's page and API, for one aiohttp application (see the module docstring)."""
 
     def __init__(self, limits: SandboxLimits | None = None, initial_app: Path | None = None,
-                 examples: list[Path] | None = None) -> None:
+                 examples: list[Path] | None = None, service_config: Path | None = None) -> None:
         self.limits = limits or SandboxLimits()
         self.initial_app = initial_app
+        #: A service config whose connectors an app may attach (its @source/@sink, ref=s).
+        self.service_config = service_config
         self.examples = examples if examples is not None else default_examples()
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
 
@@ -411,6 +414,7 @@ class Playground:
         r.add_get(prefix, self._redirect)
         r.add_get(prefix + "/", self._index)
         r.add_static(prefix + "/static", STATIC, append_version=False)
+        r.add_get(api + "/info", self._info)
         r.add_post(api + "/validate", self._validate)
         r.add_get(api + "/examples", self._examples)
         r.add_get(api + "/examples/{name}", self._example)
@@ -442,6 +446,11 @@ class Playground:
 
     async def _index(self, request: web.Request) -> web.Response:
         return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    async def _info(self, request: web.Request) -> web.Response:
+        config = self.service_config
+        return json_response({"attach": config is not None, "config": None if config is None else config.name,
+                              "limits": self.limits.__dict__})
 
     async def _examples(self, request: web.Request) -> web.Response:
         items = []
@@ -481,12 +490,18 @@ class Playground:
         return session
 
     async def _run(self, request: web.Request) -> web.Response:
-        text = (await _body(request)).get("text")
+        body = await _body(request)
+        text = body.get("text")
         if not isinstance(text, str):
-            return _error('expected {"text": APP}')
+            return _error('expected {"text": APP, "attach": false}')
+        attach = None
+        if body.get("attach"):
+            if self.service_config is None:
+                return _error("there is no service config to attach (srota playground --config FILE)")
+            attach = str(self.service_config)
         session = self._session(request)
         try:
-            described = await session.run(text)
+            described = await session.run(text, attach)
         except SandboxError as exc:
             return _error(exc.message, line=exc.line, column=exc.column)
         except SandboxGone as exc:
@@ -716,11 +731,13 @@ def extension_names() -> dict[str, list[dict[str, str]]]:
 
 # ============================================================================ standalone
 async def serve(app_file: Path | None, host: str = "127.0.0.1", port: int = 0,
-                limits: SandboxLimits | None = None, ready: Callable[[str], None] | None = None) -> None:
+                limits: SandboxLimits | None = None, ready: Callable[[str], None] | None = None,
+                service_config: Path | None = None) -> None:
     """Serve the playground alone (``srota playground``) until cancelled."""
-    if app_file is not None and not app_file.is_file():
-        raise FileNotFoundError(2, "No such file or directory", str(app_file))
-    playground = Playground(limits, app_file)
+    for path in (app_file, service_config):
+        if path is not None and not path.is_file():
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+    playground = Playground(limits, app_file, service_config=service_config)
     app = web.Application()
     playground.add_routes(app, "/playground")
     app.router.add_get("/", _to_playground)

@@ -5,7 +5,9 @@ may loop over a huge cross join or fill memory.  Python cannot stop a thread mid
 the app runs in a child process of its own, with an address-space limit (``RLIMIT_AS``);
 the parent kills it when one input takes longer than the busy limit, and the server and the
 service's own apps go on.  The engine alone has no sources or sinks (the service host wires
-those), so the sandbox reaches nothing outside unless the app's own ``@store`` does.
+those), so the sandbox reaches nothing outside unless the app's own ``@store`` does, or the
+author attaches the service's connectors (``attach``: the app then runs in a service host of
+its own in the child, with the service config's refs).
 
 The two talk newline-delimited JSON over the child's stdin and stdout.  Requests carry an
 ``id`` and get ``{"id", "result"}`` or ``{"id", "error"}``; the child also sends
@@ -219,6 +221,8 @@ class _Child:
         self._sent = 0
         self._limits = SandboxLimits()
         self._converters: dict[str, list[Callable[[Any], Any]]] = {}
+        #: With ``attach``: the service host running the app, and its event loop.
+        self._host: tuple[Any, Any] | None = None
         threading.Thread(target=self._engine_loop, name="sandbox-engine", daemon=True).start()
 
     def _write(self, message: dict[str, Any]) -> None:
@@ -266,19 +270,54 @@ class _Child:
 
         import_extensions()
         self._limits = SandboxLimits(**request.get("limits", {}))
-        limits = Limits(max_window_events=self._limits.max_window_events,
-                        max_pending_matches=self._limits.max_pending_matches, python_functions=False)
-        runtime = SiddhiManager(limits=limits).create_siddhi_app_runtime(request["text"])
+        attach = request.get("attach")
+        runtime = self._start_attached(request["text"], attach) if attach else \
+            SiddhiManager(limits=self._engine_limits()).create_siddhi_app_runtime(request["text"])
         for name in runtime.stream_definitions:
             runtime.add_callback(name, self._output(name))
         runtime.debug()
         runtime.debugger.listeners.append(self._held)
         runtime.set_statistics_level("basic")
-        runtime.start()
+        if not attach:
+            runtime.start()
         self.runtime = runtime
         self._converters = {name: [value_converter(a.type) for a in d.attributes]
                             for name, d in runtime.stream_definitions.items()}
         return describe(runtime)
+
+    def _engine_limits(self) -> Limits:
+        return Limits(max_window_events=self._limits.max_window_events,
+                      max_pending_matches=self._limits.max_pending_matches, python_functions=False)
+
+    def _start_attached(self, text: str, config_path: str) -> Any:
+        """Run the app in a service host of its own, with the service config's connectors: its
+        ``@source``/``@sink`` (and ``ref=``s) connect; persistence, the admin server and
+        scale-out stay off, and the sandbox's limits apply.  Returns the started runtime."""
+        import asyncio
+        import dataclasses
+
+        from srota.service.config import HttpConfig, PersistenceConfig, ScaleoutConfig, load_config
+        from srota.service.host import ServiceHost
+
+        config = load_config(config_path)
+        limits = dataclasses.replace(config.limits, max_window_events=self._limits.max_window_events,
+                                     max_pending_matches=self._limits.max_pending_matches, python_functions=False)
+        config = dataclasses.replace(config, apps=(), http=HttpConfig(enabled=False), limits=limits,
+                                     persistence=PersistenceConfig(enabled=False), scaleout=ScaleoutConfig())
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, name="sandbox-host", daemon=True).start()
+        host = ServiceHost(config, app_texts=[text])
+        try:
+            asyncio.run_coroutine_threadsafe(host.start(), loop).result(60)
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(host.stop(), loop).result(60)
+            loop.call_soon_threadsafe(loop.stop)
+            raise SandboxError(f"the app's sources and sinks could not start: {exc}") from None
+        self._host = (host, loop)
+        app = next(iter(host.apps.values()))
+        app.use_engine_thread()  # a debugger hold must not stop the host's loop
+        return app.runtime
 
     def _output(self, stream: str) -> Callable[[list[Any]], None]:
         def callback(events: list[Any]) -> None:
@@ -357,7 +396,15 @@ class _Child:
             debugger = self.runtime.debugger
             if debugger is not None:
                 debugger.detach()
-            self.runtime.shutdown()
+            if self._host is not None:  # attached: the host flushes its sinks and stops the app
+                import asyncio
+
+                host, loop = self._host
+                asyncio.run_coroutine_threadsafe(host.stop(), loop).result(60)
+                loop.call_soon_threadsafe(loop.stop)
+                self._host = None
+            else:
+                self.runtime.shutdown()
             self.runtime = None
         return {"stopped": True}
 

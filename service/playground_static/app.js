@@ -103,7 +103,7 @@ $("save").onclick = () => {
 // ------------------------------------------------------------------ run and stop
 async function run() {
   say("starting…");
-  const app = await attempt(() => sessionCall("POST", "run", { text: editor.state.doc.toString() }));
+  const app = await attempt(() => sessionCall("POST", "run", { text: editor.state.doc.toString(), attach: $("attach").checked }));
   if (!app) { setRunning(null); return; }
   state.outputs.clear();
   setRunning(app);
@@ -426,5 +426,7 @@ for (const b of document.querySelectorAll("#tabs button")) b.onclick = () => sho
 
 connect();
 setRunning(null);
+const info = await call("GET", `${API}/info`);
+if (info.attach) { $("attach-box").hidden = false; $("attach-config").textContent = info.config; }
 await loadExamples();
 document.body.dataset.ready = "true";

@@ -273,3 +273,64 @@ def test_srota_playground_prints_its_url(tmp_path: Path) -> None:
     missing = subprocess.run([sys.executable, "-m", "srota.service.cli", "playground", str(tmp_path / "no.siddhi")],
                              capture_output=True, text=True, timeout=30)
     assert missing.returncode == 2 and "no.siddhi: No such file or directory" in missing.stderr
+
+
+@pytest.mark.integration
+async def test_an_app_may_attach_the_service_connectors(kafka_broker: Any, tmp_path: Path) -> None:
+    """With ``attach``, the sandboxed app's @source/@sink connect through the service config's
+    refs: records on the input topic come out on the page and on the output topic; without it
+    the same app reaches nothing outside."""
+    from tests.integration.support import TopicReader, produce
+
+    kb = kafka_broker
+    src, out = await kb.create_topic(), await kb.create_topic()
+    config = tmp_path / "srota.yaml"
+    config.write_text("refs:\n  bus:\n    type: kafka\n    properties:\n"
+                      f"      bootstrap.servers: {kb.bootstrap_servers}\n")
+    app_text = (f"@source(ref='bus', topic.list='{src}', group.id='pg-{src}', poll.timeout='100', "
+                f"optional.configuration='{kb.fast_group}', @map(type='json'))\n"
+                "define stream In (id string, n long);\n"
+                f"@sink(ref='bus', topic='{out}', @map(type='json', event.grouping.enabled='false'))\n"
+                "define stream Out (id string, twice long);\n"
+                "from In select id, n * 2 as twice insert into Out;\n")
+    playground = Playground(SandboxLimits(), examples=[], service_config=config)
+    app = web.Application()
+    playground.add_routes(app)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    api = f"http://127.0.0.1:{runner.addresses[0][1]}/playground/api"
+    base = api + "/sessions/attached"
+    seen: list[dict[str, Any]] = []
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(api + "/info") as r:
+                assert (await r.json())["attach"] is True
+            listener = asyncio.create_task(_events(http, base, seen))
+            async with http.post(base + "/run", json={"text": app_text, "attach": True}) as r:
+                assert r.status == 200, await r.text()
+            await produce(kb.bootstrap_servers, src, [b'{"event": {"id": "a", "n": 21}}'])
+            await wait_until(lambda: any(m.get("stream") == "Out" for m in seen), 30, what="the output on the page")
+            assert [e["data"] for m in seen if m.get("stream") == "Out" for e in m["events"]] == [["a", 42]]
+            async with TopicReader(kb.bootstrap_servers, out) as reader:
+                records = await reader.until(lambda rs: len(rs) >= 1, 30, what="the output on the topic")
+            assert records[0].json() == {"event": {"id": "a", "twice": 42}}
+
+            # Not attached: the same app only runs; what arrives on the topic is not read.
+            seen.clear()
+            async with http.post(base + "/run", json={"text": app_text}) as r:
+                assert r.status == 200
+            await produce(kb.bootstrap_servers, src, [b'{"event": {"id": "b", "n": 1}}'])
+            await asyncio.sleep(2)
+            assert not any(m.get("stream") == "In" for m in seen)
+            listener.cancel()
+    finally:
+        await playground.close()
+        await runner.cleanup()
+
+
+async def test_attach_needs_a_service_config(api: tuple[aiohttp.ClientSession, str]) -> None:
+    http, base = api
+    async with http.post(base + "/run", json={"text": "define stream S (n long);", "attach": True}) as r:
+        assert r.status == 400 and "no service config to attach" in (await r.json())["error"]

@@ -106,6 +106,7 @@ def _send_trade(page: Any, symbol: str, price: float, volume: int, ts: int) -> N
 def test_write_validate_run_feed_and_watch(page: Any, tmp_path: Path) -> None:
     # The example given on the command line is open, and it checks clean.
     assert "define stream Trades" in _editor_text(page)
+    assert page.is_hidden("#attach-box")  # no service config given: apps run alone
     page.wait_for_function("document.getElementById('check-status').textContent === 'no problems'", timeout=20_000)
     _shot(page, "editor", tmp_path)
 
