@@ -242,6 +242,8 @@ async def test_the_service_serves_it_behind_the_token_with_a_sign_in_form(tmp_pa
             assert r.status == 200 and "static/app.js" in await r.text()
         async with http.post(base + "/playground/api/validate", json={"text": "define stream S (a int);"}) as r:
             assert r.status == 200 and (await r.json())["problems"] == []
+        async with http.get(base + "/playground/api/info") as r:
+            assert (await r.json())["attach"] is False  # a config built in code has no file to hand over
         async with http.get(base + "/apps", headers={"Authorization": "Bearer s3cret"}) as r:
             assert [a["name"] for a in await r.json()] == ["svc"]  # the service's apps are not the sandbox's
 
