@@ -94,6 +94,10 @@ class AppContext:
         self.dispatching: Any = None
         #: Where ``@OnError(action='STORE')`` keeps failed events (engine/errorstore.py); None: logged.
         self.error_store: Any = None
+        #: Whether each junction's ``coalescible`` is up to date, and what brings it up to
+        #: date (engine/coalesce.py; set by the runtime, cleared by every (un)subscribe).
+        self.coalescing_planned = False
+        self.replan_coalescing: Callable[[], None] | None = None
 
     def datasource(self, name: str) -> Any:
         """The app's connection to datasource ``name`` (one per app, created on first use)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -44,16 +45,38 @@ class StreamJunction:
         self.store_errors = False
         self.events_in = 0
         self.async_buffer: AsyncBuffer | None = None
+        #: Receivers without an owner that do not care how events are grouped into chunks
+        #: (callbacks), by id; and whether senders' chunks may be merged (engine.coalesce).
+        self.invariant_receivers: set[int] = set()
+        self.coalescible = False
 
-    def subscribe(self, receiver: Receiver, owner: str | None = None) -> None:
+    def subscribe(self, receiver: Receiver, owner: str | None = None, chunk_invariant: bool = False) -> None:
+        """Add a receiver; ``chunk_invariant``: it does not care how events are grouped."""
         self.receivers.append(receiver)
         self.owners.append(owner)
+        if chunk_invariant:
+            self.invariant_receivers.add(id(receiver))
+        self.ctx.coalescing_planned = False
 
     def unsubscribe(self, receiver: Receiver) -> None:
         if receiver in self.receivers:
             i = self.receivers.index(receiver)
             del self.receivers[i]
             del self.owners[i]
+            if receiver not in self.receivers:
+                self.invariant_receivers.discard(id(receiver))
+            self.ctx.coalescing_planned = False
+
+    def chunks_mergeable(self) -> bool:
+        """Whether senders' chunks may go through as one now (engine/coalesce.py; not with a
+        playback clock, which advances per chunk, nor with a debugger or statistics, which
+        show chunks as sent)."""
+        ctx = self.ctx
+        if ctx.playback or ctx.inspector is not None:
+            return False
+        if not ctx.coalescing_planned and ctx.replan_coalescing is not None:
+            ctx.replan_coalescing()  # receivers changed since the last plan
+        return self.coalescible
 
     def enable_async(self, buffer_size: int, workers: int, batch_max: int) -> None:
         """Decouple senders from processing (``@Async``): a bounded buffer and worker threads."""
@@ -133,7 +156,16 @@ class StreamJunction:
 
 
 class AsyncBuffer:
-    """The bounded buffer of an ``@Async`` stream.
+    """The bounded buffer of an ``@Async`` stream: micro-batching of one-by-one senders.
+
+    A sender hands its chunk over and returns.  A worker takes everything that queued up
+    meanwhile (whole chunks, up to ``batch.size.max`` events) and processes it in one hold
+    of the app lock: as one chunk where the stream is coalescible (no output depends on
+    where chunks are cut, :mod:`srota.engine.coalesce`), chunk by chunk otherwise, so the
+    outputs are those of sending synchronously.  No timer: a worker sleeps only while the
+    buffer is empty and the sender that finds it asleep wakes it, so an idle stream's
+    event is processed at once, and a busy stream's events pile up while the worker is
+    busy with the previous batch.
 
     Senders that do not hold the app lock wait while the buffer is full (back-pressure).
     A sender that holds it (a query inserting into this stream) drains the buffer itself
@@ -146,44 +178,148 @@ class AsyncBuffer:
         self.size = size
         self.batch_max = batch_max
         self.workers = workers
-        self._events: deque[Event] = deque()
-        self._cond = threading.Condition()
+        # deque.append and popleft are atomic: senders and workers share no lock on the hot
+        # path, so a sender never waits for a worker (which would hand the GIL back and forth
+        # and cut the batches to a few events).
+        self._chunks: deque[list[Event] | tuple[int, tuple[Any, ...]]] = deque()
+        # Events queued = items + the extra events of multi-event chunks (kept under
+        # _extra_lock; single events, the hot path, need no lock: len() of a deque is atomic).
+        self._extra = 0
+        self._extra_lock = threading.Lock()
+        self._room = threading.Condition()   # senders waiting for room
+        self._senders_waiting = 0
+        self._wake = threading.Event()       # set for a sleeping worker when chunks arrive
+        self._sleeping = False
         self._running = False
         self._threads: list[threading.Thread] = []
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._chunks) + self._extra
 
     def put(self, chunk: list[Event]) -> None:
+        """Queue a sender's chunk (kept whole: its events are processed together)."""
+        first = chunk[0] if len(chunk) == 1 else None
+        if first is not None and first.type == CURRENT and isinstance(first.data, tuple):
+            self.put_one(first.timestamp, first.data)
+            return
+        if self._running and self._chunks and len(self) + len(chunk) > self.size:
+            self._wait_for_room(len(chunk))
+        with self._extra_lock:
+            self._extra += len(chunk) - 1
+        self._append(chunk)
+
+    def sender(self, clock: Any, convert: Callable[[Sequence[Any]], tuple[Any, ...]] | None
+               ) -> Callable[[Sequence[Any], int | None], None]:
+        """``InputHandler.send`` for this stream: :meth:`put_one` of the row, with the checks
+        of the common case inline (one call per event instead of three)."""
+        chunks = self._chunks
+        wake = self._wake
+        put_one = self.put_one
+
+        def send(data: Sequence[Any], timestamp: int | None = None) -> None:
+            """Send one event (timestamp defaults to the app clock's now)."""
+            row = (data if data.__class__ is tuple else tuple(data)) if convert is None else convert(data)
+            if timestamp is None:
+                timestamp = clock.now()
+            if len(chunks) < self.size - self._extra and self._running:
+                chunks.append((timestamp, row))
+                if self._sleeping:
+                    wake.set()
+            else:
+                put_one(timestamp, row)
+
+        return send
+
+    def put_one(self, timestamp: int, row: tuple[Any, ...]) -> None:
+        """Queue a single sent event as ``(timestamp, row)``: a tuple of plain values that the
+        garbage collector stops tracking, where an :class:`Event` (made when it is taken)
+        would be promoted through the generations while it waits and bring on full
+        collections."""
+        if self._running and self._chunks and len(self._chunks) + self._extra >= self.size:
+            self._wait_for_room(1)
+        self._append((timestamp, row))
+
+    def _append(self, item: list[Event] | tuple[int, tuple[Any, ...]]) -> None:
+        self._chunks.append(item)
+        if self._sleeping:
+            self._wake.set()
+        if not self._running and len(self) > self.size:
+            self._drain_if_lock_free()  # no workers (not started, or stopped)
+
+    def _wait_for_room(self, n: int) -> None:
         # A non-blocking acquire of the re-entrant app lock succeeds exactly when this thread
         # holds it already (a query inserting into this stream) or nobody does: either way this
         # thread may process the buffer itself, and must, rather than wait for workers that
         # need the lock it holds.
         lock = self.junction.ctx.lock
-        locked = False
-        with self._cond:
-            while self._running and len(self._events) + len(chunk) > self.size and self._events:
+        with self._room:
+            while self._running and self._chunks and len(self) + n > self.size:
                 if lock.acquire(blocking=False):
-                    locked = True
-                    break
-                self._cond.wait(0.1)
-            self._events.extend(chunk)
-            self._cond.notify_all()
-        if not locked and len(self._events) > self.size:
-            locked = lock.acquire(blocking=False)
-        if locked:
+                    try:
+                        self._drain()
+                    finally:
+                        lock.release()
+                    return
+                self._senders_waiting += 1
+                self._room.wait(0.1)
+                self._senders_waiting -= 1
+
+    def _drain_if_lock_free(self) -> None:
+        lock = self.junction.ctx.lock
+        if lock.acquire(blocking=False):
             try:
-                if len(self._events) > self.size:
-                    self._drain()
+                self._drain()
             finally:
                 lock.release()
 
-    def _take(self) -> list[Event]:
-        with self._cond:
-            n = min(len(self._events), self.batch_max)
-            batch = [self._events.popleft() for _ in range(n)]
-            self._cond.notify_all()
-        return batch
+    def _take(self) -> list[list[Event] | tuple[int, tuple[Any, ...]]]:
+        """The next batch (the caller holds the app lock): whole chunks (single events as
+        :meth:`put_one` queued them), up to ``batch_max`` events, at least one."""
+        taken: list[list[Event] | tuple[int, tuple[Any, ...]]] = []
+        n = 0
+        extra = 0
+        chunks = self._chunks
+        batch_max = self.batch_max
+        while chunks:
+            item = chunks[0]
+            size = 1 if item.__class__ is tuple else len(item)
+            if taken and n + size > batch_max:
+                break
+            taken.append(chunks.popleft())
+            n += size
+            extra += size - 1
+        if extra:
+            with self._extra_lock:
+                self._extra -= extra
+        if self._senders_waiting:
+            with self._room:
+                self._room.notify_all()
+        return taken
+
+    def _process(self, items: list[list[Event] | tuple[int, tuple[Any, ...]]]) -> None:
+        """One batch (the caller holds the app lock): merged where that changes no output."""
+        junction = self.junction
+        if len(items) > 1 and junction.chunks_mergeable():
+            merged: list[Event] = []
+            append, extend = merged.append, merged.extend
+            for item in items:
+                if isinstance(item, tuple):
+                    append(Event(*item))
+                else:
+                    extend(item)
+            junction.dispatch(merged)
+            return
+        for item in items:
+            junction.dispatch([Event(*item)] if isinstance(item, tuple) else item)
+
+    def wait_empty(self, poll: float = 0.0005) -> None:
+        """Wait until the workers have processed everything put so far (not under the app lock)."""
+        lock = self.junction.ctx.lock
+        while True:
+            with lock:  # a worker processes a batch under the lock: empty then means done
+                if not self._chunks:
+                    return
+            time.sleep(poll)
 
     def drain(self) -> None:
         """Process every buffered chunk now (the caller holds the app lock)."""
@@ -194,18 +330,26 @@ class AsyncBuffer:
             batch = self._take()
             if not batch:
                 return
-            self.junction.dispatch(batch)
+            self._process(batch)
 
     def _work(self) -> None:
         lock = self.junction.ctx.lock
+        wake = self._wake
+        chunks = self._chunks
         while self._running:
-            with self._cond:
-                while self._running and not self._events:
-                    self._cond.wait(0.2)
+            if not chunks:
+                # Announce the sleep before the last look: a sender that appends after the
+                # look sees _sleeping and sets the event, one that appended before is seen.
+                wake.clear()
+                self._sleeping = True
+                if not chunks:
+                    wake.wait(0.2)
+                self._sleeping = False
+                continue
             with lock:
                 batch = self._take()
                 if batch:
-                    self.junction.dispatch(batch)
+                    self._process(batch)
 
     def start(self) -> None:
         self._running = True
@@ -224,8 +368,9 @@ class AsyncBuffer:
         with self.junction.ctx.lock:
             self._drain()
         self._running = False
-        with self._cond:
-            self._cond.notify_all()
+        self._wake.set()
+        with self._room:
+            self._room.notify_all()
 
     def join(self, timeout: float = 2.0) -> None:
         """Wait for the stopped workers to end (call without holding the app lock)."""
@@ -248,20 +393,17 @@ class InputHandler:
         self._convert = _float_converter(junction.definition)
         # a named window stands in for a junction here: it has send() only
         self._dispatch = getattr(junction, "dispatch", junction.send)
+        if junction.async_buffer is not None:
+            self.send = junction.async_buffer.sender(ctx.clock, self._convert)  # type: ignore[assignment]
 
     def send(self, data: Sequence[Any], timestamp: int | None = None) -> None:
         """Send one event (timestamp defaults to the app clock's now)."""
         ctx = self._ctx
-        junction = self._junction
         row = (data if data.__class__ is tuple else tuple(data)) if self._convert is None else self._convert(data)
         # The hot path of one-by-one senders: the event is made without __init__'s call.
         e = _new(Event)
         e.data = row
         e.type = CURRENT
-        if junction.async_buffer is not None:
-            e.timestamp = ctx.clock.now() if timestamp is None else timestamp
-            junction.send([e])
-            return
         if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
             ctx.pause_gate.wait()
         with ctx.lock:
@@ -277,12 +419,7 @@ class InputHandler:
         if not events:
             return
         ctx = self._ctx
-        convert = self._convert
-        if convert is None:
-            chunk = [e if e.data.__class__ is tuple and e.type == CURRENT
-                     else Event(e.timestamp, tuple(e.data)) for e in events]
-        else:
-            chunk = [Event(e.timestamp, convert(e.data)) for e in events]
+        chunk = self._prepare(events)
         if self._junction.async_buffer is not None:
             self._junction.send(chunk)
             return
@@ -290,16 +427,18 @@ class InputHandler:
             ctx.pause_gate.wait()
         with ctx.lock:
             if ctx.playback:
-                clock = ctx.clock
-                if not clock.started:  # the clock starts at the chunk's first time
-                    clock.advance(min(e.timestamp for e in events))
-                clock.advance(max(e.timestamp for e in events))
+                self._advance(chunk)
             self._junction.send(chunk)
 
     def send_rows(self, rows: Sequence[Sequence[Any]], timestamp: int | None = None) -> None:
         """Send many rows as one chunk, all with one timestamp (the fast path for sources)."""
-        if not rows:
-            return
+        if rows:
+            self.send_row_groups([rows], timestamp)
+
+    def send_row_groups(self, groups: Sequence[Sequence[Sequence[Any]]], timestamp: int | None = None) -> None:
+        """Send each group of rows as a chunk of its own (one per message of a source), all
+        with one timestamp, merged into one chunk where that changes no output (see
+        :meth:`send_chunks`)."""
         ctx = self._ctx
         if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
             ctx.pause_gate.wait()
@@ -309,7 +448,60 @@ class InputHandler:
             elif ctx.playback:
                 ctx.clock.advance(timestamp)
             convert = self._convert or tuple
-            self._junction.send([Event(timestamp, convert(r)) for r in rows])
+            self._send_chunks([[Event(timestamp, convert(r)) for r in rows] for rows in groups if rows])
+
+    def send_chunks(self, chunks: Sequence[Sequence[Event]]) -> None:
+        """Send several chunks in order, as :meth:`send_events` would one after another.
+
+        Where the stream is coalescible (:mod:`srota.engine.coalesce`: no output depends on
+        where its chunks are cut) they go through as one chunk, which costs the engine's
+        per-chunk work once instead of once per chunk: the micro-batching of sources that
+        deliver one message at a time.
+        """
+        ctx = self._ctx
+        prepared = [self._prepare(c) for c in chunks if c]
+        if not prepared:
+            return
+        if self._junction.async_buffer is not None:  # the buffer keeps each chunk's bounds
+            for chunk in prepared:
+                self._junction.send(chunk)
+            return
+        if ctx.pause_gate is not None:
+            ctx.pause_gate.wait()
+        with ctx.lock:
+            if ctx.playback:
+                for chunk in prepared:  # the clock advances per chunk: nothing is merged
+                    self._advance(chunk)
+                    self._junction.send(chunk)
+                return
+            self._send_chunks(prepared)
+
+    def _prepare(self, events: Sequence[Event]) -> list[Event]:
+        """The engine's own copy of a sender's events: tuples of converted values, CURRENT."""
+        convert = self._convert
+        if convert is None:
+            return [e if e.data.__class__ is tuple and e.type == CURRENT
+                    else Event(e.timestamp, tuple(e.data)) for e in events]
+        return [Event(e.timestamp, convert(e.data)) for e in events]
+
+    def _advance(self, chunk: list[Event]) -> None:
+        clock = self._ctx.clock
+        if not clock.started:  # the clock starts at the chunk's first time
+            clock.advance(min(e.timestamp for e in chunk))
+        clock.advance(max(e.timestamp for e in chunk))
+
+    def _send_chunks(self, chunks: list[list[Event]]) -> None:
+        """Send ``chunks`` (the caller holds the app lock), merged where no output changes."""
+        if not chunks:
+            return
+        junction = self._junction
+        if len(chunks) > 1:
+            # (a named window stands in for a junction here: it never merges)
+            if getattr(junction, "chunks_mergeable", bool)():
+                junction.send([e for chunk in chunks for e in chunk])
+                return
+        for chunk in chunks:
+            junction.send(chunk)
 
 
 def _f32_or_none(value: Any) -> Any:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from srota.engine.coalesce import chunk_invariance
 from srota.engine.codegen import CodeGen
 from srota.engine.event import Event
 from srota.engine.expression import BASE_NAMESPACE, error_at
@@ -52,6 +53,12 @@ class QueryRuntime:
     output_attributes: list[Attribute]
     elements: dict[str, Any] = field(default_factory=dict)
     stop_hooks: list[Callable[[], None]] = field(default_factory=list)
+    #: Whether the query's outputs are the same however its input's chunks are cut, whether
+    #: its output chunks follow its input's, and the stream it then inserts into (see
+    #: :mod:`srota.engine.coalesce`).
+    chunk_invariant: bool = False
+    follows_input: bool = False
+    output_stream: str | None = None
 
     def add_callback(self, fn: Any) -> None:
         self.output.callbacks.append(fn)
@@ -115,6 +122,8 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     finally:
         sources.owner = outer_owner
     selector.track_live = plan.emits_expired
+    runtime.chunk_invariant, runtime.follows_input, runtime.output_stream = chunk_invariance(
+        query, bool(selector_plan.factories), ctx)
     runtime.elements.update(plan.elements)  # filled by connect(): one instance's processors
     version = fingerprint(query)
     for eid, element in runtime.elements.items():

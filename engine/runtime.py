@@ -21,6 +21,7 @@ from srota.engine import extensions as _extensions  # noqa: F401 - registers str
 from srota.engine import functions as _functions  # noqa: F401 - registers the built-in functions
 from srota.engine import stream_processors as _stream_processors  # noqa: F401 - registers #log, #pol2Cart
 from srota.engine.clock import Clock, PlaybackClock, WallClock
+from srota.engine.coalesce import plan_coalescing
 from srota.engine.context import AppContext, Limits
 from srota.engine.debugger import Pause, SiddhiDebugger, plain, update_inspector
 from srota.engine.event import Event
@@ -81,6 +82,8 @@ class SiddhiAppRuntime:
         self.partitions: list[Any] = []
         self._started = False
         _plan_app(self, self._ctx)
+        #: Receivers change (callbacks, partition instances): senders re-plan when they merge.
+        self._ctx.replan_coalescing = self._plan_coalescing
         stats = statistics_annotation(app)
         if stats is not None:
             try:
@@ -109,8 +112,16 @@ class SiddhiAppRuntime:
         return dict(self._ctx.tables)
 
     # ------------------------------------------------------------------ callbacks and input
-    def add_callback(self, stream_id: str, callback: StreamCallback) -> None:
-        """Call ``callback(events)`` with every chunk of ``stream_id`` (``!S`` for a fault stream)."""
+    def add_callback(self, stream_id: str, callback: StreamCallback, *, merged_chunks: bool = False) -> None:
+        """Call ``callback(events)`` with every chunk of ``stream_id`` (``!S`` for a fault stream).
+
+        ``merged_chunks=True`` says the callback does not care how events are grouped into
+        calls (a sink whose mapper writes each event on its own): where every receiver of a
+        stream says so, chunks that queued up from one-by-one senders (an ``@Async`` buffer,
+        a source's messages) may go through as one (:mod:`srota.engine.coalesce`), and the
+        callback gets the events of several sends in one call.  By default each call is one
+        chunk as it was sent, as in Siddhi.
+        """
         junction = self._ctx.junctions.get(stream_id)
         if junction is None:
             window = self._ctx.windows.get(stream_id)
@@ -118,12 +129,17 @@ class SiddhiAppRuntime:
                 raise DefinitionNotExistError(f"stream '{stream_id}' is not defined in app {self.name}")
             window.subscribe(callback)
             return
-        junction.subscribe(callback)
+        junction.subscribe(callback, chunk_invariant=merged_chunks)
 
     def remove_callback(self, stream_id: str, callback: StreamCallback) -> None:
         junction = self._ctx.junctions.get(stream_id)
         if junction is not None:
             junction.unsubscribe(callback)
+
+    def _plan_coalescing(self) -> None:
+        """Decide which streams may merge chunks (again after the receivers changed)."""
+        plan_coalescing(self._ctx.junctions, self.queries)
+        self._ctx.coalescing_planned = True
 
     def add_query_callback(self, query_name: str, callback: QueryCallback) -> None:
         """Call ``callback(timestamp, in_events, remove_events)`` with every output of a query."""
@@ -131,6 +147,7 @@ class SiddhiAppRuntime:
         if query is None:
             raise QueryNotExistError(f"no query named '{query_name}' in app {self.name}")
         query.add_callback(callback)
+        self._ctx.coalescing_planned = False  # a query callback sees the query's chunks
 
     def get_input_handler(self, stream_id: str) -> InputHandler:
         """The handler that sends events into ``stream_id``."""

@@ -286,7 +286,10 @@ class AppHost:
                 ann.pos.line if ann.pos else None, ann.pos.column if ann.pos else None)
         binding = _SinkBinding(definition.id, sink, mapper, templates, on_error, type_name,
                                transactional=bool(getattr(sink, "transactional", False)))
-        self.runtime.add_callback(definition.id, lambda events, b=binding: self._on_output(b, events))
+        # A grouping mapper writes an output chunk as one message: then the chunks must stay
+        # as cut; a mapper that writes each event on its own takes merged ones.
+        self.runtime.add_callback(definition.id, lambda events, b=binding: self._on_output(b, events),
+                                  merged_chunks=not getattr(mapper, "groups_events", True))
         return binding
 
     # ------------------------------------------------------------------ outputs
@@ -522,7 +525,9 @@ class AppHost:
     async def _take_chunk(self, b: _SourceBinding, messages: list[Any]) -> None:
         started = time.perf_counter()
         limit = self.config.limits.max_payload_bytes
-        rows: list[tuple[Any, ...]] = []
+        # Each message's rows are a chunk of their own, as in Siddhi (the engine merges them
+        # where no output changes: engine/coalesce.py).
+        rows: list[list[tuple[Any, ...]]] = []
         failures: list[tuple[Any, str, Exception | None]] = []
         self.metrics.source_messages.labels(self.name, b.stream_id, b.transport).inc(len(messages))
         for m in messages:
@@ -533,9 +538,9 @@ class AppHost:
                 failures.append((m, f"payload of {size} bytes exceeds the limit of {limit}", None))
                 continue
             try:
-                rows.extend(b.mapper.map(payload, m.properties))
+                rows.append(b.mapper.map(payload, m.properties))
             except mappers.MappingError as exc:
-                rows.extend(exc.rows)  # the elements that did map (only the failing ones are dropped)
+                rows.append(exc.rows)  # the elements that did map (only the failing ones are dropped)
                 failures.append((m, str(exc), exc))
             except Exception as exc:  # a mapper bug must not turn one payload into a poison pill
                 failures.append((m, f"{type(exc).__name__}: {exc}", exc))
@@ -602,16 +607,14 @@ class AppHost:
         if self._engine_thread is None:
             self._engine_thread = ThreadPoolExecutor(1, thread_name_prefix=f"srota-{self.name}")
 
-    def _send(self, b: _SourceBinding, rows: list[tuple[Any, ...]]) -> None:
-        """Send mapped rows into the app (on the event loop, or the app's engine thread)."""
-        send_rows = self.runtime.get_input_handler(b.stream_id).send_rows
-        if b.mapper.event_grouping_enabled:
-            send_rows(rows)
-        else:  # the mapper's event.grouping.enabled='false': one event at a time
-            for row in rows:
-                send_rows([row])
+    def _send(self, b: _SourceBinding, groups: list[list[tuple[Any, ...]]]) -> None:
+        """Send mapped rows, a group per message, into the app (on the event loop, or the
+        app's engine thread)."""
+        if not b.mapper.event_grouping_enabled:  # event.grouping.enabled='false': an event a chunk
+            groups = [[row] for rows in groups for row in rows]
+        self.runtime.get_input_handler(b.stream_id).send_row_groups(groups)
 
-    def _process(self, b: _SourceBinding, rows: list[tuple[Any, ...]],
+    def _process(self, b: _SourceBinding, rows: list[list[tuple[Any, ...]]],
                  messages: list[Any]) -> tuple[Any, dict[tuple[str, int], int]] | None:
         """Send ``rows`` and note the chunk's offsets, with no await in between (module doc).
 

@@ -240,10 +240,14 @@ class _RoutedHandler:
         return rt
 
     def send_rows(self, rows: list[tuple[Any, ...]]) -> None:
-        if self._runtimes.current == BROADCAST:
-            self._runtimes.broadcast(self._stream, rows)
+        self.send_row_groups([rows])
+
+    def send_row_groups(self, groups: list[list[tuple[Any, ...]]]) -> None:
+        """Rows, a group per message (see :meth:`InputHandler.send_row_groups`)."""
+        if self._runtimes.current == BROADCAST:  # a table's rows: the grouping does not matter
+            self._runtimes.broadcast(self._stream, [row for rows in groups for row in rows])
             return
-        self._target().get_input_handler(self._stream).send_rows(rows)
+        self._target().get_input_handler(self._stream).send_row_groups(groups)
 
     def send(self, data: Any) -> None:
         self.send_rows([tuple(data)])
@@ -260,7 +264,7 @@ class PartitionRuntimes:
         self.by_partition: dict[int, SiddhiAppRuntime] = {}
         #: The partition whose chunk is being processed (set by the host around each part).
         self.current: int | None = None
-        self._callbacks: list[tuple[str, Any]] = []
+        self._callbacks: list[tuple[str, Any, bool]] = []
         #: ``@global`` tables, and every row their source streams delivered (in order), which
         #: a partition runtime created later is given again.
         self.global_tables: set[str] = set()
@@ -324,10 +328,10 @@ class PartitionRuntimes:
     def tables(self) -> Any:
         return self.template.tables
 
-    def add_callback(self, stream_id: str, callback: Any) -> None:
-        self._callbacks.append((stream_id, callback))
+    def add_callback(self, stream_id: str, callback: Any, *, merged_chunks: bool = False) -> None:
+        self._callbacks.append((stream_id, callback, merged_chunks))
         for rt in self.by_partition.values():
-            rt.add_callback(stream_id, callback)
+            rt.add_callback(stream_id, callback, merged_chunks=merged_chunks)
 
     def get_input_handler(self, stream_id: str) -> _RoutedHandler:
         return _RoutedHandler(self, stream_id)
@@ -367,8 +371,8 @@ class PartitionRuntimes:
 
     def create(self, partition: int, state: bytes | None) -> SiddhiAppRuntime:
         rt = self._make(partition)
-        for stream_id, cb in self._callbacks:
-            rt.add_callback(stream_id, cb)
+        for stream_id, cb, merged_chunks in self._callbacks:
+            rt.add_callback(stream_id, cb, merged_chunks=merged_chunks)
         if state is not None:
             try:
                 rt.restore(state)

@@ -2,7 +2,8 @@
 
 Prints the :class:`~tests.bench.harness.Result` as one JSON line.  Systems: ``loop`` (the
 hand-written Python loop), ``srota`` (chunks of CHUNK events through ``send_events``),
-``srota-1`` (one event at a time through ``send``), and the peers of
+``srota-1`` (one event at a time through ``send``), ``srota-1a`` (one at a time into an
+``@Async`` stream: the micro-batching path, whose worker takes what queued up), and the peers of
 :mod:`tests.bench.peers` (``bytewax``, ``quixstreams``, ``pathway``; run these with the
 benchmark environment's Python).
 """
@@ -27,19 +28,31 @@ def run_loop(workload: str, n: int, chunk: int) -> Result:
     return Result(workload, "loop", n, seconds, peak, len(out), digest(canon), check)
 
 
-def run_srota(workload: str, n: int, chunk: int) -> Result:
+#: ``@Async`` settings of the micro-batched one-by-one run (``srota-1a``): the buffer's bound,
+#: chosen by measurement (tests/bench/README in docs/performance.md): larger gains nothing.
+ASYNC = "@Async(buffer.size='4096', workers='1', batch.size.max='4096')\n"
+
+
+def micro_batched(app: str) -> str:
+    """``app`` with its ``Trades`` stream made ``@Async``."""
+    return app.replace("define stream Trades", ASYNC + "define stream Trades", 1)
+
+
+def run_srota(workload: str, n: int, chunk: int, micro_batch: bool = False) -> Result:
     from srota.engine import Event, SiddhiManager
 
     data = rows(n)
-    runtime = SiddhiManager().create_siddhi_app_runtime(APPS[workload])
+    app = micro_batched(APPS[workload]) if micro_batch else APPS[workload]
+    runtime = SiddhiManager().create_siddhi_app_runtime(app)
     got: list[Any] = []
     # The callback keeps what a sink would keep, the rows (as the loop keeps its tuples);
     # W2 also needs the event time, to tell the window.
     if workload == "W2":
-        runtime.add_callback("Out", lambda events: got.extend([(e.timestamp, e.data) for e in events]))
+        runtime.add_callback("Out", lambda events: got.extend([(e.timestamp, e.data) for e in events]),
+                             merged_chunks=True)
     else:
         data_of = attrgetter("data")
-        runtime.add_callback("Out", lambda events: got.extend(map(data_of, events)))
+        runtime.add_callback("Out", lambda events: got.extend(map(data_of, events)), merged_chunks=True)
     runtime.start()
     handler = runtime.get_input_handler("Trades")
     if chunk > 1:
@@ -56,6 +69,8 @@ def run_srota(workload: str, n: int, chunk: int) -> Result:
             send = handler.send
             for r in data:
                 send(r, r[3])
+            if micro_batch:  # the clock stops when the last output is out
+                runtime.context.junctions["Trades"].async_buffer.wait_empty()
 
     _, seconds, peak = measure(feed)
     runtime.shutdown()
@@ -64,8 +79,46 @@ def run_srota(workload: str, n: int, chunk: int) -> Result:
     else:
         out = got
     canon = canonical(workload, out, n)
-    system = "srota" if chunk > 1 else "srota-1"
+    system = "srota" if chunk > 1 else "srota-1a" if micro_batch else "srota-1"
     return Result(workload, system, n, seconds, peak, len(out), digest(canon))
+
+
+def run_latency(n: int, rate: float | None, micro_batch: bool) -> dict[str, Any]:
+    """Send-to-callback latency of W1 events sent one at a time: p50/p99/max in microseconds.
+
+    ``rate``: events per second, paced (None: as fast as the sender can).  Every input that
+    passes W1's filter is matched with its output by position (the outputs keep the order).
+    """
+    import time
+
+    from srota.engine import SiddhiManager
+
+    data = rows(n)
+    app = micro_batched(APPS["W1"]) if micro_batch else APPS["W1"]
+    runtime = SiddhiManager().create_siddhi_app_runtime(app)
+    received: list[float] = []
+    clock = time.perf_counter
+    runtime.add_callback("Out", lambda events: received.extend([clock()] * len(events)), merged_chunks=True)
+    runtime.start()
+    send = runtime.get_input_handler("Trades").send
+    sent: list[float] = []
+    gap = 1.0 / rate if rate else 0.0
+    start = clock()
+    for i, r in enumerate(data):
+        if gap:
+            due = start + i * gap
+            while clock() < due:
+                pass
+        if r[1] >= 100 and r[2] > 10:
+            sent.append(clock())
+        send(r, r[3])
+    if micro_batch:
+        runtime.context.junctions["Trades"].async_buffer.wait_empty()
+    runtime.shutdown()
+    delays = sorted((b - a) * 1e6 for a, b in zip(sent, received, strict=True))
+    pick = lambda q: round(delays[min(len(delays) - 1, int(q * len(delays)))], 1)  # noqa: E731
+    return {"system": "srota-1a" if micro_batch else "srota-1", "rate": rate, "events": n,
+            "p50_us": pick(0.5), "p99_us": pick(0.99), "max_us": round(delays[-1], 1)}
 
 
 def main(argv: list[str]) -> int:
@@ -78,6 +131,12 @@ def main(argv: list[str]) -> int:
         result = run_srota(workload, n, chunk)
     elif system == "srota-1":
         result = run_srota(workload, n, 1)
+    elif system == "srota-1a":
+        result = run_srota(workload, n, 1, micro_batch=True)
+    elif system == "latency":  # python -m tests.bench.run latency sync|async N [RATE]
+        rate = float(argv[3]) if len(argv) > 3 and float(argv[3]) > 0 else None
+        print(json.dumps(run_latency(n, rate, workload == "async")), flush=True)
+        return 0
     else:
         from tests.bench.peers import run_peer
         result = run_peer(system, workload, n, chunk)

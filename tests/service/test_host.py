@@ -191,3 +191,43 @@ async def test_a_slow_aggregation_store_pauses_the_sources(tmp_path: Any) -> Non
         release.set()
         await host.stop_sources()
         await host.close()
+
+
+MESSAGE_CHUNKS_APP = """
+@app:name('MessageChunks')
+@source(type='inMemory', topic='{prefix}-in', @map(type='json'))
+define stream Readings (id string, temp double);
+
+@sink(type='inMemory', topic='{prefix}-totals', @map(type='passThrough'))
+define stream Totals (n long, total double);
+
+@sink(type='inMemory', topic='{prefix}-hot', @map(type='json'))
+define stream Hot (id string, temp double);
+
+from Readings select count() as n, sum(temp) as total insert into Totals;
+from Readings[temp > 30] select id, temp insert into Hot;
+"""
+
+
+async def test_each_message_of_a_delivery_is_a_chunk_of_its_own(request):
+    """Siddhi sends each message's events as one chunk: an aggregating query emits a row per
+    message, and a grouping sink writes a message per input message, however many messages
+    a source delivers at once (they used to go in as one chunk: one row, one JSON array)."""
+    from srota.connectors.base import Message
+
+    prefix = request.node.name
+    h = ServiceHost(ServiceConfig(http=HttpConfig(port=0)), app_texts=[MESSAGE_CHUNKS_APP.format(prefix=prefix)])
+    await h.start()
+    try:
+        totals = asyncio.create_task(_collect(f"{prefix}-totals", 3))
+        hot = asyncio.create_task(_collect(f"{prefix}-hot", 2))
+        await asyncio.sleep(0.05)
+        app = h.apps["MessageChunks"]
+        payloads = [b'{"event": {"id": "a", "temp": 31.0}}', b'{"event": {"id": "b", "temp": 20.0}}',
+                    b'{"event": {"id": "c", "temp": 40.0}}']
+        await app._take_chunk(app.sources[0], [Message(p, {}) for p in payloads])
+        assert [tuple(p) for p in await totals] == [(1, 31.0), (2, 51.0), (3, 91.0)]
+        assert [orjson.loads(p) for p in await hot] == [{"event": {"id": "a", "temp": 31.0}},
+                                                        {"event": {"id": "c", "temp": 40.0}}]
+    finally:
+        await h.stop()
