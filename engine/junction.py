@@ -309,8 +309,12 @@ class AsyncBuffer:
                     extend(item)
             junction.dispatch(merged)
             return
+        playback = junction.ctx.playback
         for item in items:
-            junction.dispatch([Event(*item)] if isinstance(item, tuple) else item)
+            chunk = [Event(*item)] if isinstance(item, tuple) else item
+            if playback:  # the clock moves when the events are processed, as for a synchronous send
+                advance_clock(junction.ctx.clock, chunk)
+            junction.dispatch(chunk)
 
     def wait_empty(self, poll: float = 0.0005) -> None:
         """Wait until the workers have processed everything put so far (not under the app lock)."""
@@ -427,7 +431,7 @@ class InputHandler:
             ctx.pause_gate.wait()
         with ctx.lock:
             if ctx.playback:
-                self._advance(chunk)
+                advance_clock(ctx.clock, chunk)
             self._junction.send(chunk)
 
     def send_rows(self, rows: Sequence[Sequence[Any]], timestamp: int | None = None) -> None:
@@ -448,7 +452,13 @@ class InputHandler:
             elif ctx.playback:
                 ctx.clock.advance(timestamp)
             convert = self._convert or tuple
-            self._send_chunks([[Event(timestamp, convert(r)) for r in rows] for rows in groups if rows])
+            if len(groups) > 1 and getattr(self._junction, "chunks_mergeable", bool)():
+                # merged: one chunk built at once (no list per message)
+                chunk = [Event(timestamp, convert(r)) for rows in groups for r in rows]
+                if chunk:
+                    self._junction.send(chunk)
+            else:
+                self._send_chunks([[Event(timestamp, convert(r)) for r in rows] for rows in groups if rows])
 
     def send_chunks(self, chunks: Sequence[Sequence[Event]]) -> None:
         """Send several chunks in order, as :meth:`send_events` would one after another.
@@ -471,7 +481,7 @@ class InputHandler:
         with ctx.lock:
             if ctx.playback:
                 for chunk in prepared:  # the clock advances per chunk: nothing is merged
-                    self._advance(chunk)
+                    advance_clock(ctx.clock, chunk)
                     self._junction.send(chunk)
                 return
             self._send_chunks(prepared)
@@ -484,11 +494,6 @@ class InputHandler:
                     else Event(e.timestamp, tuple(e.data)) for e in events]
         return [Event(e.timestamp, convert(e.data)) for e in events]
 
-    def _advance(self, chunk: list[Event]) -> None:
-        clock = self._ctx.clock
-        if not clock.started:  # the clock starts at the chunk's first time
-            clock.advance(min(e.timestamp for e in chunk))
-        clock.advance(max(e.timestamp for e in chunk))
 
     def _send_chunks(self, chunks: list[list[Event]]) -> None:
         """Send ``chunks`` (the caller holds the app lock), merged where no output changes."""
@@ -502,6 +507,13 @@ class InputHandler:
                 return
         for chunk in chunks:
             junction.send(chunk)
+
+
+def advance_clock(clock: Any, chunk: list[Event]) -> None:
+    """Move a playback clock to a chunk's latest time (it starts at the chunk's first)."""
+    if not clock.started:
+        clock.advance(min(e.timestamp for e in chunk))
+    clock.advance(max(e.timestamp for e in chunk))
 
 
 def _f32_or_none(value: Any) -> Any:

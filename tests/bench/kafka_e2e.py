@@ -10,7 +10,9 @@ Prints two results as JSON lines:
    with a payload of the app's output size (produce without waiting per message, wait for
    the acknowledgements per batch), no decoding: like for like with the service;
 2. ``srota-service``: the Srota service host (``ServiceHost`` with the app text) with a
-   ``kafka`` ``@source`` and ``@sink`` and the ``json`` mappers running W2.
+   ``kafka`` ``@source`` and ``@sink`` and the ``json`` mappers running W2.  Its note gives
+   the share of each stage (JSON decode and map, the engine, JSON encode, produce, offset
+   commits) in a second, profiled run.
 
 Both consume the same N messages (produced before timing) from an explicitly assigned
 partition (no consumer-group join in the timing); the clock stops when the last output is
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import Any
 import tempfile
 import time
 from pathlib import Path
@@ -35,7 +38,7 @@ from tests.conftest import KafkaBroker, _tansu_binary
 
 APP = """
 @app:name('W5')
-@source(type='kafka', topic.list='{input}', group.id='w5', partition.no.list='0', batch.size='{batch}',
+@source(type='kafka', topic.list='{input}', group.id='{group}', partition.no.list='0', batch.size='{batch}',
         bootstrap.servers='{servers}', @map(type='json'))
 define stream Trades (symbol string, price double, volume long, ts long);
 
@@ -94,15 +97,52 @@ async def _raw(servers: str, source: str, target: str, n: int, outputs: int,
     return seconds, max(0.0, peak_rss_mb() - before)
 
 
-async def _srota(servers: str, source: str, target: str, n: int) -> tuple[float, float]:
+def _stages() -> dict[str, Any]:
+    """The stages of the service's path, as the functions whose cumulative time they are."""
+    from srota.connectors._kafka import KafkaSink, KafkaSource
+    from srota.engine.junction import InputHandler
+    from srota.mappers._json import JsonSourceMapper
+    from srota.mappers._sinkmap import map_for_sink
+
+    return {"json decode + map": JsonSourceMapper.map, "engine (W2)": InputHandler.send_row_groups,
+            "json encode": map_for_sink, "kafka produce": KafkaSink.publish,
+            "offset commits": KafkaSource.commit_offsets}
+
+
+def _stage_times(profile: Any) -> dict[str, float]:
+    """Cumulative seconds per stage (from cProfile), and the whole profiled time."""
+    import pstats
+
+    st = pstats.Stats(profile)
+    out = {}
+    for stage, fn in _stages().items():
+        code = fn.__code__
+        key = (code.co_filename, code.co_firstlineno, code.co_name)
+        out[stage] = st.stats.get(key, (0, 0, 0, 0.0))[3]  # type: ignore[attr-defined]
+    out["total"] = st.total_tt  # type: ignore[attr-defined]
+    return out
+
+
+def _stage_note(stages: dict[str, float]) -> str:
+    total = stages["total"] or 1.0
+    parts = [f"{k} {v / total:.0%}" for k, v in stages.items() if k != "total"]
+    rest = 1.0 - sum(v for k, v in stages.items() if k != "total") / total
+    return "; ".join(parts) + f"; the rest (aiokafka fetching and parsing records, asyncio) {rest:.0%} of the profiled time"
+
+
+async def _srota(servers: str, source: str, target: str, n: int,
+                 profile: Any = None, group: str = "w5") -> tuple[float, float]:
     from srota.service.config import HttpConfig, ServiceConfig
     from srota.service.host import ServiceHost
 
     config = ServiceConfig(http=HttpConfig(enabled=False))
-    host = ServiceHost(config, app_texts=[APP.format(input=source, output=target, servers=servers, batch=BATCH)])
+    host = ServiceHost(config, app_texts=[APP.format(input=source, output=target, servers=servers, batch=BATCH,
+                                                         group=group)])
     reset_peak()
     before = rss_mb()
     start = time.perf_counter()
+    if profile is not None:
+        profile.enable()
     await host.start()
     app = host.apps["W5"]
     name = app.sources[0].name
@@ -112,6 +152,8 @@ async def _srota(servers: str, source: str, target: str, n: int) -> tuple[float,
         await app.drain()
         seconds = time.perf_counter() - start
     finally:
+        if profile is not None:
+            profile.disable()
         await host.stop()
     return seconds, max(0.0, peak_rss_mb() - before)
 
@@ -163,6 +205,12 @@ async def _main(n: int) -> list[Result]:
             raw_s, raw_mb = await _raw(servers, source, raw_out, n, len(expected), sample)
             srota_s, srota_mb = await _srota(servers, source, srota_out, n)
             messages = await _read_all(servers, srota_out)
+            # Again under cProfile (slower, not timed): where the service's time goes.
+            import cProfile
+
+            profile = cProfile.Profile()
+            await _srota(servers, source, await broker.create_topic("w5-profiled-out"), n, profile, "w5-profiled")
+            stages = _stage_times(profile)
         finally:
             broker.stop()
     got = []
@@ -178,7 +226,8 @@ async def _main(n: int) -> list[Result]:
     note = "" if got_rows == want_rows else f"OUTPUTS DIFFER from the loop's ({len(got_rows)} vs {len(want_rows)})"
     return [Result("W5", "aiokafka", n, raw_s, raw_mb, len(expected),
                    note="consume all, produce as many as the app emits (the ceiling)"),
-            Result("W5", "srota-service", n, srota_s, srota_mb, len(got), digest(got_rows), note=note)]
+            Result("W5", "srota-service", n, srota_s, srota_mb, len(got), digest(got_rows),
+                   note=note or _stage_note(stages))]
 
 
 def main(argv: list[str]) -> int:

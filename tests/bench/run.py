@@ -10,6 +10,7 @@ benchmark environment's Python).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from operator import attrgetter
 from typing import Any
@@ -30,12 +31,14 @@ def run_loop(workload: str, n: int, chunk: int) -> Result:
 
 #: ``@Async`` settings of the micro-batched one-by-one run (``srota-1a``): the buffer's bound,
 #: chosen by measurement (tests/bench/README in docs/performance.md): larger gains nothing.
-ASYNC = "@Async(buffer.size='4096', workers='1', batch.size.max='4096')\n"
+ASYNC = "@Async(buffer.size='{size}', workers='1', batch.size.max='{size}')\n"
+ASYNC_SIZE = 1024
 
 
 def micro_batched(app: str) -> str:
     """``app`` with its ``Trades`` stream made ``@Async``."""
-    return app.replace("define stream Trades", ASYNC + "define stream Trades", 1)
+    size = int(os.environ.get("SROTA_BENCH_ASYNC_SIZE", ASYNC_SIZE))
+    return app.replace("define stream Trades", ASYNC.format(size=size) + "define stream Trades", 1)
 
 
 def run_srota(workload: str, n: int, chunk: int, micro_batch: bool = False) -> Result:
@@ -86,7 +89,8 @@ def run_srota(workload: str, n: int, chunk: int, micro_batch: bool = False) -> R
 def run_latency(n: int, rate: float | None, micro_batch: bool) -> dict[str, Any]:
     """Send-to-callback latency of W1 events sent one at a time: p50/p99/max in microseconds.
 
-    ``rate``: events per second, paced (None: as fast as the sender can).  Every input that
+    ``rate``: events per second, sent in bursts each millisecond (None: as fast as the sender
+    can, which keeps the buffer full: then the latency is the time to work through it).  Every input that
     passes W1's filter is matched with its output by position (the outputs keep the order).
     """
     import time
@@ -102,13 +106,15 @@ def run_latency(n: int, rate: float | None, micro_batch: bool) -> dict[str, Any]
     runtime.start()
     send = runtime.get_input_handler("Trades").send
     sent: list[float] = []
-    gap = 1.0 / rate if rate else 0.0
+    # Paced the way a network feed is: the sender waits (and releases the GIL) between
+    # bursts of messages, here every millisecond's worth of events.
+    burst = max(1, int(rate / 1000)) if rate else 0
     start = clock()
     for i, r in enumerate(data):
-        if gap:
-            due = start + i * gap
-            while clock() < due:
-                pass
+        if burst and i % burst == 0:
+            pause = start + i / rate - clock()  # type: ignore[operator]
+            if pause > 0:
+                time.sleep(pause)
         if r[1] >= 100 and r[2] > 10:
             sent.append(clock())
         send(r, r[3])
