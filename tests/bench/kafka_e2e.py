@@ -23,10 +23,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Any
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
