@@ -178,3 +178,14 @@ def test_async_buffer_holds_at_most_its_size_and_drains_at_shutdown():
     rt.shutdown()
     assert seen <= 8
     assert [row[0] for call in calls["Out"] for row in call] == list(range(520))
+
+
+def test_async_sends_move_a_playback_clock_when_they_are_processed():
+    rt, calls = _runtime("@app:playback\n@Async(buffer.size='16', workers='1')\n" + STREAM
+                         + "from S select v, currentTimeMillis() as now insert into Out;", "Out")
+    handler = rt.get_input_handler("S")
+    for i in range(5):
+        handler.send(("k", i, 0), T0 + i * 1000)
+    _wait_for(lambda: sum(map(len, calls["Out"])) == 5)
+    assert [row for call in calls["Out"] for row in call] == [(i, T0 + i * 1000) for i in range(5)]
+    rt.shutdown()
