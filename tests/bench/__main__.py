@@ -11,7 +11,7 @@ Kafka -> Srota service -> Kafka against a tansu broker, next to the raw aiokafka
 consume-and-produce rate, with the share of each stage of the service's path.  S runs
 ``srota run --workers 1/2/4`` processes on W2 over Kafka (:mod:`tests.bench.scaleout`).  Every measurement runs in a process of its own; outputs are
 checked equal across systems.  Then a ten-million-event run of W2 and W4 checks that memory
-stays flat.  Prints a table with each system's rate as a fraction of the loop's.
+stays flat, and of an incremental aggregation with its roll-ups in PostgreSQL.  Prints a table with each system's rate as a fraction of the loop's.
 """
 from __future__ import annotations
 
@@ -213,10 +213,13 @@ def main(argv: list[str]) -> int:
     memory: list[dict[str, Any]] = []
     if not args.no_memory:
         print()
-        for w in ("W2", "W4"):
-            if w in args.workloads:
+        for w in ("W2", "W4", "A"):  # A: roll-ups in a PostgreSQL store
+            if w in args.workloads.split(",") or w == "A":
                 m = _run(sys.executable, "tests.bench.memory", w, args.memory_events, args.chunk, timeout=3600)[0]
                 memory.append(m)
+                if "skipped" in m:
+                    print(f"memory {w}: skipped ({m['skipped']})")
+                    continue
                 print(f"memory {w}, {m['events']:,} events: RSS {m['first_mb']:.0f} MB after "
                       f"{m['first_at']:,}, {m['last_mb']:.0f} MB at the end "
                       f"(growth {m['growth_mb']:+.1f} MB): {'flat' if m['flat'] else 'GROWING'}", flush=True)
