@@ -87,14 +87,17 @@ class AckToken:
 class Message:
     """One received payload: ``payload`` (``bytes`` from network transports), its transport
     ``properties`` (``topic``, ``partition``, ``offset``, ``key``, ``timestamp``, ``qos``,
-    ``retain`` ... as the transport provides), and ``ack``, the token of its chunk."""
+    ``retain`` ... as the transport provides), and ``ack``, the token of its chunk.  The host
+    sets ``rejected`` to the reason when the payload does not map (a request-reply transport
+    answers the sender with it)."""
 
-    __slots__ = ("payload", "properties", "ack")
+    __slots__ = ("payload", "properties", "ack", "rejected")
 
     def __init__(self, payload: Any, properties: dict[str, Any], ack: AckToken | None = None) -> None:
         self.payload = payload
         self.properties = properties
         self.ack = ack
+        self.rejected: str | None = None
 
     def __repr__(self) -> str:
         return f"Message({self.payload!r}, {self.properties!r})"

@@ -548,6 +548,7 @@ class AppHost:
             await self._dead_letter(b, failures)
         # From here on nothing awaits until the commit is queued (see the module doc).
         for m, reason, exc in failures:
+            m.rejected = reason
             self._fault(b, m, reason, exc)
         if self._engine_thread is None:
             pending = self._process(b, rows, messages)

@@ -1,0 +1,379 @@
+"""``http``: receive events from HTTP clients, and post events to HTTP servers (siddhi-io-http).
+
+Source: ``@source(type='http', receiver.url='http://0.0.0.0:8280/stocks', @map(...))`` listens
+for ``POST`` requests on the URL's host, port and path (several sources may share a port
+with different paths).  The request body is the payload; the request's headers are its
+transport properties (``trp:Content-Type``), with ``method`` and ``path``.  A request is
+answered once its events are in the app: ``200`` then, ``400`` with the mapper's message
+when the body does not map (the error also goes where the app routes mapping errors),
+``503`` with ``Retry-After`` while the app is held or behind (the source is paused, or more
+requests wait than ``buffer.size``), ``401`` without the credentials of
+``basic.auth.enabled``.  Requests that arrive while a chunk is being processed are
+delivered together as the next chunk (each its own chunk in the engine, as Siddhi does).
+HTTPS with ``ssl.cert.file`` and ``ssl.key.file`` (PEM).
+
+Sink: ``@sink(type='http', publisher.url='http://host:port/path', method='POST',
+headers="'Content-Type:application/json','X-Key:v'", @map(...))`` sends each payload as
+one request, in order; ``publisher.url`` and ``headers`` may be ``{{attribute}}``
+templates.  ``2xx`` is delivered; ``4xx`` (other than ``408``/``429``) can never succeed
+and is reported as rejected; other statuses and network errors are retried by the host
+(``on.error``).  Basic auth with ``basic.auth.username``/``basic.auth.password``; for HTTPS,
+``ssl.ca.file`` trusts a private CA and ``ssl.verify='false'`` turns checking off.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import hmac
+import ssl
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from aiohttp import web
+from srota.connectors._options import creation_error
+from srota.connectors.base import (
+    AckToken,
+    ConnectionUnavailableError,
+    Message,
+    RejectedError,
+    Sink,
+    Source,
+    log,
+)
+from srota.engine.registry import Kind, Param, extension
+from srota.grammar.model import AttrType
+
+_S = (AttrType.STRING,)
+_I = (AttrType.INT,)
+_B = (AttrType.BOOL,)
+
+
+def _split_url(url: str, option: str) -> tuple[str, str, int, str]:
+    """``(scheme, host, port, path)`` of an ``http(s)://host:port/path`` option."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{option} must be an http:// or https:// URL, not {url!r}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.scheme, parts.hostname, port, parts.path or "/"
+
+
+def parse_headers(text: str | None) -> dict[str, str]:
+    """Siddhi's ``headers`` option: ``"'Name:value','Other:value'"`` (quotes optional)."""
+    headers: dict[str, str] = {}
+    for part in (text or "").split("','"):
+        part = part.strip().strip("'").strip()
+        if not part:
+            continue
+        name, sep, value = part.partition(":")
+        if not sep or not name.strip():
+            raise ValueError(f"headers: expected 'Name:value', got {part!r}")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+# ---------------------------------------------------------------------------- the source
+class _Reply(AckToken):
+    """The waiting request of one message: answered when its chunk is processed."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: asyncio.Future[None]) -> None:
+        self.future = future
+
+
+@dataclass
+class _Listener:
+    """One HTTP server (host, port) and the sources on its paths."""
+
+    runner: web.AppRunner
+    routes: dict[str, HttpSource] = field(default_factory=dict)
+
+
+#: Listening servers by (host, port): sources on one port share its server.
+_listeners: dict[tuple[str, int], _Listener] = {}
+_listeners_lock = asyncio.Lock()
+
+
+_KEY = web.AppKey("srota.listener", tuple)
+
+
+async def _dispatch(request: web.Request) -> web.StreamResponse:
+    key = request.app[_KEY]
+    listener = _listeners.get(key)
+    source = listener.routes.get(request.path) if listener is not None else None
+    if source is None:
+        return web.json_response({"error": f"no http source on {request.path}"}, status=404)
+    return await source.handle(request)
+
+
+_SOURCE_PARAMS = (
+    Param("receiver.url", _S, doc="Where to listen: http(s)://host:port/path (POST requests)."),
+    Param("basic.auth.enabled", _B, optional=True, default=False,
+          doc="Require HTTP basic auth with basic.auth.username and basic.auth.password."),
+    Param("basic.auth.username", _S, optional=True, doc="The user name basic auth accepts."),
+    Param("basic.auth.password", _S, optional=True, doc="The password basic auth accepts."),
+    Param("buffer.size", _I, optional=True, default=1024,
+          doc="Requests that may wait for the app; more are answered 503 with Retry-After."),
+    Param("batch.size", _I, optional=True, default=1024, doc="The most requests delivered as one chunk."),
+    Param("ssl.cert.file", _S, optional=True, doc="PEM certificate (chain) for https."),
+    Param("ssl.key.file", _S, optional=True, doc="PEM private key for https."),
+)
+
+
+@extension(Kind.SOURCE, "http", params=_SOURCE_PARAMS, doc="Receive events in HTTP POST requests.")
+class HttpSource(Source):
+    """Listens on ``receiver.url``; see the module doc."""
+
+    type_name = "http"
+    PARAMS = _SOURCE_PARAMS
+
+    def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", pos: Any = None) -> None:
+        super().__init__(options, name=name, pos=pos)
+        o = self.options
+        try:
+            self.scheme, self.host, self.port, self.path = _split_url(o["receiver.url"], "receiver.url")
+        except ValueError as exc:
+            raise creation_error(f"http source: {exc}", pos) from None
+        if self.scheme == "https" and not (o.get("ssl.cert.file") and o.get("ssl.key.file")):
+            raise creation_error("http source: an https receiver.url needs ssl.cert.file and ssl.key.file", pos)
+        if o["basic.auth.enabled"] and not (o.get("basic.auth.username") and o.get("basic.auth.password")):
+            raise creation_error("http source: basic.auth.enabled needs basic.auth.username and "
+                                 "basic.auth.password", pos)
+        self._pending: asyncio.Queue[Message] | None = None
+        self._key: tuple[str, int] | None = None
+
+    @property
+    def bound_port(self) -> int:
+        """The port listened on (the one asked for, or the one given for port 0)."""
+        listener = _listeners.get(self._key) if self._key is not None else None
+        if listener is None:
+            return self.port
+        server = listener.runner.addresses
+        return int(server[0][1]) if server else self.port
+
+    async def start(self, on_messages: Any) -> None:
+        """Listen now (so a request sent after ``start`` returns is served), then deliver."""
+        self._pending = asyncio.Queue()
+        await self._listen()
+        self._ready.set()
+        await super().start(on_messages)
+
+    async def _listen(self) -> None:
+        async with _listeners_lock:
+            key = (self.host, self.port)
+            listener = _listeners.get(key)
+            if listener is None:
+                app = web.Application(client_max_size=64 << 20)
+                app[_KEY] = key
+                app.router.add_route("*", "/{tail:.*}", _dispatch)
+                runner = web.AppRunner(app, access_log=None, handle_signals=False)
+                await runner.setup()
+                site = web.TCPSite(runner, self.host, self.port, ssl_context=self._ssl_context())
+                try:
+                    await site.start()
+                except OSError as exc:
+                    await runner.cleanup()
+                    raise ConnectionUnavailableError(f"http source cannot listen on {self.host}:{self.port}: "
+                                                     f"{exc.strerror or exc}") from None
+                listener = _listeners[key] = _Listener(runner)
+            if self.path in listener.routes:
+                raise ConnectionUnavailableError(f"another http source listens on {self.host}:{self.port}{self.path}")
+            listener.routes[self.path] = self
+            self._key = key
+        self._log.info("http source listening", url=f"{self.scheme}://{self.host}:{self.bound_port}{self.path}")
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        if self.scheme != "https":
+            return None
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(self.options["ssl.cert.file"], self.options["ssl.key.file"])
+        return context
+
+    def _authorized(self, request: web.Request) -> bool:
+        if not self.options["basic.auth.enabled"]:
+            return True
+        scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            user, _, password = base64.b64decode(value, validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        return (hmac.compare_digest(user, self.options["basic.auth.username"])
+                & hmac.compare_digest(password, self.options["basic.auth.password"]))
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """One request: queued for the next chunk, answered when its events are in the app."""
+        if request.method != "POST":
+            return web.json_response({"error": "send events with POST"}, status=405, headers={"Allow": "POST"})
+        if not self._authorized(request):
+            return web.json_response({"error": "unauthorized"}, status=401,
+                                     headers={"WWW-Authenticate": 'Basic realm="srota"'})
+        pending = self._pending
+        if self._stopping or pending is None or self.paused or pending.qsize() >= self.options["buffer.size"]:
+            return web.json_response({"error": "the app is not taking events now; retry later"}, status=503,
+                                     headers={"Retry-After": "1"})
+        body = await request.read()
+        properties: dict[str, Any] = dict(request.headers)
+        properties.update(method=request.method, path=request.path)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        message = Message(body, properties, _Reply(future))
+        pending.put_nowait(message)
+        try:
+            await future
+        except asyncio.CancelledError:
+            raise
+        except ConnectionUnavailableError as exc:
+            return web.json_response({"error": str(exc)}, status=503, headers={"Retry-After": "1"})
+        if message.rejected is not None:
+            return web.json_response({"error": message.rejected}, status=400)
+        return web.json_response({"status": "accepted"})
+
+    async def _run(self) -> None:
+        queue = self._pending
+        assert queue is not None
+        limit = self.options["batch.size"]
+        while not self._stopping:
+            await self._resumed.wait()
+            messages = [await queue.get()]
+            while len(messages) < limit and not queue.empty():
+                messages.append(queue.get_nowait())
+            delivered = False
+            try:
+                delivered = await self._deliver(messages)
+            finally:  # (also when stopped mid-chunk: no client waits for ever)
+                for m in messages:
+                    reply = m.ack
+                    if isinstance(reply, _Reply) and not reply.future.done():
+                        if delivered:
+                            reply.future.set_result(None)
+                        else:
+                            reply.future.set_exception(ConnectionUnavailableError("the app did not take the events"))
+
+    async def _close(self) -> None:
+        queue, self._pending = self._pending, None
+        while queue is not None and not queue.empty():  # not delivered: the client may retry
+            reply = queue.get_nowait().ack
+            if isinstance(reply, _Reply) and not reply.future.done():
+                reply.future.set_exception(ConnectionUnavailableError("the service is shutting down"))
+        async with _listeners_lock:
+            key = self._key
+            listener = _listeners.get(key) if key is not None else None
+            if listener is None:
+                return
+            listener.routes.pop(self.path, None)
+            if not listener.routes:
+                for k in [k for k, v in _listeners.items() if v is listener]:
+                    del _listeners[k]
+                await listener.runner.cleanup()
+            self._key = None
+
+
+# ---------------------------------------------------------------------------- the sink
+_SINK_PARAMS = (
+    Param("publisher.url", _S, dynamic=True, doc="Where to send: http(s)://host:port/path; may be a template."),
+    Param("method", _S, optional=True, default="POST", doc="The HTTP method."),
+    Param("headers", _S, optional=True, dynamic=True,
+          doc="Extra headers as \"'Name:value','Name:value'\"; may hold templates."),
+    Param("content.type", _S, optional=True, doc="Content-Type (default: by the mapper's payload)."),
+    Param("basic.auth.username", _S, optional=True, doc="User for HTTP basic auth."),
+    Param("basic.auth.password", _S, optional=True, doc="Password for HTTP basic auth."),
+    Param("ssl.verify", _B, optional=True, default=True, doc="Check the server's certificate (https)."),
+    Param("ssl.ca.file", _S, optional=True, doc="A PEM CA bundle to trust (https with a private CA)."),
+    Param("request.timeout", _I, optional=True, default=30_000, doc="Milliseconds for one request."),
+)
+
+
+@extension(Kind.SINK, "http", params=_SINK_PARAMS, doc="Send each event as an HTTP request.")
+class HttpSink(Sink):
+    """Sends each payload as one request to ``publisher.url``; see the module doc."""
+
+    type_name = "http"
+    PARAMS = _SINK_PARAMS
+
+    def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", pos: Any = None) -> None:
+        super().__init__(options, name=name, pos=pos)
+        o = self.options
+        url = o["publisher.url"]
+        if "{{" not in url:
+            try:
+                _split_url(url, "publisher.url")
+            except ValueError as exc:
+                raise creation_error(f"http sink: {exc}", pos) from None
+        headers = o.get("headers")
+        self._static_headers = parse_headers(headers) if headers and "{{" not in headers else None
+        self._session: aiohttp.ClientSession | None = None
+        user, password = o.get("basic.auth.username"), o.get("basic.auth.password")
+        self._auth = ("Basic " + base64.b64encode(f"{user}:{password or ''}".encode()).decode()) if user else None
+
+    def _ssl(self) -> ssl.SSLContext | bool:
+        if not self.options["ssl.verify"]:
+            return False
+        if self.options.get("ssl.ca.file"):
+            return ssl.create_default_context(cafile=self.options["ssl.ca.file"])
+        return True
+
+    async def connect(self) -> None:
+        """Open the client session (requests connect per destination, kept alive)."""
+        if self._session is None:
+            timeout = aiohttp.ClientTimeout(total=self.options["request.timeout"] / 1000)
+            self._session = aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(ssl=self._ssl()))
+
+    @property
+    def connected(self) -> bool:
+        return self._session is not None and not self._session.closed
+
+    def _content_type(self, payload: Any) -> str:
+        given = self.options.get("content.type")
+        if given:
+            return str(given)
+        if isinstance(payload, (bytes, bytearray)) and payload[:1] in (b"{", b"["):
+            return "application/json"
+        if isinstance(payload, str) and payload[:1] in ("{", "["):
+            return "application/json"
+        return "text/plain; charset=utf-8"
+
+    async def publish(self, items: Sequence[tuple[Any, Mapping[str, Any]]]) -> None:
+        """Send each payload as a request, in order (see the module doc for the statuses)."""
+        if self._session is None:
+            raise ConnectionUnavailableError("http sink is not connected")
+        session = self._session
+        rejected: dict[int, str] = {}
+        method = str(self.options["method"]).upper()
+        for i, (payload, props) in enumerate(items):
+            url = str(self._option(props, "publisher.url"))
+            headers = dict(self._static_headers) if self._static_headers is not None else \
+                parse_headers(self._option(props, "headers"))
+            headers.setdefault("Content-Type", self._content_type(payload))
+            if self._auth is not None:
+                headers["Authorization"] = self._auth
+            data = payload.encode() if isinstance(payload, str) else payload
+            try:
+                async with session.request(method, url, data=data, headers=headers) as response:
+                    status = response.status
+                    if status < 300:
+                        continue
+                    reason = f"{status} {response.reason or ''}".strip()
+                    body = (await response.text(errors="replace"))[:200]
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+                raise ConnectionUnavailableError(f"http sink cannot reach {url}: {exc}", published=i) from None
+            if 400 <= status < 500 and status not in (408, 429):
+                rejected[i] = f"{reason}: {body}" if body else reason
+                continue
+            raise ConnectionUnavailableError(f"http sink: {url} answered {reason}", published=i)
+        if rejected:
+            raise RejectedError(f"http sink: {len(rejected)} request(s) refused", rejected)
+
+    async def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            with contextlib.suppress(Exception):
+                await session.close()
+
+
+__all__ = ["HttpSink", "HttpSource", "log", "parse_headers"]

@@ -1,0 +1,320 @@
+"""The http source and sink against real HTTP clients and servers on loopback."""
+from __future__ import annotations
+
+import asyncio
+import base64
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from srota.connectors import ConnectionUnavailableError, HttpSink, HttpSource, Message
+from srota.connectors._http import parse_headers
+from srota.connectors.base import RejectedError
+from srota.grammar.errors import SiddhiAppCreationError
+
+from tests.conftest import free_port
+
+
+def _basic(user: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+class Host:
+    """Takes chunks like the service host: ``reject`` maps payloads to a mapping error."""
+
+    def __init__(self, reject: bytes | None = None, delay: float = 0.0) -> None:
+        self.chunks: list[list[bytes]] = []
+        self.properties: list[dict[str, Any]] = []
+        self.reject = reject
+        self.delay = delay
+
+    async def __call__(self, messages: list[Message]) -> None:
+        await asyncio.sleep(self.delay)
+        for m in messages:
+            if m.payload == self.reject:
+                m.rejected = "invalid JSON: unexpected end of data"
+        self.chunks.append([m.payload for m in messages])
+        self.properties.extend(m.properties for m in messages)
+
+
+async def _source(host: Host, **options: Any) -> HttpSource:
+    options.setdefault("receiver.url", f"http://127.0.0.1:{free_port()}/events")
+    source = HttpSource(options, name="test")
+    await source.start(host)
+    return source
+
+
+async def test_a_posted_body_is_delivered_and_answered_once_taken():
+    host = Host()
+    source = await _source(host)
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.post(source.options["receiver.url"], data=b'{"event": {"a": 1}}',
+                                   headers={"X-Device": "d1"}) as r:
+                assert r.status == 200
+                assert await r.json() == {"status": "accepted"}
+        assert host.chunks == [[b'{"event": {"a": 1}}']]
+        assert host.properties[0]["X-Device"] == "d1" and host.properties[0]["path"] == "/events"
+    finally:
+        await source.stop()
+
+
+async def test_concurrent_requests_arrive_together_and_in_order_of_arrival():
+    host = Host(delay=0.05)
+    source = await _source(host)
+    try:
+        async with aiohttp.ClientSession() as client:
+            async def post(i: int) -> int:
+                async with client.post(source.options["receiver.url"], data=str(i).encode()) as r:
+                    return r.status
+
+            first = asyncio.create_task(post(0))
+            await asyncio.sleep(0.02)  # the first chunk is being taken: the rest queue up
+            statuses = await asyncio.gather(first, *(post(i) for i in range(1, 20)))
+        assert statuses == [200] * 20
+        assert sorted(int(p) for c in host.chunks for p in c) == list(range(20))
+        assert len(host.chunks) < 20  # queued requests went in together
+    finally:
+        await source.stop()
+
+
+async def test_a_body_that_does_not_map_gets_400_with_the_reason():
+    host = Host(reject=b'{"event": ')
+    source = await _source(host)
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.post(source.options["receiver.url"], data=b'{"event": ') as r:
+                assert r.status == 400
+                assert "invalid JSON" in (await r.json())["error"]
+            async with client.post(source.options["receiver.url"], data=b"{}") as r:
+                assert r.status == 200  # the source goes on
+    finally:
+        await source.stop()
+
+
+async def test_a_paused_source_answers_503_with_retry_after_and_then_takes_events_again():
+    host = Host()
+    source = await _source(host)
+    try:
+        source.pause()
+        async with aiohttp.ClientSession() as client:
+            async with client.post(source.options["receiver.url"], data=b"1") as r:
+                assert r.status == 503 and r.headers["Retry-After"] == "1"
+            source.resume()
+            async with client.post(source.options["receiver.url"], data=b"2") as r:
+                assert r.status == 200
+        assert host.chunks == [[b"2"]]
+    finally:
+        await source.stop()
+
+
+async def test_basic_auth_and_methods():
+    host = Host()
+    source = await _source(host, **{"basic.auth.enabled": "true", "basic.auth.username": "iot",
+                                    "basic.auth.password": "s3cret"})
+    url = source.options["receiver.url"]
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.post(url, data=b"x") as r:
+                assert r.status == 401 and "Basic" in r.headers["WWW-Authenticate"]
+            async with client.post(url, data=b"x", headers=_basic("iot", "wrong")) as r:
+                assert r.status == 401
+            async with client.get(url, headers=_basic("iot", "s3cret")) as r:
+                assert r.status == 405
+            async with client.post(url, data=b"x", headers=_basic("iot", "s3cret")) as r:
+                assert r.status == 200
+            async with client.post(url.replace("/events", "/other"), data=b"x") as r:
+                assert r.status == 404
+    finally:
+        await source.stop()
+
+
+async def test_two_sources_share_a_port_on_different_paths():
+    port = free_port()
+    a, b = Host(), Host()
+    sa = await _source(a, **{"receiver.url": f"http://127.0.0.1:{port}/a"})
+    sb = await _source(b, **{"receiver.url": f"http://127.0.0.1:{port}/b"})
+    try:
+        async with aiohttp.ClientSession() as client:
+            for path, body in (("a", b"1"), ("b", b"2")):
+                async with client.post(f"http://127.0.0.1:{port}/{path}", data=body) as r:
+                    assert r.status == 200
+        assert (a.chunks, b.chunks) == ([[b"1"]], [[b"2"]])
+        await sa.stop()
+        async with aiohttp.ClientSession() as client:  # the other path still listens
+            async with client.post(f"http://127.0.0.1:{port}/b", data=b"3") as r:
+                assert r.status == 200
+    finally:
+        await sa.stop()
+        await sb.stop()
+
+
+def _self_signed(tmp: Path) -> tuple[Path, Path]:
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    return cert, key
+
+
+async def test_https_source_and_sink(tmp_path):
+    cert, key = _self_signed(tmp_path)
+    host = Host()
+    url = f"https://127.0.0.1:{free_port()}/secure"
+    source = await _source(host, **{"receiver.url": url, "ssl.cert.file": str(cert), "ssl.key.file": str(key)})
+    sink = HttpSink({"publisher.url": url, "ssl.ca.file": str(cert)}, name="tls")
+    try:
+        await sink.connect()
+        await sink.publish([(b'{"n": 1}', {})])
+        assert host.chunks == [[b'{"n": 1}']]
+        untrusting = HttpSink({"publisher.url": url}, name="untrusting")
+        await untrusting.connect()
+        with pytest.raises(ConnectionUnavailableError, match="certificate"):
+            await untrusting.publish([(b"{}", {})])
+        await untrusting.close()
+    finally:
+        await sink.close()
+        await source.stop()
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"receiver.url": "ftp://x/y"}, "http:// or https://"),
+    ({"receiver.url": "https://127.0.0.1:1/x"}, "ssl.cert.file"),
+    ({"receiver.url": "http://127.0.0.1:1/x", "basic.auth.enabled": "true"}, "basic.auth.username"),
+])
+def test_source_options_are_checked(options, message):
+    with pytest.raises(SiddhiAppCreationError, match=message):
+        HttpSource(options)
+
+
+# ------------------------------------------------------------------ the sink
+class Server:
+    """A real aiohttp server recording requests; ``statuses`` answers them in turn."""
+
+    def __init__(self, statuses: list[int] | None = None) -> None:
+        self.requests: list[tuple[str, str, bytes, dict[str, str]]] = []
+        self.statuses = list(statuses or [])
+        self.port = free_port()
+        self.runner: web.AppRunner | None = None
+
+    async def __aenter__(self) -> Server:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        assert self.runner is not None
+        await self.runner.cleanup()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.requests.append((request.method, request.path, await request.read(), dict(request.headers)))
+        status = self.statuses.pop(0) if self.statuses else 200
+        return web.Response(status=status, text="nope" if status >= 400 else "ok")
+
+    def url(self, path: str = "/in") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+
+async def test_sink_posts_each_payload_in_order_with_headers_and_auth():
+    async with Server() as server:
+        sink = HttpSink({"publisher.url": server.url(), "headers": "'X-Api:1','X-Site:eu'",
+                         "basic.auth.username": "u", "basic.auth.password": "p"}, name="out")
+        await sink.connect()
+        await sink.publish([(b'{"a": 1}', {}), (b'{"a": 2}', {}), ("x,y", {})])
+        await sink.close()
+    bodies = [body for _m, _p, body, _h in server.requests]
+    assert bodies == [b'{"a": 1}', b'{"a": 2}', b"x,y"]
+    method, path, _body, headers = server.requests[0]
+    assert (method, path) == ("POST", "/in")
+    assert headers["X-Api"] == "1" and headers["X-Site"] == "eu"
+    assert headers["Content-Type"] == "application/json"
+    assert server.requests[2][3]["Content-Type"].startswith("text/plain")
+    assert headers["Authorization"].startswith("Basic ")
+
+
+async def test_sink_templates_choose_the_url_per_event():
+    async with Server() as server:
+        sink = HttpSink({"publisher.url": server.url("/devices/{{id}}"), "method": "PUT"}, name="out")
+        await sink.connect()
+        await sink.publish([(b"1", {"publisher.url": server.url("/devices/d1")}),
+                            (b"2", {"publisher.url": server.url("/devices/d2")})])
+        await sink.close()
+    assert [(m, p) for m, p, _b, _h in server.requests] == [("PUT", "/devices/d1"), ("PUT", "/devices/d2")]
+
+
+async def test_sink_statuses_4xx_are_rejected_and_5xx_retried():
+    async with Server(statuses=[200, 400, 200, 503]) as server:
+        sink = HttpSink({"publisher.url": server.url()}, name="out")
+        await sink.connect()
+        with pytest.raises(RejectedError) as rejected:
+            await sink.publish([(b"1", {}), (b"2", {}), (b"3", {})])
+        assert list(rejected.value.rejected) == [1] and "400" in rejected.value.rejected[1]
+        with pytest.raises(ConnectionUnavailableError) as unavailable:
+            await sink.publish([(b"4", {}), (b"5", {})])
+        assert unavailable.value.published == 0  # the host retries from the first unsent
+        await sink.close()
+
+
+async def test_sink_to_an_unreachable_server_is_unavailable():
+    sink = HttpSink({"publisher.url": f"http://127.0.0.1:{free_port()}/x"}, name="out")
+    await sink.connect()
+    with pytest.raises(ConnectionUnavailableError, match="cannot reach"):
+        await sink.publish([(b"1", {})])
+    await sink.close()
+
+
+def test_headers_option():
+    assert parse_headers("'Content-Type:application/json','X-A: b:c'") == {"Content-Type": "application/json",
+                                                                          "X-A": "b:c"}
+    with pytest.raises(ValueError, match="Name:value"):
+        parse_headers("'no-colon'")
+
+
+# ------------------------------------------------------------------ end to end in the service
+async def test_service_http_in_filter_http_out_and_a_bad_body(request):
+    from srota.service.config import HttpConfig, ServiceConfig
+    from srota.service.host import ServiceHost
+
+    port = free_port()
+    async with Server() as server:
+        app = f"""
+        @app:name('HttpEndToEnd')
+        @OnError(action='STREAM')
+        @source(type='http', receiver.url='http://127.0.0.1:{port}/readings', @map(type='json'))
+        define stream Readings (id string, temp double);
+
+        @sink(type='http', publisher.url='{server.url("/alerts/{{id}}")}', @map(type='json'))
+        define stream Alerts (id string, temp double);
+
+        @sink(type='http', publisher.url='{server.url("/faults")}', @map(type='json'))
+        define stream Faults (temp double, error string);
+
+        from Readings[temp > 30] select id, temp insert into Alerts;
+        from !Readings select temp, convert(_error, 'string') as error insert into Faults;
+        """
+        host = ServiceHost(ServiceConfig(http=HttpConfig(port=0)), app_texts=[app])
+        await host.start()
+        try:
+            url = f"http://127.0.0.1:{port}/readings"
+            async with aiohttp.ClientSession() as client:
+                for body in (b'{"event": {"id": "d1", "temp": 35.5}}', b'{"event": {"id": "d2", "temp": 20.0}}'):
+                    async with client.post(url, data=body) as r:
+                        assert r.status == 200
+                async with client.post(url, data=b'{"event": {"id": "d3", "temp": ') as r:
+                    assert r.status == 400
+                    assert "JSON" in (await r.json())["error"]
+            async with asyncio.timeout(10):
+                while len(server.requests) < 2:
+                    await asyncio.sleep(0.02)
+        finally:
+            await host.stop()
+    paths = sorted(p for _m, p, _b, _h in server.requests)
+    assert paths == ["/alerts/d1", "/faults"]
+    alert = next(b for _m, p, b, _h in server.requests if p == "/alerts/d1")
+    assert alert == b'{"event":{"id":"d1","temp":35.5}}'
