@@ -63,7 +63,8 @@ from typing import Any
 
 import orjson
 import structlog
-from srota.connectors.base import ConnectionUnavailableError, ConnectorError, RejectedError
+from srota.connectors._distribution import PARTITION_KEY, DistributedSink
+from srota.connectors.base import ConnectionUnavailableError, ConnectorError, RejectedError, Sink
 from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
 from srota.engine.errorstore import MAPPING, SINK, ErrorEntry, entry_for
 from srota.engine.event import Event
@@ -121,6 +122,34 @@ def _options(annotation: Annotation, refs: dict[str, dict[str, str]]) -> tuple[s
         raise SiddhiAppCreationError(f"@{annotation.name} needs a type (or a ref to a configured connector)",
                                      pos.line if pos else None, pos.column if pos else None)
     return kind, options
+
+
+def _creation_error(message: str, annotation: Annotation) -> SiddhiAppCreationError:
+    pos = annotation.pos
+    return SiddhiAppCreationError(message, pos.line if pos else None, pos.column if pos else None)
+
+
+def _distributed_sink(type_name: str, options: dict[str, str], name: str, ann: Annotation,
+                      distribution: Annotation) -> Sink:
+    """``@sink(..., @distribution(strategy=..., @destination(...), ...))``: a sink per destination,
+    with the ``@sink``'s options and the destination's own on top (connectors/_distribution.py)."""
+    destinations = distribution.nested("destination")
+    if not destinations:
+        raise _creation_error("@distribution needs at least one @destination(...)", distribution)
+    strategy = distribution.get("strategy") or ""
+    if strategy.lower() == "partitioned" and not distribution.get("partitionKey"):
+        raise _creation_error("@distribution(strategy='partitioned') needs a partitionKey", distribution)
+    sinks = []
+    for i, dest in enumerate(destinations):
+        own = {el.key: el.value for el in dest.elements if el.key is not None}
+        sink = _connector(Kind.SINK, type_name, {**options, **own}, f"{name}/destination{i}", dest)
+        if getattr(sink, "transactional", False):
+            raise _creation_error("@distribution cannot use transactional sinks", distribution)
+        sinks.append(sink)
+    try:
+        return DistributedSink(sinks, strategy, name=name)
+    except ValueError as exc:
+        raise _creation_error(str(exc), distribution) from None
 
 
 def _connector(kind: Kind, type_name: str, options: dict[str, str], name: str, annotation: Annotation) -> Any:
@@ -269,13 +298,23 @@ class AppHost:
     def _bind_sink(self, definition: StreamDefinition, ann: Annotation, n: int) -> _SinkBinding:
         type_name, options = _options(ann, self.config.refs)
         name = f"{self.name}/{definition.id}/sink{n}"
-        sink = _connector(Kind.SINK, type_name, options, name, ann)
+        distribution = ann.nested("distribution")
+        sink: Sink = (_distributed_sink(type_name, options, name, ann, distribution[0]) if distribution
+                      else _connector(Kind.SINK, type_name, options, name, ann))
         if hasattr(sink, "set_attributes"):  # the log sink writes name=value pairs
             sink.set_attributes([a.name for a in definition.attributes])
         maps = ann.nested("map")
         mapper = mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
         templates = mappers.option_templates({k: v for k, v in options.items() if k not in _HOST_OPTIONS},
                                              definition.attributes)
+        if distribution:
+            key = distribution[0].get("partitionKey")
+            if key is not None:  # each item carries its key's text for the strategy
+                if key not in {a.name for a in definition.attributes}:
+                    raise _creation_error(f"@distribution partitionKey: stream '{definition.id}' has no "
+                                          f"attribute '{key}'", distribution[0])
+                templates[PARTITION_KEY] = mappers.option_templates({PARTITION_KEY: "{{" + key + "}}"},
+                                                                    definition.attributes)[PARTITION_KEY]
         on_error = options.get("on.error", "LOG").upper()
         if on_error not in ("LOG", "WAIT", "STREAM", "STORE"):
             raise SiddhiAppCreationError(f"@sink on.error must be LOG, WAIT, STREAM or STORE, not '{on_error}'",
