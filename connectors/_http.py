@@ -19,6 +19,11 @@ templates.  ``2xx`` is delivered; ``4xx`` (other than ``408``/``429``) can never
 and is reported as rejected; other statuses and network errors are retried by the host
 (``on.error``).  Basic auth with ``basic.auth.username``/``basic.auth.password``; for HTTPS,
 ``ssl.ca.file`` trusts a private CA and ``ssl.verify='false'`` turns checking off.
+
+Service style, as Siddhi 5 names it: an ``http-service`` source holds each request until an
+``http-service-response`` sink of the same ``source.id`` publishes the event for its
+``message.id`` (``trp:messageId``); an ``http-call`` sink hands every response to the
+``http-call-response`` sources of its ``sink.id`` whose ``http.status.code`` matches.
 """
 from __future__ import annotations
 
@@ -27,7 +32,9 @@ import base64
 import binascii
 import contextlib
 import hmac
+import re
 import ssl
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +67,16 @@ def _split_url(url: str, option: str) -> tuple[str, str, int, str]:
         raise ValueError(f"{option} must be an http:// or https:// URL, not {url!r}")
     port = parts.port or (443 if parts.scheme == "https" else 80)
     return parts.scheme, parts.hostname, port, parts.path or "/"
+
+
+def _content_type(payload: Any, given: str | None) -> str:
+    """The Content-Type of a payload: ``given``, else JSON when it looks like JSON, else text."""
+    if given:
+        return str(given)
+    head = payload[:1]
+    if head in (b"{", b"[", "{", "["):
+        return "application/json"
+    return "text/plain; charset=utf-8"
 
 
 def parse_headers(text: str | None) -> dict[str, str]:
@@ -209,6 +226,11 @@ class HttpSource(Source):
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """One request: queued for the next chunk, answered when its events are in the app."""
+        return await self._accept(request, {})
+
+    async def _accept(self, request: web.Request, extra: dict[str, Any]) -> web.Response:
+        """Queue the request's body as a message (with ``extra`` properties) and wait until
+        its chunk is taken: 200, or the error status to answer with."""
         if request.method != "POST":
             return web.json_response({"error": "send events with POST"}, status=405, headers={"Allow": "POST"})
         if not self._authorized(request):
@@ -220,14 +242,12 @@ class HttpSource(Source):
                                      headers={"Retry-After": "1"})
         body = await request.read()
         properties: dict[str, Any] = dict(request.headers)
-        properties.update(method=request.method, path=request.path)
+        properties.update(method=request.method, path=request.path, **extra)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         message = Message(body, properties, _Reply(future))
         pending.put_nowait(message)
         try:
             await future
-        except asyncio.CancelledError:
-            raise
         except ConnectionUnavailableError as exc:
             return web.json_response({"error": str(exc)}, status=503, headers={"Retry-After": "1"})
         if message.rejected is not None:
@@ -328,20 +348,10 @@ class HttpSink(Sink):
     def connected(self) -> bool:
         return self._session is not None and not self._session.closed
 
-    def _content_type(self, payload: Any) -> str:
-        given = self.options.get("content.type")
-        if given:
-            return str(given)
-        if isinstance(payload, (bytes, bytearray)) and payload[:1] in (b"{", b"["):
-            return "application/json"
-        if isinstance(payload, str) and payload[:1] in ("{", "["):
-            return "application/json"
-        return "text/plain; charset=utf-8"
-
     async def publish(self, items: Sequence[tuple[Any, Mapping[str, Any]]]) -> None:
         """Send each payload as a request, in order (see the module doc for the statuses)."""
         if self._session is None:
-            raise ConnectionUnavailableError("http sink is not connected")
+            raise ConnectionUnavailableError(f"{self.type_name} sink is not connected")
         session = self._session
         rejected: dict[int, str] = {}
         method = str(self.options["method"]).upper()
@@ -349,25 +359,36 @@ class HttpSink(Sink):
             url = str(self._option(props, "publisher.url"))
             headers = dict(self._static_headers) if self._static_headers is not None else \
                 parse_headers(self._option(props, "headers"))
-            headers.setdefault("Content-Type", self._content_type(payload))
+            headers.setdefault("Content-Type", _content_type(payload, self.options.get("content.type")))
             if self._auth is not None:
                 headers["Authorization"] = self._auth
             data = payload.encode() if isinstance(payload, str) else payload
             try:
                 async with session.request(method, url, data=data, headers=headers) as response:
                     status = response.status
-                    if status < 300:
-                        continue
                     reason = f"{status} {response.reason or ''}".strip()
-                    body = (await response.text(errors="replace"))[:200]
+                    body = await response.read()
+                    answer_headers = dict(response.headers)
             except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-                raise ConnectionUnavailableError(f"http sink cannot reach {url}: {exc}", published=i) from None
-            if 400 <= status < 500 and status not in (408, 429):
-                rejected[i] = f"{reason}: {body}" if body else reason
-                continue
-            raise ConnectionUnavailableError(f"http sink: {url} answered {reason}", published=i)
+                raise ConnectionUnavailableError(f"{self.type_name} sink cannot reach {url}: {exc}",
+                                                 published=i) from None
+            refused = await self._answered(i, status, reason, body, answer_headers, {**props, "publisher.url": url})
+            if refused is not None:
+                rejected[i] = refused
         if rejected:
-            raise RejectedError(f"http sink: {len(rejected)} request(s) refused", rejected)
+            raise RejectedError(f"{self.type_name} sink: {len(rejected)} request(s) refused", rejected)
+
+    async def _answered(self, index: int, status: int, reason: str, body: bytes,
+                        headers: Mapping[str, str], props: Mapping[str, Any]) -> str | None:
+        """What a response means: None when delivered, the reason when refused for good;
+        raises :class:`ConnectionUnavailableError` when worth retrying."""
+        if status < 300:
+            return None
+        text = body[:200].decode(errors="replace")
+        if 400 <= status < 500 and status not in (408, 429):
+            return f"{reason}: {text}" if text else reason
+        raise ConnectionUnavailableError(f"{self.type_name} sink: {props.get('publisher.url')} answered {reason}",
+                                         published=index)
 
     async def close(self) -> None:
         session, self._session = self._session, None
@@ -376,4 +397,170 @@ class HttpSink(Sink):
                 await session.close()
 
 
-__all__ = ["HttpSink", "HttpSource", "log", "parse_headers"]
+
+
+# ---------------------------------------------------------------------------- service style
+#: Requests of ``http-service`` sources waiting for their ``http-service-response``:
+#: source.id -> message id -> the future of (payload, headers).
+_waiting: dict[str, dict[str, asyncio.Future[tuple[Any, dict[str, str]]]]] = {}
+
+
+_SERVICE_PARAMS = (*_SOURCE_PARAMS,
+                   Param("source.id", _S, doc="The id an http-service-response sink answers through."),
+                   Param("connection.timeout", _I, optional=True, default=120_000,
+                         doc="Milliseconds a request waits for its response before it gets 504."))
+
+
+@extension(Kind.SOURCE, "http-service", params=_SERVICE_PARAMS,
+           doc="Receive HTTP requests and answer each with an http-service-response sink's event.")
+class HttpServiceSource(HttpSource):
+    """``http-service``: a request's events carry ``trp:messageId``; the request is answered
+    with the payload an ``http-service-response`` sink of the same ``source.id`` publishes for
+    that ``message.id`` (``504`` after ``connection.timeout``; ``400`` when the body does not
+    map)."""
+
+    type_name = "http-service"
+    PARAMS = _SERVICE_PARAMS
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """Take the request like ``http``, then wait for the app's response to it."""
+        message_id = uuid.uuid4().hex
+        waiting = _waiting.setdefault(self.options["source.id"], {})
+        reply: asyncio.Future[tuple[Any, dict[str, str]]] = asyncio.get_running_loop().create_future()
+        waiting[message_id] = reply  # before the events go in: the app may answer at once
+        try:
+            accepted = await self._accept(request, {"messageId": message_id})
+            if accepted.status != 200:
+                return accepted
+            try:
+                async with asyncio.timeout(self.options["connection.timeout"] / 1000):
+                    payload, headers = await reply
+            except TimeoutError:
+                return web.json_response({"error": "no response from the app in time"}, status=504)
+            body = payload.encode() if isinstance(payload, str) else payload
+            headers = {"Content-Type": _content_type(payload, None), **headers}
+            return web.Response(body=body, headers=headers)
+        finally:
+            waiting.pop(message_id, None)
+
+
+_SERVICE_RESPONSE_PARAMS = (
+    Param("source.id", _S, doc="The http-service source whose requests this answers."),
+    Param("message.id", _S, dynamic=True, doc="The request answered: '{{messageId}}' of the event."),
+    Param("headers", _S, optional=True, dynamic=True, doc="Response headers as \"'Name:value',...\"."),
+)
+
+
+@extension(Kind.SINK, "http-service-response", params=_SERVICE_RESPONSE_PARAMS,
+           doc="Answer the requests of an http-service source.")
+class HttpServiceResponseSink(Sink):
+    """Answers a waiting ``http-service`` request with each payload (see the source)."""
+
+    type_name = "http-service-response"
+    PARAMS = _SERVICE_RESPONSE_PARAMS
+
+    async def connect(self) -> None:
+        """Nothing to connect: the requests are in this process."""
+
+    async def publish(self, items: Sequence[tuple[Any, Mapping[str, Any]]]) -> None:
+        """Answer each payload's request; one that is gone (timed out) is logged and skipped."""
+        waiting = _waiting.get(self.options["source.id"], {})
+        for payload, props in items:
+            message_id = str(self._option(props, "message.id"))
+            reply = waiting.get(message_id)
+            if reply is None or reply.done():
+                self._log.warning("no request waits for this response (answered or timed out)",
+                                  message_id=message_id)
+                continue
+            reply.set_result((payload, parse_headers(self._option(props, "headers"))))
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
+#: ``http-call-response`` sources by the ``sink.id`` of the ``http-call`` sinks they hear.
+_responders: dict[str, list[HttpCallResponseSource]] = {}
+
+_CALL_PARAMS = (*_SINK_PARAMS, Param("sink.id", _S, doc="The id http-call-response sources take responses by."))
+
+
+@extension(Kind.SINK, "http-call", params=_CALL_PARAMS,
+           doc="Call an HTTP endpoint per event; its responses go to http-call-response sources.")
+class HttpCallSink(HttpSink):
+    """``http-call``: each payload is a request as for ``http``; every response (whatever its
+    status) goes to the ``http-call-response`` sources of the same ``sink.id`` whose
+    ``http.status.code`` matches it, with ``trp:http.status.code``, the response's headers
+    and the request's rendered options as properties.  A network error is retried."""
+
+    type_name = "http-call"
+    PARAMS = _CALL_PARAMS
+
+    async def _answered(self, index: int, status: int, reason: str, body: bytes,
+                        headers: Mapping[str, str], props: Mapping[str, Any]) -> str | None:
+        properties = {**{k: v for k, v in props.items() if not k.startswith("_")}, **headers,
+                      "http.status.code": str(status)}
+        taken = False
+        for source in list(_responders.get(self.options["sink.id"], ())):
+            taken |= source.offer(status, Message(body, properties))
+        if not taken:
+            self._log.warning("no http-call-response source takes this response", status=status,
+                              sink_id=self.options["sink.id"])
+        return None  # answered: delivered, whatever the status
+
+
+_CALL_RESPONSE_PARAMS = (
+    Param("sink.id", _S, doc="The http-call sink whose responses this source takes."),
+    Param("http.status.code", _S, optional=True, default="200",
+          doc="A regular expression the response's status code must match (e.g. '2\\\\d+')."),
+    Param("batch.size", _I, optional=True, default=1024, doc="The largest chunk handed to the host."),
+)
+
+
+@extension(Kind.SOURCE, "http-call-response", params=_CALL_RESPONSE_PARAMS,
+           doc="Receive the responses of an http-call sink.")
+class HttpCallResponseSource(Source):
+    """The responses of the ``http-call`` sink with the same ``sink.id`` (see the sink)."""
+
+    type_name = "http-call-response"
+    PARAMS = _CALL_RESPONSE_PARAMS
+
+    def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", pos: Any = None) -> None:
+        super().__init__(options, name=name, pos=pos)
+        try:
+            self._status = re.compile(self.options["http.status.code"])
+        except re.error as exc:
+            raise creation_error(f"http-call-response: http.status.code is not a regular expression: {exc}",
+                                 pos) from None
+        self._queue: asyncio.Queue[Message] = asyncio.Queue()
+
+    def offer(self, status: int, message: Message) -> bool:
+        """Take a response whose status matches (called by the sink); whether it did."""
+        if not self._status.fullmatch(str(status)):
+            return False
+        self._queue.put_nowait(message)
+        return True
+
+    async def start(self, on_messages: Any) -> None:
+        """Listen to the sink's responses from now on, then deliver."""
+        _responders.setdefault(self.options["sink.id"], []).append(self)
+        self._ready.set()
+        await super().start(on_messages)
+
+    async def _run(self) -> None:
+        queue = self._queue
+        limit = self.options["batch.size"]
+        while not self._stopping:
+            await self._resumed.wait()
+            messages = [await queue.get()]
+            while len(messages) < limit and not queue.empty():
+                messages.append(queue.get_nowait())
+            await self._deliver(messages)
+
+    async def _close(self) -> None:
+        listeners = _responders.get(self.options["sink.id"], [])
+        if self in listeners:
+            listeners.remove(self)
+
+
+__all__ = ["HttpCallResponseSource", "HttpCallSink", "HttpServiceResponseSink", "HttpServiceSource", "HttpSink",
+           "HttpSource", "log", "parse_headers"]

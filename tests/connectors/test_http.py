@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 from srota.connectors import ConnectionUnavailableError, HttpSink, HttpSource, Message
 from srota.connectors._http import parse_headers
+from srota.connectors._inmemory import broker
 from srota.connectors.base import RejectedError
 from srota.grammar.errors import SiddhiAppCreationError
 
@@ -318,3 +319,97 @@ async def test_service_http_in_filter_http_out_and_a_bad_body(request):
     assert paths == ["/alerts/d1", "/faults"]
     alert = next(b for _m, p, b, _h in server.requests if p == "/alerts/d1")
     assert alert == b'{"event":{"id":"d1","temp":35.5}}'
+
+
+# ------------------------------------------------------------------ service-style http
+async def _service(app: str) -> Any:
+    from srota.service.config import HttpConfig, ServiceConfig
+    from srota.service.host import ServiceHost
+
+    host = ServiceHost(ServiceConfig(http=HttpConfig(port=0)), app_texts=[app])
+    await host.start()
+    return host
+
+
+async def test_http_service_answers_each_request_with_the_apps_response():
+    port = free_port()
+    host = await _service(f"""
+    @app:name('Adder')
+    @source(type='http-service', receiver.url='http://127.0.0.1:{port}/add', source.id='adder',
+            connection.timeout='500',
+            @map(type='json', @attributes(messageId='trp:messageId', value1='$.event.value1',
+                                          value2='$.event.value2')))
+    define stream AddStream (messageId string, value1 long, value2 long);
+
+    @sink(type='http-service-response', source.id='adder', message.id='{{{{messageId}}}}',
+          headers="'X-Adder:1'", @map(type='json'))
+    define stream ResultStream (messageId string, results long);
+
+    from AddStream[value1 >= 0] select messageId, value1 + value2 as results insert into ResultStream;
+    """)
+    url = f"http://127.0.0.1:{port}/add"
+    try:
+        async with aiohttp.ClientSession() as client:
+            async def add(a: int, b: int) -> tuple[int, Any]:
+                async with client.post(url, json={"event": {"value1": a, "value2": b}}) as r:
+                    return r.status, (await r.json() if r.status == 200 else await r.text())
+
+            answers = await asyncio.gather(*(add(i, 100) for i in range(5)))
+            assert [(s, body["event"]["results"]) for s, body in answers] == [(200, i + 100) for i in range(5)]
+            async with client.post(url, json={"event": {"value1": 1, "value2": 1}}) as r:
+                assert r.headers["X-Adder"] == "1"
+            status, _ = await add(-1, 1)  # filtered out: no response comes
+            assert status == 504
+            async with client.post(url, data=b'{"event": ') as r:
+                assert r.status == 400
+    finally:
+        await host.stop()
+
+
+async def test_http_call_routes_responses_by_status_code():
+    async def echo(request: web.Request) -> web.Response:
+        doc = await request.json()
+        n = doc["event"]["n"]
+        if n >= 10:
+            return web.json_response({"error": f"no item {n}"}, status=404)
+        return web.json_response({"id": doc["event"]["id"], "square": n * n})
+
+    app = web.Application()
+    app.router.add_post("/square", echo)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    host = await _service(f"""
+    @app:name('Caller')
+    @source(type='inMemory', topic='Caller-in', @map(type='passThrough'))
+    define stream Items (id string, n long);
+
+    @sink(type='http-call', publisher.url='http://127.0.0.1:{port}/square', sink.id='squarer', @map(type='json'))
+    define stream Calls (id string, n long);
+
+    @source(type='http-call-response', sink.id='squarer', http.status.code='2\\d+',
+            @map(type='json', @attributes(id='$.id', square='$.square', status='trp:http.status.code')))
+    define stream Squares (id string, square long, status string);
+
+    @source(type='http-call-response', sink.id='squarer', http.status.code='4\\d+',
+            @map(type='json', @attributes(error='$.error', status='trp:http.status.code')))
+    define stream Failures (error string, status string);
+
+    from Items select id, n insert into Calls;
+    """)
+    try:
+        squares, failures = [], []
+        rt = host.apps["Caller"].runtime
+        rt.add_callback("Squares", lambda evs: squares.extend(tuple(e.data) for e in evs))
+        rt.add_callback("Failures", lambda evs: failures.extend(tuple(e.data) for e in evs))
+        for item in [("a", 3), ("b", 12), ("c", 4)]:
+            await broker.publish("Caller-in", [item])
+        async with asyncio.timeout(10):
+            while len(squares) + len(failures) < 3:
+                await asyncio.sleep(0.02)
+        assert squares == [("a", 9, "200"), ("c", 16, "200")]
+        assert failures == [("no item 12", "404")]
+    finally:
+        await host.stop()
+        await runner.cleanup()
