@@ -25,38 +25,62 @@ def map_for_sink(mapper: SinkMapper, rows: Sequence[Sequence[Any]],
     mixes topics.  A mapper's :meth:`~SinkMapper.preamble` (the CSV header) goes first, with
     the properties of the first event.  Raises :class:`MappingError` from the mapper.
     """
+    return map_rows_for_sink(mapper, rows, templates, chunk_sizes)[0]
+
+
+def map_rows_for_sink(mapper: SinkMapper, rows: Sequence[Sequence[Any]],
+                      templates: Mapping[str, Template] | None = None,
+                      chunk_sizes: Sequence[int] | None = None
+                      ) -> tuple[list[tuple[Any, dict[str, str]]], list[list[int]]]:
+    """:func:`map_for_sink`, and for each item the indexes of the rows it carries (none for a
+    preamble; all of a chunk for a grouping mapper's array): so the host routes the rows of
+    an item the transport refused, whatever the grouping."""
     if not rows:
-        return []
-    if chunk_sizes is not None and len(chunk_sizes) > 1 and mapper.groups_events:
-        out: list[tuple[Any, dict[str, str]]] = []
-        start = 0
-        for size in chunk_sizes:
-            if size:
-                out.extend(_map_chunk(mapper, rows[start:start + size], templates))
-            start += size
-        return out
-    return _map_chunk(mapper, rows, templates)
+        return [], []
+    sizes = chunk_sizes if chunk_sizes is not None and len(chunk_sizes) > 1 and mapper.groups_events \
+        else [len(rows)]
+    out: list[tuple[Any, dict[str, str]]] = []
+    carried: list[list[int]] = []
+    start = 0
+    for size in sizes:
+        if size:
+            _map_chunk(mapper, rows[start:start + size], templates, start, out, carried)
+        start += size
+    return out, carried
 
 
-def _map_chunk(mapper: SinkMapper, rows: Sequence[Sequence[Any]],
-               templates: Mapping[str, Template] | None) -> list[tuple[Any, dict[str, str]]]:
+def _map_chunk(mapper: SinkMapper, rows: Sequence[Sequence[Any]], templates: Mapping[str, Template] | None,
+               offset: int, out: list[tuple[Any, dict[str, str]]], carried: list[list[int]]) -> None:
+    """Map one chunk (its first row is row ``offset`` of the batch) onto ``out``/``carried``."""
     preamble = mapper.preamble()
     if not templates:
-        out = [(p, {}) for p in preamble]
-        out.extend((p, {}) for p in mapper.map(rows))
-        return out
+        out.extend((p, {}) for p in preamble)
+        carried.extend([] for _ in preamble)
+        payloads = mapper.map(rows)
+        out.extend((p, {}) for p in payloads)
+        carried.extend(_carried(len(payloads), list(range(offset, offset + len(rows)))))
+        return
     items = list(templates.items())
     props = [{k: t.render(r) for k, t in items} for r in rows]
-    out = [(p, dict(props[0])) for p in preamble]
+    out.extend((p, dict(props[0])) for p in preamble)
+    carried.extend([] for _ in preamble)
     if not mapper.groups_events or len(rows) == 1:
         payloads = mapper.map(rows)
         out.extend(zip(payloads, props, strict=True))
-        return out
+        carried.extend([offset + i] for i in range(len(rows)))
+        return
     groups: dict[tuple[str, ...], list[int]] = {}
     for i, p in enumerate(props):
         groups.setdefault(tuple(p.values()), []).append(i)
     for indexes in groups.values():
         group_props = props[indexes[0]]
-        for payload in mapper.map_group([rows[i] for i in indexes]):
-            out.append((payload, dict(group_props)))
-    return out
+        payloads = mapper.map_group([rows[i] for i in indexes])
+        out.extend((payload, dict(group_props)) for payload in payloads)
+        carried.extend(_carried(len(payloads), [offset + i for i in indexes]))
+
+
+def _carried(payloads: int, rows: list[int]) -> list[list[int]]:
+    """The rows each of ``payloads`` payloads carries: one each, or all in one (an array)."""
+    if payloads == len(rows):
+        return [[r] for r in rows]
+    return [list(rows) for _ in range(payloads)]  # (one array; or an unknown split: all of them)

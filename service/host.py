@@ -124,6 +124,13 @@ def _options(annotation: Annotation, refs: dict[str, dict[str, str]]) -> tuple[s
     return kind, options
 
 
+def _rows_of(rows: list[tuple[Any, ...]], carried: list[list[int]]) -> tuple[list[tuple[Any, ...]], list[list[int]]]:
+    """The rows the remaining items carry, and the items' row indexes into that list."""
+    kept = sorted({r for rs in carried for r in rs})
+    where = {r: i for i, r in enumerate(kept)}
+    return [rows[r] for r in kept], [[where[r] for r in rs] for rs in carried]
+
+
 def _creation_error(message: str, annotation: Annotation) -> SiddhiAppCreationError:
     pos = annotation.pos
     return SiddhiAppCreationError(message, pos.line if pos else None, pos.column if pos else None)
@@ -432,7 +439,7 @@ class AppHost:
 
     async def _publish(self, b: _SinkBinding, rows: list[tuple[Any, ...]]) -> None:
         try:
-            items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes)
+            items, carried = mappers.map_rows_for_sink(b.mapper, rows, b.templates, b.chunk_sizes)
         except mappers.MappingError as exc:
             self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
             self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
@@ -454,7 +461,8 @@ class AppHost:
             except RejectedError as exc:
                 # Records the transport can never take: route those alone; the others went out.
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
-                bad = [rows[i] for i in sorted(exc.rejected) if i < len(rows)]
+                # (an item may carry several rows: a grouping mapper's array)
+                bad = [rows[r] for i in sorted(exc.rejected) if i < len(carried) for r in carried[i]]
                 self._log.error("outputs refused by the transport", stream=b.stream_id, events=len(bad),
                                 reason=next(iter(exc.rejected.values()), str(exc)))
                 if b.on_error == "STREAM" and bad:
@@ -462,7 +470,8 @@ class AppHost:
                 elif b.on_error == "STORE" and bad:
                     self._store_error(b.stream_id, SINK, next(iter(exc.rejected.values()), str(exc)), bad)
                 keep = [i for i in range(len(items)) if i not in exc.rejected]
-                items, rows = [items[i] for i in keep], [rows[i] for i in keep]
+                items, carried = [items[i] for i in keep], [carried[i] for i in keep]
+                rows, carried = _rows_of(rows, carried)
                 if not flushing:
                     flushing = True
                     continue
@@ -472,10 +481,11 @@ class AppHost:
                 flushing = False
                 self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
                 published = exc.published if isinstance(exc, ConnectionUnavailableError) else 0
-                if published and len(items) == len(rows):
+                if published:
                     # The leading items went out; retrying or routing them again would
                     # duplicate them.
-                    items, rows = items[published:], rows[published:]
+                    items, carried = items[published:], carried[published:]
+                    rows, carried = _rows_of(rows, carried)
                 if b.on_error == "WAIT" and _transient(exc):
                     self._log.warning("publish failed, retrying", stream=b.stream_id, error=str(exc),
                                       retry_in=round(delay, 2))

@@ -465,3 +465,13 @@ def test_template_text_formatting() -> None:
     assert t.render(("x", f32(55.6), True, None, 5)) == "x/55.6/true/null/5"
     assert t.attribute_names == ("s", "f", "b", "d", "l")
     assert mappers.is_template("a{{b}}") and not mappers.is_template("a{b}") and not mappers.is_template(3)
+
+
+def test_map_rows_for_sink_says_which_rows_each_item_carries() -> None:
+    rows = [("A", 1.0, 1), ("B", 2.0, 2), ("C", 3.0, 3)]
+    items, carried = mappers.map_rows_for_sink(JsonSinkMapper(STOCK), rows, None, [2, 1])
+    assert len(items) == 2 and carried == [[0, 1], [2]]  # an array for the first chunk
+    items, carried = mappers.map_rows_for_sink(JsonSinkMapper(STOCK, event_grouping_enabled=False), rows, None, [2, 1])
+    assert carried == [[0], [1], [2]]
+    header = mappers.map_rows_for_sink(mappers.CsvSinkMapper(STOCK, header=True), rows)[1]
+    assert header[0] == []  # the header line carries no row

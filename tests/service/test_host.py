@@ -231,3 +231,57 @@ async def test_each_message_of_a_delivery_is_a_chunk_of_its_own(request):
                                                         {"event": {"id": "c", "temp": 40.0}}]
     finally:
         await h.stop()
+
+
+REJECTING_APP = """
+@app:name('RejectGrouped')
+@OnError(action='STREAM')
+@source(type='inMemory', topic='{prefix}-in', @map(type='json'))
+define stream Readings (id string, temp double);
+
+@OnError(action='STREAM')
+@sink(type='refusing', on.error='STREAM', @map(type='json'))
+define stream Out (id string, temp double);
+
+@sink(type='inMemory', topic='{prefix}-refused', @map(type='passThrough'))
+define stream Refused (id string);
+
+from Readings select id, temp insert into Out;
+from !Out select id insert into Refused;
+"""
+
+
+async def test_a_refused_grouped_message_routes_the_rows_it_carried(request):
+    """The json sink mapper writes a chunk of several events as one message: when the
+    transport refuses that message, the rows routed are that message's, not the rows at the
+    message's index (which belonged to another message)."""
+    from srota.connectors.base import Message, RejectedError, Sink
+    from srota.engine.registry import Kind, extension
+
+    @extension(Kind.SINK, "refusing", doc="test: refuses the second item of a publish")
+    class Refusing(Sink):
+        type_name = "refusing"
+
+        async def connect(self) -> None:
+            pass
+
+        async def publish(self, items: Any) -> None:
+            if len(items) > 1:
+                raise RejectedError("refused", {1: "too large"})
+
+        async def close(self) -> None:
+            pass
+
+    prefix = request.node.name
+    h = ServiceHost(ServiceConfig(http=HttpConfig(port=0)), app_texts=[REJECTING_APP.format(prefix=prefix)])
+    await h.start()
+    try:
+        refused = asyncio.create_task(_collect(f"{prefix}-refused", 2))
+        await asyncio.sleep(0.05)
+        app = h.apps["RejectGrouped"]
+        first = b'[{"event": {"id": "a1", "temp": 1.0}}, {"event": {"id": "a2", "temp": 2.0}}]'
+        second = b'[{"event": {"id": "b1", "temp": 3.0}}, {"event": {"id": "b2", "temp": 4.0}}]'
+        await app._take_chunk(app.sources[0], [Message(first, {}), Message(second, {})])
+        assert sorted(tuple(p)[0] for p in await refused) == ["b1", "b2"]
+    finally:
+        await h.stop()
