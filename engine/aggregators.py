@@ -100,6 +100,11 @@ class _Sum(AggregatorState):
     def value(self) -> Any:
         return self.total if self.count > 0 else None
 
+    @staticmethod
+    def inline_value(state: str, temp: str) -> str:
+        """An expression equal to ``value()`` of ``state``, evaluated once (bound to ``temp``)."""
+        return f"({temp}.total if ({temp} := {state}).count > 0 else None)"
+
 
 @extension(Kind.AGGREGATOR, "sum", params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
            doc="Sum of the values (long for int/long, double for float/double).")
@@ -133,6 +138,11 @@ class _Count(AggregatorState):
 
     def value(self) -> int:
         return self.count
+
+    @staticmethod
+    def inline_value(state: str, temp: str) -> str:
+        """An expression equal to ``value()`` of ``state``, evaluated once (bound to ``temp``)."""
+        return f"{state}.count"
 
 
 @extension(Kind.AGGREGATOR, "count", params=(Param("arg", ANY_TYPE, optional=True, dynamic=True),),
@@ -173,6 +183,11 @@ class _Avg(AggregatorState):
 
     def value(self) -> Any:
         return self.total / self.count if self.count else None
+
+    @staticmethod
+    def inline_value(state: str, temp: str) -> str:
+        """An expression equal to ``value()`` of ``state``, evaluated once (bound to ``temp``)."""
+        return f"({temp}.total / {temp}.count if ({temp} := {state}).count else None)"
 
 
 @extension(Kind.AGGREGATOR, "avg", params=(Param("arg", NUMERIC_TYPES, dynamic=True),),

@@ -16,12 +16,14 @@ Consecutive events of a chunk with the same key travel together (a run), so outp
 different keys interleave in arrival order.  The router of a value partition is generated
 code: one dictionary lookup per run finds what to do with the key's events, and for the
 most common shape (the stream's only reader is ``from S#window.length(n) select
-<aggregates>``, with or without the window, without group by) it runs the key's window and selector in its own loop instead of calling
-through the instance's processors, with the same state objects and the same output chunks
-(see :class:`_Fusion`).  ``@purge(enable='true', interval='1 min', idle.period='1
-hour')`` removes the instances whose key saw no event for ``idle.period`` (checked every
-``interval`` on the app's scheduler), so memory follows the number of active keys, not the
-number of keys ever seen.
+<aggregates>``, with or without the window, without group by) it runs the key's window and
+selector in its own loop instead of calling through the instance's processors, with the
+same state objects and the same output chunks (see :class:`_Fusion`); where nothing
+downstream cares how the output stream's events are grouped (engine/coalesce.py), the rows
+of a chunk's runs go on together as one chunk (see :func:`_fused_loop`).
+``@purge(enable='true', interval='1 min', idle.period='1 hour')`` removes the instances
+whose key saw no event for ``idle.period`` (checked every ``interval`` on the app's
+scheduler), so memory follows the number of active keys, not the number of keys ever seen.
 
 Elements of an instance register as ``partition<N>/<key>/<query>/...``; the partition
 itself registers as ``partition<N>`` and snapshots its keys, so a restore first re-creates
@@ -31,8 +33,10 @@ from __future__ import annotations
 
 import builtins
 import dis
+import io
 import logging
 import re
+import tokenize
 from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any, NamedTuple
@@ -51,6 +55,7 @@ from srota.engine.timeutil import parse_duration
 from srota.engine.windows.length import LengthWindow
 from srota.grammar.model import (
     Attribute,
+    InsertIntoStream,
     OutputEventType,
     Partition,
     Query,
@@ -72,11 +77,14 @@ _VALIDATION = object()
 FUSE = True
 
 # What the router does with a run of one key's events (the first item of a route record):
-# a record is (mode, instance, junction, receiver or window, selector, output, target, window length)
+# a record is (mode, instance, junction, receiver or window, selector, output, target, window
+# length, target junction): the last is the stream junction a fused query's target dispatches
+# to (None if it is no plain stream), which lets the router merge the runs' outputs (see
+# _router_body)
 _DROP = -1      # nothing (a null key, or no query of the instance reads the stream)
 _DELIVER = 0    # hand the run to the instance's receiver (or its junction, if several)
 _FUSED = 1      # the router runs the instance's window and selector itself (see _Fusion)
-_NO_KEY = (_DROP, None, None, None, None, None, None, 0)
+_NO_KEY = (_DROP, None, None, None, None, None, None, 0, None)
 
 
 class _Instance:
@@ -185,6 +193,8 @@ class PartitionQuery:
         self._position = position
         self.output = _PartitionOutput(self)
         self.purged_events_out = 0
+        #: rows a fused router merged into one chunk (counted here, not per key instance)
+        self.merged_events_out = 0
 
     def instance_runtimes(self) -> list[QueryRuntime]:
         """This query's runtime in every live key instance."""
@@ -216,7 +226,7 @@ class _PartitionOutput:
     @property
     def events_out(self) -> int:
         q = self._query
-        return q.purged_events_out + sum(r.output.events_out for r in q.instance_runtimes())
+        return q.purged_events_out + q.merged_events_out + sum(r.output.events_out for r in q.instance_runtimes())
 
 
 class PartitionRuntime:
@@ -348,6 +358,11 @@ class PartitionRuntime:
         ns["_p_new"] = object.__new__
         ns["_p_Event"] = Event
         ns["_p_Exception"] = Exception
+        if fusion is not None:
+            target, query = fusion.target, self._queries[fusion.query_index]
+            ns["_p_merge"] = lambda: self._merge_junction(target)
+            ns["_p_flush"] = lambda junction, rows, chunk, end: self._flush(stream_id, query, junction, rows,
+                                                                            chunk, end)
         # the time of a key's last event matters to purging only
         return gen.function("_route", "chunk", _router_body(code, fusion, stamp=bool(self._idle)))
 
@@ -364,18 +379,45 @@ class PartitionRuntime:
         inst = self.instances.get(key) or self._create(key)
         junction = inst.routed.get(stream_id)
         if junction is None or not junction.receivers:
-            record: tuple[Any, ...] = (_DROP, inst, None, None, None, None, None, 0)
+            record: tuple[Any, ...] = (_DROP, inst, None, None, None, None, None, 0, None)
         elif len(junction.receivers) > 1 or junction.async_buffer is not None:
-            record = (_DELIVER, inst, junction, junction.send, None, None, None, 0)
+            record = (_DELIVER, inst, junction, junction.send, None, None, None, 0, None)
         else:
             head = junction.receivers[0]
             fusion = self._fusions.get(stream_id)
             fused = fusion.bind(inst, head) if fusion is not None else None
             # one receiver: the router calls it itself, handling its errors as the junction would
             record = ((_FUSED, inst, junction, *fused) if fused is not None
-                      else (_DELIVER, inst, junction, head, None, None, None, 0))
+                      else (_DELIVER, inst, junction, head, None, None, None, 0, None))
         self._records[stream_id][key] = record
         return record
+
+    def _merge_junction(self, stream_id: str | None) -> Any:
+        """The junction of ``stream_id`` if it takes the fused runs' output rows merged into
+        one chunk now (a plain stream whose receivers do not care how its events are
+        grouped: engine/coalesce.py), else ``_MISSING``."""
+        junction = self.ctx.junctions.get(stream_id) if stream_id is not None else None
+        if junction is None or junction.async_buffer is not None or not junction.chunks_mergeable():
+            return _MISSING
+        return junction
+
+    def _flush(self, stream_id: str, query: PartitionQuery, junction: StreamJunction, rows: list[Event],
+               chunk: list[Event], end: int) -> None:
+        """Dispatch the merged output rows of the runs in ``chunk[:end]``.
+
+        They count as the query's output here, once, instead of in each key instance's
+        ``QueryOutput`` (the partition's query reports the sum).  The junction handles its
+        receivers' errors itself; should its dispatch still fail, the events of those runs
+        fault as the runs would have one by one (to the partitioned stream's ``@OnError``;
+        a key's copy of the stream faults where it does).
+        """
+        if not rows:
+            return
+        query.merged_events_out += len(rows)
+        try:
+            junction.dispatch(rows)
+        except Exception as exc:
+            self.ctx.junctions[stream_id].on_error(chunk[:end], exc)
 
     def _range_router(self, stream_id: str, labels_of: Callable[[Event], list[str]]) -> Emit:
         def route(chunk: list[Event]) -> None:
@@ -521,7 +563,8 @@ class _Fusion(NamedTuple):
     event the router keeps the key's window (the instance's ``LengthWindow.buffer``) and
     updates the instance selector's aggregator states as the window and the selector would;
     at the end of each run it makes the selector's output row and hands it to the query's
-    output.  State stays in the instance's own objects: snapshots, restore and purge see
+    output (or, merged with the chunk's other rows, to its target stream: see
+    :func:`_fused_loop`).  State stays in the instance's own objects: snapshots, restore and purge see
     no difference.
     """
 
@@ -530,9 +573,12 @@ class _Fusion(NamedTuple):
     window: bool
     parts: DeferredParts
     needs_event: bool  # the remove code reads the expired event, not only its data
+    target: str | None  # the global stream the query inserts into (its rows may go merged)
+    row: str  # parts.row, with the aggregators' values read inline where they say how
 
     def bind(self, inst: _Instance, head: Emit) -> tuple[Any, ...] | None:
-        """``(window, selector, output, target, length)`` of ``inst``'s query, if wired as planned."""
+        """``(window, selector, output, target, length, target junction)`` of ``inst``'s query,
+        if wired as planned."""
         if len(inst.queries) <= self.query_index:
             return None
         runtime = inst.queries[self.query_index]
@@ -551,22 +597,24 @@ class _Fusion(NamedTuple):
         elif head != sel.process:
             return None
         # (a length window's length is fixed: restore_state replaces its buffer only)
-        return window, sel, output, _direct(output.target), window.length if window is not None else 0
+        emit, junction = _direct(output.target)
+        return window, sel, output, emit, window.length if window is not None else 0, junction
 
 
-def _direct(target: Emit | None) -> Emit:
-    """What a query output's target does, called as directly as it can be.
+def _direct(target: Emit | None) -> tuple[Emit, StreamJunction | None]:
+    """What a query output's target does, called as directly as it can be, and the stream
+    junction it dispatches to (None if it is no plain stream).
 
     A stream target without an ``@Async`` buffer (fixed when the stream is defined) is its
     junction's ``dispatch``, which ``send`` would call.
     """
     if target is None:
-        return _nothing
+        return _nothing, None
     junction = getattr(target, "__self__", None)
-    if (type(junction) is StreamJunction and getattr(target, "__func__", None) is StreamJunction.send
-            and junction.async_buffer is None):
-        return junction.dispatch
-    return target
+    if (isinstance(junction, StreamJunction) and type(junction) is StreamJunction
+            and getattr(target, "__func__", None) is StreamJunction.send and junction.async_buffer is None):
+        return junction.dispatch, junction
+    return target, None
 
 
 def _nothing(chunk: list[Event]) -> None:
@@ -594,7 +642,46 @@ def _plan_fusion(query: Query, runtime: QueryRuntime, prefix: str, index: int,
         window = runtime.elements.get(base + "/window")
         if type(window) is not LengthWindow or window.length <= 0:
             return None
-    return _Fusion(inp.stream_id, index, bool(handlers), parts, _uses_event(parts.remove))
+    out = query.output
+    target = (out.target if isinstance(out, InsertIntoStream) and not out.is_inner and not out.is_fault
+              else None)
+    return _Fusion(inp.stream_id, index, bool(handlers), parts, _uses_event(parts.remove), target,
+                   _inline_values(parts.row, plan.factories))
+
+
+def _inline_values(row: str, factories: list[Callable[[], Any]]) -> str:
+    """``row`` with each ``A[i].value()`` replaced by the state's ``inline_value`` expression,
+    where its class has one (a call less per output row).
+
+    Token by token, so text inside a string literal stays as it is.
+    """
+    inline: dict[str, Callable[[str, str], str]] = {}
+    for i, factory in enumerate(factories):
+        fn = getattr(type(factory()), "inline_value", None)
+        if fn is not None:
+            inline[str(i)] = fn
+    if not inline:
+        return row
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(row).readline)
+                  if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)]
+    except (tokenize.TokenError, SyntaxError):
+        return row
+    if any(t.start[0] != 1 or t.end[0] != 1 for t in tokens):
+        return row  # columns are offsets into row only if it is one line
+    spans: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(tokens):
+        s = [t.string for t in tokens[i:i + 8]]
+        if (s[:2] == ["A", "["] and s[3:] == ["]", ".", "value", "(", ")"] and s[2] in inline
+                and (i == 0 or tokens[i - 1].string != ".")):
+            spans.append((tokens[i].start[1], tokens[i + 7].end[1], inline[s[2]](f"A[{s[2]}]", f"_qv{s[2]}")))
+            i += 8
+        else:
+            i += 1
+    for start, end, code in reversed(spans):
+        row = row[:start] + code + row[end:]
+    return row
 
 
 def _only_base_names(parts: DeferredParts) -> bool:
@@ -634,49 +721,15 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
     of different keys interleave in arrival order.  A key's record (``_record``) says what
     happens with its run: nothing, a call of the instance's receiver, or (``fusion``) the
     instance's window and selector run here, event by event, and the output row made when
-    the run ends.  Errors are handled per run as the instance's junction would (``@OnError``
-    of the stream: logged and the run dropped).  ``stamp``: note the time of each key's
-    last run (for purging).  A chunk of one event (events sent one by one) takes a
-    straight path without the loop.
+    the run ends (see :func:`_fused_loop`).  Errors are handled per run as the instance's
+    junction would (``@OnError`` of the stream: logged and the run dropped).  ``stamp``:
+    note the time of each key's last run (for purging).  A chunk of one event (events sent
+    one by one) takes a straight path without the loop.
+
+    (CPython 3.11 specializes a comparison only where a conditional jump of one code unit
+    follows it; an ``if`` over a long block needs a longer jump.  So the hot comparisons
+    guard short blocks: ``if a == b: pass`` ``else: <long block>``.)
     """
-    lookup = [
-        "_qrec = _qR.get(_qkey) or _p_record(_qkey)",
-        "_qmode, _qinst, _qj, _qa, _qsel, _qout, _qtgt, _qn = _qrec",
-    ]
-    if stamp:
-        lookup += ["if _qinst is not None:",
-                   "    _qinst.last_seen = _qnow"]
-    step: list[str] = []
-    window_only = ["pass"]
-    if fusion is not None:
-        parts = fusion.parts
-        lookup += ["if _qmode == 1:"]
-        if fusion.window:
-            lookup += ["    _qbuf = _qa.buffer"]
-        lookup += ["    A = _qsel.states.get(None)",
-                   "    if A is None:",
-                   "        A = _qsel._states_for(None)"]
-        step = list(parts.add)
-        if fusion.window:
-            if fusion.needs_event:
-                remove = ["_qe2 = e", "e = _p_Event(_qnow, _qold.data, 1)", "d = e.data", *parts.remove,
-                          "e = _qe2", "d = e.data"]
-            else:
-                remove = ["d = _qold.data", *parts.remove, "d = e.data"]
-            # the window's part first: an error in the selector's leaves it as the window's would
-            step = ["if len(_qbuf) < _qn:",
-                    "    _qbuf.append(e)",
-                    *_indent(parts.add, 1),
-                    "else:",
-                    "    _qold = _qbuf.popleft()",
-                    "    _qbuf.append(e)",
-                    *_indent(remove, 1),
-                    *_indent(parts.add, 1)]
-            window_only = ["if len(_qbuf) < _qn:",
-                           "    _qbuf.append(e)",
-                           "else:",
-                           "    _qbuf.popleft()",
-                           "    _qbuf.append(e)"]
     body = ["_qR = _p_records"]
     if stamp or (fusion is not None and fusion.needs_event):
         body.append("_qnow = _p_ctx.clock.now()")
@@ -685,49 +738,105 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
         "    e = chunk[0]",
         "    d = e.data",
         f"    _qkey = {key_code}",
-        *_indent(lookup, 1),
-        "    if _qmode == 0:",
-        "        try:",
-        "            _qa(chunk)",
-        "        except _p_Exception as _qx:",
-        "            _qj.on_error(chunk, _qx)",
+        "    _qrec = _qR.get(_qkey) or _p_record(_qkey)",
+        *_indent(_unpack(stamp), 1),
     ]
-    if fusion is not None:
-        body += ["    elif _qmode == 1:",
-                 "        try:",
-                 *_indent(step, 3),
-                 *_indent(_emit(fusion, "e"), 3),
-                 "        except _p_Exception as _qx:",
-                 "            _qj.on_error(chunk, _qx)"]
+    deliver_one = [
+        "if _qmode == 0:",
+        "    try:",
+        "        _qa(chunk)",
+        "    except _p_Exception as _qx:",
+        "        _qj.on_error(chunk, _qx)",
+    ]
+    if fusion is None:
+        body += [*_indent(deliver_one, 1), "    return"]
+    else:
+        # the fused mode is every key's but a null key's: it runs after the short block
+        body += ["    if _qmode != 1:",
+                 *_indent(deliver_one, 2),
+                 "        return",
+                 *_indent(_bind_state(fusion), 1),
+                 "    try:",
+                 *_indent(_step(fusion), 2),
+                 *_indent(_emit(fusion, "e"), 2),
+                 "    except _p_Exception as _qx:",
+                 "        _qj.on_error(chunk, _qx)",
+                 "    return"]
+        return body + _fused_loop(key_code, fusion, stamp)
     body += [
-        "    return",
         "_qcur = _p_missing",
         "_qmode = -1",
         "_qstart = 0",
-        "_qlast = None",
         "for _qi, e in enumerate(chunk):",
         "    d = e.data",
         f"    _qkey = {key_code}",
-        "    if _qkey != _qcur:",
-        "        if _qmode >= 0:",
-        *_indent(_end_of_run("_qi", fusion, True), 3),
+        "    if _qkey == _qcur:",
+        "        pass",
+        "    else:",
+        "        if _qmode == 0:",
+        *_indent(_deliver_run("_qi"), 3),
         "        _qstart = _qi",
-        *_indent(lookup, 2),
+        "        _qrec = _qR.get(_qkey) or _p_record(_qkey)",
+        *_indent(_unpack(stamp), 2),
         "        _qcur = _qkey",
+        "_qi = len(chunk)",
+        "if _qmode == 0:",
+        *_indent(_deliver_run("_qi"), 1),
     ]
-    if fusion is not None:
-        body += [
-            "    if _qmode == 1:",
-            "        try:",
-            *_indent(step, 3),
-            "            _qlast = e",
-            "        except _p_Exception as _qx:",
-            "            _qj.on_error([e], _qx)",  # the fault stays with the event; the run goes on
-            "    elif _qmode == 2:",
-            *_indent(window_only, 2),
-        ]
-    body += ["_qi = len(chunk)", "if _qmode >= 0:", *_indent(_end_of_run("_qi", fusion, False), 1)]
     return body
+
+
+def _unpack(stamp: bool) -> list[str]:
+    """Bind the fields of the record ``_qrec`` (and note the key's time, with ``stamp``)."""
+    lines = ["_qmode, _qinst, _qj, _qa, _qsel, _qout, _qtgt, _qn, _qmj = _qrec"]
+    if stamp:
+        lines += ["if _qinst is not None:",
+                  "    _qinst.last_seen = _qnow"]
+    return lines
+
+
+def _bind_state(fusion: _Fusion) -> list[str]:
+    """Bind a fused record's state: the window's buffer ``_qbuf`` and the aggregator states ``A``.
+
+    Read at each run, not kept in the record: a restore replaces both objects.
+    """
+    return [*(["_qbuf = _qa.buffer"] if fusion.window else []),
+            "try:",
+            "    A = _qsel.states[None]",
+            "except KeyError:",
+            "    A = _qsel._states_for(None)"]
+
+
+def _step(fusion: _Fusion) -> list[str]:
+    """What the window and the selector do with the event ``e`` (``d`` bound to its data)."""
+    parts = fusion.parts
+    if not fusion.window:
+        return list(parts.add)
+    if fusion.needs_event:
+        remove = ["_qe2 = e", "e = _p_Event(_qnow, _qold.data, 1)", "d = e.data", *parts.remove,
+                  "e = _qe2", "d = e.data"]
+    else:
+        remove = ["d = _qold.data", *parts.remove, "d = e.data"]
+    # the window's part first: an error in the selector's leaves it as the window's would
+    return ["if len(_qbuf) < _qn:",
+            "    _qbuf.append(e)",
+            *_indent(parts.add, 1),
+            "else:",
+            "    _qold = _qbuf.popleft()",
+            "    _qbuf.append(e)",
+            *_indent(remove, 1),
+            *_indent(parts.add, 1)]
+
+
+def _deliver_run(end: str) -> list[str]:
+    """Hand the run ``chunk[_qstart:end]`` to the receiver of a mode-0 record."""
+    run = f"chunk[_qstart:{end}]"
+    return [
+        "try:",
+        f"    _qa(chunk if _qstart == 0 and {end} == len(chunk) else {run})",
+        "except _p_Exception as _qx:",
+        f"    _qj.on_error({run}, _qx)",
+    ]
 
 
 def _emit(fusion: _Fusion, last: str = "_qlast") -> list[str]:
@@ -735,7 +844,12 @@ def _emit(fusion: _Fusion, last: str = "_qlast") -> list[str]:
 
     ``last`` is ``e`` (with ``d`` bound) when the run is the chunk's only event.
     """
-    row = fusion.parts.row
+    return [*_make_output(fusion, last), *_deliver_output()]
+
+
+def _make_output(fusion: _Fusion, last: str) -> list[str]:
+    """Make ``_qo``, the output event of the run whose last event is ``last``."""
+    row = fusion.row
     bind = [] if last == "e" else [*(["e = _qlast"] if _uses_event([row]) else []), "d = _qlast.data"]
     return [
         *bind,
@@ -743,7 +857,13 @@ def _emit(fusion: _Fusion, last: str = "_qlast") -> list[str]:
         f"_qo.timestamp = {last}.timestamp",
         f"_qo.data = {row}",
         "_qo.type = 0",
-        # QueryOutput's work, without its call when nobody listens to the query
+    ]
+
+
+def _deliver_output() -> list[str]:
+    """Hand ``_qo`` on as a chunk of its own: QueryOutput's work, without its call when
+    nobody listens to the query."""
+    return [
         "if _qout.callbacks:",
         "    _qout([_qo])",
         "else:",
@@ -752,33 +872,93 @@ def _emit(fusion: _Fusion, last: str = "_qlast") -> list[str]:
     ]
 
 
-def _end_of_run(end: str, fusion: _Fusion | None, in_loop: bool) -> list[str]:
-    """Finish the run ``chunk[_qstart:end]`` of the current record (mode ``_qmode`` >= 0)."""
-    run = f"chunk[_qstart:{end}]"
-    lines = [
-        "if _qmode == 0:",
-        "    try:",
-        f"        _qa(chunk if _qstart == 0 and {end} == len(chunk) else {run})",
-        "    except _p_Exception as _qx:",
-        f"        _qj.on_error({run}, _qx)",
-    ]
-    if fusion is None:
-        return lines
-    emit = [
-        "try:",
-        *_indent(_emit(fusion), 1),
-        "except _p_Exception as _qx:",
-        f"    _qj.on_error({run}, _qx)",
+#: Hand the merged outputs on and stop merging in this chunk (code outside the router runs
+#: next: what it does must come after the outputs before it, and may change who listens).
+_FLUSH = [
+    "if _qM is not _p_missing:",
+    "    _p_flush(_qM, _qpend, chunk, _qstart)",
+    "    _qM = _p_missing",
+]
+
+
+def _fused_loop(key_code: str, fusion: _Fusion, stamp: bool) -> list[str]:
+    """The router's loop over a chunk of several events, with a fusion.
+
+    Each run's output row goes on as a chunk of its own (a batching selector emits one row
+    per chunk it gets), unless nothing downstream can tell: when the query's target stream
+    takes merged chunks (``chunks_mergeable``, engine/coalesce.py: only callbacks and
+    chunk-invariant queries read it) and the key's query has no callback, the rows of
+    consecutive runs are collected (``_qpend``) and dispatched as one chunk, in the same
+    order, before anything else happens outside the router: a mode-0 run, an error's
+    handling, a new key's instance (which may subscribe to the target), or a row that is
+    not merged.  From then on the chunk's rows go one by one.  (Merged rows are counted
+    in the partition's query, not in the instances': see :meth:`PartitionRuntime._flush`.)
+
+    ``A`` (the aggregator states) is None while the current run's record is not fused.
+    """
+    row_uses_event = _uses_event([fusion.row])
+
+    def end_of_run(in_loop: bool) -> list[str]:
+        rebind = in_loop and row_uses_event
+        emit = [
+            *(["_qe = e"] if rebind else []),
+            "try:",
+            *_indent(_make_output(fusion, "_qlast"), 1),
+            "    if _qmj is _qM and not _qout.callbacks:",
+            "        _qpa(_qo)",
+            "    else:",
+            *_indent(_FLUSH, 2),
+            *_indent(_deliver_output(), 2),
+            "except _p_Exception as _qx:",
+            *_indent(_FLUSH, 1),
+            "    _qj.on_error(chunk[_qstart:_qi], _qx)",
+            "_qlast = None",
+            *(["e = _qe"] if rebind else []),
+            *(["d = e.data"] if in_loop else []),
+        ]
+        # (no last event when every event of a fused run failed: each was faulted on its own)
+        return ["if _qlast is not None:", *_indent(emit, 1),
+                "elif _qmode == 0:", *_indent(_FLUSH, 1), *_indent(_deliver_run("_qi"), 1)]
+
+    return [
+        "_qcur = _p_missing",
+        "_qmode = -1",
+        "_qstart = 0",
         "_qlast = None",
+        "A = None",
+        "_qM = _p_merge()",  # the target junction that takes the runs' rows merged, or _p_missing
+        "_qpend = []",
+        "_qpa = _qpend.append",
+        "for _qi, e in enumerate(chunk):",
+        "    d = e.data",
+        f"    _qkey = {key_code}",
+        "    if _qkey == _qcur:",
+        "        pass",
+        "    else:",
+        *_indent(end_of_run(True), 2),
+        "        _qstart = _qi",
+        "        _qrec = _qR.get(_qkey)",
+        "        if _qrec is None:",
+        *_indent(_FLUSH, 3),
+        "            _qrec = _p_record(_qkey)",
+        *_indent(_unpack(stamp), 2),
+        "        if _qmode == 1:",
+        *_indent(_bind_state(fusion), 3),
+        "        else:",
+        "            A = None",
+        "        _qcur = _qkey",
+        "    if A is not None:",
+        "        try:",
+        *_indent(_step(fusion), 3),
+        "            _qlast = e",
+        "        except _p_Exception as _qx:",
+        *_indent(_FLUSH, 3),
+        "            _qj.on_error([e], _qx)",  # the fault stays with the event; the run goes on
+        "_qi = len(chunk)",
+        *end_of_run(False),
+        "if _qM is not _p_missing and _qpend:",
+        "    _p_flush(_qM, _qpend, chunk, _qi)",
     ]
-    if in_loop:
-        rebind = _uses_event([fusion.parts.row])
-        emit = [*(["_qe = e"] if rebind else []), *emit, *(["e = _qe"] if rebind else []), "d = e.data"]
-    # (no last event when every event of the run failed: each was faulted on its own)
-    lines += ["elif _qmode == 1:", *_indent(["if _qlast is not None:", *_indent(emit, 1)], 1),
-              "else:",
-              f"    _qj.on_error({run}, _qerr)"]
-    return lines
 
 
 def _uses_event(lines: list[str]) -> bool:

@@ -261,3 +261,74 @@ def test_fused_query_inserting_into_a_table(fuse: bool, monkeypatch: pytest.Monk
     runtime.shutdown()
     assert rows == [("A", 3), ("A", 6), ("B", 5)]
     assert bool(runtime.partitions[0]._fusions) is fuse
+
+
+# ---------------------------------------------------------------------------- merged rows
+def _run_merged(app: str, chunks: list[list[tuple[Any, ...]]], fuse: bool, monkeypatch: pytest.MonkeyPatch,
+                merged: bool = True, sensitive_stream: str | None = None) -> dict[str, Any]:
+    """Like :func:`_run`, without a query callback: ``Out``'s callback takes merged chunks
+    (``merged``), and ``sensitive_stream`` (if any) has a callback that does not."""
+    monkeypatch.setattr(partition_module, "FUSE", fuse)
+    runtime = SiddhiManager().create_siddhi_app_runtime(app)
+    seen: dict[str, Any] = {"out": [], "other": []}
+    runtime.add_callback("Out", lambda evs: seen["out"].append([(e.timestamp, tuple(e.data)) for e in evs]),
+                         merged_chunks=merged)
+    if sensitive_stream is not None:
+        runtime.add_callback(sensitive_stream,
+                             lambda evs: seen["other"].append([(e.timestamp, tuple(e.data)) for e in evs]))
+    runtime.start()
+    handler = runtime.get_input_handler("S")
+    ts = 1_000
+    for chunk in chunks:
+        events = []
+        for row in chunk:
+            events.append(Event(ts, row))
+            ts += 1
+        handler.send_events(events)
+    seen["events_out"] = runtime.queries["q"].output.events_out
+    runtime.shutdown()
+    return seen
+
+
+@pytest.mark.parametrize("name", ["length_avg", "length_many_aggregates", "no_window", "key_expression"])
+def test_fused_rows_merge_where_nothing_downstream_tells(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    chunks = _chunks(_data(400, 7), 7)
+    merged = _run_merged(FUSABLE[name], chunks, True, monkeypatch)
+    plain = _run_merged(FUSABLE[name], chunks, False, monkeypatch)
+    # the same rows in the same order and the same count; the fused router hands on fewer chunks
+    assert [r for c in merged["out"] for r in c] == [r for c in plain["out"] for r in c]
+    assert len(merged["out"]) < len(plain["out"])
+    assert merged["events_out"] == plain["events_out"] == sum(map(len, plain["out"]))
+    # a callback that wants the chunks as made gets them as the instances make them
+    kept = _run_merged(FUSABLE[name], chunks, True, monkeypatch, merged=False)
+    assert kept["out"] == plain["out"]
+
+
+def test_no_merging_once_a_key_instance_reads_the_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every key's instance reads Out (a global stream): Out stops taking merged chunks as soon
+    # as the first key's instance exists, in the middle of the router's first chunk
+    app = STREAM + """
+        partition with (symbol of S) begin
+            @info(name='q') from S#window.length(3) select symbol, sum(price) as total insert into Out;
+            from Out select symbol, total insert into Echo;
+        end;"""
+    chunks = _chunks(_data(300, 11), 11)
+    fused = _run_merged(app, chunks, True, monkeypatch, sensitive_stream="Echo")
+    plain = _run_merged(app, chunks, False, monkeypatch, sensitive_stream="Echo")
+    assert fused["out"] == plain["out"] and fused["other"] == plain["other"]
+
+
+def test_merged_rows_come_before_a_faulted_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an event failing in the fused step goes to the fault stream after the rows before it
+    app = "@OnError(action='STREAM')\n" + STREAM + """
+        partition with (symbol of S) begin
+            @info(name='q') from S#window.length(2) select symbol, sum(volume) as v insert into Out;
+        end;
+        from !S select symbol, -1L as v insert into Out;"""
+    chunks = [[("A", 1.0, 1), ("B", 1.0, 2), ("C", 1.0, "x"), ("A", 1.0, 3), ("B", 1.0, 4)]]
+    got = {}
+    for fuse in (True, False):
+        seen = _run_merged(app, chunks, fuse, monkeypatch)
+        got[fuse] = [r for c in seen["out"] for r in c]
+    assert got[True] == got[False]
+    assert [r[1] for r in got[True]] == [("A", 1), ("B", 2), ("C", -1), ("A", 4), ("B", 6)]
