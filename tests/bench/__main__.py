@@ -182,7 +182,11 @@ def main(argv: list[str]) -> int:
     for w in args.workloads.split(","):
         w = w.strip().upper().replace("X1C", "X1c").replace("X2C", "X2c")
         if w == "S":
-            scaleout = _run(sys.executable, "tests.bench.scaleout", args.scaleout_events, timeout=3600)
+            try:
+                scaleout = _run(sys.executable, "tests.bench.scaleout", args.scaleout_events, timeout=3600)
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                print(f"  S failed: {exc}", flush=True)
+                continue
             for row in scaleout:
                 print(f"  S {json.dumps(row)}", flush=True)
             continue

@@ -29,8 +29,9 @@ def run_loop(workload: str, n: int, chunk: int) -> Result:
     return Result(workload, "loop", n, seconds, peak, len(out), digest(canon), check)
 
 
-#: ``@Async`` settings of the micro-batched one-by-one run (``srota-1a``): the buffer's bound,
-#: chosen by measurement (tests/bench/README in docs/performance.md): larger gains nothing.
+#: ``@Async`` settings of the micro-batched one-by-one run (``srota-1a``): the buffer's bound
+#: (256..4096 measured alike in throughput; docs/performance.md, Micro-batching).
+#: ``SROTA_BENCH_ASYNC_SIZE`` overrides it.
 ASYNC = "@Async(buffer.size='{size}', workers='1', batch.size.max='{size}')\n"
 ASYNC_SIZE = 1024
 

@@ -138,6 +138,7 @@ async def _run(workdir: Path, app: str, n: int, workers: int, interval: str,
                      "state_topic": f"state-{workdir.name}-{time.time_ns()}"},
         "shutdown": {"timeout": "60 sec"}}))
     log = open(workdir / "srota.log", "ab")
+    started = time.perf_counter()
     proc = subprocess.Popen([str(SROTA), "run", str(workdir / "app.siddhi"), "--config", str(workdir / "cfg.yaml"),
                              "--workers", str(workers)], stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
     ports = [port + i for i in range(workers)]
@@ -145,6 +146,7 @@ async def _run(workdir: Path, app: str, n: int, workers: int, interval: str,
     try:
         async with aiohttp.ClientSession() as s:
             t0 = c0 = None
+            first: tuple[float, int, float, float] | None = None  # when the first records were consumed
             while True:
                 if proc.poll() is not None:
                     raise RuntimeError(f"srota exited: {(workdir / 'srota.log').read_text()[-3000:]}")
@@ -152,14 +154,23 @@ async def _run(workdir: Path, app: str, n: int, workers: int, interval: str,
                 owned = [sum(len(a.get("scaleout", {}).get("partitions", {})) for a in (x or [])) for x in apps]
                 consumed = sum([_consumed(await _get(s, f"http://127.0.0.1:{p}/metrics")) for p in ports])
                 now = time.perf_counter()
+                if first is None and consumed:
+                    first = (now, consumed, _cpu_seconds(proc.pid), _cpu_seconds(broker_pid))
                 if t0 is None and all(owned) and sum(owned) == PARTITIONS:
                     t0, c0, cpu0, bcpu0 = now, consumed, _cpu_seconds(proc.pid), _cpu_seconds(broker_pid)
+                if consumed >= n and t0 is not None and n - c0 < n // 4 and first is not None:
+                    # The group settled when most records were consumed already: measure from
+                    # the first record instead (group joins included).
+                    t0, c0, cpu0, bcpu0 = first
+                    out["note"] = "measured from the first record: the group settled late"
                 if consumed >= n and t0 is not None:
                     out["cpu_seconds"] = _cpu_seconds(proc.pid) - cpu0
                     out["broker_cpu_seconds"] = _cpu_seconds(broker_pid) - bcpu0
                     out["rate"] = (n - c0) / max(now - t0, 1e-9)
                     out["measured"] = n - c0
                     out["seconds"] = now - t0
+                    # start-up, group joins and restores included: the figure a deployment sees
+                    out["end_to_end_rate"] = n / (now - started)
                     break
                 await asyncio.sleep(0.05)
             out["apps"] = [await _get(s, f"http://127.0.0.1:{p}/apps") for p in ports]
@@ -219,8 +230,10 @@ async def _main(n: int, keys: int) -> list[dict[str, Any]]:
                                 # Events per CPU-second of the workers: what the rate would be
                                 # per core if the workers had the cores to themselves.
                                 "per_cpu_second": round(got["measured"] / max(got["cpu_seconds"], 1e-9)),
-                                "workers_cores": round(got["cpu_seconds"] / got["seconds"], 2),
-                                "broker_cores": round(got["broker_cpu_seconds"] / got["seconds"], 2),
+                                "workers_cores": round(got["cpu_seconds"] / max(got["seconds"], 1e-9), 2),
+                                "broker_cores": round(got["broker_cpu_seconds"] / max(got["seconds"], 1e-9), 2),
+                                "end_to_end_rate": round(got["end_to_end_rate"]),
+                                "note": got.get("note", ""),
                                 "load": round(os.getloadavg()[0], 1)})
                 print(json.dumps(results[-1]), flush=True)
             keyed = await broker.create_topic(partitions=PARTITIONS)
@@ -266,8 +279,11 @@ def summary(by: dict[str, dict[str, Any]]) -> list[str]:
         two = by["workers-2"]["rate"] / by["workers-1"]["rate"]
         lines.append(f"workers: 2 / 1 = {two:.2f} (target 1.8): {'met' if two >= 1.8 else 'NOT met'}")
     if "workers-1" in by and "workers-4" in by:
-        lines.append(f"workers: 4 / 1 = {by['workers-4']['rate'] / by['workers-1']['rate']:.2f} "
-                     f"on {os.cpu_count()} cores")
+        one = by["workers-1"]
+        lines.append(f"workers: 4 / 1 = {by['workers-4']['rate'] / one['rate']:.2f} on {os.cpu_count()} cores "
+                     f"({by['workers-4'].get('note') or 'stable part'}); end to end, start-up and group joins "
+                     f"included: 2 / 1 = {by['workers-2']['end_to_end_rate'] / one['end_to_end_rate']:.2f}, "
+                     f"4 / 1 = {by['workers-4']['end_to_end_rate'] / one['end_to_end_rate']:.2f}")
     if "checkpoints-off" in by and "checkpoints-10s" in by:
         ratio = by["checkpoints-10s"]["rate"] / by["checkpoints-off"]["rate"]
         lines.append(f"checkpoints every 10 s / none: {ratio:.2f} (target 0.75): {'met' if ratio >= 0.75 else 'NOT met'}")
