@@ -51,6 +51,7 @@ from srota.connectors.base import (
     Sink,
     Source,
     log,
+    take_batch,
 )
 from srota.engine.registry import Kind, Param, extension
 from srota.grammar.model import AttrType
@@ -260,9 +261,7 @@ class HttpSource(Source):
         limit = self.options["batch.size"]
         while not self._stopping:
             await self._resumed.wait()
-            messages = [await queue.get()]
-            while len(messages) < limit and not queue.empty():
-                messages.append(queue.get_nowait())
+            messages = await take_batch(queue, limit)
             delivered = False
             try:
                 delivered = await self._deliver(messages)
@@ -551,10 +550,7 @@ class HttpCallResponseSource(Source):
         limit = self.options["batch.size"]
         while not self._stopping:
             await self._resumed.wait()
-            messages = [await queue.get()]
-            while len(messages) < limit and not queue.empty():
-                messages.append(queue.get_nowait())
-            await self._deliver(messages)
+            await self._deliver(await take_batch(queue, limit))
 
     async def _close(self) -> None:
         listeners = _responders.get(self.options["sink.id"], [])

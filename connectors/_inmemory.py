@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from srota.connectors.base import Message, OnMessages, Sink, Source, log
+from srota.connectors.base import Message, OnMessages, Sink, Source, log, take_batch
 from srota.engine.registry import Kind, Param, extension
 from srota.grammar.model import AttrType
 
@@ -116,12 +116,7 @@ class InMemorySource(Source):
         limit = self.options["batch.size"]
         while not self._stopping:
             await self._resumed.wait()
-            payload, props = await queue.get()
-            messages = [Message(payload, props)]
-            while len(messages) < limit and not queue.empty():
-                payload, props = queue.get_nowait()
-                messages.append(Message(payload, props))
-            await self._deliver(messages)
+            await self._deliver([Message(payload, props) for payload, props in await take_batch(queue, limit)])
 
     async def _close(self) -> None:
         if self._sub is not None:

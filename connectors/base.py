@@ -32,7 +32,7 @@ import contextlib
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import structlog
 from srota.connectors._options import resolve_options
@@ -104,6 +104,18 @@ class Message:
 
 
 OnMessages = Callable[[list[Message]], Awaitable[None]]
+
+_T = TypeVar("_T")
+
+
+async def take_batch(queue: asyncio.Queue[_T], limit: int) -> list[_T]:
+    """Wait for one item, then take what else is queued, up to ``limit``: a source's chunk is
+    what arrived while the previous one was processed, with no timer (an idle source's
+    message goes in at once)."""
+    batch = [await queue.get()]
+    while len(batch) < limit and not queue.empty():
+        batch.append(queue.get_nowait())
+    return batch
 
 #: Option keys that belong to the host, not to the transport; factories ignore them.
 HOST_OPTIONS = frozenset({"type", "on.error"})
