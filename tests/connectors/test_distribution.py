@@ -198,3 +198,88 @@ async def test_distribution_errors_are_creation_errors(distribution, message):
     with pytest.raises(SiddhiAppCreationError, match=message):
         await host.start()
     await host.stop()
+
+
+@pytest.mark.integration
+async def test_service_partitions_mqtt_outputs_over_two_topics(mqtt_broker: Any):
+    """Partitioned over two real MQTT topics: each symbol's events on one topic, in order."""
+    from srota.connectors import MqttSource
+
+    from tests.connectors.test_mqtt import Collector, prefix
+
+    p = prefix()
+    app = f"""
+    @app:name('DistMqtt')
+    @source(type='inMemory', topic='DistMqtt-in', @map(type='passThrough'))
+    define stream Trades (symbol string, price double);
+    @sink(type='mqtt', url='{mqtt_broker.url}', quality.of.service='1', @map(type='json'),
+          @distribution(strategy='partitioned', partitionKey='symbol',
+                        @destination(topic='{p}/a'), @destination(topic='{p}/b')))
+    define stream Out (symbol string, price double);
+    from Trades select symbol, price insert into Out;
+    """
+    sources = {}
+    for t in "ab":
+        src = MqttSource({"url": mqtt_broker.url, "topic": f"{p}/{t}", "quality.of.service": "1"}, name=t)
+        got = Collector(src)
+        await src.start(got)
+        await src.wait_ready(10)
+        sources[t] = (src, got)
+    host = ServiceHost(ServiceConfig(http=HttpConfig(port=0)), app_texts=[app])
+    await host.start()
+    trades = [("IBM", 1.0), ("WSO2", 2.0), ("IBM", 3.0), ("ORCL", 4.0), ("WSO2", 5.0)]
+    try:
+        for t in trades:
+            await broker.publish("DistMqtt-in", [t])
+        async with asyncio.timeout(10):
+            while sum(len(got.messages) for _, got in sources.values()) < len(trades):
+                await asyncio.sleep(0.02)
+    finally:
+        await host.stop()
+        for src, _ in sources.values():
+            await src.stop()
+    got = {t: [(e["event"]["symbol"], e["event"]["price"]) for e in map(orjson.loads, g.payloads)]
+           for t, (_, g) in sources.items()}
+    assert sorted(got["a"] + got["b"]) == sorted(trades)
+    assert not {s for s, _ in got["a"]} & {s for s, _ in got["b"]}
+    for rows in got.values():  # each symbol's events in the order sent
+        for symbol in {s for s, _ in rows}:
+            assert [x for s, x in rows if s == symbol] == [x for s, x in trades if s == symbol]
+
+
+@pytest.mark.integration
+async def test_service_round_robins_kafka_outputs_over_two_topics(kafka_broker: Any):
+    from tests.connectors.test_kafka import Collector as KafkaCollector
+    from tests.connectors.test_kafka import source
+
+    topics = [await kafka_broker.create_topic() for _ in range(2)]
+    app = f"""
+    @app:name('DistKafka')
+    @source(type='inMemory', topic='DistKafka-in', @map(type='passThrough'))
+    define stream Trades (symbol string, price double);
+    @sink(type='kafka', bootstrap.servers='{kafka_broker.bootstrap_servers}', @map(type='json'),
+          @distribution(strategy='roundRobin', @destination(topic='{topics[0]}'), @destination(topic='{topics[1]}')))
+    define stream Out (symbol string, price double);
+    from Trades select symbol, price insert into Out;
+    """
+    host = ServiceHost(ServiceConfig(http=HttpConfig(port=0)), app_texts=[app])
+    await host.start()
+    trades = [("IBM", 1.0), ("WSO2", 2.0), ("IBM", 3.0), ("ORCL", 4.0)]
+    try:
+        for t in trades:
+            await broker.publish("DistKafka-in", [t])
+        async with asyncio.timeout(20):  # every output published and acknowledged
+            while 'srota_sink_messages_total{app="DistKafka",stream="Out",transport="kafka"} 4.0' \
+                    not in host.metrics.render().decode():
+                await asyncio.sleep(0.05)
+    finally:
+        await host.stop()
+    got = {}
+    for i, topic in enumerate(topics):
+        src = source(kafka_broker, topic, f"dist-{i}-{topic}")
+        collector = KafkaCollector()
+        await src.start(collector)
+        await collector.wait_for(2)
+        await src.stop()
+        got[i] = [tuple(orjson.loads(m.payload)["event"].values()) for m in collector.messages]
+    assert got == {0: [("IBM", 1.0), ("IBM", 3.0)], 1: [("WSO2", 2.0), ("ORCL", 4.0)]}
