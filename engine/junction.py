@@ -216,12 +216,14 @@ class AsyncBuffer:
         wake = self._wake
         put_one = self.put_one
 
+        size = self.size
+
         def send(data: Sequence[Any], timestamp: int | None = None) -> None:
             """Send one event (timestamp defaults to the app clock's now)."""
             row = (data if data.__class__ is tuple else tuple(data)) if convert is None else convert(data)
             if timestamp is None:
                 timestamp = clock.now()
-            if len(chunks) < self.size - self._extra and self._running:
+            if len(chunks) < size - self._extra and self._running:
                 chunks.append((timestamp, row))
                 if self._sleeping:
                     wake.set()
@@ -304,7 +306,11 @@ class AsyncBuffer:
             append, extend = merged.append, merged.extend
             for item in items:
                 if isinstance(item, tuple):
-                    append(Event(*item))
+                    # (the hot path of micro-batched sends: no __init__ call, as InputHandler.send)
+                    e = _new(Event)
+                    e.timestamp, e.data = item
+                    e.type = CURRENT
+                    append(e)
                 else:
                     extend(item)
             junction.dispatch(merged)
