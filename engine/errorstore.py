@@ -9,8 +9,9 @@ Siddhi's ``ErrorStore``.  What lands here:
   ``@OnError(action='STORE')`` (the original bytes, to replay through the mapper).
 
 A runtime hands entries to the store given to :class:`~srota.engine.SiddhiManager`
-(``error_store=``); the service gives one in SQLite (``errors.database``), listed, shown,
-replayed and purged by ``srota errors`` and the admin API.  Without a store, ``STORE`` logs
+(``error_store=``); the service gives one in SQLite, or in PostgreSQL/MySQL shared by its
+replicas (``errors.database``; :func:`open_error_store`), listed, shown, replayed and purged
+by ``srota errors`` and the admin API.  Without a store, ``STORE`` logs
 the events and says so.
 
 Entries are plain data (JSON in the database): the events' values must be JSON values, so an
@@ -156,16 +157,129 @@ class SqliteErrorStore:
 
     @staticmethod
     def _where(app: str | None, stream: str | None) -> tuple[list[str], list[Any]]:
-        where, args = ["1 = 1"], []
-        if app is not None:
-            where.append("app = ?")
-            args.append(app)
-        if stream is not None:
-            where.append("stream = ?")
-            args.append(stream)
-        return where, args
+        return _where(app, stream, "?")
 
 
 def _entry(row: tuple[Any, ...]) -> ErrorEntry:
     ident, app, stream, kind, cause, stack, events, payload, created = row
     return ErrorEntry(app, stream, kind, cause, orjson.loads(events), payload, stack, created, ident)
+
+
+class RdbmsErrorStore:
+    """Error entries in a PostgreSQL or MySQL/MariaDB table (``srota_errors``): one store that
+    every replica of a service shares, across outages like the ``rdbms`` store (a write waits
+    for the database up to ``max_outage_ms``, then fails)."""
+
+    def __init__(self, url: str, max_outage_ms: int = 60_000) -> None:
+        from srota.engine.stores.database import Database, parse_url
+
+        self.url = parse_url(url)
+        self._db = Database(self.url, "error store", max_outage_ms)
+        self._db.connect_now()
+        mysql = self._db.dialect.name != "postgresql"
+        ident = "BIGINT AUTO_INCREMENT PRIMARY KEY" if mysql else "BIGSERIAL PRIMARY KEY"
+        text, blob = ("LONGTEXT", "LONGBLOB") if mysql else ("TEXT", "BYTEA")
+        q = self._db.q
+
+        def create(cur: Any) -> None:
+            self._db.dialect.serialize_ddl(cur)
+            cur.execute(
+                f"CREATE TABLE IF NOT EXISTS {q('srota_errors')} (id {ident}, app VARCHAR(255) NOT NULL, "
+                f"stream VARCHAR(255) NOT NULL, kind VARCHAR(16) NOT NULL, cause {text} NOT NULL, "
+                f"stack {text} NOT NULL, events {text} NOT NULL, payload {blob}, created BIGINT NOT NULL)"
+                + self._db.dialect.create_table_suffix())
+
+        self._db.run(create)
+
+    def add(self, entry: ErrorEntry) -> int:
+        """Keep ``entry``; returns its id."""
+        if entry.kind not in _KINDS:
+            raise ValueError(f"unknown error kind {entry.kind!r}")
+        columns = "(app, stream, kind, cause, stack, events, payload, created)"
+        values = (entry.app, entry.stream, entry.kind, entry.cause, entry.stack,
+                  orjson.dumps(entry.events).decode(), entry.payload, entry.created)
+
+        def insert(cur: Any) -> int:
+            if self._db.dialect.name == "postgresql":
+                cur.execute(f"INSERT INTO srota_errors {columns} VALUES ({_marks(8)}) RETURNING id", values)
+                return int(cur.fetchone()[0])
+            cur.execute(f"INSERT INTO srota_errors {columns} VALUES ({_marks(8)})", values)
+            return int(cur.lastrowid)
+
+        entry.id = self._db.run(insert)
+        return entry.id
+
+    def entries(self, app: str | None = None, stream: str | None = None, limit: int = 100,
+                after: int = 0) -> list[ErrorEntry]:
+        """Entries, oldest first (``after`` an id: the next page)."""
+        where, args = _where(app, stream, "%s")
+        where.append("id > %s")
+        args.append(after)
+        return self._select(f"WHERE {' AND '.join(where)} ORDER BY id LIMIT %s", (*args, limit))
+
+    def count(self, app: str | None = None, stream: str | None = None) -> int:
+        where, args = _where(app, stream, "%s")
+
+        def count(cur: Any) -> int:
+            cur.execute(f"SELECT count(*) FROM srota_errors WHERE {' AND '.join(where)}", args)
+            return int(cur.fetchone()[0])
+
+        return self._db.run(count)
+
+    def get(self, ident: int) -> ErrorEntry | None:
+        found = self._select("WHERE id = %s", (ident,))
+        return found[0] if found else None
+
+    def discard(self, ident: int) -> bool:
+        """Remove one entry; whether it was there."""
+        return self._delete("id = %s", [ident]) > 0
+
+    def purge(self, app: str | None = None, stream: str | None = None, before: int | None = None) -> int:
+        """Remove the entries of an app (and stream), or all; ``before``: only older ones (ms)."""
+        where, args = _where(app, stream, "%s")
+        if before is not None:
+            where.append("created < %s")
+            args.append(before)
+        return self._delete(" AND ".join(where), args)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _select(self, tail: str, args: tuple[Any, ...]) -> list[ErrorEntry]:
+        def select(cur: Any) -> list[tuple[Any, ...]]:
+            cur.execute(f"SELECT id, app, stream, kind, cause, stack, events, payload, created "
+                        f"FROM srota_errors {tail}", args)
+            return list(cur.fetchall())
+
+        return [_entry(tuple(bytes(v) if isinstance(v, memoryview) else v for v in row))
+                for row in self._db.run(select)]
+
+    def _delete(self, condition: str, args: list[Any]) -> int:
+        def delete(cur: Any) -> int:
+            cur.execute(f"DELETE FROM srota_errors WHERE {condition}", args)
+            return int(cur.rowcount)
+
+        return self._db.run(delete)
+
+
+def _marks(n: int) -> str:
+    return ", ".join(["%s"] * n)
+
+
+def _where(app: str | None, stream: str | None, mark: str) -> tuple[list[str], list[Any]]:
+    where, args = ["1 = 1"], []
+    if app is not None:
+        where.append(f"app = {mark}")
+        args.append(app)
+    if stream is not None:
+        where.append(f"stream = {mark}")
+        args.append(stream)
+    return where, args
+
+
+def open_error_store(location: str) -> SqliteErrorStore | RdbmsErrorStore:
+    """The store at ``location``: a database URL (``postgresql://``, ``mysql://``,
+    ``mariadb://``, or ``jdbc:`` of those) or an SQLite file path."""
+    if "://" in location:
+        return RdbmsErrorStore(location)
+    return SqliteErrorStore(location)

@@ -174,8 +174,9 @@ class ServiceConfig:
     #: name -> ``{jdbc.url, username, password, max.outage}``.
     datasources: dict[str, dict[str, str]] = field(default_factory=dict)
     statistics: StatisticsConfig = StatisticsConfig()
-    #: The error store's SQLite file (``errors.database``): failed events of streams with
-    #: ``@OnError(action='STORE')`` and sinks with ``on.error='STORE'`` (``srota errors``).
+    #: The error store (``errors.database``): an SQLite file, or a PostgreSQL/MySQL URL that
+    #: replicas share; failed events of streams with ``@OnError(action='STORE')`` and sinks
+    #: with ``on.error='STORE'`` (``srota errors``).
     errors_database: str = "data/errors.db"
     #: The file this config was read from (None: built in code); the playground hands it to
     #: sandboxed apps that attach the service's connectors.

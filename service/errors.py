@@ -1,4 +1,6 @@
-"""The service's error store: one SQLite file (``errors.database``), opened when first needed.
+"""The service's error store (``errors.database``): an SQLite file, or a PostgreSQL/MySQL
+database every replica shares (a ``postgresql://``/``mysql://``/``jdbc:`` URL), opened when
+first needed.
 
 Apps of the service keep failed events there (``@OnError(action='STORE')`` on a stream, for
 events that fail in a query and payloads that do not map; ``on.error='STORE'`` on a sink, for
@@ -11,24 +13,25 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from srota.engine.errorstore import ErrorEntry, SqliteErrorStore
+from srota.engine.errorstore import ErrorEntry, RdbmsErrorStore, SqliteErrorStore, open_error_store
 
 _lock = threading.Lock()
-_open: dict[str, SqliteErrorStore] = {}
+_open: dict[str, SqliteErrorStore | RdbmsErrorStore] = {}
 
 
 class ServiceErrorStore:
-    """The error store at ``path``, opened on the first write (reads of a store never written
-    find nothing and create no file), shared by every app of the process."""
+    """The error store at ``path`` (a file or a database URL), opened on the first write (reads
+    of a file never written find nothing and create no file), shared by every app of the
+    process."""
 
     def __init__(self, path: str) -> None:
         self.path = path
 
-    def _store(self, create: bool) -> SqliteErrorStore | None:
+    def _store(self, create: bool) -> SqliteErrorStore | RdbmsErrorStore | None:
         with _lock:
             store = _open.get(self.path)
-            if store is None and (create or Path(self.path).exists()):
-                store = _open[self.path] = SqliteErrorStore(self.path)
+            if store is None and (create or "://" in self.path or Path(self.path).exists()):
+                store = _open[self.path] = open_error_store(self.path)
             return store
 
     def add(self, entry: ErrorEntry) -> int:

@@ -5,7 +5,14 @@ import logging
 
 import pytest
 from srota.engine import SiddhiManager
-from srota.engine.errorstore import MAPPING, STREAM, ErrorEntry, SqliteErrorStore
+from srota.engine.errorstore import (
+    MAPPING,
+    STREAM,
+    ErrorEntry,
+    RdbmsErrorStore,
+    SqliteErrorStore,
+    open_error_store,
+)
 
 T0 = 1_700_000_000_000
 APP = """
@@ -50,7 +57,30 @@ def test_without_a_store_the_events_are_logged_and_dropped(caplog) -> None:
 
 
 def test_the_store_lists_pages_shows_discards_and_purges(tmp_path) -> None:
-    store = SqliteErrorStore(tmp_path / "e.db")
+    _lists_pages_shows_discards_and_purges(SqliteErrorStore(tmp_path / "e.db"))
+
+
+@pytest.mark.integration
+def test_a_database_store_behaves_as_the_file_and_is_shared(rdbms_url) -> None:
+    """PostgreSQL and MariaDB: the same entries, pages and purges; two store objects (two
+    replicas) see each other's entries."""
+    store = open_error_store(rdbms_url)
+    assert isinstance(store, RdbmsErrorStore)
+    _lists_pages_shows_discards_and_purges(store)
+    other = RdbmsErrorStore(rdbms_url)  # a second replica: the table exists already
+    rt = SiddhiManager(error_store=other).create_siddhi_app_runtime(APP)
+    rt.start()
+    rt.get_input_handler("S").send(["b", 0], T0)
+    rt.shutdown()
+    [entry, _] = store.entries(app="Div")
+    assert entry.events == [{"timestamp": T0, "data": ["b", 0]}] and entry.cause.startswith("ZeroDivisionError")
+    payload = store.add(ErrorEntry("C", "P", MAPPING, "bad", payload=b"\x00\xffraw", created=T0))
+    assert store.get(payload).payload == b"\x00\xffraw"
+    store.close()
+    other.close()
+
+
+def _lists_pages_shows_discards_and_purges(store: SqliteErrorStore | RdbmsErrorStore) -> None:
     ids = [store.add(ErrorEntry("A", "S", STREAM, f"cause {i}", [{"timestamp": T0, "data": [i]}], created=T0 + i))
            for i in range(5)]
     store.add(ErrorEntry("B", "P", MAPPING, "bad json", payload=b"{not json", created=T0 + 10))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import aiohttp
 import orjson
+import pytest
 from srota.connectors._inmemory import broker
 from srota.service.config import HttpConfig, ServiceConfig
 from srota.service.host import ServiceHost
@@ -32,19 +33,21 @@ from Orders join LotSize select id, qty / size as lots insert into Out;
 """
 
 
-async def _start(tmp_path: Path, p: str) -> ServiceHost:
-    config = ServiceConfig(http=HttpConfig(port=0), errors_database=str(tmp_path / "errors.db"))
+async def _start(tmp_path: Path, p: str, database: str | None = None) -> ServiceHost:
+    config = ServiceConfig(http=HttpConfig(port=0), errors_database=database or str(tmp_path / "errors.db"))
     host = ServiceHost(config, app_texts=[APP.format(p=p)])
     await host.start()
     await wait_until(host.is_ready, 10, what="the host")
     return host
 
 
-async def test_store_list_show_replay_and_purge(tmp_path: Path) -> None:
-    p = "errs"
+@pytest.mark.parametrize("where", ["sqlite", "postgresql"])
+async def test_store_list_show_replay_and_purge(tmp_path: Path, where: str, request: pytest.FixtureRequest) -> None:
+    """The same with the store in SQLite and in PostgreSQL (``errors.database`` a URL)."""
+    p = f"errs-{where}"
     g = gate(p)
     g.open.set()
-    host = await _start(tmp_path, p)
+    host = await _start(tmp_path, p, request.getfixturevalue("pg_url") if where == "postgresql" else None)
     base = f"http://127.0.0.1:{host.admin.port}"
     try:
         async with aiohttp.ClientSession() as http:
