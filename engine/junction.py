@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -322,15 +321,6 @@ class AsyncBuffer:
                 advance_clock(junction.ctx.clock, chunk)
             junction.dispatch(chunk)
 
-    def wait_empty(self, poll: float = 0.0005) -> None:
-        """Wait until the workers have processed everything put so far (not under the app lock)."""
-        lock = self.junction.ctx.lock
-        while True:
-            with lock:  # a worker processes a batch under the lock: empty then means done
-                if not self._chunks:
-                    return
-            time.sleep(poll)
-
     def drain(self) -> None:
         """Process every buffered chunk now (the caller holds the app lock)."""
         self._drain()
@@ -458,13 +448,7 @@ class InputHandler:
             elif ctx.playback:
                 ctx.clock.advance(timestamp)
             convert = self._convert or tuple
-            if len(groups) > 1 and getattr(self._junction, "chunks_mergeable", bool)():
-                # merged: one chunk built at once (no list per message)
-                chunk = [Event(timestamp, convert(r)) for rows in groups for r in rows]
-                if chunk:
-                    self._junction.send(chunk)
-            else:
-                self._send_chunks([[Event(timestamp, convert(r)) for r in rows] for rows in groups if rows])
+            self._send_chunks([[Event(timestamp, convert(r)) for r in rows] for rows in groups if rows])
 
     def send_chunks(self, chunks: Sequence[Sequence[Event]]) -> None:
         """Send several chunks in order, as :meth:`send_events` would one after another.

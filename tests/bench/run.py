@@ -74,7 +74,7 @@ def run_srota(workload: str, n: int, chunk: int, micro_batch: bool = False) -> R
             for r in data:
                 send(r, r[3])
             if micro_batch:  # the clock stops when the last output is out
-                runtime.context.junctions["Trades"].async_buffer.wait_empty()
+                runtime.drain()
 
     _, seconds, peak = measure(feed)
     runtime.shutdown()
@@ -120,7 +120,7 @@ def run_latency(n: int, rate: float | None, micro_batch: bool) -> dict[str, Any]
             sent.append(clock())
         send(r, r[3])
     if micro_batch:
-        runtime.context.junctions["Trades"].async_buffer.wait_empty()
+        runtime.drain()
     runtime.shutdown()
     delays = sorted((b - a) * 1e6 for a, b in zip(sent, received, strict=True))
     pick = lambda q: round(delays[min(len(delays) - 1, int(q * len(delays)))], 1)  # noqa: E731
