@@ -176,6 +176,7 @@ class RdbmsErrorStore:
         self.url = parse_url(url)
         self._db = Database(self.url, "error store", max_outage_ms)
         self._db.connect_now()
+        self._ph = self._db.dialect.placeholder
         mysql = self._db.dialect.name != "postgresql"
         ident = "BIGINT AUTO_INCREMENT PRIMARY KEY" if mysql else "BIGSERIAL PRIMARY KEY"
         text, blob = ("LONGTEXT", "LONGBLOB") if mysql else ("TEXT", "BYTEA")
@@ -196,14 +197,15 @@ class RdbmsErrorStore:
         if entry.kind not in _KINDS:
             raise ValueError(f"unknown error kind {entry.kind!r}")
         columns = "(app, stream, kind, cause, stack, events, payload, created)"
+        marks = _marks(8, self._ph)
         values = (entry.app, entry.stream, entry.kind, entry.cause, entry.stack,
                   orjson.dumps(entry.events).decode(), entry.payload, entry.created)
 
         def insert(cur: Any) -> int:
             if self._db.dialect.name == "postgresql":
-                cur.execute(f"INSERT INTO srota_errors {columns} VALUES ({_marks(8)}) RETURNING id", values)
+                cur.execute(f"INSERT INTO srota_errors {columns} VALUES ({marks}) RETURNING id", values)
                 return int(cur.fetchone()[0])
-            cur.execute(f"INSERT INTO srota_errors {columns} VALUES ({_marks(8)})", values)
+            cur.execute(f"INSERT INTO srota_errors {columns} VALUES ({marks})", values)
             return int(cur.lastrowid)
 
         entry.id = self._db.run(insert)
@@ -212,13 +214,13 @@ class RdbmsErrorStore:
     def entries(self, app: str | None = None, stream: str | None = None, limit: int = 100,
                 after: int = 0) -> list[ErrorEntry]:
         """Entries, oldest first (``after`` an id: the next page)."""
-        where, args = _where(app, stream, "%s")
-        where.append("id > %s")
+        where, args = _where(app, stream, self._ph)
+        where.append(f"id > {self._ph}")
         args.append(after)
-        return self._select(f"WHERE {' AND '.join(where)} ORDER BY id LIMIT %s", (*args, limit))
+        return self._select(f"WHERE {' AND '.join(where)} ORDER BY id LIMIT {self._ph}", (*args, limit))
 
     def count(self, app: str | None = None, stream: str | None = None) -> int:
-        where, args = _where(app, stream, "%s")
+        where, args = _where(app, stream, self._ph)
 
         def count(cur: Any) -> int:
             cur.execute(f"SELECT count(*) FROM srota_errors WHERE {' AND '.join(where)}", args)
@@ -227,18 +229,18 @@ class RdbmsErrorStore:
         return self._db.run(count)
 
     def get(self, ident: int) -> ErrorEntry | None:
-        found = self._select("WHERE id = %s", (ident,))
+        found = self._select(f"WHERE id = {self._ph}", (ident,))
         return found[0] if found else None
 
     def discard(self, ident: int) -> bool:
         """Remove one entry; whether it was there."""
-        return self._delete("id = %s", [ident]) > 0
+        return self._delete(f"id = {self._ph}", [ident]) > 0
 
     def purge(self, app: str | None = None, stream: str | None = None, before: int | None = None) -> int:
         """Remove the entries of an app (and stream), or all; ``before``: only older ones (ms)."""
-        where, args = _where(app, stream, "%s")
+        where, args = _where(app, stream, self._ph)
         if before is not None:
-            where.append("created < %s")
+            where.append(f"created < {self._ph}")
             args.append(before)
         return self._delete(" AND ".join(where), args)
 
@@ -262,8 +264,8 @@ class RdbmsErrorStore:
         return self._db.run(delete)
 
 
-def _marks(n: int) -> str:
-    return ", ".join(["%s"] * n)
+def _marks(n: int, placeholder: str) -> str:
+    return ", ".join([placeholder] * n)
 
 
 def _where(app: str | None, stream: str | None, mark: str) -> tuple[list[str], list[Any]]:
