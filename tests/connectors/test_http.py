@@ -112,6 +112,28 @@ async def test_a_paused_source_answers_503_with_retry_after_and_then_takes_event
         await source.stop()
 
 
+async def test_requests_over_the_buffer_size_get_503_while_the_app_is_behind():
+    host = Host(delay=0.3)
+    source = await _source(host, **{"buffer.size": "1"})
+    url = source.options["receiver.url"]
+    try:
+        async with aiohttp.ClientSession() as client:
+            async def post(body: bytes) -> int:
+                async with client.post(url, data=body) as r:
+                    return r.status
+
+            taken = asyncio.create_task(post(b"1"))  # being delivered (the app is slow)
+            await asyncio.sleep(0.1)
+            waiting = asyncio.create_task(post(b"2"))  # the one request the buffer holds
+            await asyncio.sleep(0.05)
+            async with client.post(url, data=b"3") as r:
+                assert r.status == 503 and r.headers["Retry-After"] == "1"
+            assert (await taken, await waiting) == (200, 200)
+        assert [p for c in host.chunks for p in c] == [b"1", b"2"]
+    finally:
+        await source.stop()
+
+
 async def test_basic_auth_and_methods():
     host = Host()
     source = await _source(host, **{"basic.auth.enabled": "true", "basic.auth.username": "iot",
