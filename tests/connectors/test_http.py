@@ -134,6 +134,24 @@ async def test_requests_over_the_buffer_size_get_503_while_the_app_is_behind():
         await source.stop()
 
 
+async def test_a_request_not_taken_at_shutdown_gets_503():
+    host = Host(delay=0.3)
+    source = await _source(host)
+    url = source.options["receiver.url"]
+    async with aiohttp.ClientSession() as client:
+        async def post(body: bytes) -> int:
+            async with client.post(url, data=body) as r:
+                return r.status
+
+        taken = asyncio.create_task(post(b"1"))
+        await asyncio.sleep(0.1)
+        left = asyncio.create_task(post(b"2"))  # queued behind the chunk being processed
+        await asyncio.sleep(0.05)
+        await source.stop()  # the chunk in progress finishes; the queued request is refused
+        assert (await taken, await left) == (200, 503)
+    assert host.chunks == [[b"1"]]
+
+
 async def test_basic_auth_and_methods():
     host = Host()
     source = await _source(host, **{"basic.auth.enabled": "true", "basic.auth.username": "iot",
