@@ -64,6 +64,7 @@ from typing import Any
 import orjson
 import structlog
 from srota.connectors._distribution import PARTITION_KEY, DistributedSink
+from srota.connectors._options import creation_error
 from srota.connectors.base import ConnectionUnavailableError, ConnectorError, RejectedError, Sink
 from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
 from srota.engine.errorstore import MAPPING, SINK, ErrorEntry, entry_for
@@ -131,32 +132,26 @@ def _rows_of(rows: list[tuple[Any, ...]], carried: list[list[int]]) -> tuple[lis
     return [rows[r] for r in kept], [[where[r] for r in rs] for rs in carried]
 
 
-def _creation_error(message: str, annotation: Annotation) -> SiddhiAppCreationError:
-    pos = annotation.pos
-    return SiddhiAppCreationError(message, pos.line if pos else None, pos.column if pos else None)
-
-
-def _distributed_sink(type_name: str, options: dict[str, str], name: str, ann: Annotation,
-                      distribution: Annotation) -> Sink:
+def _distributed_sink(type_name: str, options: dict[str, str], name: str, distribution: Annotation) -> Sink:
     """``@sink(..., @distribution(strategy=..., @destination(...), ...))``: a sink per destination,
     with the ``@sink``'s options and the destination's own on top (connectors/_distribution.py)."""
     destinations = distribution.nested("destination")
     if not destinations:
-        raise _creation_error("@distribution needs at least one @destination(...)", distribution)
+        raise creation_error("@distribution needs at least one @destination(...)", distribution.pos)
     strategy = distribution.get("strategy") or ""
     if strategy.lower() == "partitioned" and not distribution.get("partitionKey"):
-        raise _creation_error("@distribution(strategy='partitioned') needs a partitionKey", distribution)
+        raise creation_error("@distribution(strategy='partitioned') needs a partitionKey", distribution.pos)
     sinks = []
     for i, dest in enumerate(destinations):
         own = {el.key: el.value for el in dest.elements if el.key is not None}
         sink = _connector(Kind.SINK, type_name, {**options, **own}, f"{name}/destination{i}", dest)
         if getattr(sink, "transactional", False):
-            raise _creation_error("@distribution cannot use transactional sinks", distribution)
+            raise creation_error("@distribution cannot use transactional sinks", distribution.pos)
         sinks.append(sink)
     try:
         return DistributedSink(sinks, strategy, name=name)
     except ValueError as exc:
-        raise _creation_error(str(exc), distribution) from None
+        raise creation_error(str(exc), distribution.pos) from None
 
 
 def _connector(kind: Kind, type_name: str, options: dict[str, str], name: str, annotation: Annotation) -> Any:
@@ -306,7 +301,7 @@ class AppHost:
         type_name, options = _options(ann, self.config.refs)
         name = f"{self.name}/{definition.id}/sink{n}"
         distribution = ann.nested("distribution")
-        sink: Sink = (_distributed_sink(type_name, options, name, ann, distribution[0]) if distribution
+        sink: Sink = (_distributed_sink(type_name, options, name, distribution[0]) if distribution
                       else _connector(Kind.SINK, type_name, options, name, ann))
         if hasattr(sink, "set_attributes"):  # the log sink writes name=value pairs
             sink.set_attributes([a.name for a in definition.attributes])
@@ -318,8 +313,8 @@ class AppHost:
             key = distribution[0].get("partitionKey")
             if key is not None:  # each item carries its key's text for the strategy
                 if key not in {a.name for a in definition.attributes}:
-                    raise _creation_error(f"@distribution partitionKey: stream '{definition.id}' has no "
-                                          f"attribute '{key}'", distribution[0])
+                    raise creation_error(f"@distribution partitionKey: stream '{definition.id}' has no "
+                                          f"attribute '{key}'", distribution[0].pos)
                 templates[PARTITION_KEY] = mappers.option_templates({PARTITION_KEY: "{{" + key + "}}"},
                                                                     definition.attributes)[PARTITION_KEY]
         on_error = options.get("on.error", "LOG").upper()
