@@ -56,6 +56,19 @@ def _consumed(host: ServiceHost) -> int:
     return sum(sum(parts.values()) for parts in host.apps["Stall"].consumed.values())
 
 
+async def _wait_for_lag(host: ServiceHost, series: str, expected: int) -> None:
+    """Wait for the lag gauge (updated once a second) to read ``expected``; on a timeout say
+    what it read instead (a CI run once timed out here without telling)."""
+    def lines() -> list[str]:
+        return [line for line in host.metrics.render().decode().splitlines() if line.startswith(series)]
+    try:
+        await wait_until(lambda: f"{series} {expected}.0" in lines(), 10, what="the lag gauge")
+    except TimeoutError:
+        source = host.apps["Stall"].sources[0].source
+        raise AssertionError(f"lag gauge {lines()} never read {expected}; source.lag()={source.lag()}, "
+                             f"consumed={host.apps['Stall'].consumed}, paused={source.paused}") from None
+
+
 async def test_stalled_sink_pauses_the_source_and_memory_stays_bounded(kafka_broker: Any) -> None:
     kb = kafka_broker
     src, group, name = await kb.create_topic(), f"g-{uuid.uuid4().hex[:8]}", f"stall-{uuid.uuid4().hex[:6]}"
@@ -73,14 +86,13 @@ async def test_stalled_sink_pauses_the_source_and_memory_stays_bounded(kafka_bro
         assert consumed_at_pause <= SINK_BUFFER + BATCH
         assert (await committed(kb.bootstrap_servers, group, src, 1)) == {0: None}, "committed before the flush"
         lag = f'srota_consumer_lag{{app="Stall",partition="0",topic="{src}"}}'
-        await wait_until(lambda: f"{lag} {3000 - consumed_at_pause}.0" in host.metrics.render().decode(), 5,
-                         what="the lag gauge")
+        await _wait_for_lag(host, lag, 3000 - consumed_at_pause)
         g.open.set()
         await wait_until(lambda: len(g.published) >= 3000, 30, what="every output after the stall")
         await wait_until(lambda: committed(kb.bootstrap_servers, group, src, 1), what="the commit")
         assert (await committed(kb.bootstrap_servers, group, src, 1)) == {0: 3000}
         assert not source.paused
-        await wait_until(lambda: f"{lag} 0.0" in host.metrics.render().decode(), 5, what="no lag")
+        await _wait_for_lag(host, lag, 0)
     assert sorted(p[0] for p in g.published) == list(range(3000))
     assert app.max_rows_queued <= SINK_BUFFER + BATCH
 
