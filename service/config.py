@@ -147,6 +147,8 @@ class ScaleoutConfig:
     checkpoint_interval_ms: int = 10_000
     #: The state topic; ``{app}`` is replaced by the app's name.
     state_topic: str = "srota-state-{app}"
+    #: How long an assigned partition's state may stay unreadable before the app stops.
+    restore_timeout_ms: int = 120_000
 
     @property
     def enabled(self) -> bool:
@@ -345,7 +347,7 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
     d.only(sd, "shutdown", {"timeout"})
     shutdown = d.take(30_000, d.duration, sd.get("timeout", "30 sec"), "shutdown.timeout")
     so = d.take({}, d.mapping, root.get("scaleout", {}), "scaleout")
-    d.only(so, "scaleout", {"partitioned", "checkpoint_interval", "state_topic"})
+    d.only(so, "scaleout", {"partitioned", "checkpoint_interval", "state_topic", "restore_timeout"})
     scaleout = ScaleoutConfig(
         workers=d.take(1, d.integer, root.get("workers", 1), "workers", 1, 1024),
         partitioned=d.take(False, d.boolean, so.get("partitioned", False), "scaleout.partitioned"),
@@ -353,6 +355,8 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
                                       "scaleout.checkpoint_interval"),
         state_topic=d.take("srota-state-{app}", d.string, so.get("state_topic", "srota-state-{app}"),
                            "scaleout.state_topic"),
+        restore_timeout_ms=d.take(120_000, d.duration, so.get("restore_timeout", "2 min"),
+                                  "scaleout.restore_timeout"),
     )
     ec = d.take({}, d.mapping, root.get("errors", {}), "errors")
     d.only(ec, "errors", {"database"})

@@ -70,15 +70,18 @@ _FORMAT = 1
 class Checkpoint:
     """One partition's saved state: engine snapshot bytes and the input offsets it covers."""
 
-    __slots__ = ("partition", "state", "offsets", "id", "saved_ms", "stored_bytes")
+    __slots__ = ("partition", "state", "offsets", "id", "saved_ms", "stored_bytes", "epoch")
 
-    def __init__(self, partition: int, state: bytes, offsets: dict[str, int], id: str = "", saved_ms: int = 0) -> None:
+    def __init__(self, partition: int, state: bytes, offsets: dict[str, int], id: str = "", saved_ms: int = 0,
+                 epoch: int = 0) -> None:
         self.partition = partition
         self.state = state
         #: ``{topic: next offset}`` of the input partition ``partition`` of each topic.
         self.offsets = offsets
         self.id = id
         self.saved_ms = saved_ms
+        #: The ownership epoch of the worker that wrote it (see :meth:`StateTopic.claim`).
+        self.epoch = epoch
         #: Bytes in the state topic (compressed), once saved or loaded.
         self.stored_bytes = 0
 
@@ -88,8 +91,24 @@ class StateTopic:
 
     Created when missing, with ``cleanup.policy=compact`` (only the newest checkpoint of each
     key is needed; brokers that ignore the setting just keep more).  Each checkpoint is
-    written as ``n`` records with keys ``<p>/0 .. <p>/<n-1>``; every record carries the
-    checkpoint's header (id, segment number, count, offsets).
+    written as ``n`` records with keys ``<p>/<epoch>/0 .. <p>/<epoch>/<n-1>``; every record
+    carries the checkpoint's header (id, epoch, segment number, count, offsets).
+
+    **Fencing.**  A worker that takes a partition over first *claims* it (:meth:`claim`): it
+    appends a fence record (key ``<p>/fence``) with a new, higher epoch (the wall clock in
+    milliseconds, or one above the highest epoch at the end of the partition if that is
+    later) and writes its checkpoints with that epoch.  A replaced worker that still runs (a
+    zombie: paused past its session timeout, say) must not overwrite the newer owner's state:
+
+    * before each write the writer reads what was appended since its last check; a record of
+      a higher epoch means it was replaced, and :meth:`save` raises :class:`FencedError`;
+    * a write can still race a claim (the claim lands between the check and the write), so
+      each checkpoint says up to where its writer checked (``checked``), and a reader skips a
+      checkpoint with a record of a higher epoch between that point and its last segment.
+
+    The epoch is in the key too, so compaction cannot remove the owner's checkpoint in favour
+    of a zombie's later one under the same key.  Records written before epochs existed read
+    as epoch 0 and are taken as they are.
     """
 
     def __init__(self, topic: str, bootstrap: str, security: Mapping[str, Any]) -> None:
@@ -100,6 +119,8 @@ class StateTopic:
         self._consumer: AIOKafkaConsumer | None = None
         self._read_lock = asyncio.Lock()
         self.partitions = 0
+        # Partition -> [epoch, offset up to which the records are checked] of this worker's claims.
+        self._claims: dict[int, list[int]] = {}
 
     async def open(self, input_topics: Iterable[str]) -> None:
         """Create the topic (as many partitions as the widest input topic) and connect."""
@@ -149,22 +170,76 @@ class StateTopic:
         self._producer = self._consumer = None
 
     async def save(self, cp: Checkpoint) -> int:
-        """Write ``cp`` and wait for Kafka's acknowledgement; returns the bytes written (compressed)."""
+        """Write ``cp`` and wait for Kafka's acknowledgement; returns the bytes written (compressed).
+
+        With a claim on the partition (:meth:`claim`) the checkpoint carries its epoch, and
+        :class:`FencedError` is raised, with nothing written, if another worker claimed the
+        partition since.
+        """
         producer = self._producer
         assert producer is not None, "state topic is not open"
         cp.id = cp.id or uuid.uuid4().hex
         cp.saved_ms = int(time.time() * 1000)
+        claim = self._claims.get(cp.partition)
+        checked = None
+        if claim is not None:
+            cp.epoch = claim[0]
+            checked = await self._check_claim(cp.partition, claim)
         # zlib at level 1: a snapshot of 25,000 running sums shrinks 13 times in 6 ms.
         data = zlib.compress(cp.state, 1)
         segments = [data[i:i + _SEGMENT] for i in range(0, len(data), _SEGMENT)] or [b""]
         futures = []
         for n, segment in enumerate(segments):
-            header = orjson.dumps({"v": _FORMAT, "id": cp.id, "seg": n, "segs": len(segments), "codec": "zlib",
-                                   "offsets": cp.offsets, "saved_ms": cp.saved_ms})
-            futures.append(await producer.send(self.topic, segment, key=f"{cp.partition}/{n}".encode(),
+            header = orjson.dumps({"v": _FORMAT, "id": cp.id, "epoch": cp.epoch, "checked": checked, "seg": n,
+                                   "segs": len(segments), "codec": "zlib", "offsets": cp.offsets,
+                                   "saved_ms": cp.saved_ms})
+            futures.append(await producer.send(self.topic, segment, key=f"{cp.partition}/{cp.epoch}/{n}".encode(),
                                                partition=cp.partition, headers=[(_HEADER, header)]))
-        await asyncio.gather(*futures)
+        written = [m.offset for m in await asyncio.gather(*futures)]
+        if claim is not None and checked is not None and written == list(range(checked, checked + len(written))):
+            # Nothing came between the check and the last segment: no need to read it back.
+            claim[1] = max(claim[1], written[-1] + 1)
         return len(data)
+
+    async def claim(self, partition: int) -> int:
+        """Take partition ``partition`` over (see the class doc); returns the new epoch."""
+        producer = self._producer
+        consumer = self._consumer
+        assert producer is not None and consumer is not None, "state topic is not open"
+        tp = TopicPartition(self.topic, partition)
+        async with self._read_lock:
+            consumer.assign([tp])
+            end = (await consumer.end_offsets([tp]))[tp]
+            tail = await self._read(consumer, tp, max(0, end - 64), end) if end else []
+        highest = max((_epoch_of(r) for r in tail), default=0)
+        epoch = max(int(time.time() * 1000), highest + 1)
+        header = orjson.dumps({"v": _FORMAT, "fence": epoch})
+        sent = await (await producer.send(self.topic, b"", key=f"{partition}/fence".encode(), partition=partition,
+                                          headers=[(_HEADER, header)]))
+        self._claims[partition] = [epoch, sent.offset + 1]
+        return epoch
+
+    def release(self, partition: int) -> None:
+        """This worker no longer owns ``partition`` (its checkpoints carry no epoch again)."""
+        self._claims.pop(partition, None)
+
+    async def _check_claim(self, partition: int, claim: list[int]) -> int:
+        """Raise :class:`FencedError` if a record of a higher epoch than ``claim``'s was
+        appended since the last check; returns the offset checked up to."""
+        consumer = self._consumer
+        assert consumer is not None, "state topic is not open"
+        tp = TopicPartition(self.topic, partition)
+        async with self._read_lock:
+            consumer.assign([tp])
+            end = (await consumer.end_offsets([tp]))[tp]
+            if end > claim[1]:
+                for r in await self._read(consumer, tp, claim[1], end):
+                    if _epoch_of(r) > claim[0]:
+                        self._claims.pop(partition, None)
+                        raise FencedError(f"state topic {self.topic}[{partition}]: another worker claimed the "
+                                          f"partition (epoch {_epoch_of(r)} > {claim[0]})")
+        claim[1] = max(claim[1], end)
+        return claim[1]
 
     async def load(self, partition: int, exclude: frozenset[str] = frozenset()) -> Checkpoint | None:
         """The newest complete checkpoint of input partition ``partition`` whose id is not in
@@ -181,12 +256,13 @@ class StateTopic:
             while True:
                 start = max(0, end - back)
                 found = await self._newest(consumer, tp, start, end, exclude)
-                if found is not None or start == 0:
-                    return found
+                if found is not _WIDEN and (found is not None or start == 0):
+                    return found  # type: ignore[return-value]
                 back *= 4
 
-    async def _newest(self, consumer: AIOKafkaConsumer, tp: TopicPartition, start: int, end: int,
-                      exclude: frozenset[str]) -> Checkpoint | None:
+    @staticmethod
+    async def _read(consumer: AIOKafkaConsumer, tp: TopicPartition, start: int, end: int) -> list[Any]:
+        """The records of ``tp`` from ``start`` up to (not including) ``end``."""
         consumer.seek(tp, start)
         records: list[Any] = []
         deadline = time.monotonic() + 30
@@ -194,31 +270,78 @@ class StateTopic:
             fetched = await consumer.getmany(tp, timeout_ms=200)
             records.extend(r for r in fetched.get(tp, ()) if r.offset < end)
             if (records and records[-1].offset >= end - 1) or await consumer.position(tp) >= end:
-                break
+                return records
             if time.monotonic() > deadline:
                 raise TimeoutError(f"state topic {tp.topic}[{tp.partition}]: cannot read up to offset {end}")
+
+    async def _newest(self, consumer: AIOKafkaConsumer, tp: TopicPartition, start: int, end: int,
+                      exclude: frozenset[str]) -> Checkpoint | object | None:
+        records = await self._read(consumer, tp, start, end)
         # Newest first: the last segment of a checkpoint is written last.
         parts: dict[str, dict[int, bytes]] = {}
+        last_offset: dict[str, int] = {}
         for r in reversed(records):
             header = dict(r.headers or ()).get(_HEADER)
             if header is None:
                 continue
             h = orjson.loads(header)
-            if h.get("id") in exclude:
-                continue
             if h.get("v") != _FORMAT:
                 log.warning("state topic record of an unknown format skipped", topic=tp.topic,
                             partition=tp.partition, offset=r.offset)
                 continue
+            if "fence" in h or h.get("id") in exclude:
+                continue
             got = parts.setdefault(h["id"], {})
+            last_offset.setdefault(h["id"], r.offset)
             got[h["seg"]] = r.value or b""
             if len(got) == h["segs"]:
+                epoch = int(h.get("epoch", 0))
+                checked = h.get("checked")
+                if checked is not None:
+                    if checked < start:
+                        return _WIDEN  # the race window to check starts before what was read
+                    if _overtaken(records, h["id"], epoch, checked, last_offset[h["id"]]):
+                        log.warning("checkpoint of a replaced owner skipped (written after another worker "
+                                    "claimed the partition)", topic=tp.topic, partition=tp.partition,
+                                    checkpoint=h["id"], epoch=epoch)
+                        continue
                 stored = b"".join(got[i] for i in range(h["segs"]))
                 state = zlib.decompress(stored) if h.get("codec") == "zlib" else stored
-                cp = Checkpoint(tp.partition, state, dict(h["offsets"]), h["id"], int(h.get("saved_ms", 0)))
+                cp = Checkpoint(tp.partition, state, dict(h["offsets"]), h["id"], int(h.get("saved_ms", 0)), epoch)
                 cp.stored_bytes = len(stored)
                 return cp
         return None
+
+
+class FencedError(RuntimeError):
+    """Another worker claimed the partition: this one was replaced and must not write its state."""
+
+
+#: :meth:`PartitionedAppHost._restore`: the state could not be read in time; the app stopped.
+_FAILED = object()
+
+#: :meth:`StateTopic._newest`: read further back and look again.
+_WIDEN = object()
+
+
+def _epoch_of(record: Any) -> int:
+    """The epoch a state-topic record carries (a fence's or a checkpoint's; 0 if none)."""
+    header = dict(record.headers or ()).get(_HEADER)
+    if header is None:
+        return 0
+    h = orjson.loads(header)
+    return int(h.get("fence", h.get("epoch", 0)) or 0)
+
+
+def _overtaken(records: list[Any], checkpoint: str, epoch: int, checked: int, last: int) -> bool:
+    """True if a record of a higher epoch than ``epoch`` (another worker's claim) lies between
+    where the checkpoint's writer checked and its last segment: the writer raced a claim."""
+    for r in records:
+        if checked <= r.offset <= last and _epoch_of(r) > epoch:
+            header = orjson.loads(dict(r.headers or ()).get(_HEADER) or b"{}")
+            if header.get("id") != checkpoint:
+                return True
+    return False
 
 
 # ---------------------------------------------------------------------------- runtimes
@@ -696,6 +819,8 @@ class PartitionedAppHost(AppHost):
                 continue
             started = time.perf_counter()
             cp = await self._restore(p)
+            if cp is _FAILED:
+                return starts  # the app stopped (logged): nothing is delivered any more
             info = _PartitionInfo()
             info.restore_s = time.perf_counter() - started
             self._info[p] = info
@@ -717,21 +842,35 @@ class PartitionedAppHost(AppHost):
                            seconds=round(info.restore_s, 3), offsets=cp.offsets)
         return starts
 
-    async def _restore(self, p: int) -> Checkpoint | None:
-        """Create partition ``p``'s runtime from its newest checkpoint that restores.
+    async def _restore(self, p: int) -> Any:
+        """Claim partition ``p`` and create its runtime from its newest checkpoint that restores.
 
-        A checkpoint that cannot be restored (a snapshot of another app version) is skipped for
-        the one before it, which is said loudly: the records after it are processed again.
-        Reading the state topic is retried while the broker is away (the partition cannot be
-        processed without its state).
+        The claim comes first (it fences a replaced owner still writing, see
+        :class:`StateTopic`).  A checkpoint that cannot be restored (a snapshot of another app
+        version) is skipped for the one before it, which is said loudly: the records after it
+        are processed again.  Reading the state topic is retried while the broker is away (the
+        partition cannot be processed without its state) for ``scaleout.restore_timeout``;
+        then the app stops with an error (returns ``_FAILED``), and nothing is consumed.
         """
-        assert self._state is not None
+        state = self._state
+        assert state is not None
         bad: set[str] = set()
         delay = 0.2
+        deadline = time.monotonic() + self._scaleout.restore_timeout_ms / 1000.0
+        claimed = False
         while True:
             try:
-                cp = await self._state.load(p, frozenset(bad))
+                if not claimed:
+                    epoch = await state.claim(p)
+                    claimed = True
+                    self._log.debug("partition claimed", partition=p, epoch=epoch)
+                cp = await state.load(p, frozenset(bad))
             except Exception as exc:
+                if time.monotonic() + delay > deadline:
+                    self._stop_failed(f"scale-out: cannot read the state of partition {p} from the state topic "
+                                      f"{state.topic} for {self._scaleout.restore_timeout_ms / 1000:g} s "
+                                      f"({exc!r}); check the broker and the topic, then restart")
+                    return _FAILED
                 self._log.warning("cannot read the state topic; retrying", partition=p, error=repr(exc),
                                   retry_in=round(delay, 2))
                 await asyncio.sleep(delay)
@@ -763,13 +902,19 @@ class PartitionedAppHost(AppHost):
         finally:
             # Even when the checkpoint did not finish (the rebalance timeout): the next owner
             # starts from the last saved checkpoint, which the commits never ran ahead of.
-            for p in numbers:
-                self.partitions.drop(p)
-                self._info.pop(p, None)
-                self._gauges["owned"].labels(self.name, str(p)).set(0)
-            for key in [k for k in self._consumed if k[1] in numbers]:
-                self._consumed.pop(key, None)
-                self._checkpointed.pop(key, None)
+            self._forget(numbers)
+
+    def _forget(self, numbers: set[int]) -> None:
+        """Drop the runtimes and positions of partitions this worker no longer owns."""
+        for p in numbers:
+            self.partitions.drop(p)
+            self._info.pop(p, None)
+            if self._state is not None:
+                self._state.release(p)
+            self._gauges["owned"].labels(self.name, str(p)).set(0)
+        for key in [k for k in self._consumed if k[1] in numbers]:
+            self._consumed.pop(key, None)
+            self._checkpointed.pop(key, None)
 
     # ------------------------------------------------------------------ checkpoints
     async def checkpoint_partitions(self, numbers: set[int], skip_unchanged: bool = False) -> None:
@@ -795,8 +940,17 @@ class PartitionedAppHost(AppHost):
             # Outputs enqueued before the snapshots must be out before the checkpoint is saved.
             await AppHost.drain(self)
             commit: dict[tuple[str, int], int] = {}
+            fenced: set[int] = set()
             for cp in taken:
-                size = await state.save(cp)
+                try:
+                    size = await state.save(cp)
+                except FencedError as exc:
+                    # Replaced (another worker owns the partition now): its state is not ours to
+                    # write, and the group will not take our commits either.
+                    self._log.error("partition taken over by another worker; its state here is dropped",
+                                    partition=cp.partition, reason=str(exc))
+                    fenced.add(cp.partition)
+                    continue
                 info = self._info.get(cp.partition)
                 if info is not None:
                     info.offsets = dict(cp.offsets)
@@ -807,6 +961,9 @@ class PartitionedAppHost(AppHost):
                 for t, off in cp.offsets.items():
                     self._checkpointed[(t, cp.partition)] = off
                     commit[(t, cp.partition)] = off
+            if fenced:
+                self._forget(fenced)
+                taken = [cp for cp in taken if cp.partition not in fenced]
             if commit:
                 # Saved: now the host may commit these offsets (all their outputs are flushed).
                 self._kafka[0].commits.saved(commit)

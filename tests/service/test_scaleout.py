@@ -14,6 +14,7 @@ import orjson
 import pytest
 from srota.engine import SiddhiManager
 from srota.service.config import ScaleoutConfig
+from srota.service.host import ServiceHost
 
 from tests.integration.support import (
     TopicReader,
@@ -172,7 +173,6 @@ async def test_stateless_mqtt_app_shares_its_subscription_among_workers(mqtt_bro
 
 async def test_stateful_mqtt_app_is_refused_with_several_workers(mqtt_broker: Any) -> None:
     from srota.grammar.errors import SiddhiAppCreationError
-    from srota.service.host import ServiceHost
 
     app = f"""
     @app:name('MqttCounts')
@@ -248,3 +248,92 @@ async def test_co_partitioned_topics_share_a_partition_runtime(kafka_broker: Any
         if e["count"] >= finals.get(e["id"], (0, 0))[1]:
             finals[e["id"]] = (e["total"], e["count"])
     assert finals == _reference(inputs)
+
+
+async def test_a_replaced_worker_cannot_overwrite_the_new_owners_checkpoint(kafka_broker: Any) -> None:
+    """A zombie (a worker replaced while it was paused, still running) is fenced: its save
+    after the new owner's claim is refused, and a save that raced the claim is skipped by
+    readers (before: the newest checkpoint won, whoever wrote it)."""
+    from srota.service.scaleout import Checkpoint, FencedError, StateTopic
+
+    kb = kafka_broker
+    src = await kb.create_topic(partitions=1)
+    topic = f"srota-state-{uuid.uuid4().hex[:8]}"
+    old, new, reader = (StateTopic(topic, kb.bootstrap_servers, {}) for _ in range(3))
+    for state in (old, new, reader):
+        await state.open([src])
+    try:
+        old_epoch = await old.claim(0)
+        await old.save(Checkpoint(0, b"old owner", {src: 100}))
+        new_epoch = await new.claim(0)
+        assert new_epoch > old_epoch
+        restored = await new.load(0)
+        assert restored is not None and restored.offsets == {src: 100}
+        # The old owner wakes up and checkpoints what it processed meanwhile: refused.
+        with pytest.raises(FencedError, match="another worker claimed"):
+            await old.save(Checkpoint(0, b"zombie", {src: 200}))
+        await new.save(Checkpoint(0, b"new owner", {src: 150}))
+        latest = await reader.load(0)
+        assert latest is not None and (latest.state, latest.offsets, latest.epoch) == (b"new owner", {src: 150},
+                                                                                      new_epoch)
+        # A write that raced a claim (checked just before the claim landed, written after it).
+        racer = StateTopic(topic, kb.bootstrap_servers, {})
+        await racer.open([src])
+        try:
+            await racer.claim(0)
+            await racer.save(Checkpoint(0, b"racer", {src: 160}))
+            before_claim = (await reader.load(0)).id  # type: ignore[union-attr]
+            claimed_at = await _end_offset(kb, topic)
+            await new.claim(0)  # the racer is replaced ...
+
+            async def checked_before_the_claim(partition: int, claim: list[int]) -> int:
+                return claimed_at
+            racer._check_claim = checked_before_the_claim  # type: ignore[method-assign]
+            await racer.save(Checkpoint(0, b"raced", {src: 400}))  # ... and writes once more
+        finally:
+            await racer.close()
+        after = await reader.load(0)
+        assert after is not None and after.id == before_claim and after.state == b"racer"
+        await new.save(Checkpoint(0, b"new owner again", {src: 170}))
+        assert (await reader.load(0)).state == b"new owner again"  # type: ignore[union-attr]
+    finally:
+        for state in (old, new, reader):
+            await state.close()
+
+
+async def _end_offset(kb: Any, topic: str) -> int:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=kb.bootstrap_servers)
+    await consumer.start()
+    try:
+        tp = TopicPartition(topic, 0)
+        return int((await consumer.end_offsets([tp]))[tp])
+    finally:
+        await consumer.stop()
+
+
+async def test_a_state_topic_that_stays_unreadable_stops_the_app_clearly(kafka_broker: Any, monkeypatch: Any) -> None:
+    """Restoring an assigned partition is retried for scaleout.restore_timeout, then the app
+    stops with an error and consumes nothing (before: retried forever, silently to the operator)."""
+    from aiokafka.errors import KafkaConnectionError
+    from srota.service.scaleout import StateTopic
+
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=1), await kb.create_topic(partitions=1)
+    await produce(kb.bootstrap_servers, src, [(b"k0", orjson.dumps({"id": "k0", "n": 1}))])
+
+    async def unreadable(self: StateTopic, partition: int, exclude: frozenset[str] = frozenset()) -> None:
+        raise KafkaConnectionError("state topic leader unavailable (test)")
+    monkeypatch.setattr(StateTopic, "load", unreadable)
+    cfg = _scaled()
+    cfg = dataclasses.replace(cfg, scaleout=dataclasses.replace(cfg.scaleout, restore_timeout_ms=1500))
+    host = ServiceHost(cfg, app_texts=[_app(kb, src, out, f"g-{uuid.uuid4().hex[:8]}")])
+    await host.start()
+    try:
+        await wait_until(lambda: host.failure is not None, 30, what="the app to stop")
+        assert "cannot read the state of partition 0" in host.failure  # type: ignore[operator]
+        assert "restart" in host.failure  # type: ignore[operator]
+        assert host.apps["Totals"].consumed == {}
+    finally:
+        await host.stop()
