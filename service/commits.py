@@ -28,7 +28,12 @@ when state moves with its partition) reports :meth:`saved` for those partitions 
 reads :meth:`positions` for them alone; the tracker keeps no other per-source state.
 
 Sources without offsets (MQTT acknowledgements) use the tokens of the chunks whose outputs are
-flushed, from :meth:`CommitTracker.flushed`.
+flushed, from :meth:`CommitTracker.flushed`.  When the state is persisted (``gated``) such a
+token is also held until a saved snapshot includes its chunk: the broker does not send a
+message again once it is acknowledged, so an acknowledgement ahead of the snapshot would, after
+a crash, leave the message out of the restored state for good.  Snapshots say what they include
+by the chunk count (:meth:`CommitTracker.chunks`) taken with them; :attr:`CommitTracker.held`
+tells the host how many acknowledgements wait, so that it can snapshot early.
 """
 from __future__ import annotations
 
@@ -51,8 +56,15 @@ class CommitTracker(Generic[B]):
         self._flushed: dict[Part, int] = {}
         self._saved: dict[Part, int] = {}
         self._committed: dict[Part, int] = {}
-        # Chunks whose outputs are not all flushed yet, oldest first: (offsets, token, barrier).
-        self._pending: deque[tuple[Mapping[Part, int], Any, B]] = deque()
+        # Chunks whose outputs are not all flushed yet, oldest first:
+        # (offsets, token, barrier, the chunk number a snapshot must include first, messages).
+        self._pending: deque[tuple[Mapping[Part, int], Any, B, int, int]] = deque()
+        self._chunks = 0  # chunks consumed so far (numbered from 1)
+        self._saved_chunks = 0  # every chunk up to this number is in a saved snapshot
+        # Flushed tokens, oldest first, with the chunk number a saved snapshot must include
+        # before they go out (0: none; gated sources without offsets wait).
+        self._unsaved: deque[tuple[int, Any, int]] = deque()
+        self._held = 0
 
     # ------------------------------------------------------------------ facts
     def restore(self, offsets: Mapping[Part, int]) -> None:
@@ -62,28 +74,53 @@ class CommitTracker(Generic[B]):
             self._flushed[part] = offset
             self._saved[part] = offset
 
-    def consumed(self, offsets: Mapping[Part, int], token: Any, barrier: B) -> None:
-        """A chunk entered the app: ``offsets`` are the next offsets of its partitions (may be
-        empty), ``token`` its acknowledgement, ``barrier`` what must be flushed for it."""
+    def consumed(self, offsets: Mapping[Part, int], token: Any, barrier: B, messages: int = 1) -> None:
+        """A chunk of ``messages`` entered the app: ``offsets`` are the next offsets of its
+        partitions (may be empty), ``token`` its acknowledgement, ``barrier`` what must be
+        flushed for it."""
         self._consumed.update(offsets)
-        self._pending.append((offsets, token, barrier))
+        self._chunks += 1
+        # The snapshot a token waits for: none (0) for offset sources, which commit by due().
+        waits_for = self._chunks if self.gated and not offsets else 0
+        self._pending.append((offsets, token, barrier, waits_for, messages))
 
     def flushed(self, passed: Callable[[B], bool]) -> list[Any]:
         """Move the flushed frontier over the leading chunks whose barrier has ``passed``;
-        returns their tokens, oldest first."""
-        tokens = []
+        returns the tokens that may be acknowledged now, oldest first (gated: those of chunks
+        without offsets only once a saved snapshot includes them)."""
         while self._pending and passed(self._pending[0][2]):
-            offsets, token, _barrier = self._pending.popleft()
+            offsets, token, _barrier, waits_for, messages = self._pending.popleft()
             self._flushed.update(offsets)
             if token is not None:
-                tokens.append(token)
+                self._unsaved.append((waits_for, token, messages))
+                if waits_for:
+                    self._held += messages
+        tokens = []
+        while self._unsaved and self._unsaved[0][0] <= self._saved_chunks:
+            waits_for, token, messages = self._unsaved.popleft()
+            if waits_for:
+                self._held -= messages
+            tokens.append(token)
         return tokens
 
-    def saved(self, offsets: Mapping[Part, int]) -> None:
-        """A snapshot including the events before ``offsets`` is saved (only forward)."""
+    def saved(self, offsets: Mapping[Part, int], chunks: int | None = None) -> None:
+        """A snapshot including the events before ``offsets`` (and, when given, the first
+        ``chunks`` chunks: :meth:`chunks` when it was taken) is saved (only forward)."""
         for part, offset in offsets.items():
             if offset > self._saved.get(part, -1):
                 self._saved[part] = offset
+        if chunks is not None:
+            self._saved_chunks = max(self._saved_chunks, chunks)
+
+    def chunks(self) -> int:
+        """How many chunks have been consumed: a snapshot taken now includes them all."""
+        return self._chunks
+
+    @property
+    def held(self) -> int:
+        """Messages flushed whose acknowledgements wait for a snapshot (gated sources without
+        offsets)."""
+        return self._held
 
     def committed(self, offsets: Mapping[Part, int]) -> None:
         """The source committed these offsets."""

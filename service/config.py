@@ -101,6 +101,9 @@ class PersistenceConfig:
     database: str = "data/srota.db"
     interval_ms: int = 60_000
     revisions: int = 3
+    #: MQTT acknowledgements that may wait for a snapshot before one is taken early (with
+    #: persistence a message is acknowledged only once a saved snapshot includes it).
+    held_acks: int = 10
 
 
 @dataclass(frozen=True)
@@ -290,13 +293,14 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         playground_enabled=d.take(False, d.boolean, pg.get("enabled", False), "http.playground.enabled"),
     )
     pc = d.take({}, d.mapping, root.get("persistence", {}), "persistence")
-    d.only(pc, "persistence", {"enabled", "database", "interval", "revisions"})
+    d.only(pc, "persistence", {"enabled", "database", "interval", "revisions", "held_acks"})
     persistence = PersistenceConfig(
         enabled=d.take(False, d.boolean, pc.get("enabled", False), "persistence.enabled"),
         database=_resolve(d.take("data/srota.db", d.string, pc.get("database", "data/srota.db"),
                                  "persistence.database"), base_dir),
         interval_ms=d.take(60_000, d.duration, pc.get("interval", "60 sec"), "persistence.interval"),
         revisions=d.take(3, d.integer, pc.get("revisions", 3), "persistence.revisions", 1, 1000),
+        held_acks=d.take(10, d.integer, pc.get("held_acks", 10), "persistence.held_acks", 1, 1_000_000),
     )
     lc = d.take({}, d.mapping, root.get("logging", {}), "logging")
     d.only(lc, "logging", {"format", "level"})

@@ -236,6 +236,8 @@ class AppHost:
         #: Saves a snapshot of this app and commits what it covers (set by the ServiceHost
         #: when state is persisted): called before a rebalance takes partitions away.
         self.checkpointer: Any = None
+        self._snapshot_chunks: dict[str, int] = {}
+        self._early_snapshot: asyncio.Task[None] | None = None
         self._commit_wakeup = asyncio.Event()
         self._commit_lock = asyncio.Lock()  # commits go out in order, or offsets could move back
         self._flushed = asyncio.Condition()  # notified whenever a sink flushed a batch
@@ -674,7 +676,7 @@ class AppHost:
             return token, offsets
         with self._out_lock:
             seqs = {id(s): s.enqueued_seq for s in self.sinks}
-        b.commits.consumed(offsets, token, seqs)
+        b.commits.consumed(offsets, token, seqs, len(messages))
         if self._txn is None:
             self._commit_wakeup.set()
         return None
@@ -833,6 +835,8 @@ class AppHost:
 
             for b in self.sources:
                 tokens = b.commits.flushed(passed)
+                if b.commits.held >= self.config.persistence.held_acks:
+                    self._snapshot_soon()
                 commit_offsets = getattr(b.source, "commit_offsets", None)
                 try:
                     if commit_offsets is not None:
@@ -844,11 +848,26 @@ class AppHost:
                 except Exception as exc:  # the next commit covers these offsets again
                     self._log.warning("commit failed", stream=b.stream_id, error=str(exc))
 
+    def _snapshot_soon(self) -> None:
+        """Take a snapshot now, not at the next interval: MQTT acknowledgements wait for one,
+        and the broker stops sending once its in-flight window is full of unacknowledged messages."""
+        if self.checkpointer is None or (self._early_snapshot is not None and not self._early_snapshot.done()):
+            return
+
+        async def snapshot() -> None:
+            try:
+                await self.checkpointer(self)
+            except Exception as exc:  # the interval's snapshot tries again
+                self._log.warning("early snapshot for held acknowledgements failed", error=repr(exc))
+
+        self._early_snapshot = asyncio.create_task(snapshot(), name=f"srota-early-snapshot-{self.name}")
+
     def saved(self, offsets: dict[str, dict[tuple[str, int], int]]) -> None:
-        """A snapshot with these offsets (source name -> partition -> next offset) is saved."""
+        """The snapshot of the last :meth:`checkpoint`, with these offsets (source name ->
+        partition -> next offset), is saved."""
+        chunks, self._snapshot_chunks = self._snapshot_chunks, {}
         for b in self.sources:
-            if b.name in offsets:
-                b.commits.saved(offsets[b.name])
+            b.commits.saved(offsets.get(b.name, {}), chunks.get(b.name))
         self._commit_wakeup.set()
 
     async def _wait_flushed(self, seqs: dict[int, int]) -> None:
@@ -906,6 +925,8 @@ class AppHost:
             else:  # a database store's snapshot waits for its writes: not on the event loop
                 state, marks = await asyncio.get_running_loop().run_in_executor(self._engine_thread, take)
             offsets = self.consumed
+            # What the snapshot includes of sources without offsets (MQTT): their acknowledgements wait for it.
+            self._snapshot_chunks = {b.name: b.commits.chunks() for b in self.sources}
         for store in stores.values():
             await asyncio.to_thread(store.flush)
         await self._wait_flushed(self._enqueued())
@@ -1007,10 +1028,11 @@ class AppHost:
                 b.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await b.task
-        if self._committer is not None:
-            self._committer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._committer
+        for task in (self._committer, self._early_snapshot):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         for sink in [*(b.sink for b in self.sinks), *self.dead_letters]:
             with contextlib.suppress(Exception):
                 await sink.close()

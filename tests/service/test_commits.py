@@ -60,3 +60,38 @@ def test_a_restored_snapshot_is_consumed_flushed_and_saved_and_kept_in_every_lat
     # Hole C: P1 is no longer assigned, or idle; it stays in what a snapshot records.
     assert t.positions() == {P0: 30, P1: 5}
     assert t.positions([P1]) == {P1: 5}
+
+
+def test_with_persistence_acknowledgements_without_offsets_wait_for_a_snapshot_that_includes_them() -> None:
+    """MQTT: a message acknowledged is never sent again, so its ack waits for the snapshot."""
+    t: CommitTracker[int] = CommitTracker(gated=True)
+    t.consumed({}, "m1", 1)
+    t.consumed({}, "m2", 2)
+    assert t.flushed(_passed_up_to(2)) == [] and t.held == 2
+    taken = t.chunks()  # a snapshot taken now includes both
+    t.consumed({}, "m3", 3)
+    t.saved({}, taken)
+    assert t.flushed(_passed_up_to(3)) == ["m1", "m2"] and t.held == 1
+    t.saved({}, t.chunks())
+    assert t.flushed(_passed_up_to(3)) == ["m3"] and t.held == 0
+
+
+def test_acknowledgements_follow_the_flush_without_persistence_and_for_offset_sources() -> None:
+    t: CommitTracker[int] = CommitTracker(gated=False)
+    t.consumed({}, "m1", 1)
+    assert t.flushed(_passed_up_to(1)) == ["m1"]
+    k: CommitTracker[int] = CommitTracker(gated=True)
+    k.consumed({P0: 10}, "kafka", 1)  # committed by due(), once saved; the token never waits
+    assert k.flushed(_passed_up_to(1)) == ["kafka"] and k.held == 0
+
+
+def test_held_counts_messages_not_chunks() -> None:
+    """The broker's in-flight window is in messages; a chunk may hold several (before: chunks
+    were counted, so a burst filled the window without an early snapshot)."""
+    t: CommitTracker[int] = CommitTracker(gated=True)
+    t.consumed({}, "burst", 1, messages=15)
+    t.consumed({}, "one", 2)
+    t.flushed(_passed_up_to(2))
+    assert t.held == 16
+    t.saved({}, t.chunks())
+    assert t.flushed(_passed_up_to(2)) == ["burst", "one"] and t.held == 0
