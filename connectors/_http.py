@@ -37,7 +37,7 @@ import ssl
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -148,7 +148,7 @@ class HttpSource(Source):
     """Listens on ``receiver.url``; see the module doc."""
 
     type_name = "http"
-    PARAMS = _SOURCE_PARAMS
+    PARAMS: ClassVar[tuple[Param, ...]] = _SOURCE_PARAMS
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", pos: Any = None) -> None:
         super().__init__(options, name=name, pos=pos)
@@ -313,7 +313,7 @@ class HttpSink(Sink):
     """Sends each payload as one request to ``publisher.url``; see the module doc."""
 
     type_name = "http"
-    PARAMS = _SINK_PARAMS
+    PARAMS: ClassVar[tuple[Param, ...]] = _SINK_PARAMS
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", pos: Any = None) -> None:
         super().__init__(options, name=name, pos=pos)

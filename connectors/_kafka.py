@@ -115,7 +115,7 @@ _REJECTED = (MessageSizeTooLargeError, RecordTooLargeError, RecordListTooLargeEr
 
 
 def _kwargs_of(cls: type) -> dict[str, Any]:
-    return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+    return {name: p.default for name, p in inspect.signature(cls).parameters.items()
             if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in _RESERVED}
 
 

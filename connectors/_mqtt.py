@@ -184,7 +184,7 @@ class MqttSource(Source):
     async def _run(self) -> None:
         backoff = self._conn.backoff
         while not self._stopping:
-            client = self._conn.client(queue_type=self._make_queue)  # type: ignore[arg-type]
+            client = self._conn.client(queue_type=self._make_queue)
             # Acknowledge when the host commits, not on receipt (aiomqtt exposes no option for
             # it; its paho client does).
             client._client.manual_ack_set(True)  # noqa: SLF001

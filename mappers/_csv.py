@@ -273,7 +273,7 @@ class CsvSourceMapper(SourceMapper):
         rows: list[Row] = []
         failed: list[tuple[int, str, str]] = []
         for index, record in enumerate(records):
-            values = []
+            values: list[Any] = []
             error: tuple[str, str] | None = None
             for f in self._fields:
                 if f.trp is not None:

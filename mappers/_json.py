@@ -280,8 +280,8 @@ class JsonSourceMapper(SourceMapper):
                               else f"{ref}(v{i}, o)")
             else:
                 # Inside an array a missing key is null (the size check above is Siddhi's test).
-                conv = _attr_converter(attr, False)
-                values.append(_lenient_expr(gen, f"v{i}", attr, conv))
+                lenient = _attr_converter(attr, False)
+                values.append(_lenient_expr(gen, f"v{i}", attr, lenient))
         body.append(f"return ({', '.join(values)}{',' if len(values) == 1 else ''})")
         return gen.function("_row", "o, t", body)
 

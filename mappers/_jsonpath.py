@@ -95,7 +95,7 @@ def compile_path(text: str) -> Callable[[Any], Any]:
     except _jsonpath_lib.JSONPathError as exc:
         raise JsonPathError(f"invalid JSON path {text!r}: {str(exc).splitlines()[0]}") from None
     findall = query.findall
-    if query.singular_query():
+    if isinstance(query, _jsonpath_lib.JSONPath) and query.singular_query():
         def get_one(document: Any) -> Any:
             found = findall(document)
             return found[0] if found else MISSING

@@ -101,7 +101,7 @@ class PassThroughSourceMapper(SourceMapper):
         if len(values) != len(self._checks):
             raise MappingError(f"a row has {len(values)} values but the stream has {len(self._checks)} "
                                "attributes", index=index, payload=payload)
-        out = []
+        out: list[Any] = []
         for name, check, v in zip(self.names, self._checks, values, strict=True):
             if v is None:
                 out.append(None)

@@ -30,7 +30,9 @@ from srota.service.metrics import CONTENT_TYPE, Metrics
 class Host(Protocol):
     """What the admin server needs from the service host."""
 
-    runtimes: dict[str, Any]
+    @property
+    def runtimes(self) -> dict[str, Any]: ...
+
     metrics: Metrics
 
     def is_ready(self) -> bool: ...

@@ -326,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     ext = sub.add_parser("extensions", help="print the reference of the built-in extensions (Markdown)")
     ext.add_argument("namespace", nargs="?", help="one namespace (str, json, unique, ...; core: no namespace)")
     ext.set_defaults(func=cmd_extensions)
+    spark_cli: Any
     try:
         from srota.service.spark import cli as spark_cli
     except ImportError:

@@ -38,11 +38,11 @@ tells the host how many acknowledgements wait, so that it can snapshot early.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Collection, Hashable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Generic, TypeVar
 
 #: A partition, as sources name it (Kafka: ``(topic, partition)``).
-Part = Hashable
+Part = tuple[str, int]
 B = TypeVar("B")
 
 

@@ -13,7 +13,7 @@ import dataclasses
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,14 +50,14 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def substitute_env(text: str, where: str = "", env: dict[str, str] | None = None) -> str:
+def substitute_env(text: str, where: str = "", env: Mapping[str, str] | None = None) -> str:
     """Replace ``${NAME}``, ``${NAME:-default}`` and ``${file:/path}`` in ``text``.
 
     ``${file:/run/secrets/kafka-password}`` reads a secret from a file (a Docker or
     Kubernetes secret), without its trailing newline, so secrets need not be in the
     environment or in the config file.
     """
-    env = os.environ if env is None else env
+    values: Mapping[str, str] = os.environ if env is None else env
 
     def repl(m: re.Match[str]) -> str:
         if m.group("file") is not None:
@@ -67,7 +67,7 @@ def substitute_env(text: str, where: str = "", env: dict[str, str] | None = None
             except OSError as exc:
                 raise ConfigError(where, f"cannot read secret file {path}: {exc.strerror}") from None
         name, default = m.group("name"), m.group("default")
-        value = env.get(name)
+        value = values.get(name)
         if value is None or (value == "" and default is not None):
             if default is None:
                 raise ConfigError(where, f"environment variable {name} is not set (use ${{{name}:-default}})")

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
 import sys
 import threading
@@ -331,7 +332,7 @@ class AppHost:
                                transactional=bool(getattr(sink, "transactional", False)))
         # A grouping mapper writes an output chunk as one message: then the chunks must stay
         # as cut; a mapper that writes each event on its own takes merged ones.
-        self.runtime.add_callback(definition.id, lambda events, b=binding: self._on_output(b, events),
+        self.runtime.add_callback(definition.id, functools.partial(self._on_output, binding),
                                   merged_chunks=not getattr(mapper, "groups_events", True))
         return binding
 
@@ -593,9 +594,9 @@ class AppHost:
         if failures and b.dead_letter is not None:
             await self._dead_letter(b, failures)
         # From here on nothing awaits until the commit is queued (see the module doc).
-        for m, reason, exc in failures:
+        for m, reason, error in failures:
             m.rejected = reason
-            self._fault(b, m, reason, exc)
+            self._fault(b, m, reason, error)
         if self._engine_thread is None:
             pending = self._process(b, rows, messages)
         else:
@@ -959,8 +960,8 @@ class AppHost:
         self._loop_thread = threading.get_ident()
         for sink in [*(b.sink for b in self.sinks), *self.dead_letters]:
             await _connect_with_retry(sink, self._log)
-        for b in self.sinks:
-            b.task = asyncio.create_task(self._sink_worker(b), name=f"srota-sink-{b.stream_id}")
+        for out in self.sinks:
+            out.task = asyncio.create_task(self._sink_worker(out), name=f"srota-sink-{out.stream_id}")
         self._committer = asyncio.create_task(self._commit_loop(), name=f"srota-commit-{self.name}")
         if restore is not None and restore[0] is not None:
             skipped = self.runtime.restore(restore[0])
@@ -977,7 +978,7 @@ class AppHost:
                     seek(offsets)
         for b in self.sources:
             if hasattr(b.source, "on_revoke"):
-                b.source.on_revoke = lambda parts, b=b: self._on_revoke(b, parts)
+                b.source.on_revoke = functools.partial(self._on_revoke, b)
         self.runtime.start()
         if self.checkpointer is not None and (restore is None or restore[0] is None):
             # State is persisted but there is no snapshot yet: save one of the empty state
@@ -985,7 +986,7 @@ class AppHost:
             # restores this one (its store watermarks undo the writes of the lost run).
             await self.checkpointer(self)
         for b in self.sources:
-            await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
+            await b.source.start(functools.partial(self._on_messages, b))
         self.started = True
         self._log.info("app started", sources=len(self.sources), sinks=len(self.sinks))
 

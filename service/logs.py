@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
@@ -69,7 +70,7 @@ def configure_logging(fmt: str = "console", level: str = "info") -> None:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
 
 
-def _identity(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _identity(logger: Any, method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     return event_dict
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import csv
+import functools
 import io
 import itertools
 import random
@@ -121,7 +122,7 @@ def _checked_row(values: list[Any], attributes: list[dict[str, str]], converters
     if len(values) != len(attributes):
         raise ValueError(f"{where}: {len(values)} values for {len(attributes)} attributes "
                          f"({', '.join(a['name'] for a in attributes)})")
-    out = []
+    out: list[Any] = []
     for value, attr, convert in zip(values, attributes, converters, strict=True):
         if value is None or value == "" and attr["type"] != "string":
             out.append(None)
@@ -217,6 +218,16 @@ def _is_value(text: str) -> bool:
         return text.lower() in ("true", "false")
 
 
+def _from_pattern(rng: random.Random, pattern: str) -> str:
+    """A string like ``pattern``: each ``#`` a random digit, each ``?`` a random capital."""
+    return "".join(rng.choice(string.digits) if c == "#" else rng.choice(string.ascii_uppercase) if c == "?" else c
+                   for c in pattern)
+
+
+def _rounded_uniform(rng: random.Random, low: float, high: float) -> float:
+    return round(rng.uniform(low, high), 2)
+
+
 def random_rows(attributes: list[dict[str, str]], spec: dict[str, Any], seed: int | None = None) -> Iterator[dict[str, Any]]:
     """Endless random events: per attribute ``{"min", "max"}`` (numbers), ``{"values": [...]}``
     (picked from a list), ``{"pattern": "sensor-##"}`` (a string, ``#`` a random digit and ``?``
@@ -232,15 +243,14 @@ def random_rows(attributes: list[dict[str, str]], spec: dict[str, Any], seed: in
         if pattern:
             if attr["type"] != "string" or not isinstance(pattern, str):
                 raise ValueError(f"{attr['name']}: a pattern makes strings; {attr['name']} is {attr['type']}")
-            makers.append(lambda p=pattern: "".join(rng.choice(string.digits) if c == "#" else
-                                                    rng.choice(string.ascii_uppercase) if c == "?" else c for c in p))
+            makers.append(functools.partial(_from_pattern, rng, pattern))
             continue
         values = options.get("values")
         if values:
             if not isinstance(values, list):
                 raise ValueError(f"{attr['name']}: values must be a list")
             checked = [_checked_row([v], [attr], _converters([attr]), f"{attr['name']} value")[0] for v in values]
-            makers.append(lambda c=checked: rng.choice(c))
+            makers.append(functools.partial(rng.choice, checked))
             continue
         low, high = options.get("min", 0), options.get("max", 100)
         try:
@@ -251,9 +261,9 @@ def random_rows(attributes: list[dict[str, str]], spec: dict[str, Any], seed: in
             raise ValueError(f"{attr['name']}: min {low:g} is above max {high:g}")
         kind = attr["type"]
         if kind in ("int", "long"):
-            makers.append(lambda lo=int(low), hi=int(high): rng.randint(lo, hi))
+            makers.append(functools.partial(rng.randint, int(low), int(high)))
         elif kind in ("float", "double"):
-            makers.append(lambda lo=low, hi=high: round(rng.uniform(lo, hi), 2))
+            makers.append(functools.partial(_rounded_uniform, rng, low, high))
         elif kind == "bool":
             makers.append(lambda: rng.random() < 0.5)
         else:
@@ -444,7 +454,7 @@ class Playground:
     async def _redirect(self, request: web.Request) -> web.Response:
         raise web.HTTPFound(request.path + "/")
 
-    async def _index(self, request: web.Request) -> web.Response:
+    async def _index(self, request: web.Request) -> web.StreamResponse:
         return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def _info(self, request: web.Request) -> web.Response:
@@ -547,7 +557,7 @@ class Playground:
                 total = int(limit) if limit not in (None, "") else None
                 if total is not None:
                     rows = itertools.islice(rows, total)
-                sim_rate = rate or 10.0
+                sim_rate: float | None = rate or 10.0
             else:
                 content = body.get("content")
                 if not isinstance(content, str):

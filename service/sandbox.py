@@ -275,8 +275,7 @@ class _Child:
             SiddhiManager(limits=self._engine_limits()).create_siddhi_app_runtime(request["text"])
         for name in runtime.stream_definitions:
             runtime.add_callback(name, self._output(name))
-        runtime.debug()
-        runtime.debugger.listeners.append(self._held)
+        runtime.debug().listeners.append(self._held)
         runtime.set_statistics_level("basic")
         if not attach:
             runtime.start()

@@ -249,7 +249,8 @@ def prepare_events(loaded: LoadedAggregation, df: Any, items: list[Item], start:
     if python:
         python.sort(key=lambda i: i.kind != "filter")  # filters first: they drop rows
         values = [i for i in python if i.kind != "filter"]
-        out_fields = list(df.schema.fields) + [T.StructField(i.column, _spark_type(i.type), True) for i in values]
+        out_fields = list(df.schema.fields) + [T.StructField(i.column, _spark_type(i.type), True)
+                                               for i in values if i.type is not None]
         out = T.StructType(out_fields)
         import pyarrow as pa
 

@@ -71,7 +71,7 @@ class Item:
     index: int
     label: str  # for the job output: "filter [volume > 0]"
     node: Any  # the grammar expression (None for count())
-    type: AttrType | None
+    type: AttrType | None  # None for filters only (they make no column)
     sql: str | None = None  # the Spark SQL of its raw value; None: computed in Python
     reason: str = ""
 
