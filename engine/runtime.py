@@ -160,6 +160,14 @@ class SiddhiAppRuntime:
         return InputHandler(junction, self._ctx)
 
     # ------------------------------------------------------------------ lifecycle
+    def disable_triggers(self, *, start_only: bool = False) -> None:
+        """Keep this runtime's triggers from firing (all of them, or the ``at 'start'`` ones
+        only); call before :meth:`start`.  For hosts that run one app as several runtimes
+        (one per input partition) and want each trigger to fire once per app."""
+        for trigger in self._ctx.triggers.values():
+            if trigger.at_start or not start_only:
+                trigger.enabled = False
+
     def start(self) -> None:
         """Start timers, triggers and sources of time."""
         if self._started:

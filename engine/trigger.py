@@ -40,6 +40,8 @@ class Trigger:
         self.junction = junction
         self._handle: int | None = None
         self._running = False
+        #: False: the trigger sends nothing (see :meth:`SiddhiAppRuntime.disable_triggers`).
+        self.enabled = True
         self._cron: CronSchedule | None = None
         if td.at is not None and td.at.strip().lower() != "start":
             try:
@@ -47,8 +49,15 @@ class Trigger:
             except ValueError as exc:
                 raise error_at(f"trigger '{td.id}': {exc}", td) from None
 
+    @property
+    def at_start(self) -> bool:
+        """True for ``at 'start'``: one event when the app starts."""
+        return self.definition.every_millis is None and self._cron is None
+
     def start(self) -> None:
         """Called by the runtime's start (under the app lock)."""
+        if not self.enabled:
+            return
         self._running = True
         if self.definition.every_millis is None and self._cron is None:
             self._send(self.ctx.clock.now())

@@ -347,6 +347,8 @@ def _overtaken(records: list[Any], checkpoint: str, epoch: int, checked: int, la
 # ---------------------------------------------------------------------------- runtimes
 #: :attr:`PartitionRuntimes.current` while a chunk of a ``@global`` table's source is sent.
 BROADCAST = -1
+#: The input partition whose runtime runs the app's triggers (see :meth:`PartitionRuntimes.create`).
+TRIGGER_PARTITION = 0
 
 
 class _RoutedHandler:
@@ -494,6 +496,12 @@ class PartitionRuntimes:
 
     def create(self, partition: int, state: bytes | None) -> SiddhiAppRuntime:
         rt = self._make(partition)
+        # A trigger fires once per app, not once per partition: in partition 0's runtime only
+        # (whichever worker owns it), and at 'start' only when the app first starts (no state).
+        if partition != TRIGGER_PARTITION:
+            rt.disable_triggers()
+        elif state is not None:
+            rt.disable_triggers(start_only=True)
         for stream_id, cb, merged_chunks in self._callbacks:
             rt.add_callback(stream_id, cb, merged_chunks=merged_chunks)
         if state is not None:

@@ -33,6 +33,20 @@ def test_periodic_trigger_follows_the_clock():
     assert [e.timestamp for e in got] == [6_000, 11_000, 16_000]
 
 
+def test_disabled_triggers_send_nothing_and_start_only_keeps_the_periodic_ones():
+    app = "define stream S (a int); define trigger T at every 5 sec; define trigger B at 'start';"
+    for start_only, expected in ((False, ([], [])), (True, ([6_000, 11_000], []))):
+        clock = PlaybackClock(1_000)
+        runtime = SiddhiManager().create_siddhi_app_runtime(app, clock=clock)
+        ticks, starts = collect(runtime, "T"), collect(runtime, "B")
+        runtime.disable_triggers(start_only=start_only)
+        runtime.start()
+        for t in (6_000, 12_000):
+            clock.advance(t)
+        runtime.shutdown()
+        assert ([e.data[0] for e in ticks], starts) == expected
+
+
 def test_cron_trigger():
     clock = PlaybackClock(0)
     runtime = SiddhiManager().create_siddhi_app_runtime("define trigger T at '*/10 * * * * ?';", clock=clock)

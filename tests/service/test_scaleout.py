@@ -337,3 +337,32 @@ async def test_a_state_topic_that_stays_unreadable_stops_the_app_clearly(kafka_b
         assert host.apps["Totals"].consumed == {}
     finally:
         await host.stop()
+
+
+async def test_triggers_fire_once_per_app_not_once_per_partition(kafka_broker: Any) -> None:
+    """Four partition runtimes, one periodic and one start trigger: each fires once per app
+    (before: once per partition runtime, four ticks per period and four start events)."""
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=4), await kb.create_topic(partitions=1)
+    app = f"""
+    @app:name('Ticks')
+    {kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    define trigger Tick at every 400 millisec;
+    define trigger Boot at 'start';
+    {kafka_sink(kb, out)}
+    define stream Out (what string, t long);
+    from Tick select 'tick' as what, triggered_time as t insert into Out;
+    from Boot select 'start' as what, triggered_time as t insert into Out;
+    """
+    async with TopicReader(kb.bootstrap_servers, out) as reader:
+        async with running_host(_scaled(), app) as host:
+            await wait_until(lambda: len(host.apps["Ticks"].partitions.by_partition) == 4, 30,
+                             what="four partition runtimes")
+            await asyncio.sleep(2.0)
+        records = await reader.until(lambda rs: len(rs) >= 2, 10, what="the ticks")
+    events = [r.json()["event"] for r in records]
+    ticks = [e["t"] for e in events if e["what"] == "tick"]
+    assert [e["what"] for e in events].count("start") == 1, events
+    assert 3 <= len(ticks) <= 7, ticks  # about 2 s / 400 ms, not four times that
+    assert len(set(ticks)) == len(ticks), ticks
