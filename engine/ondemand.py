@@ -32,6 +32,7 @@ from srota.grammar.model import (
     DeleteStream,
     InsertIntoStream,
     OnDemandQuery,
+    OnDemandQueryType,
     OutputEventType,
     ReturnStream,
     UpdateOrInsertStream,
@@ -90,8 +91,42 @@ class _Empty:
         return []
 
 
-def _plan(ctx: Any, query: OnDemandQuery) -> Callable[[], list[Event]]:
+def run_find_query_across(ctxs: list[Any], text: str) -> list[Event]:
+    """A ``from T [on ...] select ...`` query over the same table or named window of several
+    runtimes of one app (one per input partition, under scale-out), answered as one runtime
+    holding all their rows would: the rows each runtime finds go through one selector, so
+    ``group by``, aggregates, ``having``, ``order by`` and ``limit`` see them all."""
+    from srota.grammar.parser import parse_on_demand_query
+
+    query = parse_on_demand_query(text)
+    if query.type != OnDemandQueryType.FIND or query.input_store is None \
+            or any(query.input_store in ctx.aggregations for ctx in ctxs):
+        raise ValueError("only 'from <table or window> ... select ...' queries can be answered across runtimes")
+    if not ctxs:
+        return []
     gen = CodeGen(BASE_NAMESPACE)
+    finds: list[tuple[Any, Callable[[], list[Event]]]] = []
+    for ctx in ctxs:
+        with ctx.lock:  # each runtime's own finder: its table's indexes and primary key
+            find, scope_here = _plan_find(ctx, query, gen if not finds else CodeGen(BASE_NAMESPACE))
+        if not finds:
+            scope = scope_here
+        finds.append((ctx, find))
+    selector_plan = plan_selector(query.selector, scope, ctxs[0], gen, OutputEventType.CURRENT, True, scope.columns)
+    rows: list[Event] = []
+    for ctx, find in finds:
+        with ctx.lock:
+            rows.extend(r if r.type == 0 else Event(r.timestamp, r.data) for r in find())
+    got: list[Event] = []
+    if rows:
+        selector = selector_plan.instantiate()
+        selector.next = got.extend
+        selector.process(rows)
+    return got
+
+
+def _plan_find(ctx: Any, query: OnDemandQuery, gen: CodeGen) -> tuple[Callable[[], list[Event]], Any]:
+    """What the query reads (the rows its ``on`` condition keeps) and the scope its select sees."""
     store_id = query.input_store
     find: Callable[[], list[Event]]
     if store_id is not None:
@@ -120,7 +155,12 @@ def _plan(ctx: Any, query: OnDemandQuery) -> Callable[[], list[Event]]:
             return [Event(now(), ())]
 
         scope = _Empty()
+    return find, scope
 
+
+def _plan(ctx: Any, query: OnDemandQuery) -> Callable[[], list[Event]]:
+    gen = CodeGen(BASE_NAMESPACE)
+    find, scope = _plan_find(ctx, query, gen)
     out = query.output
     event_type = OutputEventType.CURRENT
     selector_plan = plan_selector(query.selector, scope, ctx, gen, event_type, True, scope.columns)

@@ -174,6 +174,8 @@ class AdminServer:
             events = await asyncio.get_running_loop().run_in_executor(None, runtime.query, text)
         except SiddhiAppCreationError as exc:
             return json_response({"error": str(exc), "line": exc.line, "column": exc.column}, 400)
+        except ValueError as exc:  # a query the app cannot answer (under scale-out: an insert, an aggregation)
+            return json_response({"error": str(exc)}, 400)
         return json_response({"events": [{"timestamp": e.timestamp, "data": list(e.data)} for e in events]})
 
     def _authorised(self, request: web.Request, read: bool = False) -> bool:

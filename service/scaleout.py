@@ -51,8 +51,10 @@ from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from prometheus_client import Gauge
 from srota.connectors._kafka import _security_kwargs
 from srota.engine import Limits, SiddhiAppRuntime
+from srota.engine.ondemand import run_find_query_across
 from srota.grammar.errors import SiddhiAppCreationError
-from srota.grammar.model import find_annotation
+from srota.grammar.model import OnDemandQueryType, find_annotation
+from srota.grammar.parser import parse_on_demand_query
 from srota.service import scaleout_check
 from srota.service.config import ServiceConfig
 from srota.service.host import AppHost, manager_for
@@ -474,11 +476,35 @@ class PartitionRuntimes:
         self.template.shutdown()
 
     def query(self, text: str) -> list[Any]:
-        """An on-demand query over every partition's state (rows of all partitions, in partition order)."""
-        out: list[Any] = []
+        """An on-demand query over this worker's partitions, answered as one runtime holding
+        their state would (see docs/scaling.md).
+
+        ``from T ... select ...`` reads the rows of every partition through one selector
+        (group by, aggregates, order by and limit over them all); a ``@global`` table is
+        read once (every partition holds the same rows); ``delete`` and ``update`` change
+        every partition.  Refused: inserts (a row's partition is the Kafka key's, which the
+        query cannot know) and aggregations (each partition rolls up its own events; ask
+        the shared ``rdbms`` store, which composes them).
+        """
         runtimes = dict(self.by_partition)  # one copy: the admin server runs this on a thread
-        for p in sorted(runtimes):
-            out.extend(runtimes[p].query(text))
+        ordered = [runtimes[p] for p in sorted(runtimes)]
+        query = parse_on_demand_query(text)
+        store = query.input_store
+        if store is not None and store in self.template.context.aggregations:
+            raise ValueError(f"'{store}' is an aggregation, rolled up per partition under scale-out: query its "
+                             "shared rdbms store, which composes the partitions' rows")
+        if query.type in (OnDemandQueryType.INSERT, OnDemandQueryType.UPDATE_OR_INSERT):
+            raise ValueError("under scale-out a table is per partition, and an on-demand insert cannot know the "
+                             "row's partition: send the row through the app's Kafka source")
+        if not ordered:
+            return []
+        if store is not None and store in self.global_tables:
+            return ordered[0].query(text)
+        if query.type == OnDemandQueryType.FIND and store is not None:
+            return run_find_query_across([rt.context for rt in ordered], text)
+        out: list[Any] = []
+        for rt in ordered:
+            out.extend(rt.query(text))
         return out
 
     def snapshot(self) -> bytes:

@@ -85,3 +85,22 @@ def test_distinct_query_texts_do_not_grow_caches_forever(monkeypatch):
     for _ in range(3):
         assert [e.data for e in rt.query(hot)] == [("a", 7)]  # still right after evictions
     rt.shutdown()
+
+
+def test_a_find_query_across_runtimes_answers_as_one_runtime_holding_all_rows():
+    from srota.engine import SiddhiManager
+    from srota.engine.ondemand import run_find_query_across
+
+    app = "define stream S (k string, v long); @PrimaryKey('k') define table T (k string, v long); from S insert into T;"
+    one, two, both = (SiddhiManager().create_siddhi_app_runtime(app) for _ in range(3))
+    for rt, rows in ((one, [("a", 5), ("b", 1)]), (two, [("c", 7), ("d", 2)]), (both, [("a", 5), ("b", 1), ("c", 7),
+                                                                                       ("d", 2)])):
+        rt.start()
+        rt.get_input_handler("S").send_rows(rows)
+    for query in ("from T select count() as n, sum(v) as total, max(v) as top",
+                  "from T on v > 1 select k, v order by v desc limit 2",
+                  "from T on k == 'c' select k, v"):
+        assert [e.data for e in run_find_query_across([one.context, two.context], query)] == \
+            [e.data for e in both.query(query)]
+    with pytest.raises(ValueError, match="only 'from <table or window>"):
+        run_find_query_across([one.context], "delete T on v > 1")

@@ -366,3 +366,36 @@ async def test_triggers_fire_once_per_app_not_once_per_partition(kafka_broker: A
     assert [e["what"] for e in events].count("start") == 1, events
     assert 3 <= len(ticks) <= 7, ticks  # about 2 s / 400 ms, not four times that
     assert len(set(ticks)) == len(ticks), ticks
+
+
+async def test_on_demand_queries_answer_as_one_process_would(kafka_broker: Any) -> None:
+    """Aggregates, group by, order by and limit over every partition's rows (before: each
+    partition's answer, concatenated: four 'totals' rows and four top-2 lists)."""
+    kb = kafka_broker
+    src = await kb.create_topic(partitions=4)
+    app = f"""
+    @app:name('Tables')
+    {kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    define table Seen (id string, n long);
+    from In select id, n insert into Seen;
+    """
+    inputs = _inputs(400, 12)
+    async with running_host(_scaled(), app) as host:
+        runtimes = host.apps["Tables"].partitions
+        await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in inputs])
+        await wait_until(lambda: len(runtimes.by_partition) == 4 and
+                         sum(len(rt.query("from Seen select id")) for rt in runtimes.by_partition.values()) == 400,
+                         30, what="every row in the partitions' tables")
+        totals = runtimes.query("from Seen select count() as rows, sum(n) as total")
+        assert [e.data for e in totals] == [(400, sum(e["n"] for e in inputs))]
+        by_key: dict[str, int] = {}
+        for e in inputs:
+            by_key[e["id"]] = by_key.get(e["id"], 0) + e["n"]
+        top = runtimes.query("from Seen select id, sum(n) as total group by id order by total desc limit 2")
+        assert [e.data for e in top] == sorted(by_key.items(), key=lambda kv: -kv[1])[:2]
+        assert len(runtimes.query("from Seen on n > 50 select id, n")) == sum(e["n"] > 50 for e in inputs)
+        with pytest.raises(ValueError, match="cannot know the row's partition"):
+            runtimes.query("select 'k0' as id, 1L as n insert into Seen")
+        runtimes.query("delete Seen on n > 50")
+        assert runtimes.query("from Seen select count() as rows")[0].data == (sum(e["n"] <= 50 for e in inputs),)
