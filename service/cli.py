@@ -18,6 +18,7 @@ from typing import Any
 from srota.connectors.base import ConnectorError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.service.config import ConfigError, load_config
+from srota.service.persistence import StateUnusableError
 
 #: Exit codes: 0 ok, 1 checks failed (validate, test) or a bug, 2 a user error.
 EXIT_USAGE = 2
@@ -351,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
             where = f"{where}:{exc.line}:{exc.column}"
         print(f"srota: {where}: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
-    except (UserError, ConnectorError) as exc:  # ConnectorError: a source or sink that cannot start
+    except (UserError, ConnectorError, StateUnusableError) as exc:  # a source or sink that cannot start, state
+        # that cannot be used as it is
         print(f"srota: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:  # a file that cannot be read, a port in use

@@ -104,6 +104,9 @@ class PersistenceConfig:
     #: MQTT acknowledgements that may wait for a snapshot before one is taken early (with
     #: persistence a message is acknowledged only once a saved snapshot includes it).
     held_acks: int = 10
+    #: When the newest snapshot cannot be restored and an MQTT source cannot send again what
+    #: it acknowledged after the older one: ``refuse`` to start, or ``accept`` the gap.
+    older_snapshot: str = "refuse"
 
 
 @dataclass(frozen=True)
@@ -293,7 +296,7 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         playground_enabled=d.take(False, d.boolean, pg.get("enabled", False), "http.playground.enabled"),
     )
     pc = d.take({}, d.mapping, root.get("persistence", {}), "persistence")
-    d.only(pc, "persistence", {"enabled", "database", "interval", "revisions", "held_acks"})
+    d.only(pc, "persistence", {"enabled", "database", "interval", "revisions", "held_acks", "older_snapshot"})
     persistence = PersistenceConfig(
         enabled=d.take(False, d.boolean, pc.get("enabled", False), "persistence.enabled"),
         database=_resolve(d.take("data/srota.db", d.string, pc.get("database", "data/srota.db"),
@@ -301,7 +304,10 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         interval_ms=d.take(60_000, d.duration, pc.get("interval", "60 sec"), "persistence.interval"),
         revisions=d.take(3, d.integer, pc.get("revisions", 3), "persistence.revisions", 1, 1000),
         held_acks=d.take(10, d.integer, pc.get("held_acks", 10), "persistence.held_acks", 1, 1_000_000),
+        older_snapshot=d.take("refuse", d.string, pc.get("older_snapshot", "refuse"), "persistence.older_snapshot"),
     )
+    if persistence.older_snapshot not in ("refuse", "accept"):
+        d.fail("persistence.older_snapshot", f"expected 'refuse' or 'accept', got {persistence.older_snapshot!r}")
     lc = d.take({}, d.mapping, root.get("logging", {}), "logging")
     d.only(lc, "logging", {"format", "level"})
     fmt = d.take("console", d.string, lc.get("format", "console"), "logging.format")

@@ -77,6 +77,7 @@ from srota.grammar.model import Annotation, AnnotationElement, StreamDefinition
 from srota.service.commits import CommitTracker
 from srota.service.config import ServiceConfig, substitute_env
 from srota.service.metrics import Metrics
+from srota.service.persistence import StateUnusableError
 
 from srota import (
     connectors,  # noqa: F401 - registers the built-in connectors
@@ -1135,6 +1136,26 @@ class ServiceHost:
     def describe(self) -> list[dict[str, Any]]:
         return [a.describe() for a in self.apps.values()]
 
+    def _check_fallback(self, app: AppHost, skipped: list[int], revision: int | None) -> None:
+        """The newest snapshot cannot be restored: an older one (or none) would be.  Kafka
+        sources re-read from the older snapshot's offsets, so nothing is lost; an MQTT source
+        at QoS 1 or 2 acknowledged the messages after it, which its broker will not send again,
+        so the state would silently miss them.  Refused unless ``persistence.older_snapshot``
+        is ``accept``; said loudly either way."""
+        lossy = [b for b in app.sources if getattr(b.source, "seek_on_start", None) is None
+                 and getattr(b.source, "qos", 0) > 0]
+        if not lossy:
+            return
+        older = f"revision {revision}" if revision is not None else "an empty state"
+        gap = (f"app '{app.name}': snapshot revision {skipped[0]} cannot be restored; {older} can, but the "
+               f"messages {', '.join(sorted(b.name for b in lossy))} acknowledged after it are not in it and the "
+               "broker will not send them again")
+        if self.config.persistence.older_snapshot == "accept":
+            log.error(gap + "; starting from the older state anyway (persistence.older_snapshot: accept)")
+            return
+        raise StateUnusableError(gap + ". Set persistence.older_snapshot: accept to start from it with that gap, "
+                                 "or restore the database from a backup")
+
     async def start(self) -> None:
         app_class = AppHost
         if self.config.scaleout.enabled:  # state per Kafka partition, checkpointed to Kafka
@@ -1167,6 +1188,8 @@ class ServiceHost:
             restore, marks = None, None
             if self.store is not None:
                 saved = await self.store.load(app.name)
+                if saved.skipped:
+                    self._check_fallback(app, saved.skipped, saved.revision)
                 restore = (saved.state, saved.offsets)
                 marks = saved.marks
             await app.start(restore, marks)

@@ -61,6 +61,13 @@ class Restored:
     state: bytes | None = None
     offsets: Offsets = field(default_factory=dict)
     marks: Marks = field(default_factory=dict)
+    #: Newer revisions that could not be restored (this one is a fall-back), newest first.
+    skipped: list[int] = field(default_factory=list)
+
+
+class StateUnusableError(RuntimeError):
+    """The saved state cannot be used without losing acknowledged input (the service host
+    refuses a fall-back to an older snapshot that an MQTT source cannot make whole)."""
 
 
 class StateStore:
@@ -126,6 +133,7 @@ class StateStore:
         async with db.execute("SELECT revision, state FROM srota_snapshots WHERE app = ? "
                               "ORDER BY revision DESC", (app,)) as cur:
             rows = [(int(r[0]), bytes(r[1])) async for r in cur]
+        skipped: list[int] = []
         for revision, state in rows:
             try:
                 if check is not None:
@@ -134,10 +142,11 @@ class StateStore:
             except ValueError as exc:  # SnapshotError is one
                 _log.warning("app %s: snapshot revision %d cannot be restored (%s); falling back to "
                              "the previous revision", app, revision, exc)
+                skipped.append(revision)
         else:
             if rows:
                 _log.warning("app %s: no snapshot revision can be restored; starting without state", app)
-            return Restored()
+            return Restored(skipped=skipped)
         offsets: Offsets = {}
         async with db.execute("SELECT source, topic, partition, next_offset FROM srota_offsets "
                               "WHERE app = ? AND revision = ?", (app, revision)) as cur:
@@ -148,7 +157,7 @@ class StateStore:
                               (app, revision)) as cur:
             async for name, mark in cur:
                 marks[name] = int(mark)
-        return Restored(revision, state, offsets, marks)
+        return Restored(revision, state, offsets, marks, skipped)
 
     async def oldest_marks(self, app: str) -> Marks:
         """The lowest watermark per store over the kept revisions: what a restore may rewind to."""
