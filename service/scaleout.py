@@ -221,6 +221,17 @@ class StateTopic:
         self._claims[partition] = [epoch, sent.offset + 1]
         return epoch
 
+    async def still_claimed(self, partition: int) -> bool:
+        """True if this worker claimed ``partition`` and no other worker claimed it since."""
+        claim = self._claims.get(partition)
+        if claim is None:
+            return False
+        try:
+            await self._check_claim(partition, claim)
+        except FencedError:
+            return False
+        return True
+
     def release(self, partition: int) -> None:
         """This worker no longer owns ``partition`` (its checkpoints carry no epoch again)."""
         self._claims.pop(partition, None)
@@ -687,6 +698,9 @@ class PartitionedAppHost(AppHost):
         self._consumed: dict[tuple[str, int], int] = {}
         self._checkpointed: dict[tuple[str, int], int] = {}
         self._info: dict[int, _PartitionInfo] = {}
+        # Partitions revoked by a rebalance whose runtimes are kept until the assignment says
+        # whether they stay here (aiokafka revokes every partition at every rebalance).
+        self._revoked: set[int] = set()
         self._ckpt_lock = asyncio.Lock()
         self._ckpt_task: asyncio.Task[None] | None = None
         self._gauges = _gauges(metrics)
@@ -843,7 +857,15 @@ class PartitionedAppHost(AppHost):
         """Restore each newly assigned partition from its latest checkpoint; where to start."""
         assert self._state is not None
         starts: dict[tuple[str, int], int] = {}
-        for p in sorted({p for _t, p in assigned}):
+        numbers = {p for _t, p in assigned}
+        self._forget(self._revoked - numbers)
+        for p in sorted(numbers & self._revoked):
+            self._revoked.discard(p)
+            if p in self.partitions.by_partition and await self._still_claimed(p):
+                self._log.debug("partition kept through the rebalance", partition=p)
+            else:  # another worker owned it meanwhile: its state here is stale
+                self._forget({p})
+        for p in sorted(numbers):
             info = self._info.get(p)
             if p in self.partitions.by_partition and info is not None:
                 # Still ours (a rebalance that kept it): the state and positions are current.
@@ -929,17 +951,33 @@ class PartitionedAppHost(AppHost):
             return cp
 
     async def _revoke(self, partitions: set[tuple[str, int]]) -> None:
-        """Before partitions move: flush outputs, checkpoint, commit, then drop their runtimes."""
+        """Before partitions move: flush outputs, checkpoint and commit.  Their runtimes are
+        kept until the assignment: a partition given back, and claimed by nobody else
+        meanwhile, goes on with its runtime as it is (no restore); the others are dropped then."""
         numbers = {p for _t, p in partitions}
         try:
             await self.checkpoint_partitions(numbers & set(self.partitions.by_partition))
+            kept = numbers & set(self.partitions.by_partition)  # (a fenced one was dropped)
+            self._revoked |= kept
+            numbers -= kept
         finally:
             # Even when the checkpoint did not finish (the rebalance timeout): the next owner
             # starts from the last saved checkpoint, which the commits never ran ahead of.
             self._forget(numbers)
 
+    async def _still_claimed(self, p: int) -> bool:
+        """True if no other worker claimed partition ``p`` since this one last checked."""
+        assert self._state is not None
+        try:
+            return await self._state.still_claimed(p)
+        except Exception as exc:  # cannot tell: restore from the state topic instead
+            self._log.warning("cannot check the claim on a partition given back; restoring it", partition=p,
+                              error=repr(exc))
+            return False
+
     def _forget(self, numbers: set[int]) -> None:
         """Drop the runtimes and positions of partitions this worker no longer owns."""
+        self._revoked -= numbers
         for p in numbers:
             self.partitions.drop(p)
             self._info.pop(p, None)

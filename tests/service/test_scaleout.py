@@ -69,6 +69,7 @@ async def test_two_workers_split_partitions_and_state_moves_on_rebalance(kafka_b
             app = one.apps["Totals"]
             assert sorted(app.partitions.by_partition) == list(range(6))
             await app.checkpoint_partitions(set(range(6)))
+            before = dict(app.partitions.by_partition)
             # A second worker joins: the partitions are split, the state goes with them.
             async with running_host(cfg, _app(kb, src, out, group)) as two:
                 await wait_until(lambda: two.apps["Totals"].partitions.by_partition, 30,
@@ -76,6 +77,9 @@ async def test_two_workers_split_partitions_and_state_moves_on_rebalance(kafka_b
                 owned_one = set(app.partitions.by_partition)
                 owned_two = set(two.apps["Totals"].partitions.by_partition)
                 assert owned_one and owned_two and not owned_one & owned_two
+                # The partitions that stayed kept their runtimes (before: every partition was
+                # dropped and restored from its checkpoint at every rebalance).
+                assert all(app.partitions.by_partition[p] is before[p] for p in owned_one)
                 described = two.describe()[0]["scaleout"]
                 assert set(described["partitions"]) == {str(p) for p in owned_two}
                 # The partitions the first worker gave up were checkpointed and restored here.
