@@ -13,6 +13,7 @@ the last flush interval before a crash (not a shutdown) are lost; docs/tables.md
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -153,11 +154,14 @@ class SQLiteStore:
                 self._conn.execute("COMMIT")
                 self.writes += len(pending)
             except Exception:
-                self._conn.execute("ROLLBACK")
                 with self._lock:  # put the changes back under newer ones
                     pending.update(self._pending)
                     self._pending = pending
                     self._truncate = self._truncate or truncate
+                # SQLite may have rolled back by itself (a full disk at COMMIT): a ROLLBACK
+                # then fails with "no transaction is active", which must not hide the error.
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
                 raise
 
     def pending(self) -> int:
