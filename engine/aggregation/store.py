@@ -314,6 +314,13 @@ def _from_sql(value: Any, type_: AttrType) -> Any:
     return value
 
 
+def split_writes(writes: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The queued writes ``(seq, duration, mode, journal, rows)`` as one write per row: what a
+    store applies one by one after a batch failed for a reason retrying cannot mend, so that
+    only the rows that fail are dropped."""
+    return [(seq, duration, mode, journal, [row]) for seq, duration, mode, journal, rows in writes for row in rows]
+
+
 def _transient(exc: BaseException) -> bool:
     """Whether retrying a failed SQLite write may succeed (the database is locked, busy, full
     or its disk failed for a moment), rather than fail the same way (a constraint, a schema)."""
@@ -549,16 +556,16 @@ class SqliteStore(QueuedWriter, Store):
                 except sqlite3.Error:
                     pass
                 if not _transient(exc):
-                    if len(writes) > 1:
-                        for w in writes:
+                    singles = split_writes(writes)
+                    if len(singles) > 1:  # find the rows that fail: only they are dropped
+                        for w in singles:
                             self._apply(conn, [w])
                         return
-                    rows = len(writes[0][4])
-                    self.failed_writes += rows
+                    self.failed_writes += 1
                     self.errors += 1
-                    _log.error("aggregation %s: %d row(s) could not be written to %s and were dropped: %s: %s "
-                               "(retrying cannot help; fix the table and backfill the range)",
-                               self.spec.id, rows, self.database, type(exc).__name__, exc)
+                    _log.error("aggregation %s: a row could not be written to %s and was dropped: %s: %s "
+                               "(retrying cannot help; fix the table and backfill the range); key: %s",
+                               self.spec.id, self.database, type(exc).__name__, exc, writes[0][4][0][:2])
                     return
                 self.errors += 1
                 _log.exception("aggregation %s: writing %d batch(es) to %s failed; retrying in %.2f s",

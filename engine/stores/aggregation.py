@@ -21,8 +21,9 @@ have one writer, read-modify-write needs no row locks.  As in the SQLite store, 
 in the same transaction, so a snapshot restore can put the shard's rows back as they were
 (:meth:`~SqlAggregationStore.rewind`).  Lost connections are retried with capped back-off; an
 outage longer than ``max.outage`` stops the app (engine/stores/database.py).  An error that
-retrying cannot mend (a constraint, a column type) is logged with the rows' keys, counted in
-``failed_writes`` and the batch is dropped, so one bad row does not block the writer forever.
+retrying cannot mend (a constraint, a column type) makes the writer apply the batch again row
+by row: the rows that fail are logged with their keys, counted in ``failed_writes`` and
+dropped, the others are written, and one bad row does not block the writer forever.
 """
 from __future__ import annotations
 
@@ -31,7 +32,14 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from srota.engine.aggregation.store import QueuedWriter, SqliteSchema, Store, StoredRow, table_name
+from srota.engine.aggregation.store import (
+    QueuedWriter,
+    SqliteSchema,
+    Store,
+    StoredRow,
+    split_writes,
+    table_name,
+)
 from srota.engine.stores.database import Database, StoreError, StoreUnavailableError
 from srota.grammar.model import AttrType, TimeDuration
 
@@ -214,14 +222,18 @@ class SqlAggregationStore(QueuedWriter, Store):
             self._failed = exc
             _log.error("aggregation %s: %s", self.spec.id, exc)
         except Exception as exc:
-            # Not transient (Database.run retries those): retrying cannot mend it.
-            self.failed_writes += sum(len(w[4]) for w in writes)
+            # Not transient (Database.run retries those): retrying cannot mend it.  The batch
+            # was rolled back whole: apply it row by row, so only the rows that fail are dropped.
+            singles = split_writes(writes)
+            if len(singles) > 1:
+                for w in singles:
+                    self._apply([w])
+                return
+            self.failed_writes += 1
             self.errors += 1
             self._max_written.clear()  # re-read: part of what was assumed written is not
-            keys = [r[:2] for w in writes for r in w[4][:3]]
-            _log.error("aggregation %s: %d row(s) could not be written to %s and were dropped (%s); "
-                       "first keys: %s", self.spec.id, sum(len(w[4]) for w in writes), self.database,
-                       " ".join(str(exc).split()), keys)
+            _log.error("aggregation %s: a row could not be written to %s and was dropped (%s); key: %s",
+                       self.spec.id, self.database, " ".join(str(exc).split()), writes[0][4][0][:2])
 
     def _max(self, cur: Any, duration: TimeDuration) -> int | None:
         if duration not in self._max_written:

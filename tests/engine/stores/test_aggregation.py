@@ -227,3 +227,33 @@ def test_shards_starting_at_once_create_the_tables_once(pg_url: str) -> None:
     for t in threads:
         t.join(30)
     assert errors == []
+
+
+def test_a_row_that_breaks_a_constraint_is_dropped_alone(pg_url: str) -> None:
+    """A CHECK an operator added: the batch is applied again row by row, so only the row that
+    breaks it is dropped and counted (before: the whole batch, good rows included)."""
+    import psycopg
+
+    app = f"""@app:playback
+define stream S (k string, v long, ts long);
+@store(type='rdbms', url='{pg_url}')
+@purge(enable='false')
+define aggregation A from S select k, sum(v) as total group by k aggregate by ts every sec ... min;
+"""
+    rt = SiddhiManager().create_siddhi_app_runtime(app)
+    rt.start()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute('ALTER TABLE "A_SECONDS" ADD CONSTRAINT cap CHECK ("AGG_SUM_v" <= 1000)')
+    h = rt.get_input_handler("S")
+    for row in (["good", 1, T0], ["bad", 5000, T0], ["also", 2, T0], ["good", 3, T0 + 1000]):
+        h.send(row, timestamp=row[2])
+    agg = rt.context.aggregations["A"]
+    agg.complete_all()
+    agg.store.flush()
+    try:
+        assert agg.store.failed_writes == 1
+        with psycopg.connect(pg_url) as conn:
+            rows = conn.execute('SELECT "AGG_TIMESTAMP", "k", "AGG_SUM_v" FROM "A_SECONDS" ORDER BY 1, 2').fetchall()
+        assert rows == [(T0, "also", 2), (T0, "good", 1), (T0 + 1000, "good", 3)]
+    finally:
+        rt.shutdown()
