@@ -152,6 +152,39 @@ async def test_postgres_stopped_mid_stream_loses_and_doubles_nothing(kafka_broke
     assert all(v <= 100 for v in events.values())
 
 
+async def test_the_broker_lost_during_a_database_outage(tansu_factory: Any, own_postgres: PostgresServer,
+                                                        tmp_path: Path) -> None:
+    """PostgreSQL stopped, then the broker frozen (SIGSTOP) while the database is still down,
+    then both back: the held chunk goes in once, the consumer rejoins, nothing lost or doubled."""
+    import os
+    import signal
+
+    kb = tansu_factory()
+    topic = await kb.create_topic(partitions=2)
+    url = own_postgres.url(own_postgres.create_database())
+    app = _app(kafka_source(kb, topic, f"g-{uuid.uuid4().hex[:8]}"), url)
+    async with running_host(config(tmp_path), app) as host:
+        await produce(kb.bootstrap_servers, topic, _records(0, 400))
+        await wait_until(_counted(host, 400), 60, what="the first 400 records")
+        own_postgres.stop("fast")
+        await produce(kb.bootstrap_servers, topic, _records(400, 400))
+        await asyncio.sleep(1.0)  # a chunk is held, waiting for the database
+        assert kb.proc is not None
+        os.kill(kb.proc.pid, signal.SIGSTOP)
+        try:
+            await asyncio.sleep(5.0)  # the broker gone too: fetches, commits, heartbeats hang
+            lag = await _loop_lag(1.0)
+            assert lag < 0.5, f"the event loop was blocked for {lag:.2f} s during the outages"
+        finally:
+            os.kill(kb.proc.pid, signal.SIGCONT)
+        await asyncio.sleep(1.0)
+        own_postgres.resume()
+        await wait_until(_counted(host, 800), 90, what="every record after both outages")
+        await asyncio.sleep(0.5)
+        totals = await _totals(host)
+    assert totals == {k: 100 for k in KEYS}
+
+
 async def test_connections_cut_by_a_proxy_are_retried(kafka_broker: Any, mariadb_server: Any, tmp_path: Path) -> None:
     topic = await kafka_broker.create_topic(partitions=1)
     proxy = _ProxyThread(mariadb_server.port)
