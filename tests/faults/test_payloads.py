@@ -92,3 +92,52 @@ def test_random_bytes_map_or_raise_mapping_error(kind, payload):
         MAPPERS[kind]().map(payload, {})
     except mappers.MappingError:
         pass
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(10**30), max_value=10**30) | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["event", "id", "n", "x", "ok", "events", ""]) | st.text(max_size=5), inner, max_size=5),
+    max_leaves=30)
+
+
+@pytest.mark.parametrize("kind", ["json", "json-strict"])
+@settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=_JSON_VALUES)
+def test_random_json_documents_map_or_raise_mapping_error(kind, document):
+    """Well-formed JSON of any shape (wrong types, huge numbers, NaN, nesting, arrays of events)."""
+    import json
+
+    payload = json.dumps({"event": document} if isinstance(document, dict) else document).encode()
+    try:
+        rows = MAPPERS[kind]().map(payload, {})
+    except mappers.MappingError:
+        return
+    for row in rows:
+        assert len(row) == len(ATTRS)
+
+
+@settings(max_examples=200, deadline=2000)
+@given(cells=st.lists(st.text(max_size=15) | st.integers().map(str) | st.floats().map(repr), max_size=8),
+       separator=st.sampled_from([",", ";", "\t"]))
+def test_random_csv_rows_map_or_raise_mapping_error(cells, separator):
+    payload = separator.join(cells).encode()
+    try:
+        rows = MAPPERS["csv"]().map(payload, {})
+    except mappers.MappingError:
+        return
+    for row in rows:
+        assert len(row) == len(ATTRS)
+
+
+def test_pathological_json_is_refused_in_bounded_time():
+    """Deep nesting and a number with a million digits: an answer (a row or MappingError) at once."""
+    import time
+
+    for payload in (b'{"event": ' * 100_000 + b"1" + b"}" * 100_000,
+                    b'{"event": {"id": "a", "n": ' + b"9" * 1_000_000 + b', "x": 1.0, "ok": true}}',
+                    b'{"event": {"id": "a", "n": 1, "x": 1' + b"0" * 100_000 + b'.5, "ok": true}}'):
+        started = time.perf_counter()
+        with pytest.raises(mappers.MappingError):
+            MAPPERS["json"]().map(payload, {})
+        assert time.perf_counter() - started < 2.0
