@@ -266,7 +266,7 @@ class _Child:
 
     # ------------------------------------------------------------------ operations
     def _op_run(self, request: dict[str, Any]) -> dict[str, Any]:
-        from srota.service.host import import_extensions  # the connectors and mappers: heavy, once
+        from srota.service.bindings import import_extensions  # the connectors and mappers: heavy, once
 
         import_extensions()
         self._limits = SandboxLimits(**request.get("limits", {}))

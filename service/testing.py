@@ -138,7 +138,7 @@ def run_case(app_text: str, case: Any, index: int = 0, app_path: Path | None = N
     """Run one case (a mapping as in the module doc) against an app text."""
     from srota.engine import SiddhiManager
     from srota.grammar.parser import parse
-    from srota.service.host import import_extensions
+    from srota.service.bindings import import_extensions
 
     if not isinstance(case, dict):
         raise TestFileError(f"cases[{index}]: expected a mapping")

@@ -220,7 +220,7 @@ def validate_text(raw: str, path: Path | str, config: ServiceConfig, env: dict[s
     shut down: the playground reads the app's streams from it.
     """
     from srota.grammar.parser import parse
-    from srota.service.host import import_extensions
+    from srota.service.bindings import import_extensions
 
     import_extensions()
     file = str(path)
@@ -317,7 +317,7 @@ def _plan(model: SiddhiApp, config: ServiceConfig, file: str,
           lines: Sequence[str]) -> tuple[Any, list[Problem]]:
     """Build the runtime, leaving out each query that fails (and reporting why)."""
     from srota.engine import Limits
-    from srota.service.host import manager_for
+    from srota.service.apphost import manager_for
 
     manager = manager_for(config, Limits(max_window_events=config.limits.max_window_events,
                                          max_pending_matches=config.limits.max_pending_matches),
@@ -398,7 +398,7 @@ def _check_bindings(runtime: Any, config: ServiceConfig, file: str, lines: Seque
 def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str, config: ServiceConfig,
                       file: str, lines: Sequence[str]) -> list[Problem]:
     from srota.engine.registry import Kind, registry
-    from srota.service.host import _HOST_OPTIONS, _connector, _options
+    from srota.service.bindings import _HOST_OPTIONS, _connector, _options
 
     from srota import mappers
 
@@ -487,7 +487,7 @@ def _element_pos(ann: Annotation, key: str) -> Pos | None:
 
 def _check_host(text: str, config: ServiceConfig, file: str, lines: Sequence[str],
                 problems: list[Problem]) -> None:
-    from srota.service.host import AppHost
+    from srota.service.apphost import AppHost
     from srota.service.metrics import Metrics
 
     host_class = AppHost

@@ -33,7 +33,7 @@ _FAST_FAILURE_S = 5.0
 
 def check_apps(config: ServiceConfig, app_paths: Sequence[Path]) -> str | None:
     """The ``srota:`` error line for the first app that cannot run partitioned (None: all can)."""
-    from srota.service.host import import_extensions
+    from srota.service.bindings import import_extensions
     from srota.service.metrics import Metrics
     from srota.service.scaleout import PartitionedAppHost
 
