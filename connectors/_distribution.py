@@ -18,6 +18,10 @@ items in order; when a destination is unavailable it raises with ``published`` s
 first item (in the original order) that did not go out, and the host's retry sends from
 there again: items of the other destinations after it may be sent twice (at least once).
 A refused item is reported at its original index.
+
+A destination's own options may be ``{{attribute}}`` templates (``@destination(topic=
+'{{region}}-a')``): the host renders them per event under :func:`destination_option` keys,
+and each destination gets its own values under the option's name.
 """
 from __future__ import annotations
 
@@ -30,6 +34,11 @@ from srota.engine.types import java_hash
 
 #: The property carrying an item's partition key (rendered from ``{{partitionKey}}``).
 PARTITION_KEY = "_distribution.key"
+
+
+def destination_option(index: int, option: str) -> str:
+    """The property carrying destination ``index``'s rendered ``option`` (a template of its own)."""
+    return f"_destination.{index}.{option}"
 STRATEGIES = ("roundRobin", "partitioned", "broadcast")
 
 
@@ -38,7 +47,9 @@ class DistributedSink(Sink):
 
     type_name = "distribution"
 
-    def __init__(self, destinations: Sequence[Sink], strategy: str, *, name: str = "") -> None:
+    def __init__(self, destinations: Sequence[Sink], strategy: str, *, name: str = "",
+                 dynamic: Sequence[Sequence[str]] = ()) -> None:
+        """``dynamic[i]``: the options of destination ``i`` that are templates of its own."""
         # (no options of its own: each destination checked its own)
         super().__init__({}, name=name)
         if not destinations:
@@ -49,6 +60,8 @@ class DistributedSink(Sink):
         self.destinations = list(destinations)
         self.strategy = by_name[strategy.lower()]
         self._next = 0  # roundRobin: the destination of the next event
+        self._dynamic = [[(option, destination_option(i, option)) for option in (dynamic[i] if i < len(dynamic) else ())]
+                         for i in range(len(self.destinations))]
 
     def _targets(self) -> Callable[[Mapping[str, Any]], Sequence[int]]:
         n = len(self.destinations)
@@ -91,8 +104,12 @@ class DistributedSink(Sink):
         for d, indexes in enumerate(per):
             if not indexes:
                 continue
+            own = self._dynamic[d]
+            batch = [items[i] for i in indexes] if not own else \
+                [(items[i][0], {**items[i][1], **{option: items[i][1].get(key) for option, key in own}})
+                 for i in indexes]
             try:
-                await self.destinations[d].publish([items[i] for i in indexes])
+                await self.destinations[d].publish(batch)
             except RejectedError as exc:
                 rejected.update({indexes[k]: reason for k, reason in exc.rejected.items() if k < len(indexes)})
             except ConnectionUnavailableError as exc:

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from srota.connectors._distribution import PARTITION_KEY
+from srota.connectors._distribution import PARTITION_KEY, destination_option
 from srota.connectors._options import creation_error
 from srota.connectors.base import ConnectionUnavailableError, RejectedError, Sink
 from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
@@ -213,6 +213,10 @@ class AppHost:
                                           f"attribute '{key}'", distribution[0].pos)
                 templates[PARTITION_KEY] = mappers.option_templates({PARTITION_KEY: "{{" + key + "}}"},
                                                                     definition.attributes)[PARTITION_KEY]
+            # A destination's own templates, rendered per event under keys of their own.
+            for i, dest in enumerate(distribution[0].nested("destination")):
+                own = {destination_option(i, el.key): el.value for el in dest.elements if el.key is not None}
+                templates.update(mappers.option_templates(own, definition.attributes))
         on_error = options.get("on.error", "LOG").upper()
         if on_error not in ("LOG", "WAIT", "STREAM", "STORE"):
             raise SiddhiAppCreationError(f"@sink on.error must be LOG, WAIT, STREAM or STORE, not '{on_error}'",

@@ -80,14 +80,16 @@ def _distributed_sink(type_name: str, options: dict[str, str], name: str, distri
     if strategy.lower() == "partitioned" and not distribution.get("partitionKey"):
         raise creation_error("@distribution(strategy='partitioned') needs a partitionKey", distribution.pos)
     sinks = []
+    dynamic: list[list[str]] = []
     for i, dest in enumerate(destinations):
         own = {el.key: el.value for el in dest.elements if el.key is not None}
+        dynamic.append([k for k, v in own.items() if mappers.is_template(v)])
         sink = _connector(Kind.SINK, type_name, {**options, **own}, f"{name}/destination{i}", dest)
         if getattr(sink, "transactional", False):
             raise creation_error("@distribution cannot use transactional sinks", distribution.pos)
         sinks.append(sink)
     try:
-        return DistributedSink(sinks, strategy, name=name)
+        return DistributedSink(sinks, strategy, name=name, dynamic=dynamic)
     except ValueError as exc:
         raise creation_error(str(exc), distribution.pos) from None
 

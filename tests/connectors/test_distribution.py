@@ -283,3 +283,42 @@ async def test_service_round_robins_kafka_outputs_over_two_topics(kafka_broker: 
         await src.stop()
         got[i] = [tuple(orjson.loads(m.payload)["event"].values()) for m in collector.messages]
     assert got == {0: [("IBM", 1.0), ("IBM", 3.0)], 1: [("WSO2", 2.0), ("ORCL", 4.0)]}
+
+
+@pytest.mark.integration
+async def test_a_destinations_own_options_may_be_templates(mqtt_broker: Any):
+    """``@destination(topic='.../{{symbol}}/a')``: each destination renders its own template per
+    event (before: the template text itself was the topic)."""
+    from srota.connectors import MqttSource
+
+    from tests.connectors.test_mqtt import Collector, prefix
+
+    p = prefix()
+    app = f"""
+    @app:name('DistTemplates')
+    @source(type='inMemory', topic='DistTemplates-in', @map(type='passThrough'))
+    define stream Trades (symbol string, price double);
+    @sink(type='mqtt', url='{mqtt_broker.url}', quality.of.service='1', @map(type='json'),
+          @distribution(strategy='roundRobin',
+                        @destination(topic='{p}/{{{{symbol}}}}/a'), @destination(topic='{p}/{{{{symbol}}}}/b')))
+    define stream Out (symbol string, price double);
+    from Trades select symbol, price insert into Out;
+    """
+    src = MqttSource({"url": mqtt_broker.url, "topic": f"{p}/#", "quality.of.service": "1"}, name="all")
+    got = Collector(src)
+    await src.start(got)
+    await src.wait_ready(10)
+    host = ServiceHost(ServiceConfig(http=HttpConfig(port=0)), app_texts=[app])
+    await host.start()
+    trades = [("IBM", 1.0), ("WSO2", 2.0), ("IBM", 3.0), ("ORCL", 4.0)]
+    try:
+        for t in trades:
+            await broker.publish("DistTemplates-in", [t])
+        async with asyncio.timeout(10):
+            while len(got.messages) < len(trades):
+                await asyncio.sleep(0.02)
+    finally:
+        await host.stop()
+        await src.stop()
+    topics = sorted((m.properties["topic"], orjson.loads(m.payload)["event"]["price"]) for m in got.messages)
+    assert topics == sorted([(f"{p}/IBM/a", 1.0), (f"{p}/WSO2/b", 2.0), (f"{p}/IBM/a", 3.0), (f"{p}/ORCL/b", 4.0)])
