@@ -44,11 +44,13 @@ from types import SimpleNamespace as _ns
 from typing import Any
 
 import structlog
+from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from prometheus_client import Gauge
 from srota.connectors._kafka import _security_kwargs
 from srota.engine import Limits, SiddhiAppRuntime
+from srota.engine.errorstore import MAPPING, SINK
 from srota.engine.ondemand import run_find_query_across
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import OnDemandQueryType, find_annotation
@@ -58,6 +60,8 @@ from srota.service.apphost import AppHost, manager_for
 from srota.service.config import ServiceConfig
 from srota.service.metrics import Metrics
 from srota.service.statetopic import Checkpoint, FencedError, StateTopic
+
+from srota import mappers
 
 __all__ = ["BROADCAST", "Checkpoint", "FencedError", "PartitionRuntimes", "PartitionedAppHost", "StateTopic"]
 
@@ -352,9 +356,43 @@ class PartitionedAppHost(AppHost):
     """An :class:`AppHost` whose state is one runtime per assigned Kafka partition (module doc)."""
 
     async def replay(self, entry: Any) -> int:
-        """Not yet: a partitioned app's events belong to the runtime of their Kafka partition."""
-        raise ValueError("replaying errors of scale-out apps (one runtime per partition) is not supported yet; "
-                         "srota errors show has the events")
+        """Send a stored error back (see :meth:`AppHost.replay`), as scale-out allows.
+
+        A sink's outputs go to the sink, as in one process.  A payload of the Kafka source that
+        did not map goes back to the source's topic, keyed by the source's ``key.attribute``,
+        so that it comes back through the partition (and the worker) it belongs to, with the
+        normal guarantees.  Events that failed inside the app are refused: they belong to the
+        runtime of a partition this worker may not own (``srota errors show`` has them).
+        """
+        if entry.kind == SINK:
+            return await super().replay(entry)
+        if entry.kind != MAPPING or entry.payload is None or not self._kafka \
+                or entry.stream != self._kafka[0].stream_id:
+            raise ValueError("under scale-out only failed outputs and payloads of the kafka source can be replayed "
+                             "(events that failed inside the app belong to one partition's runtime); srota errors "
+                             "show has them")
+        b = self._kafka[0]
+        try:
+            rows = b.mapper.map(entry.payload, {})
+        except mappers.MappingError as exc:
+            raise ValueError(f"the payload still does not map: {exc}") from None
+        key: bytes | None = None
+        ann = self._source_annotation(b.stream_id)
+        attribute = ann.get("key.attribute") if ann else None
+        if attribute and rows:
+            names = [a.name for a in self.partitions.template.stream_definitions[b.stream_id].attributes]
+            value = rows[0][names.index(attribute)]
+            key = None if value is None else str(value).encode()
+        producer = AIOKafkaProducer(bootstrap_servers=b.source.options["bootstrap.servers"], acks="all",
+                                    **_security_kwargs(b.source.options))
+        await producer.start()
+        try:
+            await (await producer.send(b.source.topics[0], bytes(entry.payload), key=key))
+        finally:
+            await producer.stop()
+        self._log.info("payload replayed through the source topic", stream=b.stream_id, topic=b.source.topics[0],
+                       events=len(rows))
+        return len(rows)
 
     def __init__(self, path: Path | None, text: str, config: ServiceConfig, metrics: Metrics,
                  offline: bool = False) -> None:

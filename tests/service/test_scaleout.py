@@ -403,3 +403,26 @@ async def test_on_demand_queries_answer_as_one_process_would(kafka_broker: Any) 
             runtimes.query("select 'k0' as id, 1L as n insert into Seen")
         runtimes.query("delete Seen on n > 50")
         assert runtimes.query("from Seen select count() as rows")[0].data == (sum(e["n"] <= 50 for e in inputs),)
+
+
+async def test_errors_replay_through_the_partition_they_belong_to(kafka_broker: Any) -> None:
+    """A stored payload goes back to the source topic keyed by key.attribute: its key's
+    partition runtime counts it on top of the key's state (before: refused under scale-out)."""
+    from srota.engine.errorstore import MAPPING, entry_for
+
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=4), await kb.create_topic(partitions=1)
+    inputs = _inputs(200, 8)
+    async with TopicReader(kb.bootstrap_servers, out) as reader, \
+            running_host(_scaled(), _app(kb, src, out, f"g-{uuid.uuid4().hex[:8]}")) as host:
+        await produce(kb.bootstrap_servers, src, [(e["id"].encode(), orjson.dumps(e)) for e in inputs])
+        await reader.until(totals_reached(inputs), 30, what="the totals")
+        app = host.apps["Totals"]
+        payload = orjson.dumps({"id": "k3", "n": 1000})
+        entry = entry_for("Totals", "In", MAPPING, "did not map (before a fix)", [], payload)
+        assert await app.replay(entry) == 1
+        replayed = [*inputs, {"id": "k3", "n": 1000}]
+        records = await reader.until(totals_reached(replayed), 30, what="the replayed payload counted")
+        with pytest.raises(ValueError, match="only failed outputs and payloads"):
+            await app.replay(entry_for("Totals", "Out", "stream", "failed inside", [], None))
+    check_running_totals([r.json()["event"] for r in records], replayed)
