@@ -1,7 +1,7 @@
 """The disk of an SQLite store fills up: writes wait and retry (back-pressure), nothing is lost
 or counted twice, the log says why, and everything is written once space is back.
 
-A real full disk: a tmpfs of 512 kB mounted for the test (needs root, as in CI; skipped with
+A real full disk: a tmpfs of 4 MB mounted for the test (needs root, as in CI; skipped with
 the reason otherwise), filled with a ballast file until the kernel says ENOSPC.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ T0 = 1_700_000_000_000
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     where = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
     where.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(where)],
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)],
                              capture_output=True, text=True)
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip() or mounted.returncode}")
@@ -58,7 +58,9 @@ def test_a_full_disk_holds_roll_up_writes_until_space_is_back(small_disk: Path, 
     h.send(["k0", 1, T0 + 1000])
     store.flush()  # the database and its tables exist before the disk fills
     ballast = _fill(small_disk)
-    events = [[f"k{i % 3}", i, T0 + 1000 + i * 1000] for i in range(1, 200)]
+    # Enough rows (about 200 kB with their undo copies) that they cannot fit in space SQLite
+    # allocated before the disk filled (its WAL file keeps its size).
+    events = [[f"k{i % 50}-{'x' * 40}", i, T0 + 1000 + i * 1000] for i in range(1, 1500)]
     with caplog.at_level(logging.WARNING, logger="srota.engine"):
         for e in events:
             h.send(e)
@@ -99,7 +101,9 @@ def test_a_full_disk_keeps_table_changes_queued_until_space_is_back(small_disk: 
     ballast = _fill(small_disk)
     with caplog.at_level(logging.WARNING, logger="srota.engine"):
         for i in range(300):
-            h.send([f"k{i}", i])  # k0 updated, k1..k299 inserted
+            # k0 updated, k1..k299 inserted: 300 kB, more than any space SQLite has already
+            # allocated (a WAL file keeps its size), so the write cannot succeed on the full disk
+            h.send([_key(i), i])
         deadline = threading.Event()
         deadline.wait(1.0)  # several flushes fail meanwhile
         assert store.pending() == 300, "changes were dropped while the disk was full"
@@ -108,4 +112,8 @@ def test_a_full_disk_keeps_table_changes_queued_until_space_is_back(small_disk: 
     rt.shutdown()  # writes what is left
     with sqlite3.connect(db) as conn:
         rows = dict(conn.execute('SELECT "k", "v" FROM "T"').fetchall())
-    assert rows == {f"k{i}": i for i in range(300)}
+    assert rows == {_key(i): i for i in range(300)}
+
+
+def _key(i: int) -> str:
+    return f"k{i}-" + "x" * 1000 if i else "k0"
