@@ -149,8 +149,8 @@ class ExpressionWindow(WindowProcessor):
             if self.source.getter is not None:
                 text = self.source.getter(e)
                 if text != self.text:
-                    self.text = text
-                    self.cond = self.source.for_text(text)
+                    cond = self.source.for_text(text)  # first: see ExpressionBatchWindow.process
+                    self.text, self.cond = text, cond
                     held = list(self.queue)
                     self.queue.clear()
                     for old in held:
@@ -227,8 +227,11 @@ class ExpressionBatchWindow(WindowProcessor):
             if self.source.getter is not None:
                 text = self.source.getter(e)
                 if text != self.text:
-                    self.text = text
-                    self.cond = self.source.for_text(text)
+                    # Compiled first: an expression that does not compile faults this event with
+                    # its error, and the next event with the same text tries again (noting the
+                    # text first left no condition, and later events failed an assertion).
+                    cond = self.source.for_text(text)
+                    self.text, self.cond = text, cond
                     self._reevaluate(now, outs)
             if self.stream_current:
                 self._as_stream(e, now, outs, True)

@@ -1,6 +1,8 @@
 """session, sort, batch, cron, expression, expressionBatch, frequent, lossyFrequent windows."""
 from __future__ import annotations
 
+import logging
+
 import pytest
 from srota.engine import Event, SiddhiAppCreationError, SiddhiManager
 from srota.engine.windows.batch import CronSchedule
@@ -168,3 +170,25 @@ def test_lossy_frequent_passes_frequent_keys(window_app):
                                  "lossyFrequent('x')", "lossyFrequent(2.0, 0.1)"])
 def test_frequency_parameter_errors(bad):
     _rejects(bad)
+
+
+@pytest.mark.parametrize("window", ["expression(rule)", "expressionBatch(rule)"])
+def test_a_dynamic_expression_that_does_not_compile_faults_each_event_with_its_error(window, caplog):
+    """Each event carrying the bad expression is faulted with the compile error, and a good
+    expression later works (before: the second event failed an internal assertion)."""
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "define stream S (rule string, v int);"
+        f"from S#window.{window} select rule, v insert into O;")
+    got: list = []
+    rt.add_callback("O", got.extend)
+    rt.start()
+    h = rt.get_input_handler("S")
+    h.send(["eventTimestamp(last)", 1])
+    h.send(["eventTimestamp(last)", 2])
+    h.send(["count() <= 1", 3])
+    rt.shutdown()
+    assert "AssertionError" not in caplog.text
+    assert sum("must be a bool expression" in r.getMessage() for r in caplog.records) == 2
+    assert sum(r.levelno >= logging.ERROR for r in caplog.records) == 2  # the good expression works
+    if window.startswith("expression("):
+        assert [e.data[1] for e in got if e.type == 0] == [3]
