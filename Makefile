@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench lint clean deps
+.PHONY: run test bench lint check clean deps
 
 $(STAMP): pyproject.toml tests/extension_example/pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -28,6 +28,8 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	BIN=$(BIN) bash scripts/typecheck.sh
+
+check: lint  # the same checks, by the name the issues use
 
 clean:
 	rm -rf $(VENV) .pytest_cache
