@@ -27,7 +27,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	BIN=$(BIN) bash scripts/typecheck.sh
+	$(BIN)/python scripts/typecheck.py
 
 check: lint  # the same checks, by the name the issues use
 
