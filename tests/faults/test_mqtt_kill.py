@@ -165,7 +165,7 @@ async def test_with_persistence_a_kill_neither_loses_nor_repeats_acknowledged_me
             # 30 messages: a snapshot is taken early whenever 10 acknowledgements wait.
             await _publish_each(mb, f"in/{tag}", range(30))
             await wait_until(lambda: max(seen, default=0) >= 30, 20, what="30 messages counted")
-            await asyncio.sleep(1.0)  # the early snapshot saved, its acknowledgements out
+            await asyncio.sleep(2.0)  # the early snapshot saved, its acknowledgements out
             srota.kill()
             srota.start()
             await srota.wait_ready()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import uuid
 from typing import Any
 
@@ -368,8 +369,11 @@ async def test_triggers_fire_once_per_app_not_once_per_partition(kafka_broker: A
     events = [r.json()["event"] for r in records]
     ticks = [e["t"] for e in events if e["what"] == "tick"]
     assert [e["what"] for e in events].count("start") == 1, events
-    assert 3 <= len(ticks) <= 7, ticks  # about 2 s / 400 ms, not four times that
-    assert len(set(ticks)) == len(ticks), ticks
+    # One tick per period (a tick carries its scheduled time), not one per partition runtime
+    # a few milliseconds apart; counted by spacing, so a slow machine cannot make it flaky.
+    ticks.sort()
+    assert len(ticks) >= 2, ticks
+    assert all(b - a >= 400 for a, b in itertools.pairwise(ticks)), ticks
 
 
 async def test_on_demand_queries_answer_as_one_process_would(kafka_broker: Any) -> None:
