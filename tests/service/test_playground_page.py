@@ -240,8 +240,9 @@ def test_bad_input_gets_a_message_and_the_page_goes_on(page: Any, tmp_path: Path
     send = ("([stream, n]) => fetch(`api/sessions/${sessionStorage.getItem('srota-session')}/send`, {method: 'POST', "
             "headers: {'Content-Type': 'application/json'}, body: JSON.stringify({stream, "
             "events: Array.from({length: n}, (_, i) => [i])})}).then(r => r.status)")
-    assert page.evaluate(send, ["S", 100_000]) == 200
-    page.evaluate(send, ["T", 1000])  # 100 million joined rows: far over the busy limit
+    # The window's fill stays small (a loaded machine must not reach the busy limit here) ...
+    assert page.evaluate(send, ["S", 20_000]) == 200
+    page.evaluate(send, ["T", 5000])  # ... the join does not: 100 million rows, far over the busy limit
     page.wait_for_function("document.getElementById('message').textContent.includes('the app was stopped')",
                            timeout=30_000)
     assert page.inner_text("#run-status") == "not running"
