@@ -212,9 +212,7 @@ class AsyncBuffer:
         """``InputHandler.send`` for this stream: :meth:`put_one` of the row, with the checks
         of the common case inline (one call per event instead of three)."""
         chunks = self._chunks
-        wake = self._wake
         put_one = self.put_one
-
         size = self.size
 
         def send(data: Sequence[Any], timestamp: int | None = None) -> None:
@@ -225,7 +223,7 @@ class AsyncBuffer:
             if len(chunks) < size - self._extra and self._running:
                 chunks.append((timestamp, row))
                 if self._sleeping:
-                    wake.set()
+                    self._wake_worker()
             else:
                 put_one(timestamp, row)
 
@@ -243,9 +241,16 @@ class AsyncBuffer:
     def _append(self, item: list[Event] | tuple[int, tuple[Any, ...]]) -> None:
         self._chunks.append(item)
         if self._sleeping:
-            self._wake.set()
+            self._wake_worker()
         if not self._running and len(self) > self.size:
             self._drain_if_lock_free()  # no workers (not started, or stopped)
+
+    def _wake_worker(self) -> None:
+        # The flag is cleared here, by the first sender to see it: the worker wakes only when
+        # it gets the GIL, and until then every send would see it asleep and set the event
+        # again (a lock and a notify per event: it cost a third of a fast sender's time).
+        self._sleeping = False
+        self._wake.set()
 
     def _wait_for_room(self, n: int) -> None:
         # A non-blocking acquire of the re-entrant app lock succeeds exactly when this thread
@@ -326,11 +331,56 @@ class AsyncBuffer:
         self._drain()
 
     def _drain(self) -> None:
-        while True:
-            batch = self._take()
-            if not batch:
-                return
+        while self._step():
+            pass
+
+    def _step(self) -> bool:
+        """Process the next batch (the caller holds the app lock); False when there was none."""
+        junction = self.junction
+        if len(self._chunks) > 1 and junction.chunks_mergeable():
+            merged = self._take_merged()
+            if merged:
+                junction.dispatch(merged)
+            return bool(merged)
+        batch = self._take()
+        if batch:
             self._process(batch)
+        return bool(batch)
+
+    def _take_merged(self) -> list[Event]:
+        """:meth:`_take` and :meth:`_process` in one pass, for a stream whose chunks merge:
+        the next batch as one chunk, events made as they are taken (the micro-batching hot
+        path, where the two loops cost as much as the queries)."""
+        merged: list[Event] = []
+        append = merged.append
+        chunks = self._chunks
+        popleft = chunks.popleft
+        room = self.batch_max
+        extra = 0
+        while room > 0 and chunks:
+            item = popleft()
+            if item.__class__ is tuple:
+                # (no __init__ call, as InputHandler.send)
+                e = _new(Event)
+                e.timestamp, e.data = item  # type: ignore[misc]
+                e.type = CURRENT
+                append(e)
+                room -= 1
+                continue
+            size = len(item)
+            if merged and size > room:
+                chunks.appendleft(item)  # whole chunks only; only one taker runs (app lock)
+                break
+            merged.extend(item)  # type: ignore[arg-type]
+            room -= size
+            extra += size - 1
+        if extra:
+            with self._extra_lock:
+                self._extra -= extra
+        if self._senders_waiting:
+            with self._room:
+                self._room.notify_all()
+        return merged
 
     def _work(self) -> None:
         lock = self.junction.ctx.lock
@@ -347,9 +397,7 @@ class AsyncBuffer:
                 self._sleeping = False
                 continue
             with lock:
-                batch = self._take()
-                if batch:
-                    self._process(batch)
+                self._step()
 
     def start(self) -> None:
         self._running = True

@@ -189,3 +189,45 @@ def test_async_sends_move_a_playback_clock_when_they_are_processed():
     _wait_for(lambda: sum(map(len, calls["Out"])) == 5)
     assert [row for call in calls["Out"] for row in call] == [(i, T0 + i * 1000) for i in range(5)]
     rt.shutdown()
+
+
+def test_a_burst_of_sends_wakes_a_sleeping_worker_once():
+    """Until the woken worker gets the GIL it still looks asleep; each send of the burst set
+    the wake event again (a lock and a notify per event, a third of a fast sender's time)."""
+    rt, calls = _runtime("@Async(buffer.size='1000', workers='1', batch.size.max='1000')\n" + STREAM
+                         + "from S[v >= 0] select v insert into Out;", "Out")
+    buffer = rt.context.junctions["S"].async_buffer
+    _wait_for(lambda: buffer._sleeping)
+    wake, sets = buffer._wake, []
+    original_set = wake.set
+    wake.set = lambda: (sets.append(1), original_set())  # type: ignore[method-assign]
+    handler = rt.get_input_handler("S")
+    with rt.context.lock:  # the woken worker waits here and cannot go back to sleep
+        for i in range(500):
+            handler.send(("k", i, T0 + i), T0 + i)
+        assert len(sets) == 1
+    _wait_for(lambda: sum(map(len, calls["Out"])) == 500)
+    assert [row[0] for call in calls["Out"] for row in call] == list(range(500))
+    rt.shutdown()
+
+
+def test_a_merged_batch_mixes_single_sends_and_whole_chunks_in_order():
+    """Single sends and multi-event chunks queued together go through as merged batches of at
+    most batch.size.max events, never splitting a chunk, in the order they were sent."""
+    rt, calls = _runtime("@Async(buffer.size='1000', workers='1', batch.size.max='10')\n" + STREAM
+                         + "from S[v >= 0] select v insert into Out;", "Out")
+    handler = rt.get_input_handler("S")
+    sent = 0
+    with rt.context.lock:  # everything queues up before the worker takes any of it
+        for round_ in range(20):
+            for _ in range(round_ % 4):
+                handler.send(("k", sent, T0 + sent), T0 + sent)
+                sent += 1
+            size = 3 + round_ % 7
+            handler.send_events([Event(T0 + sent + j, ("k", sent + j, T0)) for j in range(size)])
+            sent += size
+    _wait_for(lambda: sum(map(len, calls["Out"])) == sent)
+    assert [row[0] for call in calls["Out"] for row in call] == list(range(sent))
+    assert all(len(call) <= 10 for call in calls["Out"])
+    assert len(calls["Out"]) < 40  # merged: fewer calls than sends and chunks
+    rt.shutdown()
