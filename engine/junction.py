@@ -362,7 +362,7 @@ class AsyncBuffer:
             if item.__class__ is tuple:
                 # (no __init__ call, as InputHandler.send)
                 e = _new(Event)
-                e.timestamp, e.data = item  # type: ignore[misc]
+                e.timestamp, e.data = item
                 e.type = CURRENT
                 append(e)
                 room -= 1
