@@ -67,6 +67,16 @@ def _inline_total_count(op: str, state: str, arg: str) -> list[str]:
             f"    _s.total {sign}= _v", f"    _s.count {sign}= 1"]
 
 
+def _inline_total_count_replace(state: str, old: str, new: str) -> list[str]:
+    """Inline remove of ``old`` then add of ``new`` for states keeping ``total`` and ``count``:
+    when both are non-null the count stays and the total takes both steps in one statement
+    (the same two float operations in the same order, so the same result)."""
+    return [f"_o = {old}", f"_v = {new}", "if _o is not None and _v is not None:", f"    _s = {state}",
+            "    _s.total = _s.total - _o + _v", "else:",
+            *("    " + line for line in _inline_total_count("remove", state, old)),
+            *("    " + line for line in _inline_total_count("add", state, new))]
+
+
 class _Sum(AggregatorState):
     __slots__ = ("total", "count", "integral")
 
@@ -74,6 +84,11 @@ class _Sum(AggregatorState):
     def inline(op: str, state: str, arg: str) -> list[str] | None:
         """Generated code for add/remove whose value is not used (see the selector)."""
         return _inline_total_count(op, state, arg)
+
+    @staticmethod
+    def inline_replace(state: str, old: str, new: str) -> list[str]:
+        """Generated code for remove(old) then add(new), values not used (a sliding window)."""
+        return _inline_total_count_replace(state, old, new)
 
     def __init__(self, integral: bool) -> None:
         self.integral = integral
@@ -122,6 +137,11 @@ class _Count(AggregatorState):
         """Generated code for add/remove whose value is not used (see the selector)."""
         return [f"{state}.count {'+' if op == 'add' else '-'}= 1"]
 
+    @staticmethod
+    def inline_replace(state: str, old: str, new: str) -> list[str]:
+        """Generated code for remove(old) then add(new): the count stays."""
+        return []
+
     def __init__(self) -> None:
         self.count = 0
 
@@ -160,6 +180,11 @@ class _Avg(AggregatorState):
     def inline(op: str, state: str, arg: str) -> list[str] | None:
         """Generated code for add/remove whose value is not used (see the selector)."""
         return _inline_total_count(op, state, arg)
+
+    @staticmethod
+    def inline_replace(state: str, old: str, new: str) -> list[str]:
+        """Generated code for remove(old) then add(new), values not used (a sliding window)."""
+        return _inline_total_count_replace(state, old, new)
 
     def __init__(self) -> None:
         self.total = 0.0

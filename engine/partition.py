@@ -812,6 +812,15 @@ def _step(fusion: _Fusion) -> list[str]:
     parts = fusion.parts
     if not fusion.window:
         return list(parts.add)
+    if parts.replace is not None and not fusion.needs_event:
+        # the oldest event leaves and ``e`` comes in: one step per aggregator
+        return ["if len(_qbuf) < _qn:",
+                "    _qbuf.append(e)",
+                *_indent(parts.add, 1),
+                "else:",
+                "    _qd = _qbuf.popleft().data",
+                "    _qbuf.append(e)",
+                *_indent(parts.replace, 1)]
     if fusion.needs_event:
         remove = ["_qe2 = e", "e = _p_Event(_qnow, _qold.data, 1)", "d = e.data", *parts.remove,
                   "e = _qe2", "d = e.data"]

@@ -16,6 +16,7 @@ The projection and the whole no-aggregation path are generated code.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -589,13 +590,39 @@ class DeferredParts(NamedTuple):
     Over the event ``e`` (``prologue`` binds its locals) and the aggregator states ``A``:
     ``add``/``remove`` update the states for a current/expired event, ``row`` is the
     output row read from the states.  The selector emits the row of the last current event
-    of a chunk, made after all its events updated the states.
+    of a chunk, made after all its events updated the states.  ``replace``, where every
+    aggregator says how and reads a plain attribute, does ``remove`` of the expired event
+    whose data is bound to ``_qd`` and then ``add`` of ``e`` in one go (a sliding window's
+    step); None otherwise.
     """
 
     prologue: tuple[str, ...]
     add: list[str]
     remove: list[str]
     row: str
+    replace: list[str] | None = None
+
+
+#: An aggregator argument that reads an attribute of the event's data and cannot raise.
+_PLAIN_ATTRIBUTE = re.compile(r"d\[\d+\]")
+
+
+def _replace_lines(updates: list[str], slots: AggregatorSlots) -> list[str] | None:
+    """:attr:`DeferredParts.replace`: each update is a bare aggregator call over a plain
+    attribute, of a state class offering ``inline_replace(state, old, new)``.  (With
+    arguments that cannot raise, each state's remove and add may go together: the states
+    are independent, so the order across them does not matter.)"""
+    lines: list[str] = []
+    for update in updates:
+        if update not in slots.calls:
+            return None
+        slot = slots.calls.index(update)
+        arg = slots.args[slot]
+        replace = getattr(type(slots.factories[slot]()), "inline_replace", None)
+        if replace is None or (arg and not _PLAIN_ATTRIBUTE.fullmatch(arg)):  # (count(): no argument)
+            return None
+        lines += replace(f"A[{slot}]", "_qd" + arg[1:] if arg else "", arg)
+    return lines
 
 
 def _update_lines(updates: list[str], inline: dict[tuple[str, str], list[str]], op: str) -> list[str]:
@@ -691,7 +718,8 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         body.append(f"    return [{m}(e, A, key)]")
     if not grouped:
         plan.parts = DeferredParts(prologue, _update_lines(updates, inline, "add"),
-                                   _update_lines(updates, inline, "remove"), row_value)
+                                   _update_lines(updates, inline, "remove"), row_value,
+                                   _replace_lines(updates, slots))
         return gen.function("_deferred_chunk", "sel, chunk",
                             _noting_event(body + _ungrouped_loop(prologue, updates, inline, m, cur_on, exp_on),
                                           False))

@@ -29,6 +29,19 @@ FUSABLE = {
                    avg(volume) as av, price * 2 as doubled, distinctCount(volume) as dc
             insert into Out;
         end;""",
+    # every aggregator takes the window's step in one statement (DeferredParts.replace)
+    "length_sliding_sums": STREAM + """
+        partition with (symbol of S) begin
+            @info(name='q') from S#window.length(3)
+            select symbol, sum(price) as total, count() as n, avg(volume) as av, sum(volume) as v,
+                   count(price) as np, avg(price) as ap
+            insert into Out;
+        end;""",
+    # an argument that is an expression: remove and add stay apart
+    "length_expression_argument": STREAM + """
+        partition with (symbol of S) begin
+            @info(name='q') from S#window.length(3) select symbol, sum(price * 2) as t insert into Out;
+        end;""",
     "length_one": STREAM + """
         partition with (symbol of S) begin
             @info(name='q') from S#window.length(1) select symbol, sum(volume) as v insert into Out;
@@ -332,3 +345,16 @@ def test_merged_rows_come_before_a_faulted_event(monkeypatch: pytest.MonkeyPatch
         got[fuse] = [r for c in seen["out"] for r in c]
     assert got[True] == got[False]
     assert [r[1] for r in got[True]] == [("A", 1), ("B", 2), ("C", -1), ("A", 4), ("B", 6)]
+
+
+@pytest.mark.parametrize("name, replaced", [("length_sliding_sums", True), ("length_avg", True),
+                                            ("length_expression_argument", False),
+                                            ("length_many_aggregates", False)])
+def test_a_sliding_step_is_one_statement_per_aggregator_where_each_says_how(name: str, replaced: bool) -> None:
+    runtime = SiddhiManager().create_siddhi_app_runtime(FUSABLE[name])
+    runtime.start()
+    runtime.get_input_handler("S").send(("A", 1.0, 1), timestamp=1_700_000_000_000)
+    selectors = [el for p in runtime.partitions for inst in p.instances.values() for q in inst.queries
+                 for key, el in q.elements.items() if key.endswith("/selector")]
+    runtime.shutdown()
+    assert selectors and all((sel.plan.parts.replace is not None) is replaced for sel in selectors)
