@@ -60,6 +60,8 @@ class SQLiteStore:
         self._wake = threading.Event()
         self._closed = False
         self.writes = 0
+        #: the changes a flush is writing (still counted as pending until committed)
+        self._in_flight: dict[int, Any] = {}
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         try:
             self._conn.execute("PRAGMA journal_mode=WAL")
@@ -134,6 +136,7 @@ class SQLiteStore:
             with self._lock:
                 pending, self._pending = self._pending, {}
                 truncate, self._truncate = self._truncate, False
+                self._in_flight = pending
             if not pending and not truncate:
                 return
             upserts = []
@@ -153,10 +156,13 @@ class SQLiteStore:
                     self._conn.executemany(self._upsert_sql, upserts)
                 self._conn.execute("COMMIT")
                 self.writes += len(pending)
+                with self._lock:
+                    self._in_flight = {}
             except Exception:
                 with self._lock:  # put the changes back under newer ones
                     pending.update(self._pending)
                     self._pending = pending
+                    self._in_flight = {}
                     self._truncate = self._truncate or truncate
                 # SQLite may have rolled back by itself (a full disk at COMMIT): a ROLLBACK
                 # then fails with "no transaction is active", which must not hide the error.
@@ -165,9 +171,11 @@ class SQLiteStore:
                 raise
 
     def pending(self) -> int:
-        """How many changes wait to be written (for metrics and tests)."""
+        """How many rows have changes not yet committed (for metrics and tests): those queued
+        and those a flush is writing (while a write to a full disk fails, they are not lost)."""
         with self._lock:
-            return len(self._pending)
+            in_flight = self._in_flight
+            return len(self._pending) + sum(1 for rid in in_flight if rid not in self._pending)
 
     def close(self) -> None:
         """Stop the writer and write what is left (called when the app shuts down)."""

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+from typing import Any
 
 from srota.engine import SiddhiManager
 
@@ -55,6 +57,47 @@ def test_writes_are_batched_behind_the_hot_path(tmp_path):
     con = sqlite3.connect(path)
     assert con.execute('SELECT COUNT(*) FROM "T"').fetchone()[0] == 50
     con.close()
+    runtime.shutdown()
+
+
+class _HeldConnection:
+    """An SQLite connection whose writes wait until the test lets them go on."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self.writing = threading.Event()
+        self.go_on = threading.Event()
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        self.writing.set()
+        assert self.go_on.wait(10)
+        return self._conn.executemany(sql, rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def test_changes_being_written_still_count_as_pending(tmp_path):
+    """A flush takes the queued changes before it writes them; while it writes (or fails to,
+    on a full disk: tests/faults/test_disk_full.py once caught it) they read as pending."""
+    runtime = SiddhiManager().create_siddhi_app_runtime(
+        app(str(tmp_path / "t.db")).replace("@store(type='sqlite',", "@store(type='sqlite', flush.interval='1 hour',"))
+    runtime.start()
+    store = runtime.tables["T"].store
+    held = store._conn = _HeldConnection(store._conn)
+    h = runtime.get_input_handler("S")
+    for i in range(20):
+        h.send([f"s{i}", float(i), i, True])
+    flushing = threading.Thread(target=store.flush)
+    flushing.start()
+    assert held.writing.wait(10)
+    h.send(["s0", 9.0, 9, False])  # a row in flight changed again: still one row
+    h.send(["new", 1.0, 1, True])
+    assert store.pending() == 21
+    held.go_on.set()
+    flushing.join(10)
+    assert store.pending() == 2
+    store._conn = held._conn
     runtime.shutdown()
 
 
