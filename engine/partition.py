@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import builtins
 import dis
-import io
 import logging
 import re
-import tokenize
 from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any, NamedTuple
@@ -50,7 +48,7 @@ from srota.engine.output import QueryOutput
 from srota.engine.planning import Sources, check_schema
 from srota.engine.query import QueryRuntime, build_query, query_output_event_type
 from srota.engine.scope import StreamScope
-from srota.engine.selector import DeferredParts
+from srota.engine.selector import DeferredParts, inline_values
 from srota.engine.timeutil import parse_duration
 from srota.engine.windows.length import LengthWindow
 from srota.grammar.model import (
@@ -646,42 +644,7 @@ def _plan_fusion(query: Query, runtime: QueryRuntime, prefix: str, index: int,
     target = (out.target if isinstance(out, InsertIntoStream) and not out.is_inner and not out.is_fault
               else None)
     return _Fusion(inp.stream_id, index, bool(handlers), parts, _uses_event(parts.remove), target,
-                   _inline_values(parts.row, plan.factories))
-
-
-def _inline_values(row: str, factories: list[Callable[[], Any]]) -> str:
-    """``row`` with each ``A[i].value()`` replaced by the state's ``inline_value`` expression,
-    where its class has one (a call less per output row).
-
-    Token by token, so text inside a string literal stays as it is.
-    """
-    inline: dict[str, Callable[[str, str], str]] = {}
-    for i, factory in enumerate(factories):
-        fn = getattr(type(factory()), "inline_value", None)
-        if fn is not None:
-            inline[str(i)] = fn
-    if not inline:
-        return row
-    try:
-        tokens = [t for t in tokenize.generate_tokens(io.StringIO(row).readline)
-                  if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)]
-    except (tokenize.TokenError, SyntaxError):
-        return row
-    if any(t.start[0] != 1 or t.end[0] != 1 for t in tokens):
-        return row  # columns are offsets into row only if it is one line
-    spans: list[tuple[int, int, str]] = []
-    i = 0
-    while i < len(tokens):
-        s = [t.string for t in tokens[i:i + 8]]
-        if (s[:2] == ["A", "["] and s[3:] == ["]", ".", "value", "(", ")"] and s[2] in inline
-                and (i == 0 or tokens[i - 1].string != ".")):
-            spans.append((tokens[i].start[1], tokens[i + 7].end[1], inline[s[2]](f"A[{s[2]}]", f"_qv{s[2]}")))
-            i += 8
-        else:
-            i += 1
-    for start, end, code in reversed(spans):
-        row = row[:start] + code + row[end:]
-    return row
+                   inline_values(parts.row, plan.factories))
 
 
 def _only_base_names(parts: DeferredParts) -> bool:

@@ -16,7 +16,9 @@ The projection and the whole no-aggregation path are generated code.
 """
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -584,6 +586,41 @@ def _inline_updates(slots: AggregatorSlots) -> dict[tuple[str, str], list[str]]:
     return out
 
 
+def inline_values(row: str, factories: list[Callable[[], Any]]) -> str:
+    """``row`` with each ``A[i].value()`` replaced by the state's ``inline_value`` expression,
+    where its class has one (a call less per output row).
+
+    Token by token, so text inside a string literal stays as it is.
+    """
+    inline: dict[str, Callable[[str, str], str]] = {}
+    for i, factory in enumerate(factories):
+        fn = getattr(type(factory()), "inline_value", None)
+        if fn is not None:
+            inline[str(i)] = fn
+    if not inline:
+        return row
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(row).readline)
+                  if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)]
+    except (tokenize.TokenError, SyntaxError):
+        return row
+    if any(t.start[0] != 1 or t.end[0] != 1 for t in tokens):
+        return row  # columns are offsets into row only if it is one line
+    spans: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(tokens):
+        s = [t.string for t in tokens[i:i + 8]]
+        if (s[:2] == ["A", "["] and s[3:] == ["]", ".", "value", "(", ")"] and s[2] in inline
+                and (i == 0 or tokens[i - 1].string != ".")):
+            spans.append((tokens[i].start[1], tokens[i + 7].end[1], inline[s[2]](f"A[{s[2]}]", f"_qv{s[2]}")))
+            i += 8
+        else:
+            i += 1
+    for start, end, code in reversed(spans):
+        row = row[:start] + code + row[end:]
+    return row
+
+
 class DeferredParts(NamedTuple):
     """The per-event code of an aggregating selector without group by (source lines).
 
@@ -685,10 +722,14 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
     gen.ns.setdefault("_Event", Event)
     grouped = key_expr is not None
     row_value = slots.value_code(row)
-    make = "_GroupedEvent(e.timestamp, {row}, e.type, key)" if grouped else "_Event(e.timestamp, {row}, e.type)"
     gen.ns.setdefault("_EventError", EventError)
-    materialize = gen.function("_materialize", "e, A, key",
-                               _noting_event(list(prologue) + ["return " + make.format(row=row_value)], True))
+    gen.ns.setdefault("_new", object.__new__)
+    # (made without __init__, the aggregators' values read inline where they say how: this
+    # runs once per group and chunk, as often as the updates on a tumbling window)
+    make = [f"_o = _new({'_GroupedEvent' if grouped else '_Event'})", "_o.timestamp = e.timestamp",
+        f"_o.data = {inline_values(row_value, plan.factories)}", "_o.type = e.type",
+        *(["_o.group_key = key"] if grouped else []), "return _o"]
+    materialize = gen.function("_materialize", "e, A, key", _noting_event(list(prologue) + make, True))
     m = gen.ref(materialize, "mat")
     releasable = not any(plan.survive_reset)
     cur_on, exp_on = plan.current_on, plan.expired_on
