@@ -11,6 +11,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from srota.engine.codegen import CodeGen
@@ -547,11 +548,14 @@ class InputHandler:
             junction.send(chunk)
 
 
+_timestamp = attrgetter("timestamp")
+
+
 def advance_clock(clock: Any, chunk: list[Event]) -> None:
     """Move a playback clock to a chunk's latest time (it starts at the chunk's first)."""
     if not clock.started:
-        clock.advance(min(e.timestamp for e in chunk))
-    clock.advance(max(e.timestamp for e in chunk))
+        clock.advance(min(map(_timestamp, chunk)))
+    clock.advance(max(map(_timestamp, chunk)))  # (in C: a generator here cost 3 % of W4)
 
 
 def _f32_or_none(value: Any) -> Any:
