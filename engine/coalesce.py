@@ -26,7 +26,7 @@ With a playback clock nothing is merged: the clock advances per chunk, and windo
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from srota.grammar.model import (
@@ -71,8 +71,7 @@ def chunk_invariance(query: Query, aggregates: bool, ctx: Any) -> tuple[bool, bo
         if window.namespace or max_args is None or len(window.args) > max_args:
             return False, False, None
         return True, False, None
-    sel = query.selector
-    if aggregates or sel.group_by or sel.order_by or sel.limit is not None or sel.offset is not None:
+    if not _row_per_event(query, aggregates):
         return False, False, None
     if isinstance(out, ReturnStream):
         return True, True, None
@@ -83,6 +82,41 @@ def chunk_invariance(query: Query, aggregates: bool, ctx: Any) -> tuple[bool, bo
             return False, False, None
         return True, True, out.target
     return False, False, None
+
+
+def _row_per_event(query: Query, aggregates: bool) -> bool:
+    """Whether ``query``'s selector emits one row per event whatever its chunks (no aggregates,
+    ``group by``, ``order by``, ``limit``, ``offset`` or output rate)."""
+    sel = query.selector
+    return not (aggregates or sel.group_by or sel.order_by or sel.limit is not None
+                or sel.offset is not None or query.output_rate is not None)
+
+
+def outputs_mergeable(query: Query, aggregates: bool, ctx: Any, output: Any) -> Callable[[], bool] | None:
+    """For a query whose input hands the selector several outputs per input chunk one by one
+    (a pattern's matches): a predicate saying when they may go as one chunk, or None when
+    they never may.
+
+    They may where the selector emits a row per event and inserts into a stream that takes
+    merged chunks (:func:`plan_coalescing`), with no query callback and no debugger or
+    statistics to see the chunks.  (A playback clock does not matter here: the pieces come
+    from one input chunk, at one time.)
+    """
+    out = query.output
+    if (not _row_per_event(query, aggregates) or not isinstance(out, InsertIntoStream) or out.is_inner
+            or out.is_fault or out.target not in ctx.junctions):
+        return None
+    target = out.target
+
+    def mergeable() -> bool:
+        if ctx.inspector is not None or output.callbacks:
+            return False
+        if not ctx.coalescing_planned and ctx.replan_coalescing is not None:
+            ctx.replan_coalescing()  # receivers changed since the last plan
+        junction = ctx.junctions.get(target)
+        return junction is not None and bool(junction.coalescible)
+
+    return mergeable
 
 
 def plan_coalescing(junctions: Mapping[str, Any], queries: Mapping[str, Any]) -> None:

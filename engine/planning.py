@@ -114,6 +114,9 @@ class InputPlan:
     only_current: bool = False
     #: Whether the connected processors may emit expired events (known after ``connect``).
     emits_expired: bool = True
+    #: For an input that hands the selector several outputs per input chunk one by one (a
+    #: pattern's matches): takes a predicate saying when they may go as one chunk instead.
+    merge_outputs: Callable[[Callable[[], bool]], None] | None = None
 
 
 def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: CodeGen,

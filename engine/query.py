@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from srota.engine.coalesce import chunk_invariance
+from srota.engine.coalesce import chunk_invariance, outputs_mergeable
 from srota.engine.codegen import CodeGen
 from srota.engine.event import Event
 from srota.engine.expression import BASE_NAMESPACE, error_at
@@ -121,6 +121,10 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
             plan.connect(selector.process)
     finally:
         sources.owner = outer_owner
+    if plan.merge_outputs is not None and not sources.prefix:  # (not inside a partition)
+        mergeable = outputs_mergeable(query, bool(selector_plan.factories), ctx, output)
+        if mergeable is not None:
+            plan.merge_outputs(mergeable)
     selector.track_live = plan.emits_expired
     runtime.chunk_invariant, runtime.follows_input, runtime.output_stream = chunk_invariance(
         query, bool(selector_plan.factories), ctx)

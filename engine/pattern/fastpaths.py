@@ -304,3 +304,6 @@ class _Plan:
     # Generated receivers by stream key (made for the first instance, shared by the others).
     receivers: dict[tuple[str, bool, bool], Callable[..., Any] | None] = field(default_factory=dict)
     instances: list[PatternRuntime] = field(default_factory=list)
+    #: Whether a chunk's matches may go on as one chunk (set by the query planner where no
+    #: output depends on it: see engine.query); None: each on its own, as Siddhi sends them.
+    merge: Callable[[], bool] | None = None

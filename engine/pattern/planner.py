@@ -226,4 +226,7 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
             # a partition runs the hooks its instances add once it has started.
             ctx.start_hooks.append(rt.start)
 
-    return InputPlan(scope, connect, scope.columns, elements)
+    def merge_outputs(mergeable: Callable[[], bool]) -> None:
+        plan.merge = mergeable
+
+    return InputPlan(scope, connect, scope.columns, elements, merge_outputs=merge_outputs)

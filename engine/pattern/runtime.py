@@ -222,8 +222,13 @@ class PatternRuntime:
             plan.receivers[key] = self._gen_receiver(key)
         make = plan.receivers[key]
         if make is not None:
-            return make(self.pres, self._emit, _copy, StateEvent, self.ctx.fault_event)
+            return make(self.pres, self._emit, _copy, StateEvent, self.ctx.fault_event, self._merge)
         return self._receiver(key)
+
+    def _merge(self) -> bool:
+        """Whether this chunk's matches may go to the selector as one chunk (see _Plan.merge)."""
+        merge = self.plan.merge
+        return merge is not None and merge()
 
     def _gen_receiver(self, key: tuple[str, bool, bool]) -> Callable[..., Any] | None:
         """A generated receiver doing :meth:`_receiver`'s work in one loop, or None.
@@ -263,13 +268,19 @@ class PatternRuntime:
                  "            raise",
                  "        _r_fault(_r_ev, _r_err)"]
         # Each match goes to the selector on its own, as Siddhi's receiver sends it, copied
-        # (the partial match may still change).
+        # (the partial match may still change); together where nothing can tell (_emit_all).
         copy = "_r_copy(_r_se)" if self.counting else "_r_SE(_r_se.timestamp, _r_se.events[:], _r_se.type)"
         loop += ["if _r_matched is not None:",
+                 "    if len(_r_matched) > 1 and _r_merge():",
+                 "        try:",
+                 f"            _r_emit([{copy} for _r_se in _r_matched])",
+                 "            return",
+                 "        except Exception:",
+                 "            pass  # one by one, as _emit_all says",
                  "    for _r_se in _r_matched:",
                  f"        _r_emit([{copy}])"]
         body += ["def _pattern_receive(_r_chunk):", *_indent(loop, 1), "return _pattern_receive"]
-        return gen.function("_make_pattern_receive", "_r_pres, _r_emit, _r_copy, _r_SE, _r_fault", body)
+        return gen.function("_make_pattern_receive", "_r_pres, _r_emit, _r_copy, _r_SE, _r_fault, _r_merge", body)
 
     def _expiry_lines(self, p: Any, names: dict[int, str]) -> list[str]:
         """``p.expire_events(now)``, called only when it has something to do."""
@@ -461,10 +472,26 @@ class PatternRuntime:
                     if len(chunk) == 1:
                         raise
                     fault(ev, exc)
+            if len(matched) > 1 and self._merge() and self._emit_all(matched):
+                return
             for se in matched:
                 emit([_copy(se)])
 
         return receive
+
+    def _emit_all(self, matched: list[StateEvent]) -> bool:
+        """Hand ``matched`` to the selector as one chunk; False if a row failed.
+
+        Merging is planned only for a selector emitting a row per event into a stream
+        (engine.coalesce.outputs_mergeable): it keeps no state and has emitted nothing when
+        a row raises, so the caller sends the matches again one by one, and the rows before
+        the failing one go on as they would have (the failing one raises as it would have).
+        """
+        try:
+            self._emit([_copy(se) for se in matched])
+        except Exception:  # noqa: BLE001 -- handled one by one by the caller
+            return False
+        return True
 
     def emit_now(self, se: StateEvent) -> None:
         """Output from a timer (absent states): straight to the selector."""

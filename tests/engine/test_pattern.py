@@ -288,3 +288,74 @@ def test_absent_timers_are_armed_again_after_a_restore():
     second.get_input_handler("T").send([0], timestamp=3000)  # time passes the 1 s wait
     assert rows == [(7,)]
     second.shutdown()
+
+
+# ------------------------------------------------------------------ matches of one chunk
+_CHUNK_APP = """@app:playback
+define stream S (k string, v int);
+@info(name='q') from every e1=S[v > 0] -> e2=S[k == e1.k] select e1.k as k, {select} insert into Out;"""
+_T0 = 1_700_000_000_000
+
+
+def _chunk_run(select: str, merged_chunks: bool, query_callback: bool = False,
+               rows: tuple[tuple[str, int], ...] = (("a", 4), ("b", 6), ("a", 2), ("b", 3), ("c", 1), ("c", 1)),
+               ) -> tuple[list[list[tuple]], list[int]]:
+    from srota.engine import Event
+
+    rt = SiddhiManager().create_siddhi_app_runtime(_CHUNK_APP.format(select=select))
+    calls: list[list[tuple]] = []
+    per_query: list[int] = []
+    rt.add_callback("Out", lambda evs: calls.append([tuple(e.data) for e in evs]), merged_chunks=merged_chunks)
+    if query_callback:
+        rt.add_query_callback("q", lambda ts, cur, exp: per_query.append(len(cur or ())))
+    rt.start()
+    rt.get_input_handler("S").send_events([Event(_T0 + i, r) for i, r in enumerate(rows)])
+    rt.shutdown()
+    return calls, per_query
+
+
+def test_a_chunks_matches_go_on_together_where_nothing_can_tell():
+    merged, _ = _chunk_run("e1.v / e2.v as q", merged_chunks=True)
+    apart, _ = _chunk_run("e1.v / e2.v as q", merged_chunks=False)
+    assert merged == [[("a", 2), ("b", 2), ("c", 1)]]
+    assert apart == [[("a", 2)], [("b", 2)], [("c", 1)]]  # a callback that wants chunks as sent
+
+
+def test_a_chunks_matches_go_one_by_one_to_query_callbacks_and_aggregates():
+    _, per_query = _chunk_run("e1.v / e2.v as q", merged_chunks=True, query_callback=True)
+    assert per_query == [1, 1, 1]
+    counted, _ = _chunk_run("count() as n", merged_chunks=True)
+    assert counted == [[("a", 1)], [("b", 2)], [("c", 3)]]  # a row per match, as Siddhi
+
+
+def test_a_failing_row_among_merged_matches_fails_as_it_would_one_by_one(caplog):
+    rows = (("a", 4), ("b", 6), ("a", 2), ("b", 0), ("c", 1), ("c", 1))
+    merged, _ = _chunk_run("e1.v / e2.v as q", merged_chunks=True, rows=rows)
+    apart, _ = _chunk_run("e1.v / e2.v as q", merged_chunks=False, rows=rows)
+    assert merged == apart == [[("a", 2)]]  # the row before it stands, the ones after go with the chunk
+    assert "/ by zero" in caplog.text
+
+
+@pytest.mark.parametrize("query", [
+    "from every e1=S[v > 0] -> e2=S[k == e1.k] select e1.k as k, e2.v as v",
+    "from every e1=S[v > 0], e2=S[k == e1.k] select e1.k as k, e2.v as v",              # a sequence
+    "from every e1=S[v > 1] -> e2=S[v > 0]<2> select e1.k as k, e2[0].v as v",          # counting
+    "from every (e1=S[v > 2] or e2=S[k == 'c']) -> e3=S select e3.k as k, e3.v as v",   # logical
+])
+def test_merged_matches_keep_the_rows_of_every_pattern_shape(query):
+    from srota.engine import Event
+
+    rows = [("a", 4), ("b", 6), ("a", 2), ("b", 3), ("c", 1), ("c", 1), ("a", 5), ("a", 7), ("b", 1)] * 3
+    got = {}
+    for merged_chunks in (True, False):
+        rt = SiddhiManager().create_siddhi_app_runtime(
+            "@app:playback\ndefine stream S (k string, v int);\n" + query + " insert into Out;")
+        out: list[tuple] = []
+        rt.add_callback("Out", lambda evs, out=out: out.extend(tuple(e.data) for e in evs), merged_chunks=merged_chunks)
+        rt.start()
+        events = [Event(_T0 + i, r) for i, r in enumerate(rows)]
+        for i in range(0, len(events), 5):
+            rt.get_input_handler("S").send_events(events[i:i + 5])
+        rt.shutdown()
+        got[merged_chunks] = out
+    assert got[True] and got[True] == got[False]
