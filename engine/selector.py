@@ -778,10 +778,13 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
     ]
     body += ["    " + line for line in prologue]
     body.append(f"    key = {key_expr if grouped else 'None'}")
+    # A group's states are made here, not by a call of _states_for: after each batch window's
+    # reset every group starts over, so this runs as often as the rows are made.
+    fresh = ", ".join(f"{gen.ref(factory, 'fac')}()" for factory in plan.factories)
     body += [
         "    A = S.get(key)",
         "    if A is None:",
-        "        A = sel._states_for(key)",
+        f"        A = S[key] = [{fresh}]",
     ]
     for t, on, op in ((0, cur_on, "add"), (1, exp_on, "remove")):
         body.append(f"    {'if' if t == 0 else 'else'}:" if t == 1 else "    if t == 0:")
