@@ -295,31 +295,23 @@ class AsyncBuffer:
             taken.append(chunks.popleft())
             n += size
             extra += size - 1
+        self._taken(extra)
+        return taken
+
+    def _taken(self, extra: int) -> None:
+        """Account for the extra events of the multi-event chunks just taken, and tell the
+        senders waiting for room."""
         if extra:
             with self._extra_lock:
                 self._extra -= extra
         if self._senders_waiting:
             with self._room:
                 self._room.notify_all()
-        return taken
 
     def _process(self, items: list[list[Event] | tuple[int, tuple[Any, ...]]]) -> None:
-        """One batch (the caller holds the app lock): merged where that changes no output."""
+        """One batch (the caller holds the app lock), chunk by chunk: the stream does not merge
+        them (merged batches are :meth:`_take_merged`'s)."""
         junction = self.junction
-        if len(items) > 1 and junction.chunks_mergeable():
-            merged: list[Event] = []
-            append, extend = merged.append, merged.extend
-            for item in items:
-                if isinstance(item, tuple):
-                    # (the hot path of micro-batched sends: no __init__ call, as InputHandler.send)
-                    e = _new(Event)
-                    e.timestamp, e.data = item
-                    e.type = CURRENT
-                    append(e)
-                else:
-                    extend(item)
-            junction.dispatch(merged)
-            return
         playback = junction.ctx.playback
         for item in items:
             chunk = [Event(*item)] if isinstance(item, tuple) else item
@@ -338,7 +330,7 @@ class AsyncBuffer:
     def _step(self) -> bool:
         """Process the next batch (the caller holds the app lock); False when there was none."""
         junction = self.junction
-        if len(self._chunks) > 1 and junction.chunks_mergeable():
+        if junction.chunks_mergeable():
             merged = self._take_merged()
             if merged:
                 junction.dispatch(merged)
@@ -375,12 +367,7 @@ class AsyncBuffer:
             merged.extend(item)  # type: ignore[arg-type]
             room -= size
             extra += size - 1
-        if extra:
-            with self._extra_lock:
-                self._extra -= extra
-        if self._senders_waiting:
-            with self._room:
-                self._room.notify_all()
+        self._taken(extra)
         return merged
 
     def _work(self) -> None:
