@@ -290,28 +290,55 @@ class SqliteSchema:
         return ns["to_params"]
 
     def from_params(self, values: Sequence[Any]) -> StoredRow:
+        """A stored record (columns in order; extra trailing columns are ignored) as
+        ``(start, key, row)`` (read for each stored row: one generated expression)."""
+        convert = self._from_params
+        if convert is None:
+            convert = self._from_params = self._compile_from_params()
+        return convert(values)
+
+    _from_params: Any = None
+
+    #: Whether the time columns are coerced to int on read (server stores set it: their
+    #: drivers' number types are not SQLite's).
+    coerce_times = False
+
+    def _compile_from_params(self) -> Any:
         spec = self.spec
         nk = len(spec.group_by)
-        start = values[0]
-        key = tuple(_from_sql(v, t) for v, (_, t) in zip(values[1:1 + nk], spec.group_by, strict=True))
-        tz, last = values[1 + nk], values[2 + nk]
-        rest = values[3 + nk:]
-        n_latest = len(spec.latest)
-        latest = [_from_sql(v, t) for v, (_, t) in zip(rest[:n_latest], spec.latest, strict=True)]
-        bases = []
-        for b, v in zip(spec.bases, rest[n_latest:], strict=True):
-            bases.append(decode_distinct(v) if b.op == "distinct" else _from_sql(v, b.type))
-        return start, key, [last, parse_offset(tz), *latest, *bases]
 
+        def value(i: int, t: AttrType, distinct: bool = False) -> str:
+            v = f"v[{i}]"
+            if distinct:
+                return f"_dec({v})"
+            if t is AttrType.BOOL:
+                return f"(None if {v} is None else bool({v}))"
+            if t in (AttrType.FLOAT, AttrType.DOUBLE):
+                return f"(None if {v} is None else float({v}))"
+            return v
 
-def _from_sql(value: Any, type_: AttrType) -> Any:
-    if value is None:
-        return None
-    if type_ is AttrType.BOOL:
-        return bool(value)
-    if type_ in (AttrType.FLOAT, AttrType.DOUBLE):
-        return float(value)
-    return value
+        start = "int(v[0])" if self.coerce_times else "v[0]"
+        last = f"v[{2 + nk}]"
+        if self.coerce_times:
+            last = f"(None if {last} is None else int({last}))"
+        key = "".join(value(1 + i, t) + ", " for i, (_, t) in enumerate(spec.group_by))
+        at = 3 + nk
+        parts = [value(at + i, t) for i, (_, t) in enumerate(spec.latest)]
+        at += len(spec.latest)
+        parts += [value(at + j, b.type, b.op == "distinct") for j, b in enumerate(spec.bases)]
+        offsets: dict[str | None, int] = {}
+
+        def tz(text: str | None) -> int:
+            offset = offsets.get(text)
+            if offset is None:
+                offset = offsets[text] = parse_offset(text)
+            return offset
+
+        code = ("def from_params(v):\n"
+                f"    return {start}, ({key}), [{last}, _tz(v[{1 + nk}]), {''.join(p + ', ' for p in parts)}]\n")
+        ns: dict[str, Any] = {"_dec": decode_distinct, "_tz": tz}
+        exec(compile(code, f"<from_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
+        return ns["from_params"]
 
 
 def split_writes(writes: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -81,6 +81,7 @@ class SqlAggregationSchema(SqliteSchema):
                 # exactly (a 32-bit float is exact in a double), for both databases and Spark
                 cols.append((name, sql_type(name, sqlite_type)))
         self.sharded = sharded
+        self.coerce_times = True  # whatever number type a server driver returns
         if sharded:
             cols.append((SHARD, "VARCHAR(64)"))
         self.columns = cols
@@ -259,18 +260,10 @@ class SqlAggregationStore(QueuedWriter, Store):
         wanted = {(r[0], r[1]) for r in maybe}
         found = {}
         for rec in cur.fetchall():
-            ts, key, row = self._from_record(rec)
+            ts, key, row = self.schema.from_params(rec)
             if (ts, key) in wanted:
                 found[(ts, key)] = row
         return found
-
-    def _from_record(self, rec: Sequence[Any]) -> StoredRow:
-        values = list(rec[:-1] if self.schema.sharded else rec)
-        spec = self.spec
-        n = 1 + len(spec.group_by)
-        values[0] = int(values[0])
-        values[n + 1] = int(values[n + 1]) if values[n + 1] is not None else None
-        return self.schema.from_params(values)
 
     def _params(self, ts: int, key: tuple[Any, ...], row: list[Any]) -> tuple[Any, ...]:
         p = self.schema.to_params(ts, key, row)
@@ -499,12 +492,12 @@ class SqlAggregationStore(QueuedWriter, Store):
 
         records = self._call(read)
         if not self.schema.sharded or own:
-            return [self._from_record(r) for r in records]
+            return [self.schema.from_params(r) for r in records]
         # compose the shards' base values into the rows one process would hold
         merged: dict[Any, list[Any]] = {}
         merge, copy = self.spec.merge, self.spec.copy_row
         for rec in records:
-            ts, key, row = self._from_record(rec)
+            ts, key, row = self.schema.from_params(rec)
             have = merged.get((ts, key))
             if have is None:
                 merged[(ts, key)] = copy(row)
