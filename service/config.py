@@ -186,6 +186,11 @@ class ServiceConfig:
     #: replicas share; failed events of streams with ``@OnError(action='STORE')`` and sinks
     #: with ``on.error='STORE'`` (``srota errors``).
     errors_database: str = "data/errors.db"
+    #: ``gc.threshold``: container allocations between the garbage collector's young
+    #: collections while the service runs (Python's default is 700).  A stream service
+    #: allocates a few per event and frees almost all of them by reference counting; at 700
+    #: the collector ran thousands of times per million events (docs/performance.md, W5).
+    gc_threshold: int = 20_000
     #: The file this config was read from (None: built in code); the playground hands it to
     #: sandboxed apps that attach the service's connectors.
     source: Path | None = field(default=None, compare=False)
@@ -204,7 +209,7 @@ class ServiceConfig:
 
 # ---------------------------------------------------------------------------- loading
 _TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout",
-             "shard.id", "datasources", "statistics", "errors"}
+             "shard.id", "datasources", "statistics", "errors", "gc"}
 
 # Connector options that name files: a relative value is relative to the config file.
 _PATH_OPTIONS = {"file.uri", "ssl.cafile", "ssl.certfile", "ssl.keyfile"}
@@ -372,6 +377,9 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
     d.only(ec, "errors", {"database"})
     errors_database = _resolve(d.take("data/errors.db", d.string, ec.get("database", "data/errors.db"),
                                       "errors.database"), base_dir)
+    gc_doc = d.take({}, d.mapping, root.get("gc", {}), "gc")
+    d.only(gc_doc, "gc", {"threshold"})
+    gc_threshold = d.take(20_000, d.integer, gc_doc.get("threshold", 20_000), "gc.threshold", 100, 10**8)
     if scaleout.enabled and persistence.enabled:
         d.fail("persistence.enabled", "SQLite snapshots are for one process; with several workers "
                                       "(or scaleout.partitioned) each partition's state is checkpointed to Kafka instead")
@@ -389,7 +397,7 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         first.errors = list(d.errors)
         raise first
     return ServiceConfig(
-        errors_database=errors_database,
+        errors_database=errors_database, gc_threshold=gc_threshold,
         scaleout=scaleout, shard_id=shard_id or None, datasources=datasources, statistics=statistics,
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,

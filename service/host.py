@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
 import sys
 from collections.abc import Sequence
@@ -56,6 +57,7 @@ class ServiceHost:
         self._texts: list[tuple[Path | None, str]] = [
             (p, substitute_env(p.read_text(encoding="utf-8"), str(p))) for p in app_paths]
         self._texts.extend((None, t) for t in app_texts)
+        self._gc_before: tuple[int, ...] | None = None
 
     @property
     def runtimes(self) -> dict[str, SiddhiAppRuntime]:
@@ -94,6 +96,21 @@ class ServiceHost:
                                  "or restore the database from a backup")
 
     async def start(self) -> None:
+        # The collector's pace is the process's: set while the service runs, put back after.
+        self._gc_before = gc.get_threshold()
+        gc.set_threshold(self.config.gc_threshold, *self._gc_before[1:])
+        try:
+            await self._start()
+        except BaseException:
+            self._restore_gc()
+            raise
+
+    def _restore_gc(self) -> None:
+        if self._gc_before is not None:
+            gc.set_threshold(*self._gc_before)
+            self._gc_before = None
+
+    async def _start(self) -> None:
         app_class = AppHost
         if self.config.scaleout.enabled:  # state per Kafka partition, checkpointed to Kafka
             from srota.service.scaleout import PartitionedAppHost as app_class
@@ -195,6 +212,7 @@ class ServiceHost:
         if self.admin is not None:
             await self.admin.stop()
         self.error_store.close()  # after the apps and the admin API: nothing writes or reads it now
+        self._restore_gc()
         log.info("stopped")
 
 

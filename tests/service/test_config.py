@@ -56,6 +56,8 @@ shutdown: {timeout: 10 sec}
     ({"persistence": {"interval": "soon"}}, "persistence.interval"),
     ({"refs": {"k": {"properties": {}}}}, "refs.k"),
     ({"http": {"query": {"enabled": "maybe"}}}, "http.query.enabled"),
+    ({"gc": {"threshold": 0}}, "gc.threshold"),
+    ({"gc": {"generations": 3}}, "gc.generations"),
 ])
 def test_invalid_config_names_the_yaml_path(doc, path):
     with pytest.raises(ConfigError) as info:
@@ -110,3 +112,8 @@ def test_the_error_store_database(tmp_path):
     cfg = tmp_path / "srota.yaml"
     cfg.write_text("errors:\n  database: state/errors.db\n")
     assert load_config(cfg).errors_database == str(tmp_path / "state" / "errors.db")
+
+
+def test_the_collector_threshold():
+    assert ServiceConfig().gc_threshold == 20_000
+    assert parse_config({"gc": {"threshold": "${GC:-5000}"}}, env={}).gc_threshold == 5000

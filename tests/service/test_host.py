@@ -8,6 +8,7 @@ import aiohttp
 import orjson
 import pytest
 from srota.connectors._inmemory import broker
+from srota.grammar.errors import SiddhiAppCreationError
 from srota.service.config import HttpConfig, ServiceConfig
 from srota.service.host import ServiceHost
 
@@ -127,6 +128,24 @@ async def test_config_limits_reach_the_engine():
         assert ctx.limits.max_window_events == 3 and ctx.pattern_max_pending == 7
     finally:
         await host.stop()
+
+
+async def test_the_collector_runs_at_the_configured_pace_while_the_service_runs():
+    import gc
+
+    before = gc.get_threshold()
+    app = "@app:name('G') define stream S (v long); from S select v insert into Out;"
+    host = ServiceHost(ServiceConfig(http=HttpConfig(enabled=False), gc_threshold=12_345), app_texts=[app])
+    await host.start()
+    try:
+        assert gc.get_threshold() == (12_345, *before[1:])
+    finally:
+        await host.stop()
+    assert gc.get_threshold() == before
+    broken = ServiceHost(ServiceConfig(http=HttpConfig(enabled=False)), app_texts=["define stream S (v lng);"])
+    with pytest.raises(SiddhiAppCreationError):
+        await broken.start()
+    assert gc.get_threshold() == before  # put back when the start fails too
 
 
 async def test_a_slow_aggregation_store_pauses_the_sources(tmp_path: Any) -> None:
