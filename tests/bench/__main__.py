@@ -180,7 +180,7 @@ def main(argv: list[str]) -> int:
                     help="runs of each system on W1..W4 and the X workloads; the fastest is reported")
     ap.add_argument("--chunk", type=int, default=1000)
     ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,S,X1,X1c,X2,X2c")
-    ap.add_argument("--scaleout-events", type=int, default=400_000)
+    ap.add_argument("--scaleout-events", type=int, default=1_200_000)
     ap.add_argument("--no-peers", action="store_true", help="skip Bytewax, Quix Streams and Pathway")
     ap.add_argument("--no-memory", action="store_true", help="skip the ten-million-event memory runs")
     ap.add_argument("--memory-events", type=int, default=10_000_000)
