@@ -153,8 +153,9 @@ async def _run(workdir: Path, app: str, n: int, workers: int, interval: str,
             while True:
                 if proc.poll() is not None:
                     raise RuntimeError(f"srota exited: {(workdir / 'srota.log').read_text()[-3000:]}")
-                apps = [await _get(s, f"http://127.0.0.1:{p}/apps") for p in ports]
-                owned = [sum(len(a.get("scaleout", {}).get("partitions", {})) for a in (x or [])) for x in apps]
+                if t0 is None:  # (once every partition is owned, only the counts are read)
+                    apps = [await _get(s, f"http://127.0.0.1:{p}/apps") for p in ports]
+                    owned = [sum(len(a.get("scaleout", {}).get("partitions", {})) for a in (x or [])) for x in apps]
                 consumed = sum([_consumed(await _get(s, f"http://127.0.0.1:{p}/metrics")) for p in ports])
                 now = time.perf_counter()
                 if first is None and consumed:
