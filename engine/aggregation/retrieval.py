@@ -4,18 +4,21 @@ A join with an aggregation is triggered by the stream side only.  For each strea
 ``within`` bounds and the ``per`` granularity are evaluated (constants, or attributes of the
 event), the aggregation's rows of that granularity are read (tables plus open buckets), and
 each row that satisfies ``on`` makes one joined event.  A stream side without a window
-behaves as Siddhi's empty window: every current event is followed by its expired copy, so a
-query with ``insert all events`` emits each joined row again as an expired event.
+behaves as Siddhi's empty window: every current event is followed by its expired copy (when
+the query emits expired events) and a reset, so a query with ``insert all events`` emits each
+joined row again as an expired event; the rows of each stream event (and of its copy) reach the
+selector as a chunk of their own, as in Siddhi's ``JoinProcessor``.
 """
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from srota.engine.aggregation.buckets import within_range
 from srota.engine.codegen import CodeGen
-from srota.engine.event import CURRENT, EXPIRED, Event, StateEvent
+from srota.engine.event import CURRENT, EXPIRED, RESET, Event, StateEvent
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from srota.engine.join import JoinScope, JoinSide
+from srota.engine.join import JoinScope, JoinSide, _expects_expired, _query_of, _row_wise
 from srota.engine.scope import StreamScope
 from srota.grammar.model import (
     AttrType,
@@ -32,14 +35,21 @@ from srota.grammar.model import (
 if TYPE_CHECKING:
     from srota.engine.aggregation.runtime import Aggregation
 
+_log = logging.getLogger("srota.engine.aggregation")
+
 
 def _names(inp: SingleInputStream) -> frozenset[str]:
     return frozenset([inp.reference_id] if inp.reference_id else [inp.stream_id])
 
 
 def _bounds_function(agg: Aggregation, within: tuple[Expression, ...], per: Expression | None,
-                     compiler: ExpressionCompiler, gen: CodeGen, prologue: tuple[str, ...], node: Any) -> Any:
-    """``bounds(e) -> (start, end, per)`` for a stream event, or a constant triple."""
+                     compiler: ExpressionCompiler, gen: CodeGen, prologue: tuple[str, ...], node: Any,
+                     per_at_runtime: bool = False) -> Any:
+    """``bounds(e) -> (start, end, per)`` for a stream event, or a constant triple.
+
+    ``per_at_runtime``: a constant granularity the aggregation does not keep fails each event
+    (as in Siddhi's joins) instead of the creation.
+    """
     if per is None:
         raise error_at(f"reading aggregation '{agg.id}' needs 'within <start>, <end> per <granularity>'", node)
     if len(within) > 2:
@@ -54,10 +64,21 @@ def _bounds_function(agg: Aggregation, within: tuple[Expression, ...], per: Expr
     if all(c.constant for c in parts) and pc.constant:
         try:
             start, end = within_range(tuple(c.value for c in parts)) if parts else (None, None)
-            duration = agg.per_duration(pc.value)
         except ValueError as exc:
             raise error_at(str(exc), node) from None
-        return (start, end, duration)
+        try:
+            return (start, end, agg.per_duration(pc.value))
+        except ValueError as exc:
+            if not per_at_runtime:
+                raise error_at(str(exc), node) from None
+            # Siddhi creates such a join and fails each event of it (logged, dropped)
+            _log.warning("%s: every event of the join with it will fail", exc)
+            message = str(exc)
+
+            def failing_bounds(e: Any) -> Any:
+                raise ValueError(message)
+
+            return failing_bounds
     gen.ns["_within_range"] = within_range
     gen.ns["_per"] = agg.per_duration
     rng = f"_within_range(({''.join(c.code + ', ' for c in parts)}))" if parts else "(None, None)"
@@ -95,36 +116,65 @@ def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sour
     scope = JoinScope.over(sides, gen)
 
     compiler = ExpressionCompiler(ctx, stream_scope, gen)
-    bounds = _bounds_function(agg, inp.within, inp.per, compiler, gen, stream_scope.prologue, inp)
+    bounds = _bounds_function(agg, inp.within, inp.per, compiler, gen, stream_scope.prologue, inp,
+                              per_at_runtime=True)
     on = None
     if inp.on is not None:
         cond = ExpressionCompiler(ctx, scope, gen).compile_condition(inp.on, "on")
         on = gen.function("_agg_on", "e", [*scope.prologue, f"return {cond}"])
 
+    query = _query_of(ctx, inp)
+    expired = _expects_expired(query)
+    row_wise = _row_wise(ctx, query)
+
+    def joined_rows(e: Event) -> list[list[Event | None]]:
+        start, end, per = bounds if isinstance(bounds, tuple) else bounds(e)
+        joined = []
+        for row in agg.rows(per, start, end):
+            pair: list[Event | None] = [None, None]
+            pair[stream_pos] = e
+            pair[agg_pos] = Event(row[0], row)
+            if on is None or on(StateEvent(e.timestamp, pair, e.type)):
+                joined.append(pair)
+        if not joined and keep_unmatched:
+            pair = [None, None]
+            pair[stream_pos] = e
+            joined.append(pair)
+        return joined
+
     def connect(emit: Any) -> None:
         def receive(chunk: list[Event]) -> None:
+            # As Siddhi's JoinProcessor: the rows each stream event finds are a chunk of their
+            # own for the selector (group by, aggregates and order by apply per chunk); a
+            # stream side without a window is the empty window: each current event is
+            # followed by its expired copy (if the query emits expired events) and a reset.
+            # A row-wise selector cannot tell chunks apart: one chunk for the whole input.
             out: list[StateEvent] = []
             for e in chunk:
                 t = e.type
+                if t == RESET:
+                    if not row_wise:
+                        pair: list[Event | None] = [None, None]
+                        pair[stream_pos] = e
+                        emit([StateEvent(e.timestamp, pair, RESET)])
+                    continue
                 if t != CURRENT and t != EXPIRED:
                     continue
-                start, end, per = bounds if isinstance(bounds, tuple) else bounds(e)
-                joined = []
-                for row in agg.rows(per, start, end):
-                    pair: list[Event | None] = [None, None]
-                    pair[stream_pos] = e
-                    pair[agg_pos] = Event(row[0], row)
-                    se = StateEvent(e.timestamp, pair, t)
-                    if on is None or on(se):
-                        joined.append(pair)
-                if not joined and keep_unmatched:
+                joined = joined_rows(e)
+                copies = not has_window and t == CURRENT
+                if row_wise:
+                    out.extend(StateEvent(e.timestamp, p, t) for p in joined)
+                    if copies and expired:
+                        out.extend(StateEvent(e.timestamp, p, EXPIRED) for p in joined)
+                    continue
+                if joined:
+                    emit([StateEvent(e.timestamp, p, t) for p in joined])
+                if copies:
+                    if joined and expired:
+                        emit([StateEvent(e.timestamp, p, EXPIRED) for p in joined])
                     pair = [None, None]
                     pair[stream_pos] = e
-                    joined.append(pair)
-                out.extend(StateEvent(e.timestamp, p, t) for p in joined)
-                if not has_window and t == CURRENT:
-                    # Siddhi's empty window: the event expires at once.
-                    out.extend(StateEvent(e.timestamp, p, EXPIRED) for p in joined)
+                    emit([StateEvent(e.timestamp, pair, RESET)])
             if out:
                 emit(out)
 

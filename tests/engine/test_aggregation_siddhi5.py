@@ -125,3 +125,76 @@ def test_rejected_at_creation_as_siddhi_does(text, error):
 def test_a_filter_after_a_window_stays_valid_outside_joins():
     SiddhiManager().create_siddhi_app_runtime(
         "define stream C (symbol string);\nfrom C#window.length(1)[symbol=='WSO2'] select symbol insert into O;")
+
+
+_STOCKS = ("define stream stockStream (symbol string, price float, lastClosingPrice float, volume long, "
+           "quantity int, timestamp long);")
+_TRADES = [["WSO2", 50.0, 60.0, 90, 6, 1496289950000], ["WSO22", 75.0, None, 40, 10, 1496289950100],
+           ["WSO23", 60.0, 44.0, 200, 56, 1496289952000], ["WSO24", 100.0, None, 200, 16, 1496289952000],
+           ["WSO23", 70.0, None, 40, 10, 1496289950090], ["IBM", 101.0, None, 200, 26, 1496289954000],
+           ["IBM1", 102.0, None, 200, 100, 1496289954000], ["IBM", 900.0, None, 200, 60, 1496289956000],
+           ["IBM1", 500.0, None, 200, 7, 1496289956000]]
+
+
+def _run_grouped_join(aggregation: str, query: str) -> tuple[list[list], list[list]]:
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        _STOCKS + aggregation + "define stream inputStream (symbol string); @info(name = 'query1') "
+        "from inputStream as i join stockAggregation as s within 1496200000000L, 1596535449000L "
+        f"per 'seconds' {query} insert all events into outputStream;")
+    current: list[list] = []
+    expired: list[list] = []
+    rt.add_query_callback("query1", lambda ts, ins, rems: (current.extend(list(e.data) for e in ins or ()),
+                                                            expired.extend(list(e.data) for e in rems or ())))
+    rt.start()
+    stocks = rt.get_input_handler("stockStream")
+    for row in _TRADES:
+        stocks.send(row)
+    rt.get_input_handler("inputStream").send(["IBM"])
+    rt.shutdown()
+    return current, expired
+
+
+def test_a_grouped_join_with_an_aggregation_emits_current_rows_then_their_expired_copies():
+    """Siddhi's LatestAggregationTestCase.latestTestCase2: the stream side has no window, so
+    each stream event is followed by its expired copy and a reset, and the selector takes the
+    joined rows of each as a chunk of its own (JoinProcessor, QuerySelector.process(List)):
+    a group's current row is not replaced by its expired copy."""
+    current, expired = _run_grouped_join(
+        "define aggregation stockAggregation from stockStream select symbol, avg(price) as avgPrice, "
+        "(price * quantity) as latestPrice aggregate by timestamp every sec...year;",
+        "select s.symbol, s.latestPrice group by s.symbol order by AGG_TIMESTAMP")
+    want = [["WSO22", 750.0], ["WSO24", 1600.0], ["IBM1", 3500.0]]
+    assert sorted(current) == sorted(want)
+    assert sorted(expired) == sorted(want)
+
+
+def test_a_grouped_join_aggregates_each_stream_event_on_its_own():
+    """Siddhi's SelectOptimisationAggregationTestCase.aggregationFunctionTestcase10: sum() in
+    the joining query over the rows one stream event found, grouped by the aggregation's key."""
+    current, _ = _run_grouped_join(
+        "define aggregation stockAggregation from stockStream select symbol, sum(price) as sumPrice "
+        "group by symbol aggregate by timestamp every sec...year;",
+        "select i.symbol, sum(s.sumPrice) as sumPrice group by s.symbol")
+    assert sorted(current) == sorted([["IBM", 75.0], ["IBM", 50.0], ["IBM", 130.0], ["IBM", 100.0],
+                                      ["IBM", 602.0], ["IBM", 1001.0]])
+
+
+def test_a_join_per_a_granularity_the_aggregation_does_not_keep_fails_its_events_not_the_app(caplog):
+    """Siddhi's Aggregation1TestCase.incrementalStreamProcessorTest22: ``per "days"`` on an
+    aggregation kept ``sec...hour``; the app is created and the joining event is logged and
+    dropped (a warning at creation says so)."""
+    app = (_STOCKS + "define aggregation stockAggregation from stockStream select symbol, avg(price) as avgPrice "
+           "group by symbol aggregate by timestamp every sec...hour; "
+           "define stream inputStream (symbol string); @info(name = 'query1') from inputStream as i join "
+           "stockAggregation as s within \"2017-06-** **:**:**\" per \"days\" select s.symbol, avgPrice "
+           "insert all events into outputStream;")
+    with caplog.at_level("WARNING"):
+        rt = SiddhiManager().create_siddhi_app_runtime(app)
+    assert "does not keep days" in caplog.text
+    got = []
+    rt.add_callback("outputStream", got.extend)
+    rt.start()
+    caplog.clear()
+    rt.get_input_handler("inputStream").send(["IBM"])
+    rt.shutdown()
+    assert got == [] and "does not keep days" in caplog.text
