@@ -159,8 +159,18 @@ class Sandbox:
         ident = self._next_id
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[ident] = future
-        self._proc.stdin.write(orjson.dumps({"id": ident, "op": op, **fields}) + b"\n")
-        await self._proc.stdin.drain()
+        try:
+            self._proc.stdin.write(orjson.dumps({"id": ident, "op": op, **fields}) + b"\n")
+            await self._proc.stdin.drain()
+        except (ConnectionResetError, BrokenPipeError):
+            # The child ended after the check above: until its exit is seen, its reader is
+            # about to fail the pending requests, this one too, with the reason (``_ended``).
+            if self._proc.returncode is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(future), 10)
+            if not future.done():
+                self._pending.pop(ident, None)
+                raise SandboxGone(self.gone_reason or "the app's process ended") from None
         if busy:
             await self._watch(future)
         answer = await future

@@ -119,6 +119,30 @@ async def test_an_app_that_runs_out_of_memory_is_stopped_with_the_reason() -> No
     assert notices[-1]["event"] == "stopped"
 
 
+async def test_a_request_to_a_child_that_just_died_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child can end between the liveness check of a request and its write: the request
+    fails with the reason, not with the pipe's ConnectionResetError (which the playground's
+    API answered with a 500).  The race is made certain by a liveness check that still says
+    alive after the exit."""
+    sandbox = Sandbox(SandboxLimits(), lambda _: None)
+    await sandbox.start()
+    try:
+        await sandbox.request("run", text="define stream S (n long); from S select n insert into O;", limits={})
+        assert sandbox._proc is not None
+        sandbox._proc.kill()
+        await sandbox._proc.wait()
+        for _ in range(100):  # the reader sees the end of the output and says why
+            if sandbox.gone_reason:
+                break
+            await asyncio.sleep(0.01)
+        monkeypatch.setattr(Sandbox, "alive", property(lambda self: True))
+        with pytest.raises(SandboxGone, match="signal 9"):
+            await sandbox.request("send", busy=True, stream="S", events=[[1]] * 2000)
+    finally:
+        monkeypatch.undo()
+        await sandbox.stop()
+
+
 async def test_the_event_limit_per_run() -> None:
     sandbox = Sandbox(SandboxLimits(), lambda _: None)
     await sandbox.start()

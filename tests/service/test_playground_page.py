@@ -239,7 +239,8 @@ def test_bad_input_gets_a_message_and_the_page_goes_on(page: Any, tmp_path: Path
     _run(page)
     send = ("([stream, n]) => fetch(`api/sessions/${sessionStorage.getItem('srota-session')}/send`, {method: 'POST', "
             "headers: {'Content-Type': 'application/json'}, body: JSON.stringify({stream, "
-            "events: Array.from({length: n}, (_, i) => [i])})}).then(r => r.status)")
+            "events: Array.from({length: n}, (_, i) => [i])})}).then(async r => r.status === 200 ? 200 : "
+            "`${r.status} ${await r.text()}`)")  # the reason, should it fail
     # The window's fill stays small (~10 ms in the sandbox; a loaded machine reached the 3 s
     # busy limit with 20,000 events once) ...
     assert page.evaluate(send, ["S", 2000]) == 200
