@@ -267,6 +267,15 @@ class BatchJoinProcessor(JoinProcessor):
             self.next(out)
 
 
+def output_needs(ctx: Any, inp: JoinInputStream) -> tuple[bool, bool]:
+    """What the query of join ``inp`` needs of its input: ``(expired, row_wise)``: whether it
+    outputs expired events (so a side without a window sends expired copies), and whether
+    its selector treats every row alike whatever the chunks (so one chunk per input chunk
+    will do, without reset events)."""
+    query = _query_of(ctx, inp)
+    return _expects_expired(query), _row_wise(ctx, query)
+
+
 def _expects_expired(query: Query | None) -> bool:
     """Whether the query outputs expired events (unknown: assume it does)."""
     if query is None:
@@ -358,9 +367,7 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
                                     params="e, _src", what="join condition")
 
     # Each stream/window side's chain (filters, functions, window), planned once.
-    query = _query_of(ctx, inp)
-    expired = _expects_expired(query)
-    batch = _row_wise(ctx, query)
+    expired, batch = output_needs(ctx, inp)
     chains: list[InputPlan | None] = [None, None]
     for i, s in enumerate(sides):
         if s.kind != "table":

@@ -18,7 +18,7 @@ from srota.engine.aggregation.buckets import within_range
 from srota.engine.codegen import CodeGen
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event, StateEvent
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from srota.engine.join import JoinScope, JoinSide, _expects_expired, _query_of, _row_wise
+from srota.engine.join import JoinScope, JoinSide, output_needs
 from srota.engine.scope import StreamScope
 from srota.grammar.model import (
     AttrType,
@@ -123,23 +123,22 @@ def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sour
         cond = ExpressionCompiler(ctx, scope, gen).compile_condition(inp.on, "on")
         on = gen.function("_agg_on", "e", [*scope.prologue, f"return {cond}"])
 
-    query = _query_of(ctx, inp)
-    expired = _expects_expired(query)
-    row_wise = _row_wise(ctx, query)
+    expired, row_wise = output_needs(ctx, inp)
+
+    def alone(e: Event) -> list[Event | None]:
+        """The pair of a stream event without an aggregation row."""
+        return [e, None] if stream_pos == 0 else [None, e]
 
     def joined_rows(e: Event) -> list[list[Event | None]]:
         start, end, per = bounds if isinstance(bounds, tuple) else bounds(e)
         joined = []
         for row in agg.rows(per, start, end):
-            pair: list[Event | None] = [None, None]
-            pair[stream_pos] = e
+            pair = alone(e)
             pair[agg_pos] = Event(row[0], row)
             if on is None or on(StateEvent(e.timestamp, pair, e.type)):
                 joined.append(pair)
         if not joined and keep_unmatched:
-            pair = [None, None]
-            pair[stream_pos] = e
-            joined.append(pair)
+            joined.append(alone(e))
         return joined
 
     def connect(emit: Any) -> None:
@@ -154,9 +153,7 @@ def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sour
                 t = e.type
                 if t == RESET:
                     if not row_wise:
-                        pair: list[Event | None] = [None, None]
-                        pair[stream_pos] = e
-                        emit([StateEvent(e.timestamp, pair, RESET)])
+                        emit([StateEvent(e.timestamp, alone(e), RESET)])
                     continue
                 if t != CURRENT and t != EXPIRED:
                     continue
@@ -172,9 +169,7 @@ def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sour
                 if copies:
                     if joined and expired:
                         emit([StateEvent(e.timestamp, p, EXPIRED) for p in joined])
-                    pair = [None, None]
-                    pair[stream_pos] = e
-                    emit([StateEvent(e.timestamp, pair, RESET)])
+                    emit([StateEvent(e.timestamp, alone(e), RESET)])
             if out:
                 emit(out)
 

@@ -30,6 +30,7 @@ without limit.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import queue
@@ -275,17 +276,9 @@ class SqliteSchema:
                 parts.append(f"(None if {v} is None else int({v}))")
             else:
                 parts.append(v)
-        offsets: dict[int, str] = {}
-
-        def tz(offset: int) -> str:
-            text = offsets.get(offset)
-            if text is None:
-                text = offsets[offset] = format_offset(offset)
-            return text
-
         code = ("def to_params(start, key, row):\n"
                 f"    return (start, *key, _tz(row[1]), row[0], {''.join(p + ', ' for p in parts)})\n")
-        ns: dict[str, Any] = {"_enc": encode_distinct, "_tz": tz}
+        ns: dict[str, Any] = {"_enc": encode_distinct, "_tz": functools.cache(format_offset)}
         exec(compile(code, f"<to_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
         return ns["to_params"]
 
@@ -326,17 +319,9 @@ class SqliteSchema:
         parts = [value(at + i, t) for i, (_, t) in enumerate(spec.latest)]
         at += len(spec.latest)
         parts += [value(at + j, b.type, b.op == "distinct") for j, b in enumerate(spec.bases)]
-        offsets: dict[str | None, int] = {}
-
-        def tz(text: str | None) -> int:
-            offset = offsets.get(text)
-            if offset is None:
-                offset = offsets[text] = parse_offset(text)
-            return offset
-
         code = ("def from_params(v):\n"
                 f"    return {start}, ({key}), [{last}, _tz(v[{1 + nk}]), {''.join(p + ', ' for p in parts)}]\n")
-        ns: dict[str, Any] = {"_dec": decode_distinct, "_tz": tz}
+        ns: dict[str, Any] = {"_dec": decode_distinct, "_tz": functools.cache(parse_offset)}
         exec(compile(code, f"<from_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
         return ns["from_params"]
 
