@@ -8,110 +8,12 @@ payload that fails to map still goes to the fault stream, once, and is counted.
 """
 from __future__ import annotations
 
-import asyncio
-import struct
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 import pytest
-from srota.connectors._inmemory import broker
-from srota.engine.event import Event
-from srota.service.config import HttpConfig, ServiceConfig
-from srota.service.host import ServiceHost
 
-START = 1_700_000_000_000
-
-
-def f32(x: float) -> float:
-    return struct.unpack("f", struct.pack("f", x))[0]
-
-
-class Running:
-    """A started host with one app, callbacks on its streams and subscriptions on topics."""
-
-    def __init__(self, host: ServiceHost, name: str) -> None:
-        self.host = host
-        self.runtime = host.runtimes[name]
-        self.app = name
-        self.chunks: dict[str, list[list[tuple[Any, ...]]]] = {}
-
-    def watch(self, stream: str) -> list[list[tuple[Any, ...]]]:
-        """Record every chunk of ``stream`` (as lists of rows)."""
-        got: list[list[tuple[Any, ...]]] = []
-
-        def callback(events: list[Event]) -> None:
-            got.append([tuple(e.data) for e in events])
-
-        self.runtime.add_callback(stream, callback)
-        return got
-
-    def send(self, stream: str, *rows: tuple[Any, ...]) -> None:
-        """One chunk into ``stream`` (one row: Siddhi's ``send(Object[])``, more: ``send(Event[])``)."""
-        self.runtime.get_input_handler(stream).send_rows(list(rows), START)
-
-    def mapping_errors(self, stream: str) -> float:
-        for line in self.host.metrics.render().decode().splitlines():
-            if line.startswith("srota_mapping_errors_total{") and f'stream="{stream}"' in line:
-                return float(line.rsplit(" ", 1)[1])
-        return 0.0
-
-
-async def _start(app: str) -> Running:
-    host = ServiceHost(ServiceConfig(http=HttpConfig(enabled=False)), app_texts=[app])
-    await host.start()
-    name = next(iter(host.runtimes))
-    return Running(host, name)
-
-
-@pytest.fixture
-async def run() -> AsyncIterator[Any]:
-    hosts: list[ServiceHost] = []
-
-    async def start(app: str) -> Running:
-        r = await _start(app)
-        hosts.append(r.host)
-        return r
-
-    yield start
-    for h in hosts:
-        await h.stop()
-
-
-class Topic:
-    """Everything published to an inMemory topic from now on."""
-
-    def __init__(self, topic: str) -> None:
-        self.sub = broker.subscribe(topic)
-        self.messages: list[Any] = []
-
-    async def take(self, n: int, timeout: float = 5.0) -> list[Any]:
-        """Wait for ``n`` messages in all, then a moment more to see that no others come."""
-        async with asyncio.timeout(timeout):
-            while len(self.messages) < n:
-                payload, _props = await self.sub.queue.get()
-                self.messages.append(payload)
-        await asyncio.sleep(0.1)
-        while not self.sub.queue.empty():
-            self.messages.append(self.sub.queue.get_nowait()[0])
-        return self.messages
-
-    def text(self) -> list[str]:
-        return [m.decode() if isinstance(m, bytes) else m for m in self.messages]
-
-    def close(self) -> None:
-        broker.unsubscribe(self.sub)
-
-
-async def _publish(topic: str, *payloads: Any, properties: dict[str, Any] | None = None) -> None:
-    for p in payloads:
-        await broker.publish(topic, p, properties)
-
-
-async def _until(predicate: Any, timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
+from tests.mappers.harness import Topic, f32, publish, until
 
 
 def _faulty_app(name: str, source: str, stream: str) -> str:
@@ -137,7 +39,7 @@ async def test_json_array_with_custom_attributes_drops_only_failing_elements(run
         "(symbol string, price float, volume long)"))
     got = r.watch("FooStream")
     faults = Topic(f"{name}-faults")
-    await _publish(name,
+    await publish(name,
                    b'[{"event":{"symbol":"WSO2","price":52.6,"volume":100}},'
                    b'{"event":{"symbol":"WSO2","price":53.6,"volume":99}}]',
                    b'[{"event":{"symbol":"WSO2","price":55.6,"volume":100}},'
@@ -146,7 +48,7 @@ async def test_json_array_with_custom_attributes_drops_only_failing_elements(run
                    b'[{"event":{"symbol":"WSO2","price":58.6,"volume":100}},'
                    b'{"Event":{"symbol":"WSO2","price":59.6,"volume":99}},'
                    b'{"event":{"symbol":"IBM","price":60.6,"volume":80}}]')
-    await _until(lambda: sum(len(c) for c in got) >= 6)
+    await until(lambda: sum(len(c) for c in got) >= 6)
     assert [row for c in got for row in c] == [
         ("WSO2", f32(52.6), 100), ("WSO2", f32(53.6), 99), ("WSO2", f32(55.6), 100),
         ("WSO2", f32(57.6), None), ("WSO2", f32(58.6), 100), ("IBM", f32(60.6), 80)]
@@ -163,7 +65,7 @@ async def test_json_default_mapping_is_strict(run: Any) -> None:
                               "(symbol string, price double, volume int)"))
     got = r.watch("FooStream")
     faults = Topic(f"{name}-faults")
-    await _publish(name,
+    await publish(name,
                    b'{"event1":{"symbol":"WSO2","price":52.6,"volume":100}}',  # not an attribute
                    b'{"event":{"symbol":"WSO2","price":55,"volume":100}}',  # integer for a double
                    b'{"event":{"symbol":"WSO2","price":10.12,"discount":"3%","volume":100}}',  # extra key
@@ -172,7 +74,7 @@ async def test_json_default_mapping_is_strict(run: Any) -> None:
                    b'{"event":{"symbol":123,"price":1.5e1,"volume":100}}',  # a number is text for a string
                    b'{"symbol":"IBM","price":55.6,"volume":7}')  # the plain object form
     errors = await faults.take(5)
-    await _until(lambda: sum(len(c) for c in got) >= 2)
+    await until(lambda: sum(len(c) for c in got) >= 2)
     assert [row for c in got for row in c] == [("123", 15.0, 100), ("IBM", 55.6, 7)]
     text = [e[0] for e in errors]
     assert "does not have an attribute named 'event1'" in text[0]
@@ -188,12 +90,12 @@ async def test_json_fail_on_missing_attribute_false(run: Any) -> None:
     r = await run(_faulty_app(name, f"""@source(type='inMemory', topic='{name}',
         @map(type='json', fail.on.missing.attribute='false'))""", "(symbol string, price float, volume long)"))
     got = r.watch("FooStream")
-    await _publish(name,
+    await publish(name,
                    b'{"event":{"price":56,"volume":100}}',
                    b'[{"symbol":"WSO2","price":55.6,"volume":100},'
                    b'{"testEvent":{"symbol":"WSO2","price":56.6,"volume":99}},'
                    b'{"symbol":"WSO2","price":57.6,"volume":80}]')
-    await _until(lambda: sum(len(c) for c in got) >= 3)
+    await until(lambda: sum(len(c) for c in got) >= 3)
     assert [row for c in got for row in c] == [(None, 56.0, 100), ("WSO2", f32(55.6), 100),
                                                 ("WSO2", f32(57.6), 80)]
 
@@ -210,10 +112,10 @@ async def test_json_event_grouping(run: Any, grouping: str) -> None:
     define stream FooStream (symbol string, price float, volume string);
     """)
     got = r.watch("FooStream")
-    await _publish(name, b'{"portfolio":[{"stock":{"volume":100,"company":{"symbol":"wso2"},"price":56.6}},'
+    await publish(name, b'{"portfolio":[{"stock":{"volume":100,"company":{"symbol":"wso2"},"price":56.6}},'
                          b'{"stock":{"volume":200,"company":{"symbol":"wso2"},"price":57.6}}]}',
                    properties={"symbol": "test"})
-    await _until(lambda: sum(len(c) for c in got) >= 2)
+    await until(lambda: sum(len(c) for c in got) >= 2)
     expected = [("wso2", f32(56.6), "test"), ("wso2", f32(57.6), "test")]
     assert got == ([expected] if grouping == "true" else [[e] for e in expected])
 
@@ -227,10 +129,10 @@ async def test_json_paths_with_wildcards_descent_and_filters(run: Any) -> None:
     define stream FooStream (id string, skus string, total object, big string);
     """)
     got = r.watch("FooStream")
-    await _publish(name, orjson.dumps({"orders": [
+    await publish(name, orjson.dumps({"orders": [
         {"id": "o1", "lines": [{"sku": "a", "qty": 1, "amount": 2.5}, {"sku": "b", "qty": 3, "amount": 9}]},
         {"id": "o2", "lines": []}]}))
-    await _until(lambda: sum(len(c) for c in got) >= 2)
+    await until(lambda: sum(len(c) for c in got) >= 2)
     assert got == [[("o1", '["a","b"]', [2.5, 9], '["b"]'), ("o2", "[]", [], "[]")]]
 
 
@@ -330,8 +232,8 @@ async def test_csv_header_skips_the_first_message_ever(run: Any) -> None:
     define stream FooStream (symbol string, price float, volume long);
     """)
     got = r.watch("FooStream")
-    await _publish(name, "symbol-/-price-/-volume", "WSO2-/-55.6-/-100", "IBM-/-75.6-/-10\nORCL-/-1-/-2")
-    await _until(lambda: sum(len(c) for c in got) >= 3)
+    await publish(name, "symbol-/-price-/-volume", "WSO2-/-55.6-/-100", "IBM-/-75.6-/-10\nORCL-/-1-/-2")
+    await until(lambda: sum(len(c) for c in got) >= 3)
     assert [row for c in got for row in c] == [("WSO2", f32(55.6), 100), ("IBM", f32(75.6), 10), ("ORCL", 1.0, 2)]
 
 
@@ -343,10 +245,10 @@ async def test_csv_empty_numeric_field_is_a_mapping_error(run: Any) -> None:
         "(symbol string, price float, volume int)"))
     got = r.watch("FooStream")
     faults = Topic(f"{name}-faults")
-    await _publish(name, "55.689,100,null", "75, ,IBM@#$%^*", ",10,WSO2", " 55.6,aa,WSO2",
+    await publish(name, "55.689,100,null", "75, ,IBM@#$%^*", ",10,WSO2", " 55.6,aa,WSO2",
                    "1,2,A\n,3,B\n4,5,C")  # one bad record among good ones: only it is dropped
     errors = await faults.take(4)
-    await _until(lambda: sum(len(c) for c in got) >= 3)
+    await until(lambda: sum(len(c) for c in got) >= 3)
     assert [row for c in got for row in c] == [("null", f32(55.689), 100), ("A", 1.0, 2), ("C", 4.0, 5)]
     assert "price" in errors[1][0] and "not a number" in errors[1][0]
     assert r.mapping_errors("FooStream") == 4
@@ -363,8 +265,8 @@ async def test_csv_unknown_attributes_are_null_when_allowed(run: Any) -> None:
     define stream FooStream (symbol string, price float, volume int);
     """)
     got = r.watch("FooStream")
-    await _publish(name, "55.689,100,null", "75, ,IBM@#$%^*", " ,10,WSO2", " 55.6,aa,WSO2", " bb,10.6,WSO2")
-    await _until(lambda: sum(len(c) for c in got) >= 5)
+    await publish(name, "55.689,100,null", "75, ,IBM@#$%^*", " ,10,WSO2", " 55.6,aa,WSO2", " bb,10.6,WSO2")
+    await until(lambda: sum(len(c) for c in got) >= 5)
     assert [row for c in got for row in c] == [
         ("null", f32(55.689), 100), ("IBM@#$%^*", 75.0, None), ("WSO2", None, 10), ("WSO2", f32(55.6), None),
         ("WSO2", None, None)]
@@ -379,8 +281,8 @@ async def test_csv_tab_delimiter_trims_fields(run: Any) -> None:
     define stream FooStream (symbol string, price float, volume int);
     """)
     got = r.watch("FooStream")
-    await _publish(name, "null\t55.689\t100", " WSO2\t0\t10", " WSO2\t00.3\t16")
-    await _until(lambda: sum(len(c) for c in got) >= 3)
+    await publish(name, "null\t55.689\t100", " WSO2\t0\t10", " WSO2\t00.3\t16")
+    await until(lambda: sum(len(c) for c in got) >= 3)
     assert [row for c in got for row in c] == [("null", f32(55.689), 100), ("WSO2", 0.0, 10), ("WSO2", f32(0.3), 16)]
 
 
