@@ -486,6 +486,8 @@ def in_hook(node: In, compiler: ExpressionCompiler) -> Compiled:
     scope = TableScope(table, [node.source_id], var, compiler.scope, ev)
     scope.prologue = ()  # the outer variables are already bound where the `in` is used
     inner = ExpressionCompiler(ctx, scope, gen)
+    if getattr(table, "sql_backed", False):  # the database answers (one query per event)
+        return Compiled(table.compile_contains(node.expression, inner, var, ev, gen), AttrType.BOOL, nullable=False)
     rest = conjuncts(node.expression)
     tref = gen.ref(table, "tbl")
     lookup = None

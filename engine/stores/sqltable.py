@@ -177,6 +177,16 @@ class SqlTable:
         """Rows matching a translated condition (``where`` uses the dialect's placeholders)."""
         return self._fetch(f"{self._select} WHERE {where}" if where else self._select, params)
 
+    def exists(self, where: str, params: Sequence[Any]) -> bool:
+        """Whether a row matches a translated condition (one ``SELECT 1 ... LIMIT 1``)."""
+        sql = f"SELECT 1 FROM {self._t}{f' WHERE {where}' if where else ''} LIMIT 1"
+
+        def work(cur: Any) -> bool:
+            cur.execute(sql, tuple(params))
+            return cur.fetchone() is not None
+
+        return bool(self.db.run(work))
+
     def lookup_pk(self, key: Any) -> list[Event]:
         values = (key,) if len(self.pk_positions) == 1 else tuple(key)
         cache = self._cache
@@ -275,43 +285,59 @@ class SqlTable:
                         gen: CodeGen, ctx: Any, params: str, what: str) -> Callable[..., list[Event]]:
         """Compile ``condition`` into ``find(params) -> rows``, as SQL where it can (module doc)."""
         compiler = ExpressionCompiler(ctx, scope, gen)
+        cands, rest = self._plan(condition, compiler, cand_var, cand_event, gen, what)
+        body = list(scope.prologue)
+        if rest is None:
+            body.append(f"return {cands}")
+        else:
+            code = compiler.compile_condition(rest, what)
+            body.append(f"return [{cand_event} for {cand_event} in {cands} "
+                        f"for {cand_var} in ({cand_event}.data,) if {code}]")
+        return gen.function("_sqlfind", params, body)
+
+    def compile_contains(self, condition: Expression | None, compiler: ExpressionCompiler, cand_var: str,
+                         cand_event: str, gen: CodeGen) -> str:
+        """Inline code for ``condition in T``: one ``SELECT 1 ... LIMIT 1`` where all of the
+        condition translates (Siddhi's rdbms store asks the database whether a record exists),
+        else the translated part selects the rows the rest is tested on in Python."""
+        cands, rest = self._plan(condition, compiler, cand_var, cand_event, gen, "'in' condition")
+        if rest is None:
+            return f"bool({cands})" if ".lookup_pk(" in cands else cands.replace(".select(", ".exists(", 1)
+        code = compiler.compile_condition(rest, "'in' condition")
+        return f"any(True for {cand_event} in {cands} for {cand_var} in ({cand_event}.data,) if {code})"
+
+    def _plan(self, condition: Expression | None, compiler: ExpressionCompiler, cand_var: str, cand_event: str,
+              gen: CodeGen, what: str) -> tuple[str, Expression | None]:
+        """The code reading the candidate rows (SQL for every translatable conjunct) and the
+        rest of ``condition`` to test on them in Python (None when all of it is SQL)."""
         translator = _Translator(self, compiler, cand_var, cand_event)
         sql_parts: list[str] = []
         args: list[str] = []
-        rest: list[Expression] = []
+        rest: Expression | None = None
+        n_rest = 0
         for part in conjuncts(condition):
             got = translator.translate(part, negated=False, top=True)
             if got is None:
-                rest.append(part)
+                rest = part if rest is None else And(rest, part)
+                n_rest += 1
             else:
                 sql_parts.append(got[0])
                 args.extend(got[1])
         where = " AND ".join(sql_parts)
         plan = f"{what} on table '{self.id}': " + (
             f"SQL WHERE {where}" if where else "reads every row") + (
-            f"; filtered in Python: {len(rest)} part(s) with no SQL translation" if rest else "")
+            f"; filtered in Python: {n_rest} part(s) with no SQL translation" if n_rest else "")
         self.plans.append(plan)
         _log.debug("%s", plan)
         tref = gen.ref(self, "sqltbl")
-        body = list(scope.prologue)
         args_code = "(" + "".join(a + ", " for a in args) + ")"
-        cands = f"{tref}.select({where!r}, {args_code})"
         pk = self.pk_positions
         if pk and len(sql_parts) == len(pk) and set(translator.key_equalities) == set(pk):
             # exactly the primary key: a key lookup (served by @cache when there is one)
             eq = translator.key_equalities
             key = eq[pk[0]] if len(pk) == 1 else "(" + "".join(eq[p] + ", " for p in pk) + ")"
-            cands = f"{tref}.lookup_pk({key})"
-        cond = None
-        for part in rest:
-            cond = part if cond is None else And(cond, part)
-        if cond is None:
-            body.append(f"return {cands}")
-        else:
-            code = compiler.compile_condition(cond, what)
-            body.append(f"return [{cand_event} for {cand_event} in {cands} "
-                        f"for {cand_var} in ({cand_event}.data,) if {code}]")
-        return gen.function("_sqlfind", params, body)
+            return f"{tref}.lookup_pk({key})", rest
+        return f"{tref}.select({where!r}, {args_code})", rest
 
 
 class _Translator:

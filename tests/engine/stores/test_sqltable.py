@@ -142,6 +142,47 @@ from Q join T on T.k == Q.k select T.k insert into Out;
     assert out == [("ibm",)]
 
 
+def _in_queries(store: str) -> tuple[dict[str, list[str]], list[str]]:
+    """What four ``in`` queries let through, and the table's plans, with ``store`` on the table."""
+    app = f"""
+define stream S (k string, v long);
+define stream Q (k string, v long);
+{store}
+@PrimaryKey('k')
+define table T (k string, v long);
+from S insert into T;
+@info(name='key') from Q[(T.k == k) in T] select k insert into ByKey;
+@info(name='exists') from Q[(T.v >= v and not (T.k == k)) in T] select k insert into Other;
+@info(name='mixed') from Q[(T.v >= v and str:length(T.k) == 2) in T] select k insert into Mixed;
+@info(name='negated') from Q[not ((T.v == v) in T)] select k insert into Missing;
+"""
+    rt = SiddhiManager().create_siddhi_app_runtime(app)
+    got: dict[str, list[str]] = {s: [] for s in ("ByKey", "Other", "Mixed", "Missing")}
+    for stream, rows in got.items():
+        rt.add_callback(stream, lambda events, rows=rows: rows.extend(e.data[0] for e in events))
+    rt.start()
+    rt.get_input_handler("S").send(["ab", 10], timestamp=T0)
+    rt.get_input_handler("S").send(["abc", None], timestamp=T0 + 1)  # a null matches no comparison
+    for i, (k, v) in enumerate([("ab", 5), ("abc", 10), ("x", 10), ("ab", 11), ("x", None)]):
+        rt.get_input_handler("Q").send([k, v], timestamp=T0 + 10 + i)
+    plans = list(getattr(rt.context.tables["T"], "plans", ()))
+    rt.shutdown()
+    return got, plans
+
+
+def test_in_asks_the_database_whether_a_row_matches(rdbms_url: str) -> None:
+    """``cond in T`` is SQL (Siddhi's rdbms store asks whether a record exists): a key lookup,
+    ``SELECT 1 ... LIMIT 1``, or the translatable part in SQL and the rest in Python; the
+    answers are the in-memory table's."""
+    got, plans = _in_queries(f"@store({store_options(rdbms_url)})")
+    assert got == {"ByKey": ["ab", "abc", "ab"], "Other": ["abc", "x"], "Mixed": ["ab", "abc", "x"],
+                   "Missing": ["ab", "ab", "x"]}
+    assert got == _in_queries("")[0]
+    ins = [p for p in plans if p.startswith("'in' condition")]
+    assert len(ins) == 4 and all("SQL WHERE" in p for p in ins)
+    assert sum("filtered in Python: 1 part(s)" in p for p in ins) == 1
+
+
 def test_cache_serves_primary_key_lookups(pg_url: str) -> None:
     app = f"""
 define stream S (k string, v long);
