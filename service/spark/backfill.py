@@ -418,11 +418,15 @@ def _write_jdbc_server(loaded: LoadedAggregation, duration: TimeDuration, rows_d
     table = store.tables[duration]
     staging = f"srota_staging_{os.getpid()}_{duration.name.lower()}"  # unquoted by Spark: lower case
     names = store.schema.column_names
-    from pyspark.sql.types import BooleanType
+    from pyspark.sql.types import BooleanType, FloatType
 
-    # booleans are stored 0/1, as in SQLite and the live engine's rows
-    rows_df = rows_df.select([F.col(f.name).cast("long") if isinstance(f.dataType, BooleanType) else F.col(f.name)
-                              for f in rows_df.schema.fields])
+    # booleans are stored 0/1, as in SQLite and the live engine's rows; floats are widened to
+    # doubles here, exactly, as the engine writes them: a FLOAT staging column would go through
+    # MariaDB's FLOAT -> DOUBLE conversion, which rounds to the float's shortest decimal
+    # (339.79, where the engine wrote 339.7900085449219)
+    rows_df = rows_df.select([F.col(f.name).cast("long") if isinstance(f.dataType, BooleanType)
+                              else F.col(f.name).cast("double") if isinstance(f.dataType, FloatType)
+                              else F.col(f.name) for f in rows_df.schema.fields])
     if store.schema.sharded:
         rows_df = rows_df.withColumn("__shard", F.lit(store.shard_id))
     rows_df.toDF(*names).write.jdbc(url, staging, mode="overwrite", properties=props)
