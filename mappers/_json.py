@@ -80,6 +80,7 @@ from srota.mappers._convert import (
     shortest_float32,
     value_converter,
 )
+from srota.mappers._gson import lenient_json_error
 from srota.mappers._jsonpath import JsonPathError, compile_path, parse_path
 from srota.mappers._options import annotation_options, creation_error, resolve_options
 from srota.mappers._template import Template
@@ -450,10 +451,12 @@ class JsonSinkMapper(SinkMapper):
 
     def _check(self, data: bytes) -> bytes:
         if self.validate_json:
-            try:
-                orjson.loads(data)
-            except orjson.JSONDecodeError as exc:
-                raise MappingError(f"the generated JSON is not valid: {exc}", payload=data) from None
+            # Siddhi validates with ``new Gson().fromJson(text, Object.class)``, which reads
+            # leniently: a template's bare ``undefined`` (a null) passes, so strict JSON would
+            # drop messages Siddhi publishes.
+            reason = lenient_json_error(data.decode("utf-8", "replace"))
+            if reason is not None:
+                raise MappingError(f"the generated JSON is not valid: {reason}", payload=data)
         return data
 
     def map(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
@@ -513,7 +516,9 @@ _SOURCE_PARAMS = (
 
 _SINK_PARAMS = (
     Param("validate.json", _B, optional=True, default=False,
-          doc="Check that each generated message is valid JSON; an invalid one fails to map."),
+          doc="Check that each generated message is JSON as Siddhi's (lenient) Gson reads it: a bare "
+              "undefined or 'single quotes' pass, an unterminated object does not; an invalid one fails "
+              "to map."),
     Param("enclosing.element", _S, optional=True, default=None,
           doc="Wrap the output: '$.portfolio' writes {\"portfolio\": <events>}."),
     Param("event.grouping.enabled", _B, optional=True, default=True,

@@ -404,10 +404,12 @@ class TestSink:
         assert siddhi.map([(None, None, 1)]) == [b'{"S":"undefined","P":undefined,"V":1}']
 
     def test_validate_json_rejects_broken_template_output(self) -> None:
-        m = JsonSinkMapper(STOCK, payload='{"s":{{symbol}}}', validate_json=True)
+        """As Siddhi's Gson check: an unterminated object fails, a bare value passes (lenient)."""
+        m = JsonSinkMapper(STOCK, payload='{"s":"{{symbol}}"', validate_json=True)
         with pytest.raises(MappingError, match="not valid"):
             m.map([("A", 1.0, 1)])
-        assert JsonSinkMapper(STOCK, payload='{"s":{{symbol}}}').map([("A", 1.0, 1)]) == [b'{"s":A}']
+        lenient = JsonSinkMapper(STOCK, payload='{"s":{{symbol}}}', validate_json=True)
+        assert lenient.map([("A", 1.0, 1)]) == [b'{"s":A}']
 
     def test_template_unknown_attribute(self) -> None:
         with pytest.raises(mappers.TemplateError, match="nope"):

@@ -1,0 +1,26 @@
+"""``validate.json``'s reader: what Gson 2.8's lenient ``fromJson(text, Object.class)`` accepts."""
+from __future__ import annotations
+
+import pytest
+from srota.mappers._gson import lenient_json_error
+
+
+@pytest.mark.parametrize("text", [
+    '{"a":1}', "[1, 2.5, true, null]", '"text"', "12", "",  # JSON, and an empty document
+    '{"Volume":undefined}', "{'a':'b'}", "{a:b}", "{a=1; b=>2}",  # unquoted, single quotes, = and ;
+    "[1,,2]", "[,]", "// note\n{\"a\":1}", "/* c */ [1] # end", ")]}'\n[1]",
+    '{"a":"\\u00e9\\n\\/"}', "null trailing",  # a null result skips the full-consumption check
+])
+def test_accepted(text: str) -> None:
+    assert lenient_json_error(text) is None
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ('{"a":1', "end of input"), ("[1, 2", "end of input"), ('{"a":"x}', "unterminated string"),
+    ('{"a" 1}', "expected ':'"), ('{"a":1,}', "expected a name"), ('{"a":"\\x"}', "invalid escape"),
+    ('{"a":"\\u12"}', "malformed unicode"), ("[1] [2]", "not fully consumed"), ("{} x", "not fully consumed"),
+    ("/* open", "unterminated comment"), ("[1 2]", "unterminated array"), ('{"a":1 "b":2}', "unterminated object"),
+])
+def test_rejected(text: str, reason: str) -> None:
+    got = lenient_json_error(text)
+    assert got is not None and reason in got
