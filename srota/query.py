@@ -33,7 +33,7 @@ from srota.grammar.render import render
 
 __all__ = [
     "Aggregation", "App", "Expr", "Function", "Partition", "Query", "State", "Stream", "Table", "Trigger",
-    "Window", "absent", "col", "event", "every", "fn", "lit", "pattern", "sequence", "time", "window",
+    "Window", "absent", "annotation", "col", "event", "every", "fn", "lit", "pattern", "sequence", "time", "window",
 ]
 
 ExprLike = Union["Expr", m.Expression, int, float, str, bool]
@@ -171,6 +171,13 @@ def _annotation(annotation: str, *positional: str, **options: Any) -> m.Annotati
     els += [m.AnnotationElement(k.replace("__", "."), str(v).lower() if isinstance(v, bool) else str(v))
             for k, v in options.items()]
     return m.Annotation(annotation, tuple(els), nested)
+
+
+def annotation(name: str, *positional: str, nested: Iterable[m.Annotation] = (), **options: Any) -> m.Annotation:
+    """An annotation to nest in another, as Siddhi's ``Annotation.annotation("map").element(...)``:
+    ``annotate("sink", type="kafka", nested=[annotation("map", type="json")])``.  Keys as in
+    :meth:`annotate` (``jdbc__url`` is ``jdbc.url``)."""
+    return _annotation(name, *positional, _nested=tuple(nested), **options)
 
 
 class _Annotated:

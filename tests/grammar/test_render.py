@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from srota.grammar import model as m
 from srota.grammar.parser import parse, parse_on_demand_query
 from srota.grammar.render import render, render_expression, render_on_demand
+from srota.grammar.render import string as render_string
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "cases"
 
@@ -99,3 +100,14 @@ def test_generated_expressions_round_trip(expr: m.Expression) -> None:
     text = f"define stream S (a int);\nfrom S select {render_expression(expr)} as x insert into O;"
     got = parse(text).execution_elements[0].selector.attributes[0].expression
     assert strip(got) == strip(expr)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30) | st.text(alphabet="'\"\\\n\r\tu0{}", max_size=12))
+def test_any_string_round_trips(text: str) -> None:
+    """Quotes, backslashes, line breaks and control characters survive render -> parse (a
+    multi-line ``@payload`` built in code rendered as a single-quoted string did not parse)."""
+    app = f"@app:name({render_string(text)})\ndefine stream S (a string);\nfrom S select {render_string(text)} as x insert into O;"
+    parsed = parse(app)
+    assert parsed.annotations[0].elements[0].value == text
+    assert parsed.execution_elements[0].selector.attributes[0].expression.value == text
