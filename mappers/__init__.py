@@ -29,7 +29,7 @@ from srota.mappers._csv import CsvSinkMapper, CsvSourceMapper
 from srota.mappers._json import JsonSinkMapper, JsonSourceMapper
 from srota.mappers._jsonpath import JsonPathError, parse_path
 from srota.mappers._passthrough import PassThroughSinkMapper, PassThroughSourceMapper
-from srota.mappers._sinkmap import map_for_sink, map_rows_for_sink
+from srota.mappers._sinkmap import Failures, map_for_sink, map_rows_for_sink
 from srota.mappers._template import Template, TemplateError, is_template, option_templates
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "TRP_PREFIX",
     "CsvSinkMapper",
     "CsvSourceMapper",
+    "Failures",
     "JsonPathError",
     "JsonSinkMapper",
     "JsonSourceMapper",

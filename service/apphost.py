@@ -332,15 +332,23 @@ class AppHost:
                 await self._publish(b, batch)
                 await self._flushed_batch(b, len(batch), taken)
 
-    async def _publish(self, b: _SinkBinding, rows: list[tuple[Any, ...]]) -> None:
-        try:
-            items, carried = mappers.map_rows_for_sink(b.mapper, rows, b.templates, b.chunk_sizes)
-        except mappers.MappingError as exc:
+    def _unmapped(self, b: _SinkBinding, rows: list[tuple[Any, ...]], failed: mappers.Failures) -> None:
+        """Log (and with ``on.error='STORE'`` keep) the outputs whose message could not be made;
+        the batch's other messages still go out, as Siddhi drops only the message that failed."""
+        for indexes, exc in failed:
             self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
-            self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
+            self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(indexes))
             if b.on_error == "STORE":
-                self._store_error(b.stream_id, SINK, exc, rows)
-            return
+                self._store_error(b.stream_id, SINK, exc, [rows[i] for i in indexes])
+
+    async def _publish(self, b: _SinkBinding, rows: list[tuple[Any, ...]]) -> None:
+        failed: mappers.Failures = []
+        items, carried = mappers.map_rows_for_sink(b.mapper, rows, b.templates, b.chunk_sizes, failed)
+        if failed:
+            self._unmapped(b, rows, failed)
+            if not items:
+                return
+            rows, carried = _rows_of(rows, carried)
         delay = 0.1
         flushing = False  # every item is handed to the sink; only the flush remains
         while True:
@@ -413,12 +421,9 @@ class AppHost:
         assert b is not None
         async with self._txn_lock:
             rows, taken = self._take(b, None)
-            try:
-                items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes) if rows else []
-            except mappers.MappingError as exc:
-                self.metrics.sink_errors.labels(self.name, b.stream_id).inc()
-                self._log.error("output could not be mapped", stream=b.stream_id, reason=str(exc), rows=len(rows))
-                items = []
+            failed: mappers.Failures = []
+            items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes, failed) if rows else []
+            self._unmapped(b, rows, failed)
             offsets: dict[str, dict[Any, int]] = {}
             by_source: list[tuple[Any, dict[Any, int]]] = []
             for src, token in acks:

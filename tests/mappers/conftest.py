@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,12 +13,12 @@ from tests.mappers.harness import start as start_app
 
 
 @pytest.fixture
-async def run() -> AsyncIterator[Any]:
+async def run(tmp_path: Path) -> AsyncIterator[Any]:
     """``await run(app_text)`` starts the app on a host of its own and returns its :class:`Running`."""
     hosts: list[ServiceHost] = []
 
     async def start(app: str) -> Running:
-        r = await start_app(app)
+        r = await start_app(app, str(tmp_path / f"errors-{len(hosts)}.db"))
         hosts.append(r.host)
         return r
 

@@ -53,9 +53,11 @@ class Running:
         return 0.0
 
 
-async def start(app: str) -> Running:
-    """A started host (no HTTP) running ``app``; the caller stops ``.host``."""
-    host = ServiceHost(ServiceConfig(http=HttpConfig(enabled=False)), app_texts=[app])
+async def start(app: str, errors_database: str) -> Running:
+    """A started host (no HTTP) running ``app``, its error store in ``errors_database``; the
+    caller stops ``.host``."""
+    host = ServiceHost(ServiceConfig(http=HttpConfig(enabled=False), errors_database=errors_database),
+                       app_texts=[app])
     await host.start()
     name = next(iter(host.runtimes))
     return Running(host, name)

@@ -460,6 +460,27 @@ def test_map_for_sink_with_dynamic_options() -> None:
         (b'{"event":{"symbol":"A","price":1.0,"volume":1}}', {})]
 
 
+def test_map_rows_for_sink_collects_what_fails_and_maps_the_rest() -> None:
+    """With a ``failed`` list a message that does not map is recorded with its rows, the other
+    messages of the batch are made: the chunk of a grouping mapper, the event otherwise."""
+    payload = "{'s':{{symbol}}}"  # `{'s':a b}` is not JSON, even to Gson
+    rows = [("a b", 1.0, 1), ("B", 2.0, 2), ("C", 3.0, 3), ("d e", 4.0, 4)]
+    failed: mappers.Failures = []
+    grouped = JsonSinkMapper(STOCK, payload=payload, validate_json=True)
+    items, carried = mappers.map_rows_for_sink(grouped, rows, None, [2, 1, 1], failed)
+    assert [p for p, _ in items] == [b"{'s':C}"] and carried == [[2]]
+    assert [indexes for indexes, _ in failed] == [[0, 1], [3]]
+    assert all(isinstance(exc, MappingError) for _, exc in failed)
+    failed.clear()
+    per_event = JsonSinkMapper(STOCK, payload=payload, validate_json=True, event_grouping_enabled=False)
+    templates = mappers.option_templates({"topic": "t-{{volume}}"}, STOCK)
+    items, carried = mappers.map_rows_for_sink(per_event, rows, templates, None, failed)
+    assert items == [(b"{'s':B}", {"topic": "t-2"}), (b"{'s':C}", {"topic": "t-3"})] and carried == [[1], [2]]
+    assert [indexes for indexes, _ in failed] == [[0], [3]]
+    with pytest.raises(MappingError):  # without the list, the first failure is raised
+        mappers.map_rows_for_sink(per_event, rows)
+
+
 def test_template_text_formatting() -> None:
     t = mappers.Template("{{s}}/{{f}}/{{b}}/{{d}}/{{l}}", (Attribute("s", T.STRING), Attribute("f", T.FLOAT),
                                                            Attribute("b", T.BOOL), Attribute("d", T.DOUBLE),

@@ -101,7 +101,7 @@ def test_registry_names_and_options() -> None:
 
 def test_public_api() -> None:
     assert set(mappers.__all__) == {
-        "DEFAULT_MAP_TYPE", "TRP_PREFIX", "CsvSinkMapper", "CsvSourceMapper", "JsonPathError", "JsonSinkMapper",
+        "DEFAULT_MAP_TYPE", "TRP_PREFIX", "CsvSinkMapper", "CsvSourceMapper", "Failures", "JsonPathError", "JsonSinkMapper",
         "JsonSourceMapper", "MappingError", "PassThroughSinkMapper", "PassThroughSourceMapper", "SinkMapper",
         "SourceMapper", "Template", "TemplateError", "create_sink_mapper", "create_source_mapper", "is_template",
         "map_for_sink", "map_rows_for_sink", "option_templates", "parse_path"}

@@ -334,3 +334,25 @@ async def test_csv_sink_payload_columns_quoting_and_grouping(run: Any) -> None:
     assert ibm.text() == ["IBM,75.6,100\nIBM,75.6,100\n"]
     for t in (plain, wso2, ibm):
         t.close()
+
+
+# ------------------------------------------------------------------------------------ unmappable outputs
+async def test_an_unmappable_output_loses_only_its_own_message(run: Any) -> None:
+    """Siddhi drops the message it could not map, not the batch: with one message per event
+    only the failing event is lost (and with on.error='STORE' kept), the rest is published."""
+    name = "JsonSinkUnmappable"
+    r = await run(f"""
+    @app:name('{name}')
+    define stream FooStream (symbol string);
+    @sink(type='inMemory', topic='{name}', on.error='STORE',
+        @map(type='json', validate.json='true', event.grouping.enabled='false', @payload("{{'s':{{{{symbol}}}}}}")))
+    define stream BarStream (symbol string);
+    from FooStream select * insert into BarStream;
+    """)
+    out = Topic(name)
+    r.send("FooStream", ("a b",), ("WSO2",), ("c d",), ("IBM",))  # `{'s':a b}` is not JSON even to Gson
+    await out.take(2)
+    assert out.text() == ["{'s':WSO2}", "{'s':IBM}"]
+    stored = r.host.error_store.entries(stream="BarStream")
+    assert sorted(tuple(e["data"]) for entry in stored for e in entry.events) == [("a b",), ("c d",)]
+    out.close()
