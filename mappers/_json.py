@@ -240,7 +240,12 @@ class JsonSourceMapper(SourceMapper):
     def _compile_default(self, gen: CodeGen, *, strict: bool) -> Callable[..., Row]:
         n = len(self.attributes)
         fail = self.fail_on_missing_attribute
-        body = ["if o.__class__ is not dict:", "    raise _NotObject(o)"]
+        if strict and not fail:
+            # A lone scalar (`12`, `"x"`, `null`) provides no attribute: Siddhi's single-event
+            # reader finds none and, missing attributes allowed, sends an event of nulls.
+            body = ["if o.__class__ is not dict:", f"    return {(None,) * n!r}"]
+        else:
+            body = ["if o.__class__ is not dict:", "    raise _NotObject(o)"]
         # {"event": {...}} is Siddhi's envelope; a stream whose only attribute is 'event' cannot
         # tell the envelope from its data, so there the object is always the data.
         unwrap = self.names != ("event",)

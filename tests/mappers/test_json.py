@@ -114,6 +114,13 @@ class TestSourceDefault:
         m = JsonSourceMapper(STOCK, fail_on_missing_attribute=False)
         assert m.map(b'{"symbol":"A"}') == [("A", None, None)]
 
+    def test_a_lone_scalar_is_an_event_of_nulls_when_missing_attributes_are_allowed(self) -> None:
+        """Siddhi's single-event reader finds no attribute in `12` or `"x"`: all null, or dropped."""
+        m = JsonSourceMapper(STOCK, fail_on_missing_attribute=False)
+        assert [m.map(p) for p in (b"12", b'"x"', b"null", b"true")] == [[(None, None, None)]] * 4
+        with pytest.raises(MappingError, match="expected a JSON object for an event, got number"):
+            JsonSourceMapper(STOCK).map(b"12")
+
     def test_error_reports_event_index(self) -> None:
         with pytest.raises(MappingError) as err:
             JsonSourceMapper(STOCK).map(b'[{"symbol":"A","price":1,"volume":1},{"symbol":"B","price":"x","volume":1}]')
