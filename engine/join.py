@@ -9,7 +9,9 @@ Like Siddhi's ``JoinInputStreamParser`` and ``JoinProcessor``:
   (window contents, named window contents, table rows) with the compiled ``on`` condition and
   yields one :class:`~engine.event.StateEvent` per match, of the probing event's type; the
   matches of ONE probing event form one chunk for the selector (so an aggregating selector
-  emits once per probing event, as in Siddhi);
+  emits once per probing event, as in Siddhi), and the rows of all the probing events of an
+  input chunk go on as one chunk (``QuerySelector.process_chunks``: Siddhi's output rate
+  limiter merges the chunks of ``QuerySelector.process(List)``);
 * ``unidirectional`` lets only that side trigger; tables and aggregations never trigger;
 * an outer side that finds nothing emits its event with ``None`` for the other side;
 * a named window joined with itself triggers from one side only (Siddhi shares one receiver).
@@ -27,7 +29,7 @@ from typing import Any
 from srota.engine.codegen import CodeGen
 from srota.engine.event import EXPIRED, RESET, TIMER, Event, StateEvent
 from srota.engine.expression import error_at
-from srota.engine.planning import InputPlan, Sources, plan_single_input
+from srota.engine.planning import EmitChunks, InputPlan, Sources, plan_single_input
 from srota.engine.scope import Column
 from srota.engine.table import compile_matcher
 from srota.grammar.errors import did_you_mean
@@ -178,14 +180,37 @@ def _drop(chunk: list[Any]) -> None:
     return None
 
 
+def _drop_chunks(chunks: list[list[Any]], on_error: Any) -> None:
+    return None
+
+
+def emit_one_by_one(emit: Emit) -> EmitChunks:
+    """An ``emit_chunks`` for a receiver of single chunks: each chunk goes on by itself."""
+    def emit_chunks(chunks: list[list[Any]], on_error: Callable[[int, Exception], None] | None) -> None:
+        for i, chunk in enumerate(chunks):
+            try:
+                emit(chunk)
+            except Exception as exc:
+                if on_error is None:
+                    raise
+                on_error(i, exc)
+
+    return emit_chunks
+
+
 def _no_contents() -> tuple[Event, ...]:
     return ()
 
 
 class JoinProcessor:
-    """Receives one side's window output and probes the other side (Siddhi's post-JoinProcessor)."""
+    """Receives one side's window output and probes the other side (Siddhi's post-JoinProcessor).
 
-    __slots__ = ("probe", "contents", "left", "outer", "next", "fault")
+    As Siddhi's, it probes with every event of a chunk first, then hands the selector the
+    matches of each probing event as a chunk of their own, all in one call (``next_chunks``:
+    their rows go on as one chunk, see :meth:`QuerySelector.process_chunks`).
+    """
+
+    __slots__ = ("probe", "contents", "left", "outer", "next_chunks", "fault")
 
     def __init__(self, probe: Callable[[Event, Any], list[Event]], contents: Callable[[], Any],
                  left: bool, outer: bool) -> None:
@@ -193,34 +218,49 @@ class JoinProcessor:
         self.contents = contents
         self.left = left
         self.outer = outer
-        self.next: Emit = _drop
+        self.next_chunks: EmitChunks = _drop_chunks
         #: where one event that raises goes (its stream's @OnError); None: the chunk fails
         self.fault: Callable[[Event, Exception], None] | None = None
 
     def process(self, chunk: list[Event]) -> None:
-        probe, contents, left, nxt = self.probe, self.contents, self.left, self.next
+        probe, contents, left = self.probe, self.contents, self.left
+        chunks: list[list[StateEvent]] = []
+        probing: list[Event] = []  # the event each chunk's rows come from
         for ev in chunk:
             t = ev.type
             if t == TIMER:
                 continue
             if t == RESET:
-                nxt([StateEvent(ev.timestamp, [ev, None] if left else [None, ev], RESET)])
+                chunks.append([StateEvent(ev.timestamp, [ev, None] if left else [None, ev], RESET)])
+                probing.append(ev)
                 continue
             try:
                 found = probe(ev, contents())
-                if found:
-                    ts = ev.timestamp
-                    if left:
-                        nxt([StateEvent(ts, [ev, f], t) for f in found])
-                    else:
-                        nxt([StateEvent(ts, [f, ev], t) for f in found])
-                elif self.outer:
-                    nxt([StateEvent(ev.timestamp, [ev, None] if left else [None, ev], t)])
             except Exception as exc:
                 # this event alone (its joins are done one by one): the others go on
                 if self.fault is None or len(chunk) == 1:
+                    if chunks:
+                        self.next_chunks(chunks, None)
                     raise
                 self.fault(ev, exc)
+                continue
+            if found:
+                ts = ev.timestamp
+                if left:
+                    chunks.append([StateEvent(ts, [ev, f], t) for f in found])
+                else:
+                    chunks.append([StateEvent(ts, [f, ev], t) for f in found])
+                probing.append(ev)
+            elif self.outer:
+                chunks.append([StateEvent(ev.timestamp, [ev, None] if left else [None, ev], t)])
+                probing.append(ev)
+        if not chunks:
+            return
+        fault = self.fault
+        if fault is None or len(chunk) == 1:
+            self.next_chunks(chunks, None)
+        else:  # the selector failing on one event's matches faults that event, as a probe would
+            self.next_chunks(chunks, lambda i, exc: fault(probing[i], exc))
 
 
 def _query_of(ctx: Any, inp: JoinInputStream) -> Query | None:
@@ -237,7 +277,12 @@ def _query_of(ctx: Any, inp: JoinInputStream) -> Query | None:
 class BatchJoinProcessor(JoinProcessor):
     """A join processor for row-wise selectors: one output chunk per input chunk."""
 
-    __slots__ = ()
+    __slots__ = ("next",)
+
+    def __init__(self, probe: Callable[[Event, Any], list[Event]], contents: Callable[[], Any],
+                 left: bool, outer: bool) -> None:
+        super().__init__(probe, contents, left, outer)
+        self.next: Emit = _drop
 
     def process(self, chunk: list[Event]) -> None:
         probe, contents, left, outer = self.probe, self.contents, self.left, self.outer
@@ -375,13 +420,18 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
     elements: dict[str, Any] = {}
     window_ids = [f"{element_prefix}/{('left', 'right')[i]}/window" for i in (0, 1)]
 
-    def connect(emit: Emit) -> None:
+    def connect_chunks(emit_chunks: EmitChunks, emit: Emit | None = None) -> None:
         joiners: list[JoinProcessor | None] = [None, None]
         for i in (0, 1):
             probe = probes[i]
             if triggers[i] and probe is not None:
-                joiner = (BatchJoinProcessor if batch else JoinProcessor)(probe, _no_contents, i == 0, outer[i])
-                joiner.next = emit
+                joiner: JoinProcessor
+                if batch:
+                    joiner = BatchJoinProcessor(probe, _no_contents, i == 0, outer[i])
+                    joiner.next = emit if emit is not None else lambda chunk: emit_chunks([chunk], None)
+                else:
+                    joiner = JoinProcessor(probe, _no_contents, i == 0, outer[i])
+                joiner.next_chunks = emit_chunks
                 joiner.fault = ctx.fault_event
                 joiners[i] = joiner
         holders: list[Any] = [None, None]
@@ -414,4 +464,7 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
             if jp is not None and holders[1 - i] is not None:
                 jp.contents = holders[1 - i].contents
 
-    return InputPlan(scope, connect, scope.columns, elements)
+    def connect(emit: Emit) -> None:
+        connect_chunks(emit_one_by_one(emit), emit)
+
+    return InputPlan(scope, connect, scope.columns, elements, connect_chunks=connect_chunks)

@@ -29,6 +29,9 @@ from srota.grammar.model import (
 )
 
 Emit = Callable[[list[Event]], None]
+#: ``emit_chunks(chunks, on_error)``: several chunks selected one by one, their rows handed on
+#: as one chunk; ``on_error(i, exc)`` takes an error of chunk ``i`` (None: it is raised).
+EmitChunks = Callable[[list[list[Any]], Callable[[int, Exception], None] | None], None]
 
 
 def source_key(stream_id: str, is_inner: bool = False, is_fault: bool = False) -> str:
@@ -117,6 +120,11 @@ class InputPlan:
     #: For an input that hands the selector several outputs per input chunk one by one (a
     #: pattern's matches): takes a predicate saying when they may go as one chunk instead.
     merge_outputs: Callable[[Callable[[], bool]], None] | None = None
+    #: For a join: connects with ``emit_chunks(chunks, on_error)`` instead, which selects each
+    #: chunk (the matches of one probing event) on its own and hands on their rows as one
+    #: chunk, as Siddhi's JoinProcessor gives ``QuerySelector.process(List)`` the chunks of
+    #: one input chunk (see :meth:`engine.selector.QuerySelector.process_chunks`).
+    connect_chunks: Callable[[EmitChunks], None] | None = None
 
 
 def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: CodeGen,

@@ -117,6 +117,8 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     try:
         if selector_plan.fused and plan.connect_unfiltered is not None:
             plan.connect_unfiltered(selector.process)
+        elif plan.connect_chunks is not None:
+            plan.connect_chunks(selector.process_chunks)
         else:
             plan.connect(selector.process)
     finally:

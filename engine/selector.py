@@ -163,6 +163,36 @@ class QuerySelector:
                     return
             self.next(out)
 
+    def process_chunks(self, chunks: list[list[Any]],
+                       on_error: Callable[[int, Exception], None] | None = None) -> None:
+        """Select each of ``chunks`` on its own and hand on their rows as one chunk.
+
+        Siddhi's ``QuerySelector.process(List<ComplexEventChunk>)``: a join gives its selector
+        the matches of each probing event of an input chunk as a chunk of their own (an
+        aggregating selector's row, group by, order by and limit apply per chunk) and the
+        output rate limiter merges what they give, so a callback or the target stream sees
+        one chunk per input chunk.  ``on_error(i, exc)`` takes an exception of chunk ``i``;
+        without it the exception is raised, after the rows of the chunks before it went on.
+        """
+        if len(chunks) == 1 and on_error is None:
+            self.process(chunks[0])
+            return
+        nxt = self.next
+        rows: list[Event] = []
+        self.next = rows.extend
+        try:
+            for i, chunk in enumerate(chunks):
+                try:
+                    self.process(chunk)
+                except Exception as exc:
+                    if on_error is None:
+                        raise
+                    on_error(i, exc)
+        finally:
+            self.next = nxt
+            if rows:
+                nxt(rows)
+
     def _recover(self, chunk: list[Event], exc: Exception) -> list[Event]:
         """The output of ``chunk`` when one of its events raised: that event is faulted alone.
 

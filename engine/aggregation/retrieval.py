@@ -18,7 +18,7 @@ from srota.engine.aggregation.buckets import within_range
 from srota.engine.codegen import CodeGen
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event, StateEvent
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
-from srota.engine.join import JoinScope, JoinSide, output_needs
+from srota.engine.join import JoinScope, JoinSide, emit_one_by_one, output_needs
 from srota.engine.scope import StreamScope
 from srota.grammar.model import (
     AttrType,
@@ -34,6 +34,7 @@ from srota.grammar.model import (
 
 if TYPE_CHECKING:
     from srota.engine.aggregation.runtime import Aggregation
+    from srota.engine.planning import EmitChunks
 
 _log = logging.getLogger("srota.engine.aggregation")
 
@@ -141,42 +142,51 @@ def plan_aggregation_join(agg: Aggregation, inp: JoinInputStream, ctx: Any, sour
             joined.append(alone(e))
         return joined
 
-    def connect(emit: Any) -> None:
+    def connect_chunks(emit_chunks: EmitChunks) -> None:
         def receive(chunk: list[Event]) -> None:
             # As Siddhi's JoinProcessor: the rows each stream event finds are a chunk of their
-            # own for the selector (group by, aggregates and order by apply per chunk); a
-            # stream side without a window is the empty window: each current event is
-            # followed by its expired copy (if the query emits expired events) and a reset.
-            # A row-wise selector cannot tell chunks apart: one chunk for the whole input.
+            # own for the selector (group by, aggregates and order by apply per chunk), and
+            # the selector hands on the rows of all of them as one chunk; a stream side
+            # without a window is the empty window: each current event is followed by its
+            # expired copy (if the query emits expired events) and a reset.  A row-wise
+            # selector cannot tell chunks apart: one chunk for the whole input.
             out: list[StateEvent] = []
-            for e in chunk:
-                t = e.type
-                if t == RESET:
-                    if not row_wise:
-                        emit([StateEvent(e.timestamp, alone(e), RESET)])
-                    continue
-                if t != CURRENT and t != EXPIRED:
-                    continue
-                joined = joined_rows(e)
-                copies = not has_window and t == CURRENT
-                if row_wise:
-                    out.extend(StateEvent(e.timestamp, p, t) for p in joined)
-                    if copies and expired:
-                        out.extend(StateEvent(e.timestamp, p, EXPIRED) for p in joined)
-                    continue
-                if joined:
-                    emit([StateEvent(e.timestamp, p, t) for p in joined])
-                if copies:
-                    if joined and expired:
-                        emit([StateEvent(e.timestamp, p, EXPIRED) for p in joined])
-                    emit([StateEvent(e.timestamp, alone(e), RESET)])
-            if out:
-                emit(out)
+            chunks: list[list[StateEvent]] = []
+            try:
+                for e in chunk:
+                    t = e.type
+                    if t == RESET:
+                        if not row_wise:
+                            chunks.append([StateEvent(e.timestamp, alone(e), RESET)])
+                        continue
+                    if t != CURRENT and t != EXPIRED:
+                        continue
+                    joined = joined_rows(e)
+                    copies = not has_window and t == CURRENT
+                    if row_wise:
+                        out.extend(StateEvent(e.timestamp, p, t) for p in joined)
+                        if copies and expired:
+                            out.extend(StateEvent(e.timestamp, p, EXPIRED) for p in joined)
+                        continue
+                    if joined:
+                        chunks.append([StateEvent(e.timestamp, p, t) for p in joined])
+                    if copies:
+                        if joined and expired:
+                            chunks.append([StateEvent(e.timestamp, p, EXPIRED) for p in joined])
+                        chunks.append([StateEvent(e.timestamp, alone(e), RESET)])
+            finally:  # (what the events before a failing one found still goes on)
+                if out:
+                    chunks.append(out)
+                if chunks:
+                    emit_chunks(chunks, None)
 
         with ctx.lock:
             splan.connect(receive)
 
-    return InputPlan(scope, connect, scope.columns, splan.elements)
+    def connect(emit: Any) -> None:
+        connect_chunks(emit_one_by_one(emit))
+
+    return InputPlan(scope, connect, scope.columns, splan.elements, connect_chunks=connect_chunks)
 
 
 # ---------------------------------------------------------------------------- on demand

@@ -179,6 +179,28 @@ def test_a_grouped_join_aggregates_each_stream_event_on_its_own():
                                       ["IBM", 602.0], ["IBM", 1001.0]])
 
 
+def test_a_join_with_an_aggregation_hands_on_one_chunk_per_input_chunk():
+    """The chunks the selector takes one by one (the rows, their expired copies, the reset)
+    go on as one: Siddhi's output rate limiter merges what ``QuerySelector.process(List)``
+    gives, so latestTestCase2's callback is called once, with three current and three
+    expired events."""
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        _STOCKS + "define aggregation stockAggregation from stockStream select symbol, avg(price) as avgPrice, "
+        "(price * quantity) as latestPrice aggregate by timestamp every sec...year;"
+        "define stream inputStream (symbol string); @info(name = 'query1') "
+        "from inputStream as i join stockAggregation as s within 1496200000000L, 1596535449000L "
+        "per 'seconds' select s.symbol, s.latestPrice group by s.symbol order by AGG_TIMESTAMP "
+        "insert all events into outputStream;")
+    calls: list[tuple[int, int]] = []
+    rt.add_query_callback("query1", lambda ts, ins, rems: calls.append((len(ins or ()), len(rems or ()))))
+    rt.start()
+    for row in _TRADES:
+        rt.get_input_handler("stockStream").send(row)
+    rt.get_input_handler("inputStream").send(["IBM"])
+    rt.shutdown()
+    assert calls == [(3, 3)]
+
+
 def test_a_join_per_a_granularity_the_aggregation_does_not_keep_fails_its_events_not_the_app(caplog):
     """Siddhi's Aggregation1TestCase.incrementalStreamProcessorTest22: ``per "days"`` on an
     aggregation kept ``sec...hour``; the app is created and the joining event is logged and

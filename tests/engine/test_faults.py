@@ -145,6 +145,19 @@ def test_join_fault_takes_only_the_bad_event():
     assert got["Out"] == [("a", 10), ("b", 9), ("b", 6)]
 
 
+def test_join_selector_fault_takes_only_the_bad_event():
+    """An aggregating selector behind a join that raises on one probing event's matches faults
+    that event alone; the rows of the others go on (as one chunk)."""
+    got = _run("define stream R (k string);\n"
+               "define window W (k string) length(5);\n"
+               "from R insert into W;\n"
+               "from S join W on S.k == W.k select S.k, sum(S.a / S.b) as x insert into Out;",
+               feeds=[("R", [Event(EPOCH, ("a",)), Event(EPOCH, ("b",))]),
+                      ("S", [Event(EPOCH + 1 + i, r) for i, r in enumerate(ROWS)])])
+    assert got["Faults"] == [("a", 8, 0)]
+    assert got["Out"] == [("a", 5), ("b", 3), ("b", 3), ("a", 1)]  # the side without a window resets
+
+
 def test_pattern_fault_takes_only_the_bad_event():
     """A pattern condition that raises for one event of a chunk faults that event alone; the
     matches of the others come out (they were lost with the whole chunk faulted)."""

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from srota.engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine import Event, SiddhiAppCreationError, SiddhiManager
 
 STREAMS = """
 define stream S (symbol string, price double, volume long);
@@ -96,6 +96,27 @@ def test_aggregation_emits_once_per_probing_event(run_app):
         t.send(["u", str(i), "c"])
     runtime.get_input_handler("S").send(["A", 1.0, 1])
     assert got.rows == [["A", 3]]
+
+
+def test_an_input_chunk_gives_one_output_chunk(run_app):
+    """Siddhi's JoinProcessor selects the matches of each probing event on their own (one row
+    each from an aggregating selector) and the selector hands on all their rows as one chunk:
+    one callback call per input chunk, and a query reading the output sees one chunk."""
+    runtime, got = run_app(STREAMS + """
+        define window W (user string, tweet string, company string) length(10);
+        from T insert into W;
+        @info(name='q') from S join W on S.symbol == W.company
+        select S.symbol as symbol, count() as n insert into Out;
+        from Out select count() as seen insert into Down;""")
+    down = []
+    runtime.add_callback("Down", lambda events: down.append([tuple(e.data) for e in events]))
+    t0 = 1_700_000_000_000
+    runtime.get_input_handler("T").send_events([Event(t0, ("u", "x", "A")), Event(t0, ("u", "y", "A")),
+                                                Event(t0, ("u", "z", "B"))])
+    runtime.get_input_handler("S").send_events([Event(t0 + 1, ("A", 1.0, 1)), Event(t0 + 1, ("B", 2.0, 2)),
+                                                Event(t0 + 1, ("C", 3.0, 3))])
+    assert got.rows == [["A", 2], ["B", 1]] and got.chunks == [2]
+    assert down == [[(2,)]]
 
 
 def test_join_table_uses_primary_key(run_app):
