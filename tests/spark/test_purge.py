@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sqlite3
+import urllib.parse
 
 import pytest
 from srota.engine import SiddhiManager
@@ -19,8 +20,9 @@ def _app(db) -> str:
             "group by k aggregate by ts every sec ... day;")
 
 
-def _fill(db) -> int:
-    rt = SiddhiManager().create_siddhi_app_runtime(_app(db))
+def _fill(db, text: str | None = None) -> int:
+    """Six hours of events into the app (``_app(db)`` unless ``text``); returns "now" after them."""
+    rt = SiddhiManager().create_siddhi_app_runtime(text if text is not None else _app(db))
     h = rt.get_input_handler("S")
     start = parse_time("2018-03-01 00:00:00")[0]
     for n in range(0, 6 * 3600, 5):
@@ -77,3 +79,46 @@ def test_rebuild_recomputes_a_coarser_table_from_the_finer_one(tmp_path, spark):
     rebuilt = _rows(db, "HOURS")
     assert n == len(rebuilt) > 0
     assert rebuilt == hours[:len(rebuilt)]  # every complete hour, identical to the live rows
+
+
+def _maria_store(url: str) -> str:
+    p = urllib.parse.urlsplit(url)
+    return (f"@store(type='rdbms', jdbc.url='jdbc:mariadb://{p.hostname}:{p.port}{p.path}', "
+            f"username='{p.username}', password='{p.password}')")
+
+
+def _maria_rows(url: str, table: str) -> list[tuple]:
+    import pymysql
+
+    p = urllib.parse.urlsplit(url)
+    conn = pymysql.connect(host=p.hostname, port=p.port, user=p.username, password=p.password,
+                           database=p.path.lstrip("/"))
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT * FROM `A_{table}`")
+            return sorted(cur.fetchall())
+    finally:
+        conn.close()
+
+
+def test_purge_job_on_mariadb_deletes_what_it_does_on_sqlite(tmp_path, spark, mariadb_server):
+    """The rdbms store: the job reads the tables over Spark's MariaDB JDBC driver and deletes
+    in the database; the same rows go as from SQLite."""
+    from srota.service.spark.purge import purge
+
+    db = tmp_path / "p.db"
+    now = _fill(db)
+    want = purge(str(_write(tmp_path / "sqlite.siddhi", _app(db))), "A", now, spark=spark, progress=None)
+    kept = {t: len(_rows(db, t)) for t in ("SECONDS", "MINUTES", "HOURS", "DAYS")}
+    url = str(mariadb_server.url(mariadb_server.create_database()))
+    text = _app(db).replace(f"@store(type='sqlite', database='{db}')", _maria_store(url))
+    assert _fill(db, text) == now
+    app = _write(tmp_path / "maria.siddhi", text)
+    assert purge(str(app), "A", now, spark=spark, progress=None, dry_run=True) == want
+    assert purge(str(app), "A", now, spark=spark, progress=None) == want
+    assert {t: len(_maria_rows(url, t)) for t in kept} == kept
+
+
+def _write(path, text: str):
+    path.write_text(text)
+    return path
