@@ -1,17 +1,27 @@
-"""JSON as Gson reads it leniently: siddhi-map-json's ``validate.json`` check.
+"""JSON as Gson reads it leniently: siddhi-map-json's ``validate.json`` check and its lenient sources.
 
 siddhi-map-json's sink validates a generated message with ``new Gson().fromJson(text,
 Object.class)``, and Gson (2.8, the version it ships with) always reads leniently there: a
 template's bare ``undefined`` or ``'single quotes'`` pass, so a strict JSON parser would drop
-messages Siddhi publishes.  :func:`lenient_json_error` accepts exactly what that reader
-accepts (following ``JsonReader``'s ``doPeek``, ``isLiteral``, ``nextNonWhitespace`` and
-``readEscapeCharacter``, and ``fromJson``'s full-consumption check).
+messages Siddhi publishes.  Its source reads an event array with Gson and a custom mapping
+with json-smart, both as lenient (``[{'event': {'symbol': WSO2}}]`` maps).
+:func:`lenient_json_error` accepts exactly what that reader accepts (following
+``JsonReader``'s ``doPeek``, ``isLiteral``, ``nextNonWhitespace`` and
+``readEscapeCharacter``, and ``fromJson``'s full-consumption check);
+:func:`lenient_json_loads` gives the value it reads.
 """
 from __future__ import annotations
+
+import re
+from typing import Any
 
 # Characters that end an unquoted (lenient) literal: Gson's ``JsonReader.isLiteral`` is false for them.
 _GSON_NOT_LITERAL = frozenset("/\\;#={}[]:, \t\f\r\n")
 _HEX = frozenset("0123456789abcdefABCDEF")
+_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", "\n": "\n", "'": "'", '"': '"', "\\": "\\",
+            "/": "/"}
+_KEYWORDS = {"true": True, "false": False, "null": None}
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
 class _GsonSyntax(Exception):
@@ -19,7 +29,8 @@ class _GsonSyntax(Exception):
 
 
 class _GsonLenientReader:
-    """Gson 2.8's ``JsonReader`` in lenient mode, reduced to accepting or rejecting a document.
+    """Gson 2.8's ``JsonReader`` in lenient mode: reads a document into Python values (dicts,
+    lists, strings, ints, floats, bools, None) or rejects it.
 
     Lenient Gson accepts, beyond JSON: unquoted and single-quoted names and strings, ``//``,
     ``#`` and ``/* */`` comments, ``=``/``=>`` for ``:``, ``;`` for ``,``, empty array slots
@@ -65,30 +76,30 @@ class _GsonLenientReader:
             raise _GsonSyntax("end of input")
         return c
 
-    def document(self) -> None:
-        """Read the whole text: one value (or nothing), then only whitespace and comments."""
+    def document(self) -> Any:
+        """Read the whole text: one value (or nothing: None), then only whitespace and comments."""
         c = self.next_non_whitespace()
         if c == ")" and self.s.startswith(")]}'\n", self.i - 1):  # Gson's non-execute prefix
             self.i += 4
             c = self.next_non_whitespace()
         if c is None:
-            return  # an empty document: fromJson gives null, no error
-        if self.value(c):
-            return  # fromJson's "fully consumed" check is skipped for a null result
+            return None  # an empty document: fromJson gives null, no error
+        got = self.value(c)
+        if got is None:
+            return None  # fromJson's "fully consumed" check is skipped for a null result
         if self.next_non_whitespace() is not None:
             raise _GsonSyntax("the document was not fully consumed")
+        return got
 
-    def value(self, c: str) -> bool:
-        """Read the value starting with ``c`` (consumed); True when it is a null."""
+    def value(self, c: str) -> Any:
+        """Read the value starting with ``c`` (consumed)."""
         if c == "{":
-            self._object()
-        elif c == "[":
-            self._array()
-        elif c in "\"'":
-            self._string(c)
-        else:
-            return self._literal().lower() == "null"
-        return False
+            return self._object()
+        if c == "[":
+            return self._array()
+        if c in "\"'":
+            return self._string(c)
+        return _literal_value(self._literal())
 
     def _literal(self) -> str:
         """A keyword, number or unquoted string: the literal characters from the current one on."""
@@ -101,16 +112,20 @@ class _GsonLenientReader:
         self.i = j
         return s[start:j]
 
-    def _string(self, quote: str) -> None:
+    def _string(self, quote: str) -> str:
         s, n, i = self.s, len(self.s), self.i
+        parts: list[str] = []
+        start = i
         while True:
             if i >= n:
                 raise _GsonSyntax("unterminated string")
             c = s[i]
             i += 1
             if c == quote:
+                parts.append(s[start:i - 1])
                 break
             if c == "\\":
+                parts.append(s[start:i - 1])
                 if i >= n:
                     raise _GsonSyntax("unterminated escape sequence")
                 e = s[i]
@@ -118,20 +133,26 @@ class _GsonLenientReader:
                 if e == "u":
                     if i + 4 > n or not all(h in _HEX for h in s[i:i + 4]):
                         raise _GsonSyntax("malformed unicode escape")
+                    parts.append(chr(int(s[i:i + 4], 16)))
                     i += 4
-                elif e not in "tbnrf\n'\"\\/":
+                elif e in _ESCAPES:
+                    parts.append(_ESCAPES[e])
+                else:
                     raise _GsonSyntax(f"invalid escape sequence \\{e}")
+                start = i
         self.i = i
+        return "".join(parts)
 
-    def _object(self) -> None:
+    def _object(self) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
         c = self._expect()
         if c == "}":
-            return
+            return obj
         while True:
             if c in "\"'":
-                self._string(c)
+                name = self._string(c)
             elif c not in _GSON_NOT_LITERAL:
-                self._literal()  # an unquoted name
+                name = self._literal()  # an unquoted name
             else:
                 raise _GsonSyntax(f"expected a name at {self.i - 1}")
             c = self._expect()
@@ -140,29 +161,50 @@ class _GsonLenientReader:
                     self.i += 1
             elif c != ":":
                 raise _GsonSyntax(f"expected ':' at {self.i - 1}")
-            self.value(self._expect())
+            obj[name] = self.value(self._expect())
             c = self._expect()
             if c == "}":
-                return
+                return obj
             if c not in ",;":
                 raise _GsonSyntax(f"unterminated object at {self.i - 1}")
             c = self._expect()
 
-    def _array(self) -> None:
+    def _array(self) -> list[Any]:
+        items: list[Any] = []
         c = self._expect()
         if c == "]":
-            return
+            return items
         while True:
             if c in ",;]":
                 self.i -= 1  # an empty slot is a null; the separator (or end) is read next
+                items.append(None)
             else:
-                self.value(c)
+                items.append(self.value(c))
             c = self._expect()
             if c == "]":
-                return
+                return items
             if c not in ",;":
                 raise _GsonSyntax(f"unterminated array at {self.i - 1}")
             c = self._expect()
+
+
+def _literal_value(text: str) -> Any:
+    """An unquoted literal as Gson reads it: a keyword (any letter case), a JSON number, or a string."""
+    lower = text.lower()
+    if lower in _KEYWORDS:
+        return _KEYWORDS[lower]
+    if _NUMBER.fullmatch(text):
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    return text
+
+
+def lenient_json_loads(text: str) -> Any:
+    """``text`` read as Gson's lenient reader reads it (``{'a': WSO2}`` is ``{"a": "WSO2"}``);
+    raises ``ValueError`` with the reason where that reader fails."""
+    try:
+        return _GsonLenientReader(text).document()
+    except _GsonSyntax as exc:
+        raise ValueError(str(exc)) from None
 
 
 def lenient_json_error(text: str) -> str | None:

@@ -80,7 +80,7 @@ from srota.mappers._convert import (
     shortest_float32,
     value_converter,
 )
-from srota.mappers._gson import lenient_json_error
+from srota.mappers._gson import lenient_json_error, lenient_json_loads
 from srota.mappers._jsonpath import JsonPathError, compile_path, parse_path
 from srota.mappers._options import annotation_options, creation_error, resolve_options
 from srota.mappers._template import Template
@@ -186,14 +186,26 @@ def _strict_converter(attr: Attribute, fail_on_missing: bool,
     return convert
 
 
-def _decode(payload: Any) -> Any:
+def _decode(payload: Any, lenient_object: bool) -> Any:
+    """The payload's JSON; where it is not strict JSON, what Gson's lenient reader makes of it,
+    when that is an array (Siddhi reads event arrays with Gson) or ``lenient_object`` (a custom
+    mapping: Siddhi reads it with json-smart, as lenient); a single object for the default
+    mapping must be strict JSON (Siddhi reads it with Jackson)."""
     if not isinstance(payload, (bytes, bytearray, memoryview, str)):
         raise MappingError(f"the json mapper expects bytes or text, not {type(payload).__name__}",
                            payload=payload)
     try:
         return orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
-        raise MappingError(f"invalid JSON: {exc}", payload=payload) from None
+        strict_error = exc
+    text = payload if isinstance(payload, str) else bytes(payload).decode("utf-8", "replace")
+    try:
+        doc = lenient_json_loads(text)
+    except ValueError:
+        doc = None
+    if doc.__class__ is list or (lenient_object and doc is not None):
+        return doc
+    raise MappingError(f"invalid JSON: {strict_error}", payload=payload)
 
 
 def _describe_error(exc: Exception) -> tuple[str, str | None]:
@@ -224,6 +236,7 @@ class JsonSourceMapper(SourceMapper):
         super().__init__(attributes)
         self.fail_on_missing_attribute = fail_on_missing_attribute
         self.event_grouping_enabled = event_grouping_enabled
+        self._custom = attribute_map is not None
         encl = (enclosing_element or "$").strip()
         try:
             self._enclosing = None if encl == "$" else compile_path(encl)
@@ -320,7 +333,7 @@ class JsonSourceMapper(SourceMapper):
     # -------------------------------------------------------------- mapping
     def map(self, payload: Any, transport: Mapping[str, Any] | None = None) -> list[Row]:
         """Rows of one JSON payload (see the module doc); raises :class:`MappingError`."""
-        doc = _decode(payload)
+        doc = _decode(payload, self._custom)
         if self._enclosing is not None:
             doc = self._enclosing(doc)
             if doc is MISSING or doc is None:

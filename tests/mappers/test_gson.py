@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from srota.mappers._gson import lenient_json_error
+from srota.mappers._gson import lenient_json_error, lenient_json_loads
 
 
 @pytest.mark.parametrize("text", [
@@ -24,3 +24,12 @@ def test_accepted(text: str) -> None:
 def test_rejected(text: str, reason: str) -> None:
     got = lenient_json_error(text)
     assert got is not None and reason in got
+
+
+def test_loads_gives_what_gson_reads() -> None:
+    text = "[{'event':{symbol:WSO2, price:55.6, n=>-2e1; ok:TRUE}}, [1,,2], 'x\\u00e9\\n', null, 01]"
+    assert lenient_json_loads(text) == [{"event": {"symbol": "WSO2", "price": 55.6, "n": -20.0, "ok": True}},
+                                        [1, None, 2], "x\u00e9\n", None, "01"]
+    assert lenient_json_loads("") is None and lenient_json_loads("null trailing") is None
+    with pytest.raises(ValueError, match="end of input"):
+        lenient_json_loads("{'a': 1")

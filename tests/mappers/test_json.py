@@ -146,6 +146,17 @@ class TestSourceDefault:
         m = JsonSourceMapper((Attribute("event", T.OBJECT),))
         assert m.map(b'{"event":{"a":1}}') == [({"a": 1},)]
 
+    def test_an_array_may_be_lenient_json_a_single_object_may_not(self) -> None:
+        """Siddhi reads an event array with Gson (lenient: single quotes, bare words) and a
+        single object with Jackson (strict JSON)."""
+        m = JsonSourceMapper(STOCK)
+        assert m.map(b"[{'event':{'symbol':WSO2,'price':55.6,'volume':100}}, {symbol:'IBM',price:1,volume:2}]") == [
+            ("WSO2", f32(55.6), 100), ("IBM", 1.0, 2)]
+        with pytest.raises(MappingError, match="invalid JSON"):
+            m.map(b"{'symbol':'WSO2','price':55.6,'volume':100}")
+        with pytest.raises(MappingError, match="invalid JSON"):
+            m.map(b"[{'symbol':'WSO2'")  # not even Gson reads it
+
 
 @pytest.mark.parametrize(("attr", "value", "reason"), [
     (T.INT, "2147483648", "out of range for int"),
@@ -216,6 +227,11 @@ class TestSourceCustom:
                            "last": "$.readings[-1]", "odd": "$['weird key'].x"})
         doc = {"device": {"id": "d1"}, "temp": 21.5, "readings": [1, 2, 3], "weird key": {"x": "y"}}
         assert m.map(orjson.dumps(doc)) == [("d1", 21.5, 1, 3, "y")]
+
+    def test_a_custom_mapping_reads_lenient_json(self) -> None:
+        """Siddhi reads a custom mapping's payload with json-smart, as leniently as Gson."""
+        m = JsonSourceMapper(STOCK, attribute_map={"symbol": "$.s", "price": "$.p", "volume": "$.v"})
+        assert m.map(b"{'s': WSO2, p: 55.6, 'v': 100}") == [("WSO2", f32(55.6), 100)]
 
     def test_relative_paths_like_siddhi(self) -> None:
         m = JsonSourceMapper(STOCK, enclosing_element="$.portfolio", attribute_map={
