@@ -19,7 +19,7 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from srota.engine.codegen import CodeGen
 from srota.engine.event import Event
@@ -39,7 +39,15 @@ from srota.grammar.model import (
     UpdateStream,
 )
 
-_plans: weakref.WeakKeyDictionary[Any, OrderedDict[str, Callable[[], list[Event]]]] = weakref.WeakKeyDictionary()
+
+class _Plan(NamedTuple):
+    """A planned on-demand query: how to run it, and the attributes of what it returns."""
+
+    run: Callable[[], list[Event]]
+    attributes: list[Attribute]
+
+
+_plans: weakref.WeakKeyDictionary[Any, OrderedDict[str, _Plan]] = weakref.WeakKeyDictionary()
 
 
 #: Plans kept per app (least recently used first out).
@@ -51,26 +59,51 @@ def run_on_demand_query(ctx: Any, text: str) -> list[Event]:
 
     Plans are kept per app in a bounded LRU: every distinct query text makes one.
     """
-    cache = _plans.setdefault(ctx, OrderedDict())
-    run = cache.get(text)
-    if run is not None:
-        cache.move_to_end(text)
-    else:
-        from srota.grammar.parser import parse_on_demand_query
-
-        query = parse_on_demand_query(text)
-        store = query.input_store
-        if store is not None and store in ctx.aggregations:
-            aggregation = ctx.aggregations[store]
-            with ctx.lock:
-                return list(aggregation.on_demand(query))
-        with ctx.lock:
-            run = _plan(ctx, query)
-        cache[text] = run
-        while len(cache) > PLAN_CACHE_SIZE:
-            cache.popitem(last=False)
+    got = _cached(ctx, text)
     with ctx.lock:
-        return run()
+        if isinstance(got, _Plan):
+            return got.run()
+        return list(ctx.aggregations[got.input_store].on_demand(got))
+
+
+def on_demand_output_attributes(ctx: Any, query: str | OnDemandQuery) -> list[Attribute]:
+    """The attributes (names and types) an on-demand query returns, planned but not run, as
+    Siddhi's ``getOnDemandQueryOutputAttributes``; a query that does not plan raises the
+    creation error running it would raise."""
+    got = _cached(ctx, query) if isinstance(query, str) else query
+    with ctx.lock:
+        if isinstance(got, OnDemandQuery) and not _reads_aggregation(ctx, got):
+            got = _plan(ctx, got)
+        if isinstance(got, _Plan):
+            return list(got.attributes)
+        from srota.engine.aggregation.retrieval import on_demand_output_attributes as aggregation_attributes
+
+        return aggregation_attributes(ctx.aggregations[got.input_store], got)
+
+
+def _reads_aggregation(ctx: Any, query: OnDemandQuery) -> bool:
+    return query.input_store is not None and query.input_store in ctx.aggregations
+
+
+def _cached(ctx: Any, text: str) -> _Plan | OnDemandQuery:
+    """The plan of ``text`` from the app's cache (made and kept on a miss); for a query of an
+    aggregation (which keeps its own plans), the parsed query."""
+    cache = _plans.setdefault(ctx, OrderedDict())
+    plan = cache.get(text)
+    if plan is not None:
+        cache.move_to_end(text)
+        return plan
+    from srota.grammar.parser import parse_on_demand_query
+
+    query = parse_on_demand_query(text)
+    if _reads_aggregation(ctx, query):
+        return query
+    with ctx.lock:
+        plan = _plan(ctx, query)
+    cache[text] = plan
+    while len(cache) > PLAN_CACHE_SIZE:
+        cache.popitem(last=False)
+    return plan
 
 
 class _Empty:
@@ -158,7 +191,7 @@ def _plan_find(ctx: Any, query: OnDemandQuery, gen: CodeGen) -> tuple[Callable[[
     return find, scope
 
 
-def _plan(ctx: Any, query: OnDemandQuery) -> Callable[[], list[Event]]:
+def _plan(ctx: Any, query: OnDemandQuery) -> _Plan:
     gen = CodeGen(BASE_NAMESPACE)
     find, scope = _plan_find(ctx, query, gen)
     out = query.output
@@ -180,7 +213,7 @@ def _plan(ctx: Any, query: OnDemandQuery) -> Callable[[], list[Event]]:
             return []
         return got
 
-    return run
+    return _Plan(run, attributes)
 
 
 def _target(ctx: Any, out: Any, attributes: list[Attribute],

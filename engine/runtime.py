@@ -37,6 +37,7 @@ from srota.grammar.model import (
     Annotation,
     Attribute,
     AttrType,
+    OnDemandQuery,
     Partition,
     Query,
     SiddhiApp,
@@ -300,6 +301,16 @@ class SiddhiAppRuntime:
         """Run an on-demand (store) query and return its events."""
         from srota.engine.ondemand import run_on_demand_query
         return run_on_demand_query(self._ctx, text)
+
+    def get_on_demand_query_output_attributes(self, query: str | OnDemandQuery) -> list[Attribute]:
+        """The attributes (names and types) an on-demand query returns, without running it
+        (Siddhi's ``getOnDemandQueryOutputAttributes``); the query is planned, and a text's
+        plan is kept for :meth:`query`.  A query that does not plan raises its creation error."""
+        from srota.engine.ondemand import on_demand_output_attributes
+        return on_demand_output_attributes(self._ctx, query)
+
+    #: Siddhi's older name (``getStoreQueryOutputAttributes``).
+    get_store_query_output_attributes = get_on_demand_query_output_attributes
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> bytes:

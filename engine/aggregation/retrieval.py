@@ -21,6 +21,7 @@ from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.join import JoinScope, JoinSide, emit_one_by_one, output_needs
 from srota.engine.scope import StreamScope
 from srota.grammar.model import (
+    Attribute,
     AttrType,
     Expression,
     JoinInputStream,
@@ -212,13 +213,24 @@ class _OnDemandPlan:
         self.selector = plan_selector(query.selector, self.scope, ctx, gen, OutputEventType.CURRENT, True)
 
 
-def run_on_demand(agg: Aggregation, query: OnDemandQuery) -> list[Event]:
-    """Evaluate an on-demand find query against ``agg`` (plans are cached per query)."""
+def _on_demand_plan(agg: Aggregation, query: OnDemandQuery) -> _OnDemandPlan:
+    """The plan of ``query`` (made once, kept per query)."""
     plan = agg._plans.get(query)
     if plan is None:
         plan = _OnDemandPlan(agg, query)
         if len(agg._plans) < 256:
             agg._plans[query] = plan
+    return plan
+
+
+def on_demand_output_attributes(agg: Aggregation, query: OnDemandQuery) -> list[Attribute]:
+    """What an on-demand find query against ``agg`` returns (planned, not run)."""
+    return list(_on_demand_plan(agg, query).selector.output_attributes)
+
+
+def run_on_demand(agg: Aggregation, query: OnDemandQuery) -> list[Event]:
+    """Evaluate an on-demand find query against ``agg`` (plans are cached per query)."""
+    plan = _on_demand_plan(agg, query)
     start, end, per = plan.bounds
     events = [Event(row[0], row) for row in agg.rows(per, start, end)]
     if plan.on is not None:

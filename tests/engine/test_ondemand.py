@@ -104,3 +104,28 @@ def test_a_find_query_across_runtimes_answers_as_one_runtime_holding_all_rows():
             [e.data for e in both.query(query)]
     with pytest.raises(ValueError, match="only 'from <table or window>"):
         run_find_query_across([one.context], "delete T on v > 1")
+
+
+def test_output_attributes_without_running_the_query(run_app):
+    """Siddhi's getOnDemandQueryOutputAttributes: names and types, from text or the model, for
+    tables, windows and aggregations; nothing runs, a text's plan is kept for query()."""
+    from srota.engine import ondemand
+    from srota.grammar.model import Attribute, AttrType
+    from srota.grammar.parser import parse_on_demand_query
+
+    aggregation = ("define aggregation A from S select symbol, sum(volume) as total "
+                   "group by symbol aggregate every sec ... min;\n")
+    runtime, _ = run_app(APP.replace("from S insert into StockTable;", aggregation + "from S insert into StockTable;"),
+                         stream=None)
+    text = "from StockTable on price > 10 select symbol, price * 2 as twice"
+    assert runtime.get_on_demand_query_output_attributes(text) == [
+        Attribute("symbol", AttrType.STRING), Attribute("twice", AttrType.DOUBLE)]
+    assert text in ondemand._plans[runtime.context]
+    model = parse_on_demand_query("from W select count() as n")
+    assert runtime.get_store_query_output_attributes(model) == [Attribute("n", AttrType.LONG)]
+    assert runtime.get_on_demand_query_output_attributes(
+        "from A within 0L, 9999999999999L per 'seconds' select symbol, total") == [
+        Attribute("symbol", AttrType.STRING), Attribute("total", AttrType.LONG)]
+    assert runtime.query(text) == []  # the table is empty: nothing was inserted by planning
+    with pytest.raises(SiddhiAppCreationError, match="nope"):
+        runtime.get_on_demand_query_output_attributes("from StockTable select nope")
