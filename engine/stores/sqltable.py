@@ -112,9 +112,14 @@ class SqlTable:
         dialect.serialize_ddl(cur)  # another replica may be creating it now: check after it is done
         have = dialect.existing_columns(cur, self.sql_table)
         if have is not None:
-            if [c.lower() for c in have] != [c.lower() for c in self._cols]:
+            # As siddhi-store-rdbms: an existing table is used as it is, and since every
+            # statement names its columns, it may have more than the app defines (the app
+            # reads and writes its own); a column the app defines must be there.
+            present = {c.lower() for c in have}
+            missing = [c for c in self._cols if c.lower() not in present]
+            if missing:
                 raise StoreError(f"table '{self.sql_table}' in {self.db.url.display()} has columns {have}, "
-                                 f"the app defines {self._cols}: migrate or drop it, or set table.name=")
+                                 f"not {missing} that the app defines: migrate it, or set table.name=")
             return
         keyed = set(self.pk_positions) | set(self.index_positions)
         cols = [f"{q(a.name)} {dialect.column_type(a.type, lengths.get(a.name), i in keyed)}"
