@@ -39,7 +39,10 @@ class PostgreSQL(Dialect):
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
 
     def quote(self, name: str) -> str:
-        return '"' + name.replace('"', '""') + '"'
+        # Folded to lower case, as PostgreSQL folds the unquoted names siddhi-store-rdbms
+        # writes: a table Siddhi made (stocktable) is the app's StockTable, and SQL written
+        # by hand (SELECT * FROM StockTable, #rdbms:query) finds the tables Srota makes.
+        return '"' + name.lower().replace('"', '""') + '"'
 
     def column_type(self, attr_type: Any, length: int | None, key: bool) -> str:
         if attr_type is AttrType.STRING:
@@ -89,7 +92,7 @@ class PostgreSQL(Dialect):
 
     def existing_columns(self, cur: Any, table: str) -> list[str] | None:
         cur.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = "
-                    "current_schema() AND table_name = %s ORDER BY ordinal_position", (table,))
+                    "current_schema() AND table_name = %s ORDER BY ordinal_position", (table.lower(),))
         return [r[0] for r in cur.fetchall()] or None
 
     def is_transient(self, exc: BaseException) -> bool:

@@ -429,11 +429,14 @@ def _write_jdbc_server(loaded: LoadedAggregation, duration: TimeDuration, rows_d
                               else F.col(f.name) for f in rows_df.schema.fields])
     if store.schema.sharded:
         rows_df = rows_df.withColumn("__shard", F.lit(store.shard_id))
-    rows_df.toDF(*names).write.jdbc(url, staging, mode="overwrite", properties=props)
+    pg = store.db.dialect.name == "postgresql"
+    # Spark quotes the staging table's column names as given; the upsert below names them as
+    # the dialect does (PostgreSQL folds them to lower case)
+    rows_df.toDF(*([n.lower() for n in names] if pg else names)).write.jdbc(url, staging, mode="overwrite",
+                                                                           properties=props)
     q = store.db.q
     cols = ", ".join(q(c) for c in names)
     upsert = store.db.dialect.upsert(table, names, store.schema.key_names)
-    pg = store.db.dialect.name == "postgresql"
     head = upsert.split(" VALUES ")[0]
     tail = upsert[upsert.index(" ON CONFLICT" if pg else " ON DUPLICATE KEY"):]
     sql = f"{head} SELECT {cols} FROM {q(staging)}{tail}"

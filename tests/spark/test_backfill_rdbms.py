@@ -49,7 +49,7 @@ def _dump(url: str, sharded: bool = False) -> dict[str, list[Any]]:
         return out
     with psycopg.connect(url) as conn:
         for t in TABLES:
-            rows = conn.execute(f'SELECT * FROM "TradeAgg_{t}"').fetchall()
+            rows = conn.execute(f"SELECT * FROM TradeAgg_{t}").fetchall()  # unquoted: PostgreSQL folds it
             out[t] = sorted((r[:-1] if sharded else r for r in rows), key=repr)
     return out
 
@@ -102,7 +102,7 @@ def test_backfill_into_postgres_equals_the_live_engine(tmp_path: Any, spark: Any
              shard_id="backfill-2023")
     assert _dump(url, sharded=True) == live
     with psycopg.connect(url) as conn:
-        assert conn.execute('SELECT DISTINCT "SHARD_ID" FROM "TradeAgg_SECONDS"').fetchall() == [("backfill-2023",)]
+        assert conn.execute("SELECT DISTINCT SHARD_ID FROM TradeAgg_SECONDS").fetchall() == [("backfill-2023",)]
 
 
 def test_backfill_on_a_standalone_cluster_writes_postgres(tmp_path: Any, cluster: str,  # noqa: F811

@@ -243,7 +243,7 @@ define aggregation A from S select k, sum(v) as total group by k aggregate by ts
     rt = SiddhiManager().create_siddhi_app_runtime(app)
     rt.start()
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute('ALTER TABLE "A_SECONDS" ADD CONSTRAINT cap CHECK ("AGG_SUM_v" <= 1000)')
+        conn.execute("ALTER TABLE A_SECONDS ADD CONSTRAINT cap CHECK (AGG_SUM_v <= 1000)")  # (names fold)
     h = rt.get_input_handler("S")
     for row in (["good", 1, T0], ["bad", 5000, T0], ["also", 2, T0], ["good", 3, T0 + 1000]):
         h.send(row, timestamp=row[2])
@@ -253,7 +253,7 @@ define aggregation A from S select k, sum(v) as total group by k aggregate by ts
     try:
         assert agg.store.failed_writes == 1
         with psycopg.connect(pg_url) as conn:
-            rows = conn.execute('SELECT "AGG_TIMESTAMP", "k", "AGG_SUM_v" FROM "A_SECONDS" ORDER BY 1, 2').fetchall()
+            rows = conn.execute("SELECT AGG_TIMESTAMP, k, AGG_SUM_v FROM A_SECONDS ORDER BY 1, 2").fetchall()
         assert rows == [(T0, "also", 2), (T0, "good", 1), (T0 + 1000, "good", 3)]
     finally:
         rt.shutdown()

@@ -26,7 +26,7 @@ def table_rows(url: str, table: str) -> list[tuple[Any, ...]]:
         import psycopg
 
         with psycopg.connect(url) as conn:
-            rows = conn.execute(f'SELECT * FROM "{table}"').fetchall()
+            rows = conn.execute(f"SELECT * FROM {table}").fetchall()  # unquoted: folded, as Siddhi's names
     else:
         import pymysql
 
