@@ -100,7 +100,15 @@ class SqlTable:
                        f"WHERE {self._where_row}"
         self._delete = f"DELETE FROM {self._t} WHERE {self._where_row}"
         self._cache = _cache_of(store)
+        #: siddhi-store-rdbms's ``allow.null.values`` (default false): then a row with a null
+        #: in a column that is not a string is not inserted, and a null such a column holds
+        #: (written by an update or another program) reads as 0 / 0.0 / false, as JDBC's getters
+        self.allow_nulls = (options.get("allow.null.values") or "false").strip().lower() == "true"
         lengths = _field_lengths(options.get("field.length", ""))
+        unknown = [name for name in lengths if name not in self._cols]
+        if unknown:  # (siddhi-store-rdbms refuses the table too)
+            raise StoreError(f"field.length names {unknown}, not attributes of table '{definition.id}' "
+                             f"({', '.join(self._cols)})")
         if not getattr(ctx, "offline", False):
             self.db.connect_now()
             self.db.run(lambda cur: self._create(cur, lengths))
@@ -142,8 +150,12 @@ class SqlTable:
 
     def _row(self, rec: Sequence[Any], now: int) -> Event:
         data = []
+        allow_nulls = self.allow_nulls
         for v, t in zip(rec, self._types, strict=True):
-            if v is not None:
+            if v is None:
+                if not allow_nulls:
+                    v = _NULL_READS_AS.get(t)
+            else:
                 if t is AttrType.BOOL:
                     v = bool(v)
                 elif t is AttrType.FLOAT:
@@ -215,7 +227,10 @@ class SqlTable:
         return self.db.run(lambda cur: work())
 
     def add(self, chunk: Sequence[Event]) -> None:
-        """Insert rows; a row whose primary key exists is dropped and logged (Siddhi's rule)."""
+        """Insert rows; a row whose primary key exists is dropped and logged (Siddhi's rule), and
+        so is one with a null in a column that is not a string, unless ``allow.null.values``."""
+        if not self.allow_nulls:
+            chunk = [e for e in chunk if self._null_allowed(e.data)]
         if not chunk:
             return
         rows = [self._to_sql(e.data) for e in chunk]
@@ -229,6 +244,14 @@ class SqlTable:
                            self.id, self._pk_of(e.data), list(e.data))
             elif self._cache is not None:
                 self._cache.put(self._pk_values(e.data), Event(e.timestamp, tuple(e.data), CURRENT))
+
+    def _null_allowed(self, data: Sequence[Any]) -> bool:
+        for v, t, name in zip(data, self._types, self._cols, strict=True):
+            if v is None and t is not AttrType.STRING:
+                _log.error("table %s: attribute '%s' is null and allow.null.values is false; insert of %r dropped",
+                           self.id, name, list(data))
+                return False
+        return True
 
     def _insert_one(self, cur: Any, row: tuple[Any, ...]) -> bool:
         cur.execute(self._insert_new, row)
@@ -409,6 +432,11 @@ class _Translator:
 
 def _is_integrity_error(exc: BaseException) -> bool:
     return type(exc).__name__ in ("IntegrityError", "UniqueViolation")
+
+
+#: What a null reads as without ``allow.null.values`` (JDBC's getBoolean/getInt/... of a NULL).
+_NULL_READS_AS: dict[AttrType, Any] = {AttrType.BOOL: False, AttrType.INT: 0, AttrType.LONG: 0,
+                                       AttrType.FLOAT: 0.0, AttrType.DOUBLE: 0.0}
 
 
 def _field_lengths(text: str) -> dict[str, int]:

@@ -110,7 +110,7 @@ def test_null_comparisons_follow_siddhi_under_not(rdbms_url: str) -> None:
     app = f"""
 define stream S (k string, v int);
 define stream Q (v int);
-@store({store_options(rdbms_url)})
+@store({store_options(rdbms_url, **{"allow.null.values": "true"})})
 define table T (k string, v int);
 from S insert into T;
 from Q join T on not (T.v == Q.v) select T.k insert into Out;
@@ -122,6 +122,33 @@ from Q join T on not (T.v == Q.v) select T.k insert into Out;
     rt.shutdown()
     # null == 1 is false in Siddhi, so not(...) is true for 'b'
     assert out == [("b",)]
+
+
+def test_nulls_need_allow_null_values(rdbms_url: str) -> None:
+    """siddhi-store-rdbms's allow.null.values (default false): a row with a null that is not a
+    string is not inserted, and a null in such a column reads as 0 / false (JDBC's getters)."""
+    def run(allow: str) -> list[tuple[Any, ...]]:
+        rt, _ = _run(f"""
+define stream S (k string, v long, ok bool, note string);
+define stream U (k string, v long);
+@store({store_options(rdbms_url, **{"allow.null.values": allow})})
+@PrimaryKey('k')
+define table T (k string, v long, ok bool, note string);
+from S insert into T;
+from U update T set T.v = v on T.k == k;
+from S select k insert into Out;
+""")
+        send = rt.get_input_handler("S").send
+        send(["a", 1, True, "x"], timestamp=T0)
+        send(["b", None, True, "y"], timestamp=T0 + 1)
+        send(["c", 2, False, None], timestamp=T0 + 2)  # a null string is allowed
+        rt.get_input_handler("U").send(["a", None], timestamp=T0 + 3)  # an update may write a null
+        rows = sorted(tuple(e.data) for e in rt.query("from T select k, v, ok, note"))
+        rt.shutdown()
+        return rows
+
+    assert run("false") == [("a", 0, True, "x"), ("c", 2, False, None)]
+    assert run("true") == [("a", None, True, "x"), ("b", None, True, "y"), ("c", 2, False, None)]
 
 
 def test_strings_compare_case_sensitively(rdbms_url: str) -> None:
@@ -174,7 +201,7 @@ def test_in_asks_the_database_whether_a_row_matches(rdbms_url: str) -> None:
     """``cond in T`` is SQL (Siddhi's rdbms store asks whether a record exists): a key lookup,
     ``SELECT 1 ... LIMIT 1``, or the translatable part in SQL and the rest in Python; the
     answers are the in-memory table's."""
-    got, plans = _in_queries(f"@store({store_options(rdbms_url)})")
+    got, plans = _in_queries(f"@store({store_options(rdbms_url, **{'allow.null.values': 'true'})})")
     assert got == {"ByKey": ["ab", "abc", "ab"], "Other": ["abc", "x"], "Mixed": ["ab", "abc", "x"],
                    "Missing": ["ab", "ab", "x"]}
     assert got == _in_queries("")[0]

@@ -187,8 +187,6 @@ def test_rdbmstabledefinitiontest12(rdbms_url: str) -> None:
     assert _rows(rdbms_url, "StockTable") == _expected(THREE[:1])
 
 
-@pytest.mark.xfail(strict=True, reason="srota differs: field.length naming no attribute is ignored, "
-                                       "Siddhi refuses the table")
 def test_rdbmstabledefinitiontest13(rdbms_url: str) -> None:
     """field.length for an attribute the table lacks ('length:254') makes the table fail."""
     app = STREAM + store(rdbms_url, field__length="length:254", pool__properties="maximumPoolSize:1") + "\n" \

@@ -133,8 +133,6 @@ def test_insertIntoRDBMSTableTest4(rdbms_url: str) -> None:
     rt.shutdown()
 
 
-@pytest.mark.xfail(strict=True, reason="srota differs: ignores allow.null.values (default false): inserts "
-                   "events with null numeric values, which Siddhi drops")
 def test_insertIntoRDBMSTableTest5(rdbms_url: str) -> None:
     """Without allow.null.values, an event with a null numeric value is not inserted (nor is a
     second event with an existing primary key): 3 rows."""
