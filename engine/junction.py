@@ -559,6 +559,13 @@ def _float_converter(definition: Any) -> Callable[[Sequence[Any]], tuple[Any, ..
     floats = [i for i, a in enumerate(attributes) if a.type is AttrType.FLOAT]
     if not floats:
         return None
-    gen = CodeGen({"_r": _f32_or_none})
-    parts = "".join((f"_r(d[{i}]), " if i in floats else f"d[{i}], ") for i in range(len(attributes)))
-    return gen.function("_round_floats", "d", [f"return ({parts})"])
+    n = len(attributes)
+
+    def short(data: Sequence[Any]) -> ValueError:
+        return ValueError(f"an event of stream '{definition.id}' has {len(data)} value(s), "
+                          f"the stream has {n} attributes")
+
+    gen = CodeGen({"_r": _f32_or_none, "_short": short})
+    parts = "".join((f"_r(d[{i}]), " if i in floats else f"d[{i}], ") for i in range(n))
+    return gen.function("_round_floats", "d", ["try:", f"    return ({parts})",
+                                               "except IndexError:", "    raise _short(d) from None"])

@@ -168,6 +168,14 @@ def test_float_attributes_are_rounded_to_32_bits_on_input(run_app):
     assert len(got.rows) == 2
 
 
+def test_an_event_short_of_values_is_refused_with_the_counts(run_app):
+    """It was an IndexError from the generated float rounding."""
+    runtime, got = run_app("define stream S (s string, p float, v long); from S select s insert into Out;")
+    with pytest.raises(ValueError, match="an event of stream 'S' has 2 value\\(s\\), the stream has 3 attributes"):
+        runtime.get_input_handler("S").send(["WSO2", 55.6], timestamp=1_700_000_000_000)
+    assert got.rows == []
+
+
 def test_source_or_sink_without_a_type_is_rejected():
     with pytest.raises(SiddhiAppCreationError, match="needs a type"):
         SiddhiManager().create_siddhi_app_runtime("@sink(name='log') define stream S (a int);")
