@@ -38,9 +38,14 @@ class _GsonLenientReader:
     (unterminated objects, arrays and strings, a trailing comma in an object, a missing ``:``).
     """
 
+    #: Nesting deeper than this is refused (each level costs Python frames; strict JSON goes
+    #: through orjson, which takes 1024 levels, and only lenient text comes here).
+    MAX_DEPTH = 128
+
     def __init__(self, text: str) -> None:
         self.s = text
         self.i = 0
+        self.depth = 0
 
     def _skip_line(self) -> None:
         end = self.s.find("\n", self.i)
@@ -93,10 +98,13 @@ class _GsonLenientReader:
 
     def value(self, c: str) -> Any:
         """Read the value starting with ``c`` (consumed)."""
-        if c == "{":
-            return self._object()
-        if c == "[":
-            return self._array()
+        if c == "{" or c == "[":
+            self.depth += 1
+            if self.depth > self.MAX_DEPTH:
+                raise _GsonSyntax(f"nested deeper than {self.MAX_DEPTH} levels")
+            got = self._object() if c == "{" else self._array()
+            self.depth -= 1
+            return got
         if c in "\"'":
             return self._string(c)
         return _literal_value(self._literal())
@@ -194,7 +202,12 @@ def _literal_value(text: str) -> Any:
     if lower in _KEYWORDS:
         return _KEYWORDS[lower]
     if _NUMBER.fullmatch(text):
-        return float(text) if any(c in text for c in ".eE") else int(text)
+        if not any(c in text for c in ".eE"):
+            try:
+                return int(text)
+            except ValueError:  # more digits than int() takes from text: as Gson, a double
+                pass
+        return float(text)
     return text
 
 

@@ -198,10 +198,9 @@ def _decode(payload: Any, lenient_object: bool) -> Any:
         return orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
         strict_error = exc
-    text = payload if isinstance(payload, str) else bytes(payload).decode("utf-8", "replace")
-    try:
-        doc = lenient_json_loads(text)
-    except ValueError:
+    try:  # (text that is not UTF-8 stays refused: UnicodeDecodeError is a ValueError)
+        doc = lenient_json_loads(payload if isinstance(payload, str) else bytes(payload).decode("utf-8"))
+    except (ValueError, RecursionError):
         doc = None
     if doc.__class__ is list or (lenient_object and doc is not None):
         return doc

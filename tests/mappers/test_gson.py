@@ -33,3 +33,10 @@ def test_loads_gives_what_gson_reads() -> None:
     assert lenient_json_loads("") is None and lenient_json_loads("null trailing") is None
     with pytest.raises(ValueError, match="end of input"):
         lenient_json_loads("{'a': 1")
+
+
+def test_deep_nesting_and_huge_numbers_are_answered_at_once() -> None:
+    """Hostile text: nesting is bounded (an error, not a RecursionError) and a number with more
+    digits than int() takes reads as a double, as Gson reads numbers."""
+    assert "nested deeper" in (lenient_json_error("[" * 10_000 + "]" * 10_000) or "")
+    assert lenient_json_loads("[" + "9" * 100_000 + "]") == [float("inf")]
