@@ -110,6 +110,8 @@ class PostgreSQL(Dialect):
             return f"password authentication failed for user '{url.user}': check username/password"
         if "does not exist" in text and "database" in text:
             return f"database '{url.database}' does not exist: create it (CREATE DATABASE) or fix jdbc.url"
+        if "no password supplied" in text:
+            return f"the server wants a password for user '{url.user}' and none was given: set password="
         if "Connection refused" in text or "connection failed" in text:
             return f"connection refused: is PostgreSQL running on {url.host}:{url.port}?"
         return text

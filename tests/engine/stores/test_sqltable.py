@@ -234,6 +234,9 @@ from Q join T on T.k == Q.k select T.k, T.v insert into Out;
 def test_bad_login_missing_database_and_schema_clash_are_one_clear_line(postgres_server: Any, pg_url: str) -> None:
     with pytest.raises(SiddhiAppCreationError, match="password authentication failed for user 'srota'"):
         SiddhiManager().create_siddhi_app_runtime(stock_app(postgres_server.url("postgres", password="nope")))
+    without = stock_app(postgres_server.url("postgres")).replace("password='srota'", "password=''")
+    with pytest.raises(SiddhiAppCreationError, match="wants a password for user 'srota' and none was given"):
+        SiddhiManager().create_siddhi_app_runtime(without)  # (it said "connection refused")
     with pytest.raises(SiddhiAppCreationError, match="database 'missing' does not exist"):
         SiddhiManager().create_siddhi_app_runtime(stock_app(postgres_server.url("missing")))
     rt, _ = _run(stock_app(pg_url))
