@@ -248,6 +248,7 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
             raise error_at(f"table '{td.id}' defines attribute '{a.name}' twice", a)
     pk: list[int] = []
     indexes: list[int] = []
+    index_groups: list[list[int]] = []  # the columns of each @Index (a database index each)
     for ann in td.annotations:
         lname = ann.name.lower()
         if lname not in ("primarykey", "index"):
@@ -255,6 +256,7 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
         values = [v for el in ann.elements for v in el.value.split(",")]
         if not values:
             raise error_at(f"@{ann.name} needs at least one attribute name", ann)
+        group: list[int] = []
         for v in values:
             v = v.strip()
             if v not in names:
@@ -264,14 +266,18 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
                 if pk:
                     pass  # several values in one annotation build one composite key
                 pk.append(pos)
-            elif pos not in indexes:
-                indexes.append(pos)
+            else:
+                group.append(pos)
+                if pos not in indexes:
+                    indexes.append(pos)
+        if group:
+            index_groups.append(group)
     store_ann = find_annotation(td.annotations, "store")
     if store_ann is not None and (store_ann.get("type") or "").lower() == "rdbms":
         # the rows live in the database (PostgreSQL, MySQL/MariaDB): no in-memory copy
         from srota.engine.stores.sqltable import open_sql_table
 
-        sql_table = open_sql_table(td, pk, indexes, store_ann, ctx)
+        sql_table = open_sql_table(td, pk, indexes, store_ann, ctx, index_groups)
         ctx.register_element(f"table:{td.id}", sql_table)
         if ctx.in_hook is None:
             ctx.in_hook = in_hook

@@ -66,13 +66,16 @@ class SqlTable:
     sql_backed = True
 
     def __init__(self, definition: TableDefinition, primary_key: Sequence[int], indexes: Sequence[int],
-                 store: Annotation, ctx: Any) -> None:
+                 store: Annotation, ctx: Any, index_groups: Sequence[Sequence[int]] | None = None) -> None:
         options = {el.key: el.value for el in store.elements if el.key}
         self.definition = definition
         self.id = self.name = definition.id
         self.attributes = tuple(definition.attributes)
         self.pk_positions = tuple(primary_key)
         self.index_positions = tuple(i for i in indexes if (i,) != self.pk_positions)
+        #: one database index per ``@Index``, over its columns, as siddhi-store-rdbms makes them
+        self._index_groups = [tuple(g) for g in index_groups] if index_groups is not None \
+            else [(i,) for i in self.index_positions]
         self.store: Any = None  # the in-memory table's write-behind hook; unused here
         self._ctx = ctx
         self._types = [a.type for a in self.attributes]
@@ -135,9 +138,9 @@ class SqlTable:
         if self.pk_positions:
             cols.append(f"PRIMARY KEY ({', '.join(q(self._cols[i]) for i in self.pk_positions)})")
         cur.execute(f"CREATE TABLE {self._t} ({', '.join(cols)}){dialect.create_table_suffix()}")
-        for i in self.index_positions:
-            cur.execute(f"CREATE INDEX {q(f'{self.sql_table}_{self._cols[i]}_idx')} ON {self._t} "
-                        f"({q(self._cols[i])})")
+        for n, group in enumerate(self._index_groups):
+            cur.execute(f"CREATE INDEX {q(f'{self.sql_table}_INDEX_{n}')} ON {self._t} "
+                        f"({', '.join(q(self._cols[i]) for i in group)})")
 
     # ------------------------------------------------------------------ conversion
     def _to_sql(self, data: Sequence[Any]) -> tuple[Any, ...]:
@@ -510,10 +513,10 @@ def _cache_of(store: Annotation) -> _RowCache | None:
 
 
 def open_sql_table(td: TableDefinition, pk: Sequence[int], indexes: Sequence[int], store: Annotation,
-                   ctx: Any) -> SqlTable:
+                   ctx: Any, index_groups: Sequence[Sequence[int]] | None = None) -> SqlTable:
     """Create the ``@store(type='rdbms')`` table of ``td`` (errors carry the annotation's position)."""
     try:
-        table = SqlTable(td, pk, indexes, store, ctx)
+        table = SqlTable(td, pk, indexes, store, ctx, index_groups)
     except StoreError as exc:
         raise error_at(f"@store(type='rdbms'): {exc}", store) from None
     except Exception as exc:
