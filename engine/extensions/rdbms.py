@@ -74,7 +74,9 @@ def _constant(infos: list[ArgInfo], i: int, fn: str, what: str) -> str:
 @stream_processor("rdbms", "query",
                   (Param("datasource.name", STRING, doc="A datasource of the service config (`datasources:`)."),
                    Param("attribute.definition.list", STRING, doc="The result columns: 'name type, ...'."),
-                   Param("query", STRING, doc="SQL with `?` placeholders."),
+                   Param("query", STRING, dynamic=True,
+                         doc="SQL with `?` placeholders; an attribute gives each event's own query "
+                             "(then without parameters)."),
                    Param("parameter", ALL, optional=True, dynamic=True,
                          doc="Values of the placeholders, in order; a last `true` more than the "
                              "placeholders is ack.empty.result.set.")),
@@ -92,13 +94,17 @@ def _query(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute]
     fn = "rdbms:query"
     datasource = _constant(infos, 0, fn, "datasource name")
     declared = _definitions(_constant(infos, 1, fn, "attribute definition list"))
-    query = _constant(infos, 2, fn, "query")
     args = getters[3:]
     ack_empty = False
+    per_event = not is_literal(infos[2])  # the event carries the query (Siddhi: then no parameters)
+    query = "" if per_event else _constant(infos, 2, fn, "query")
     marks = len(_PLACEHOLDER.findall(query))
     if len(args) == marks + 1 and is_literal(infos[-1]) and isinstance(infos[-1].value, bool):
         ack_empty, args = bool(infos[-1].value), args[:-1]
+    if per_event and args:
+        raise err(f"{fn}(): a query given per event takes no parameters")
     db, sql = _sql(ctx, datasource, query, len(args), fn)
+    query_of = getters[2]
     types = [a.type for a in declared]
     blank = (None,) * len(declared)
 
@@ -106,7 +112,10 @@ def _query(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute]
         def work(cur: Any) -> list[Event]:
             out: list[Event] = []
             for e in chunk:
-                cur.execute(sql, tuple(g(e) for g in args))
+                if per_event:
+                    cur.execute(str(query_of(e)))  # (no parameters: the text goes as it is)
+                else:
+                    cur.execute(sql, tuple(g(e) for g in args))
                 rows = cur.fetchall()
                 for r in rows:
                     out.append(Event(e.timestamp, (*e.data, *(coerce(v, t) for v, t in zip(r, types, strict=False))),

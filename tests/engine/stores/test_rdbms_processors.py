@@ -66,3 +66,7 @@ def test_unknown_datasource_and_placeholder_count_are_creation_errors(pg_url: st
         manager.create_siddhi_app_runtime(APP.replace("'SAMPLE_DB', 'INSERT", "'OTHER', 'INSERT"))
     with pytest.raises(SiddhiAppCreationError, match="2 '\\?' placeholder\\(s\\) but 1 parameter"):
         manager.create_siddhi_app_runtime(APP.replace("WHERE name = ?', new, old)", "WHERE name = ?', new)"))
+    per_event = ("define stream Q (q string, v long);\n"
+                 "from Q#rdbms:query('SAMPLE_DB', 'name string', q, v) select name insert into Out;")
+    with pytest.raises(SiddhiAppCreationError, match="a query given per event takes no parameters"):
+        manager.create_siddhi_app_runtime(per_event)

@@ -80,8 +80,6 @@ def test_rdbmsQuery1(rdbms_url: str) -> None:
     assert out == [("WSO2", _f32(80), 100), ("IBM", _f32(180), 200)]
 
 
-@pytest.mark.xfail(strict=True, reason="srota differs: rdbms:query's query must be a constant; Siddhi runs a "
-                                       "per-event query attribute when the query has no parameters")
 def test_rdbmsQuery2(rdbms_url: str) -> None:
     """The query text comes from the event (a dynamic query): WSO2 then IBM."""
     _seed(rdbms_url)
@@ -91,7 +89,6 @@ def test_rdbmsQuery2(rdbms_url: str) -> None:
         "query) " \
         "select symbol, price, volume " \
         "insert into OutputStream ;"
-    # (on PostgreSQL the table-name difference of test_rdbmsQuery1 would fail it as well)
     out, _ = _run(rdbms_url, app, [["WSO2", f"select * from {TABLE_NAME}"]])
     assert out == [("WSO2", _f32(80), 100), ("IBM", _f32(180), 200)]
 
