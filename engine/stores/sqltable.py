@@ -30,7 +30,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from srota.engine import state_codec
 from srota.engine.codegen import CodeGen
@@ -288,6 +288,8 @@ class SqlTable:
             _log.error("table %s: update to %r refused by the database (%s); update of %r dropped",
                        self.id, list(data), " ".join(str(exc).split()), list(row.data))
             return None
+        if not self.allow_nulls:  # the row as a read gives it back (a null as 0 / false)
+            data = tuple(_NULL_READS_AS.get(t) if v is None else v for v, t in zip(data, self._types, strict=True))
         new = Event(row.timestamp, tuple(data), CURRENT)
         if self._cache is not None:
             self._cache.drop(self._pk_values(row.data))
@@ -319,10 +321,10 @@ class SqlTable:
         cands, rest = self._plan(condition, compiler, cand_var, cand_event, gen, what)
         body = list(scope.prologue)
         if rest is None:
-            body.append(f"return {cands}")
+            body.append(f"return {cands.rows()}")
         else:
             code = compiler.compile_condition(rest, what)
-            body.append(f"return [{cand_event} for {cand_event} in {cands} "
+            body.append(f"return [{cand_event} for {cand_event} in {cands.rows()} "
                         f"for {cand_var} in ({cand_event}.data,) if {code}]")
         return gen.function("_sqlfind", params, body)
 
@@ -333,14 +335,14 @@ class SqlTable:
         else the translated part selects the rows the rest is tested on in Python."""
         cands, rest = self._plan(condition, compiler, cand_var, cand_event, gen, "'in' condition")
         if rest is None:
-            return f"bool({cands})" if ".lookup_pk(" in cands else cands.replace(".select(", ".exists(", 1)
+            return cands.any()
         code = compiler.compile_condition(rest, "'in' condition")
-        return f"any(True for {cand_event} in {cands} for {cand_var} in ({cand_event}.data,) if {code})"
+        return f"any(True for {cand_event} in {cands.rows()} for {cand_var} in ({cand_event}.data,) if {code})"
 
     def _plan(self, condition: Expression | None, compiler: ExpressionCompiler, cand_var: str, cand_event: str,
-              gen: CodeGen, what: str) -> tuple[str, Expression | None]:
-        """The code reading the candidate rows (SQL for every translatable conjunct) and the
-        rest of ``condition`` to test on them in Python (None when all of it is SQL)."""
+              gen: CodeGen, what: str) -> tuple[_Candidates, Expression | None]:
+        """How to read the candidate rows (SQL for every translatable conjunct) and the rest of
+        ``condition`` to test on them in Python (None when all of it is SQL)."""
         translator = _Translator(self, compiler, cand_var, cand_event)
         sql_parts: list[str] = []
         args: list[str] = []
@@ -360,15 +362,35 @@ class SqlTable:
             f"; filtered in Python: {n_rest} part(s) with no SQL translation" if n_rest else "")
         self.plans.append(plan)
         _log.debug("%s", plan)
-        tref = gen.ref(self, "sqltbl")
-        args_code = "(" + "".join(a + ", " for a in args) + ")"
+        key = None
         pk = self.pk_positions
         if pk and len(sql_parts) == len(pk) and set(translator.key_equalities) == set(pk):
             # exactly the primary key: a key lookup (served by @cache when there is one)
             eq = translator.key_equalities
             key = eq[pk[0]] if len(pk) == 1 else "(" + "".join(eq[p] + ", " for p in pk) + ")"
-            return f"{tref}.lookup_pk({key})", rest
-        return f"{tref}.select({where!r}, {args_code})", rest
+        args_code = "(" + "".join(a + ", " for a in args) + ")"
+        return _Candidates(gen.ref(self, "sqltbl"), where, args_code, key), rest
+
+
+class _Candidates(NamedTuple):
+    """Generated code's ways to a condition's candidate rows of a table."""
+
+    table: str  # the table's name in the generated code
+    where: str  # the translated part, with placeholders
+    args: str  # the code of the placeholders' values
+    key: str | None  # the code of the primary key, when the translated part is exactly it
+
+    def rows(self) -> str:
+        """Code giving the rows (a key lookup, served by @cache where there is one)."""
+        if self.key is not None:
+            return f"{self.table}.lookup_pk({self.key})"
+        return f"{self.table}.select({self.where!r}, {self.args})"
+
+    def any(self) -> str:
+        """Code telling whether there is a row (``SELECT 1 ... LIMIT 1``)."""
+        if self.key is not None:
+            return f"bool({self.rows()})"
+        return f"{self.table}.exists({self.where!r}, {self.args})"
 
 
 class _Translator:

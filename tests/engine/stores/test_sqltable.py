@@ -231,6 +231,28 @@ from Q join T on T.k == Q.k select T.k, T.v insert into Out;
     assert cache.hits == 3 and len(cache._rows) == 2
 
 
+def test_the_cache_gives_an_updated_null_as_the_database_reads_it(pg_url: str) -> None:
+    """Without allow.null.values a null read from the table is 0: so is one the cache keeps."""
+    app = f"""
+define stream S (k string, v long);
+define stream U (k string, v long);
+define stream Q (k string);
+@store({store_options(pg_url)}, @cache(size='4', cache.policy='LRU'))
+@PrimaryKey('k')
+define table T (k string, v long);
+from S insert into T;
+from U update T set T.v = v on T.k == k;
+from Q join T on T.k == Q.k select T.k, T.v insert into Out;
+"""
+    rt, out = _run(app)
+    rt.get_input_handler("S").send(["a", 1], timestamp=T0)
+    rt.get_input_handler("U").send(["a", None], timestamp=T0 + 1)
+    rt.get_input_handler("Q").send(["a"], timestamp=T0 + 2)
+    cache = rt.context.tables["T"]._cache
+    rt.shutdown()
+    assert out == [("a", 0)] and cache.hits == 2  # (the update and the join found "a" in it)
+
+
 def test_bad_login_missing_database_and_schema_clash_are_one_clear_line(postgres_server: Any, pg_url: str) -> None:
     with pytest.raises(SiddhiAppCreationError, match="password authentication failed for user 'srota'"):
         SiddhiManager().create_siddhi_app_runtime(stock_app(postgres_server.url("postgres", password="nope")))
