@@ -247,8 +247,7 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
         if names.count(a.name) > 1:
             raise error_at(f"table '{td.id}' defines attribute '{a.name}' twice", a)
     pk: list[int] = []
-    indexes: list[int] = []
-    index_groups: list[list[int]] = []  # the columns of each @Index (a database index each)
+    index_groups: list[list[int]] = []  # the columns of each @Index
     for ann in td.annotations:
         lname = ann.name.lower()
         if lname not in ("primarykey", "index"):
@@ -268,8 +267,6 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
                 pk.append(pos)
             else:
                 group.append(pos)
-                if pos not in indexes:
-                    indexes.append(pos)
         if group:
             index_groups.append(group)
     store_ann = find_annotation(td.annotations, "store")
@@ -277,12 +274,13 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
         # the rows live in the database (PostgreSQL, MySQL/MariaDB): no in-memory copy
         from srota.engine.stores.sqltable import open_sql_table
 
-        sql_table = open_sql_table(td, pk, indexes, store_ann, ctx, index_groups)
+        sql_table = open_sql_table(td, pk, index_groups, store_ann, ctx)
         ctx.register_element(f"table:{td.id}", sql_table)
         if ctx.in_hook is None:
             ctx.in_hook = in_hook
         return sql_table  # type: ignore[return-value]
-    table = InMemoryTable(td, pk, indexes)
+    # in memory, a dict per indexed attribute serves any @Index that names it
+    table = InMemoryTable(td, pk, list(dict.fromkeys(pos for group in index_groups for pos in group)))
     if store_ann is not None:
         stype = store_ann.get("type")
         if not stype:

@@ -65,17 +65,17 @@ class SqlTable:
 
     sql_backed = True
 
-    def __init__(self, definition: TableDefinition, primary_key: Sequence[int], indexes: Sequence[int],
-                 store: Annotation, ctx: Any, index_groups: Sequence[Sequence[int]] | None = None) -> None:
+    def __init__(self, definition: TableDefinition, primary_key: Sequence[int],
+                 index_groups: Sequence[Sequence[int]], store: Annotation, ctx: Any) -> None:
         options = {el.key: el.value for el in store.elements if el.key}
         self.definition = definition
         self.id = self.name = definition.id
         self.attributes = tuple(definition.attributes)
         self.pk_positions = tuple(primary_key)
-        self.index_positions = tuple(i for i in indexes if (i,) != self.pk_positions)
         #: one database index per ``@Index``, over its columns, as siddhi-store-rdbms makes them
-        self._index_groups = [tuple(g) for g in index_groups] if index_groups is not None \
-            else [(i,) for i in self.index_positions]
+        self._index_groups = [tuple(g) for g in index_groups]
+        self.index_positions = tuple(i for i in dict.fromkeys(i for g in self._index_groups for i in g)
+                                     if (i,) != self.pk_positions)
         self.store: Any = None  # the in-memory table's write-behind hook; unused here
         self._ctx = ctx
         self._types = [a.type for a in self.attributes]
@@ -534,11 +534,11 @@ def _cache_of(store: Annotation) -> _RowCache | None:
     return _RowCache(size, policy, parse_duration(retention) if retention else None)
 
 
-def open_sql_table(td: TableDefinition, pk: Sequence[int], indexes: Sequence[int], store: Annotation,
-                   ctx: Any, index_groups: Sequence[Sequence[int]] | None = None) -> SqlTable:
+def open_sql_table(td: TableDefinition, pk: Sequence[int], index_groups: Sequence[Sequence[int]],
+                   store: Annotation, ctx: Any) -> SqlTable:
     """Create the ``@store(type='rdbms')`` table of ``td`` (errors carry the annotation's position)."""
     try:
-        table = SqlTable(td, pk, indexes, store, ctx, index_groups)
+        table = SqlTable(td, pk, index_groups, store, ctx)
     except StoreError as exc:
         raise error_at(f"@store(type='rdbms'): {exc}", store) from None
     except Exception as exc:
