@@ -108,4 +108,3 @@ def _map_rows(mapper: SinkMapper, rows: Sequence[Sequence[Any]], props: list[dic
     else:  # one array (or an unknown split: each payload carries all the rows)
         out.extend((payload, dict(props[0]) if props else {}) for payload in payloads)
         carried.extend(list(indexes) for _ in payloads)
-
