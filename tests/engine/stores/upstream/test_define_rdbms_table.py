@@ -10,11 +10,11 @@ so those ports assert that error and its cause.
 """
 from __future__ import annotations
 
-import struct
 import urllib.parse
 from typing import Any
 
 import pytest
+from srota.engine.types import f32
 from srota.grammar.errors import SiddhiAppCreationError
 
 from srota import SiddhiManager
@@ -26,18 +26,14 @@ QUERY = "@info(name = 'query1') from StockStream   insert into StockTable ;"
 THREE = [("WSO2", 55.6, 100), ("IBM", 75.6, 100), ("MSFT", 57.6, 100)]
 
 
-def _f32(x: float) -> float:
-    """``x`` as a Java float (the attribute type) reads back."""
-    return float(struct.unpack("f", struct.pack("f", x))[0])
-
 
 def _rows(url: str, table: str) -> list[tuple[Any, ...]]:
     """The rows of ``table`` by symbol, the float column as a 32-bit value."""
-    return sorted(((s, _f32(p), v) for s, p, v in table_rows(url, table)), key=lambda r: r[0])
+    return sorted(((s, f32(p), v) for s, p, v in table_rows(url, table)), key=lambda r: r[0])
 
 
 def _expected(events: list[tuple[str, float, int]]) -> list[tuple[Any, ...]]:
-    return sorted(((s, _f32(p), v) for s, p, v in events), key=lambda r: r[0])
+    return sorted(((s, f32(p), v) for s, p, v in events), key=lambda r: r[0])
 
 
 def _opts(url: str, drop: tuple[str, ...] = (), **override: str) -> str:

@@ -13,47 +13,28 @@ validateParameters()`` is not a ``@Test`` and is not ported.
 from __future__ import annotations
 
 import logging
-import struct
-import urllib.parse
 from typing import Any
 
 import pytest
+from srota.engine.types import f32
 
-from srota import SiddhiManager
-from tests.engine.stores.upstream.support import T0, count_rows, store, table_rows
+from tests.engine.stores.upstream.support import (
+    T0,
+    count_rows,
+    manager_with_test_datasource,
+    seed_stock_table,
+    store,
+    table_rows,
+)
 
 TABLE_NAME = "StockTable"
 
 
-def _f32(x: float) -> float:
-    return float(struct.unpack("f", struct.pack("f", x))[0])
-
 
 def _table(url: str, name: str = TABLE_NAME) -> list[tuple[Any, ...]]:
     """The rows of ``name``, floats as 32-bit values, sorted by symbol."""
-    return sorted(((s, _f32(p), v) for s, p, v in table_rows(url, name)), key=lambda r: r[0])
+    return sorted(((s, f32(p), v) for s, p, v in table_rows(url, name)), key=lambda r: r[0])
 
-
-def _seed(url: str) -> None:
-    """The Java ``init()``: create StockTable and insert WSO2 and IBM with on-demand queries."""
-    rt = SiddhiManager().create_siddhi_app_runtime(
-        store(url, pool__properties="maximumPoolSize:1")
-        + f"define table {TABLE_NAME} (symbol string, price float, volume long); ")
-    rt.start()
-    rt.query(f"select 'WSO2' as symbol, 80f as price, 100L as volume insert into {TABLE_NAME}")
-    rt.query(f"select 'IBM' as symbol, 180f as price, 200L as volume insert into {TABLE_NAME}")
-    rt.shutdown()
-    assert count_rows(url, TABLE_NAME) == 2
-
-
-def _manager(url: str) -> SiddhiManager:
-    """A manager with ``TEST_DATASOURCE``: the fixture database."""
-    p = urllib.parse.urlsplit(url)
-    scheme = "postgresql" if p.scheme.startswith("postgres") else "mysql"
-    manager = SiddhiManager()
-    manager.set_data_source("TEST_DATASOURCE", f"jdbc:{scheme}://{p.hostname}:{p.port}{p.path}",
-                            p.username, p.password)
-    return manager
 
 
 def _collect(rt: Any, stream: str) -> list[tuple[Any, ...]]:
@@ -68,28 +49,28 @@ def _errors(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 def test_rdbmsCUD1(rdbms_url: str) -> None:
     """A constant UPDATE run per event reports numRecords 1 (the WSO2 row renamed WSO22)."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     sql_query = f"UPDATE {TABLE_NAME} SET symbol = 'WSO22' WHERE symbol = 'WSO2';"
     app = "define stream StockStream (checkSymbol string); " \
         "@info(name = 'query1') " \
         f"from StockStream#rdbms:cud(\"TEST_DATASOURCE\", \"{sql_query}\") " \
         "select numRecords " \
         "insert into OutputStream ;"
-    rt = _manager(rdbms_url).create_siddhi_app_runtime(app)
+    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(app)
     stock = rt.get_input_handler("StockStream")
     rt.start()
     out = _collect(rt, "OutputStream")
     stock.send(["WSO2"], timestamp=T0)
     rt.shutdown()
     assert out == [(1,)]
-    assert _table(rdbms_url) == [("IBM", _f32(180), 200), ("WSO22", _f32(80), 100)]
+    assert _table(rdbms_url) == [("IBM", f32(180), 200), ("WSO22", f32(80), 100)]
 
 
 @pytest.mark.xfail(strict=True, reason="srota differs: rdbms:cud has no transaction correlation id (a last "
                                        "constant beyond the '?' count), nor COMMIT/ROLLBACK queries")
 def test_rdbmsCudTransactionTest1(rdbms_url: str) -> None:
     """Inserts under correlation id 't1' are committed (A, B, E, F) or rolled back (C, D) together."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     sql_query = f"INSERT INTO {TABLE_NAME}(symbol, price, volume) VALUES (?,?,?);"
     streams = "define stream InsertStream(symbol string, price float, volume long);\n" \
         "define stream CommitStream(name string);\n" \
@@ -111,7 +92,7 @@ def test_rdbmsCudTransactionTest1(rdbms_url: str) -> None:
         f"select ListTableContentStream.dummy as dummy, {TABLE_NAME}.symbol as symbol, " \
         f"{TABLE_NAME}.price as price, {TABLE_NAME}.volume as volume\n" \
         "insert into TableContentOutputStream;"
-    rt = _manager(rdbms_url).create_siddhi_app_runtime(streams + table + queries)
+    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(streams + table + queries)
     insert = rt.get_input_handler("InsertStream").send
     commit = rt.get_input_handler("CommitStream").send
     rollback = rt.get_input_handler("RollbackStream").send
@@ -130,7 +111,7 @@ def test_rdbmsCudTransactionTest1(rdbms_url: str) -> None:
     list_table(["dummy"], timestamp=T0 + 9)
     rt.shutdown()
     assert len(out) == 6
-    assert out == [("dummy", "WSO2", _f32(80.0), 100), ("dummy", "IBM", _f32(180.0), 200),
+    assert out == [("dummy", "WSO2", f32(80.0), 100), ("dummy", "IBM", f32(180.0), 200),
                    ("dummy", "A", 1.0, 1), ("dummy", "B", 2.0, 2), ("dummy", "E", 5.0, 5), ("dummy", "F", 6.0, 6)]
 
 
@@ -138,7 +119,7 @@ def test_rdbmsCudTransactionTest1(rdbms_url: str) -> None:
                                        "constant beyond the '?' count), nor a 'commit' query")
 def test_rdbmsBatchCudTest1(rdbms_url: str) -> None:
     """Rows read with rdbms:query are batch-inserted with rdbms:cud under id '1' and committed."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     src, dst = TABLE_NAME + "Src", TABLE_NAME + "Dst"
     select_query = f"SELECT * FROM {src};"
     insert_query = f"INSERT INTO {dst}(symbol, price, volume) VALUES(?, ?, ?);"
@@ -170,7 +151,7 @@ def test_rdbmsBatchCudTest1(rdbms_url: str) -> None:
         f"from listDstTableRecordsStream left outer join {dst}\n" \
         f"select {dst}.symbol as symbol, {dst}.price as price, {dst}.volume as volume\n" \
         "insert into outputDstTableRecordsStream;"
-    rt = _manager(rdbms_url).create_siddhi_app_runtime(streams + tables + queries)
+    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(streams + tables + queries)
     add_src = rt.get_input_handler("addSrcTableRecordsStream").send
     list_src = rt.get_input_handler("listSrcTableRecordsStream").send
     copy = rt.get_input_handler("copyTableDataStream").send
@@ -182,17 +163,17 @@ def test_rdbmsBatchCudTest1(rdbms_url: str) -> None:
     add_src(["IBM", 75.6, 100], timestamp=T0 + 1)
     list_src([1], timestamp=T0 + 2)
     assert len(src_out) == 2
-    assert src_out == [("WSO2", _f32(55.6), 100), ("IBM", _f32(75.6), 100)]
+    assert src_out == [("WSO2", f32(55.6), 100), ("IBM", f32(75.6), 100)]
     copy([1], timestamp=T0 + 3)
     list_dst([1], timestamp=T0 + 4)
     rt.shutdown()
     assert len(dst_out) == 2
-    assert dst_out == [("WSO2", _f32(55.6), 100), ("IBM", _f32(75.6), 100)]
+    assert dst_out == [("WSO2", f32(55.6), 100), ("IBM", f32(75.6), 100)]
 
 
 def test_rdbmsCUDNullParamTest1(rdbms_url: str) -> None:
     """With allow.null.params.with.CUD=true a parameterised INSERT of ('X', 1.0, 30) reports numRecords 1."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     # the Java text: ';' in the query and another appended for non-Oracle databases
     parameterized_sql_query = f"INSERT INTO {TABLE_NAME}(symbol, price, volume) VALUES (?,?,?);;"
     definitions = "define stream InsertStream(symbol string, price float, volume long);\n\n" \
@@ -202,21 +183,21 @@ def test_rdbmsCUDNullParamTest1(rdbms_url: str) -> None:
         "symbol, price, volume) " \
         "select numRecords " \
         "insert into OutputStream ;\n"
-    rt = _manager(rdbms_url).create_siddhi_app_runtime(definitions + parameterized_cud)
+    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(definitions + parameterized_cud)
     insert = rt.get_input_handler("InsertStream")
     rt.start()
     out = _collect(rt, "OutputStream")
     insert.send(["X", 1.0, 30], timestamp=T0)
     rt.shutdown()
     assert out == [(1,)]
-    assert _table(rdbms_url) == [("IBM", _f32(180), 200), ("WSO2", _f32(80), 100), ("X", 1.0, 30)]
+    assert _table(rdbms_url) == [("IBM", f32(180), 200), ("WSO2", f32(80), 100), ("X", 1.0, 30)]
 
 
 @pytest.mark.xfail(strict=True, reason="srota differs: rdbms:cud binds a null parameter; Siddhi (without "
                                        "allow.null.params.with.CUD) drops the event with an error")
 def test_rdbmsCUDNullParamTest2(rdbms_url: str, caplog: pytest.LogCaptureFixture) -> None:
     """Without allow.null.params.with.CUD a null parameter is refused: no event, nothing inserted."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     parameterized_sql_query = f"INSERT INTO {TABLE_NAME}(symbol, price, volume) VALUES (?,?,?);;"
     definitions = "define stream InsertStream(symbol string, price float, volume long);\n\n" \
         + store(rdbms_url, pool__properties="maximumPoolSize:1") \
@@ -225,7 +206,7 @@ def test_rdbmsCUDNullParamTest2(rdbms_url: str, caplog: pytest.LogCaptureFixture
         "symbol, price, volume) " \
         "select numRecords " \
         "insert into OutputStream ;\n"
-    rt = _manager(rdbms_url).create_siddhi_app_runtime(definitions + parameterized_cud)
+    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(definitions + parameterized_cud)
     insert = rt.get_input_handler("InsertStream")
     rt.start()
     out = _collect(rt, "OutputStream")

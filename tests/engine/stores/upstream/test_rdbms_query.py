@@ -9,48 +9,22 @@ database; here ``set_data_source`` gets the same database's JDBC URL.
 from __future__ import annotations
 
 import logging
-import struct
-import urllib.parse
 from typing import Any
 
 import pytest
+from srota.engine.types import f32
 
-from srota import SiddhiManager
-from tests.engine.stores.upstream.support import T0, count_rows, store
+from tests.engine.stores.upstream.support import T0, manager_with_test_datasource, seed_stock_table
 
 TABLE_NAME = "StockTable"
 
 
-def _f32(x: float) -> float:
-    return float(struct.unpack("f", struct.pack("f", x))[0])
-
-
-def _seed(url: str) -> None:
-    """The Java ``init()``: create StockTable and insert WSO2 and IBM with on-demand queries."""
-    rt = SiddhiManager().create_siddhi_app_runtime(
-        store(url, pool__properties="maximumPoolSize:1")
-        + f"define table {TABLE_NAME} (symbol string, price float, volume long); ")
-    rt.start()
-    rt.query(f"select 'WSO2' as symbol, 80f as price, 100L as volume insert into {TABLE_NAME}")
-    rt.query(f"select 'IBM' as symbol, 180f as price, 200L as volume insert into {TABLE_NAME}")
-    rt.shutdown()
-    assert count_rows(url, TABLE_NAME) == 2
-
-
-def _manager(url: str) -> SiddhiManager:
-    """A manager with ``TEST_DATASOURCE``: the fixture database."""
-    p = urllib.parse.urlsplit(url)
-    scheme = "postgresql" if p.scheme.startswith("postgres") else "mysql"
-    manager = SiddhiManager()
-    manager.set_data_source("TEST_DATASOURCE", f"jdbc:{scheme}://{p.hostname}:{p.port}{p.path}",
-                            p.username, p.password)
-    return manager
 
 
 def _run(url: str, app: str, events: list[list[Any]]) -> tuple[list[tuple[Any, ...]], int]:
     """Run ``app`` with TEST_DATASOURCE, send ``events`` to StockStream; the data of the
     OutputStream events and how many callbacks there were."""
-    rt = _manager(url).create_siddhi_app_runtime(app)
+    rt = manager_with_test_datasource(url).create_siddhi_app_runtime(app)
     stock = rt.get_input_handler("StockStream")
     rt.start()
     out: list[tuple[Any, ...]] = []
@@ -69,7 +43,7 @@ def _run(url: str, app: str, events: list[list[Any]]) -> tuple[list[tuple[Any, .
 
 def test_rdbmsQuery1(rdbms_url: str) -> None:
     """A constant SELECT emits one event per row: WSO2 then IBM."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     app = "define stream StockStream (checkSymbol string); " \
         "@info(name = 'query1') " \
         "from StockStream#rdbms:query(\"TEST_DATASOURCE\", \"symbol string, price float, volume long\", " \
@@ -77,12 +51,12 @@ def test_rdbmsQuery1(rdbms_url: str) -> None:
         "select symbol, price, volume " \
         "insert into OutputStream ;"
     out, _ = _run(rdbms_url, app, [["WSO2"]])
-    assert out == [("WSO2", _f32(80), 100), ("IBM", _f32(180), 200)]
+    assert out == [("WSO2", f32(80), 100), ("IBM", f32(180), 200)]
 
 
 def test_rdbmsQuery2(rdbms_url: str) -> None:
     """The query text comes from the event (a dynamic query): WSO2 then IBM."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     app = "define stream StockStream (checkSymbol string, query String); " \
         "@info(name = 'query1') " \
         "from StockStream#rdbms:query(\"TEST_DATASOURCE\", \"symbol string, price float, volume long\", " \
@@ -90,12 +64,12 @@ def test_rdbmsQuery2(rdbms_url: str) -> None:
         "select symbol, price, volume " \
         "insert into OutputStream ;"
     out, _ = _run(rdbms_url, app, [["WSO2", f"select * from {TABLE_NAME}"]])
-    assert out == [("WSO2", _f32(80), 100), ("IBM", _f32(180), 200)]
+    assert out == [("WSO2", f32(80), 100), ("IBM", f32(180), 200)]
 
 
 def test_rdbmsQuery3(rdbms_url: str) -> None:
     """A parameterised SELECT with a constant parameter ('WSO2') emits the WSO2 row."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     app = "define stream StockStream (checkSymbol string, query String); " \
         "@info(name = 'query1') " \
         "from StockStream#rdbms:query(\"TEST_DATASOURCE\", \"symbol string, price float, volume long\", " \
@@ -103,12 +77,12 @@ def test_rdbmsQuery3(rdbms_url: str) -> None:
         "select symbol, price, volume " \
         "insert into OutputStream ;"
     out, _ = _run(rdbms_url, app, [["WSO2", f"select * from {TABLE_NAME}"]])
-    assert out == [("WSO2", _f32(80), 100)]
+    assert out == [("WSO2", f32(80), 100)]
 
 
 def test_rdbmsQuery4(rdbms_url: str) -> None:
     """A parameterised SELECT bound to an event attribute (checkSymbol) emits the WSO2 row."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     app = "define stream StockStream (checkSymbol string, query String); " \
         "@info(name = 'query1') " \
         "from StockStream#rdbms:query(\"TEST_DATASOURCE\", \"symbol string, price float, volume long\", " \
@@ -116,12 +90,12 @@ def test_rdbmsQuery4(rdbms_url: str) -> None:
         "select symbol, price, volume " \
         "insert into OutputStream ;"
     out, _ = _run(rdbms_url, app, [["WSO2", f"select * from {TABLE_NAME}"]])
-    assert out == [("WSO2", _f32(80), 100)]
+    assert out == [("WSO2", f32(80), 100)]
 
 
 def test_rdbmsQuery5(rdbms_url: str) -> None:
     """ack.empty.result.set=true and no match: one event with a null symbol."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     app = "define stream StockStream (checkSymbol string); " \
         "@info(name = 'query1') " \
         "from StockStream#rdbms:query(\"TEST_DATASOURCE\", \"symbol string, price float, volume long\", " \
@@ -134,7 +108,7 @@ def test_rdbmsQuery5(rdbms_url: str) -> None:
 
 def test_rdbmsQuery6(rdbms_url: str, caplog: pytest.LogCaptureFixture) -> None:
     """ack.empty.result.set=false and no match: no event."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     app = "define stream StockStream (checkSymbol string); " \
         "@info(name = 'query1') " \
         "from StockStream#rdbms:query(\"TEST_DATASOURCE\", \"symbol string, price float, volume long\", " \
@@ -149,7 +123,7 @@ def test_rdbmsQuery6(rdbms_url: str, caplog: pytest.LogCaptureFixture) -> None:
 
 def test_rdbmsQuery7(rdbms_url: str) -> None:
     """Two parameters, ack.empty.result.set=true, no match: one event with a null symbol."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     app = "define stream StockStream (checkSymbol string, checkVolume long); " \
         "@info(name = 'query1') " \
         "from StockStream#rdbms:query(\"TEST_DATASOURCE\", \"symbol string, price float, volume long\", " \
@@ -162,7 +136,7 @@ def test_rdbmsQuery7(rdbms_url: str) -> None:
 
 def test_rdbmsQuery8(rdbms_url: str, caplog: pytest.LogCaptureFixture) -> None:
     """Two parameters, ack.empty.result.set=false, no match: no event."""
-    _seed(rdbms_url)
+    seed_stock_table(rdbms_url)
     app = "define stream StockStream (checkSymbol string, checkVolume long); " \
         "@info(name = 'query1') " \
         "from StockStream#rdbms:query(\"TEST_DATASOURCE\", \"symbol string, price float, volume long\", " \
