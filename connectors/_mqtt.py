@@ -5,8 +5,10 @@ Source
     every topic of ``topic`` (comma-separated, wildcards ``+``/``#`` allowed) at
     ``quality.of.service``, and hands over what has queued up since the last chunk.  With
     ``clean.session='false'`` and a stable ``client.id`` the broker keeps the subscriptions
-    and queues QoS 1/2 messages while the source is away.  On a lost connection the source
-    reconnects with exponential back-off (up to ``max.reconnect.delay``) and subscribes again.
+    and queues QoS 1/2 messages while the source is away (without a ``client.id`` one is
+    generated, as siddhi-io-mqtt does, and the session lasts only as long as the process).
+    On a lost connection the source reconnects with exponential back-off (up to
+    ``max.reconnect.delay``) and subscribes again.
     QoS 1/2 messages are acknowledged (PUBACK, PUBCOMP) only when the host commits their chunk,
     that is once the outputs they caused are flushed (paho's manual acknowledgements): with a
     persistent session (``clean.session='false'``, a stable ``client.id``) the broker sends
@@ -52,7 +54,8 @@ _I = (AttrType.INT,)
 _CONNECTION_PARAMS = (
     Param("url", _S, doc="Broker URL: tcp://host:port, or ssl://host:port (mqtts://) for TLS."),
     Param("client.id", _S, optional=True, default=None,
-          doc="Client identifier; required with clean.session='false' (a persistent session)."),
+          doc="Client identifier (generated when absent); give a stable one with clean.session='false' "
+              "so that the session outlives a restart."),
     Param("username", _S, optional=True, default=None, doc="User name."),
     Param("password", _S, optional=True, default=None, doc="Password (never logged)."),
     Param("clean.session", _B, optional=True, default=True,
@@ -86,9 +89,14 @@ class _Connection:
         self.host = url.hostname or "localhost"
         self.port = url.port or (8883 if self.tls else 1883)
         self.o = o
-        if not o["clean.session"] and not o["client.id"]:
-            raise creation_error(f"{where}: clean.session='false' needs a stable client.id", pos)
+        # As siddhi-io-mqtt (paho's generateClientId): the id is generated once, so reconnections
+        # of this process resume the session; a restart starts a new one.
         self.client_id = o["client.id"] or f"srota-{uuid.uuid4().hex[:12]}"
+        #: Why the persistent session will not outlive a restart (the source or sink logs it).
+        self.session_warning: str | None = None
+        if not o["clean.session"] and not o["client.id"]:
+            self.session_warning = (f"{where}: clean.session='false' without a client.id: the id is generated, "
+                                    "so what the broker keeps for this session is not received after a restart")
         self.backoff = Backoff(initial=0.2, maximum=max(0.2, o["max.reconnect.delay"] / 1000.0))
 
     def client(self, **kw: Any) -> aiomqtt.Client:
@@ -174,6 +182,8 @@ class MqttSource(Source):
         #: QoS 1/2 messages acknowledged to the broker (tests and metrics read it).
         self.acknowledged = 0
         self._log = self._log.bind(broker=self._conn.address, topics=self.topics, client_id=self._conn.client_id)
+        if self._conn.session_warning:
+            self._log.warning(self._conn.session_warning)
 
     def _make_queue(self, maxsize: int = 0) -> asyncio.Queue[aiomqtt.Message]:
         # aiomqtt builds its incoming queue from this factory; keeping a reference lets us
@@ -266,6 +276,8 @@ class MqttSink(Sink):
         self._reconnect_task: asyncio.Task[None] | None = None
         self._closing = False
         self._log = self._log.bind(broker=self._conn.address, client_id=self._conn.client_id)
+        if self._conn.session_warning:
+            self._log.warning(self._conn.session_warning)
 
     @property
     def connected(self) -> bool:

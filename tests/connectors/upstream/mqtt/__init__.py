@@ -1,0 +1,1 @@
+"""Ports of siddhi-io-mqtt's test suite (``component/src/test/java/io/siddhi/extension/io/mqtt``)."""
