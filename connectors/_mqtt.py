@@ -23,7 +23,9 @@ Source
 
 Sink
     Publishes to ``topic`` (may be an ``{{attribute}}`` template) with
-    ``quality.of.service`` and ``message.retain`` (both may also come per message).  Each
+    ``quality.of.service`` and ``message.retain`` (both may also come per message).  As in
+    siddhi-io-mqtt, the QoS is checked per event: one that is not 0, 1 or 2 refuses that event
+    (:class:`RejectedError`, routed by the host's ``on.error``), not the app.  Each
     ``publish`` waits for the QoS handshake of all its messages, so ``flush`` has nothing left
     to do.  When the connection drops, ``publish`` raises :class:`ConnectionUnavailableError`
     (with how many messages went out) and the sink reconnects in the background;
@@ -43,7 +45,15 @@ from urllib.parse import urlparse
 
 import aiomqtt
 from srota.connectors._options import creation_error
-from srota.connectors.base import AckToken, Backoff, ConnectionUnavailableError, Message, Sink, Source
+from srota.connectors.base import (
+    AckToken,
+    Backoff,
+    ConnectionUnavailableError,
+    Message,
+    RejectedError,
+    Sink,
+    Source,
+)
 from srota.engine.registry import Kind, Param, extension
 from srota.grammar.model import AttrType
 
@@ -122,21 +132,20 @@ class _Connection:
         return f"{self.host}:{self.port}"
 
 
-def _qos(value: Any, where: str) -> int:
+def _qos(value: Any) -> int | None:
+    """``value`` as a QoS level, None when it is not 0, 1 or 2."""
     try:
-        qos = int(value)
-    except (TypeError, ValueError):
-        qos = -1
-    if qos not in (0, 1, 2):
-        raise ValueError(f"{where}: quality.of.service must be 0, 1 or 2, not {value!r}")
-    return qos
+        qos = int(str(value).strip())
+    except ValueError:
+        return None
+    return qos if qos in (0, 1, 2) else None
 
 
 def _static_qos(value: Any, where: str, pos: Any) -> int:
-    try:
-        return _qos(value, where)
-    except ValueError as exc:
-        raise creation_error(str(exc), pos) from None
+    qos = _qos(value)
+    if qos is None:
+        raise creation_error(f"{where}: quality.of.service must be 0, 1 or 2, not {value!r}", pos)
+    return qos
 
 
 class MqttAck(AckToken):
@@ -251,7 +260,9 @@ class MqttSource(Source):
 
 _SINK_PARAMS = (
     Param("topic", _S, dynamic=True, doc="The topic to publish to; may be an {{attribute}} template."),
-    Param("quality.of.service", _I, optional=True, default=1, dynamic=True, doc="0, 1 or 2."),
+    # A string, as siddhi-io-mqtt declares it: the value (static or an {{attribute}}) is checked
+    # per event, so an invalid one refuses the events rather than the app.
+    Param("quality.of.service", _S, optional=True, default="1", dynamic=True, doc="0, 1 or 2."),
     Param("message.retain", _B, optional=True, default=False, dynamic=True,
           doc="Ask the broker to retain the last message of the topic."),
     *_CONNECTION_PARAMS,
@@ -269,15 +280,16 @@ class MqttSink(Sink):
         super().__init__(options, name=name, **kw)
         where = f"mqtt sink '{self.name}'"
         self._conn = _Connection(self.options, where, kw.get("pos"))
-        qos = self.options["quality.of.service"]
-        if not isinstance(qos, str):  # a template is checked per message
-            _static_qos(qos, where, kw.get("pos"))
         self._client: aiomqtt.Client | None = None
         self._reconnect_task: asyncio.Task[None] | None = None
         self._closing = False
         self._log = self._log.bind(broker=self._conn.address, client_id=self._conn.client_id)
         if self._conn.session_warning:
             self._log.warning(self._conn.session_warning)
+        qos = self.options["quality.of.service"]
+        if "{{" not in qos and _qos(qos) is None:
+            # Siddhi creates the app and refuses each event (see publish); say so once up front.
+            self._log.warning("quality.of.service is not 0, 1 or 2: every event will be refused", value=qos)
 
     @property
     def connected(self) -> bool:
@@ -326,9 +338,17 @@ class MqttSink(Sink):
         if client is None:
             raise ConnectionUnavailableError(f"mqtt sink '{self.name}' is not connected")
         calls = []
-        for payload, props in items:
+        indexes: list[int] = []  # the item each call publishes
+        rejected: dict[int, str] = {}
+        for n, (payload, props) in enumerate(items):
             topic = str(self._option(props, "topic"))
-            qos = _qos(self._option(props, "quality.of.service"), f"mqtt sink '{self.name}'")
+            value = self._option(props, "quality.of.service")
+            qos = _qos(value)
+            if qos is None:
+                # siddhi-io-mqtt's MqttSinkRuntimeException, per event.
+                rejected[n] = (f"Invalid QOS value received for mqtt sink '{self.name}'. "
+                               f"Expected 0, 1 or 2 but received {value}")
+                continue
             retain = self._option(props, "message.retain")
             if isinstance(retain, str):
                 retain = retain.strip().lower() == "true"
@@ -338,12 +358,19 @@ class MqttSink(Sink):
                 raise TypeError(f"mqtt sink '{self.name}' publishes bytes, not {type(payload).__name__}; "
                                 "map the stream with a json or csv mapper")
             calls.append(client.publish(topic, payload, qos=qos, retain=bool(retain)))
+            indexes.append(n)
         results = await asyncio.gather(*calls, return_exceptions=True)
         for n, result in enumerate(results):
             if isinstance(result, BaseException):
                 await self._lost(client, result)
+                # Only the items before both this one and any refused one count as out: a
+                # refused item is then refused again (and routed) when the host retries.
+                published = min([indexes[n], *rejected])
                 raise ConnectionUnavailableError(f"mqtt sink '{self.name}': publish failed: {result}",
-                                                 published=n) from result
+                                                 published=published) from result
+        if rejected:
+            raise RejectedError(f"mqtt sink '{self.name}': {len(rejected)} of {len(items)} messages refused: "
+                                f"{next(iter(rejected.values()))}", rejected)
 
     async def close(self) -> None:
         """Stop reconnecting and disconnect."""
