@@ -19,8 +19,6 @@ import aiomqtt
 
 from tests.mappers.harness import Running, until
 
-__all__ = ["Running", "Subscriber", "rows", "sink_errors", "source_of", "unique", "until"]
-
 #: The events every upstream test sends (``FooStream (symbol string, price float, volume long)``).
 WSO2, IBM, WSO2_2 = ("WSO2", 55.6, 100), ("IBM", 75.6, 100), ("WSO2", 57.6, 100)
 
