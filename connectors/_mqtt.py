@@ -24,8 +24,9 @@ Source
 Sink
     Publishes to ``topic`` (may be an ``{{attribute}}`` template) with
     ``quality.of.service`` and ``message.retain`` (both may also come per message).  As in
-    siddhi-io-mqtt, the QoS is checked per event: one that is not 0, 1 or 2 refuses that event
-    (:class:`RejectedError`, routed by the host's ``on.error``), not the app.  Each
+    siddhi-io-mqtt, a QoS given per event (``{{attribute}}``) is checked per event: one that is
+    not 0, 1 or 2 refuses that event (:class:`RejectedError`, routed by the host's ``on.error``)
+    and the others go out; a fixed value that is not 0, 1 or 2 refuses the app at creation.  Each
     ``publish`` waits for the QoS handshake of all its messages, so ``flush`` has nothing left
     to do.  When the connection drops, ``publish`` raises :class:`ConnectionUnavailableError`
     (with how many messages went out) and the sink reconnects in the background;
@@ -260,8 +261,8 @@ class MqttSource(Source):
 
 _SINK_PARAMS = (
     Param("topic", _S, dynamic=True, doc="The topic to publish to; may be an {{attribute}} template."),
-    # A string, as siddhi-io-mqtt declares it: the value (static or an {{attribute}}) is checked
-    # per event, so an invalid one refuses the events rather than the app.
+    # A string, as siddhi-io-mqtt declares it: an {{attribute}} value is checked per event, so an
+    # invalid one refuses that event rather than the publish (a fixed value at creation).
     Param("quality.of.service", _S, optional=True, default="1", dynamic=True, doc="0, 1 or 2."),
     Param("message.retain", _B, optional=True, default=False, dynamic=True,
           doc="Ask the broker to retain the last message of the topic."),
@@ -287,9 +288,10 @@ class MqttSink(Sink):
         if self._conn.session_warning:
             self._log.warning(self._conn.session_warning)
         qos = self.options["quality.of.service"]
-        if "{{" not in qos and _qos(qos) is None:
-            # Siddhi creates the app and refuses each event (see publish); say so once up front.
-            self._log.warning("quality.of.service is not 0, 1 or 2: every event will be refused", value=qos)
+        if "{{" not in qos:
+            # Siddhi creates the app and refuses every event; a fixed value that can never be
+            # right is refused here, as the source's is (fail fast). A template is checked per event.
+            _static_qos(qos, where, kw.get("pos"))
 
     @property
     def connected(self) -> bool:

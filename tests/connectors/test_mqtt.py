@@ -209,6 +209,9 @@ def test_option_errors() -> None:
     assert generated._conn.client_id and "client.id" in str(generated._conn.session_warning)
     with pytest.raises(SiddhiAppCreationError, match="0, 1 or 2"):
         MqttSource({"url": "tcp://h:1", "topic": "t", "quality.of.service": "3"})
+    with pytest.raises(SiddhiAppCreationError, match="0, 1 or 2"):  # a fixed sink QoS too
+        MqttSink({"url": "tcp://h:1", "topic": "t", "quality.of.service": "3"})
+    assert MqttSink({"url": "tcp://h:1", "topic": "t", "quality.of.service": "{{qos}}"})  # per event
     with pytest.raises(SiddhiAppCreationError, match="scheme"):
         MqttSink({"url": "http://h:1", "topic": "t"})
     with pytest.raises(SiddhiAppCreationError, match="topic is empty"):
