@@ -212,7 +212,8 @@ _TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdo
              "shard.id", "datasources", "statistics", "errors", "gc"}
 
 # Connector options that name files: a relative value is relative to the config file.
-_PATH_OPTIONS = {"file.uri", "ssl.cafile", "ssl.certfile", "ssl.keyfile"}
+_PATH_OPTIONS = {"file.uri", "dir.uri", "move.after.process", "move.after.failure",
+                 "ssl.cafile", "ssl.certfile", "ssl.keyfile"}
 
 
 def _resolve(value: str, base_dir: Path) -> str:

@@ -29,8 +29,9 @@ class Collector:
 
 
 async def replay(options: dict, timeout: float = 5.0) -> Collector:
+    """Read a file once (tailing off: Siddhi's default tails line-mode files) to its end."""
     got = Collector()
-    src = connectors.create_source("file", options, name="F")
+    src = connectors.create_source("file", {"tailing": "false", **options}, name="F")
     await src.start(got)
     assert isinstance(src, FileSource)
     await src.wait_finished(timeout)
@@ -45,14 +46,20 @@ async def test_replays_lines_with_header_blank_lines_and_no_final_newline(tmp_pa
     assert got.payloads == [b"A,1", b"B,2", b"C,3"]
     assert [len(c) for c in got.chunks] == [2, 1] or [len(c) for c in got.chunks] == [1, 2]
     first = got.chunks[0][0]
-    assert first.properties == {"file.uri": str(path), "line": 2}
+    assert first.properties == {"file.uri": str(path), "file.path": str(path), "file.name": "in.csv",
+                                "line": 2, "eof": "false"}
+    assert got.chunks[-1][-1].properties["eof"] == "true"
     assert first.ack is not None
 
 
 async def test_text_full_mode(tmp_path: Path) -> None:
     path = tmp_path / "doc.json"
     path.write_bytes(b'[{"a":1},\n{"a":2}]\n')
-    got = await replay({"file.uri": str(path), "mode": "text.full"})
+    got = Collector()
+    src = FileSource({"file.uri": str(path), "mode": "text.full"})  # tailing is off by default here
+    await src.start(got)
+    await src.wait_finished(5)
+    await src.stop()
     assert got.payloads == [b'[{"a":1},\n{"a":2}]\n']
 
 
@@ -131,11 +138,11 @@ async def test_tailing_waits_for_the_file(tmp_path: Path) -> None:
 
 
 async def test_missing_file_and_bad_options(tmp_path: Path) -> None:
-    src = FileSource({"file.uri": str(tmp_path / "nope.txt")})
+    src = FileSource({"file.uri": str(tmp_path / "nope.txt"), "tailing": "false"})
     with pytest.raises(ConnectorError, match="does not exist"):
         await src.start(Collector())
     with pytest.raises(SiddhiAppCreationError, match="mode"):
-        FileSource({"file.uri": "x", "mode": "regex"})
+        FileSource({"file.uri": "x", "mode": "xml"})
     with pytest.raises(SiddhiAppCreationError, match="timestamp.unit"):
         FileSource({"file.uri": "x", "timestamp.unit": "days"})
     with pytest.raises(SiddhiAppCreationError, match="rate"):
@@ -158,11 +165,13 @@ async def test_sink_appends_lines_and_dynamic_files(tmp_path: Path) -> None:
     await again.close()
     assert out.read_bytes().endswith(b"csv,line\nmore\n")
 
-    truncate = FileSink({"file.uri": str(out), "append": "false", "add.line.separator": "false"})
-    await truncate.connect()
-    await truncate.publish([(b"a", {}), (b"b", {})])
-    await truncate.close()
-    assert out.read_bytes() == b"ab"
+    # append=false: each payload replaces the file's content (siddhi-io-file's FileSinkTestCase 2/3)
+    replace = FileSink({"file.uri": str(out), "append": "false", "add.line.separator": "false"})
+    await replace.connect()
+    await replace.publish([(b"a", {}), (b"b", {})])
+    await replace.publish([(b"c", {})])
+    await replace.close()
+    assert out.read_bytes() == b"c"
 
     dynamic = FileSink({"file.uri": str(tmp_path / "by-symbol" / "{{symbol}}.csv")})
     await dynamic.connect()
@@ -220,12 +229,12 @@ async def test_sink_confines_templated_paths_to_the_base_directory(tmp_path: Pat
 
 
 async def test_sink_bounds_open_files_and_keeps_appending(tmp_path: Path) -> None:
-    sink = FileSink({"file.uri": str(tmp_path / "{{k}}.txt"), "max.open.files": "3", "append": "false"})
+    sink = FileSink({"file.uri": str(tmp_path / "{{k}}.txt"), "max.open.files": "3"})
     for round_ in range(2):
         await sink.publish([(f"{round_}-{i}".encode(), {"file.uri": str(tmp_path / f"{i}.txt")}) for i in range(10)])
         assert len(sink._files) <= 3
     await sink.close()
-    # a file closed for the bound is opened again for appending, not truncated again
+    # a file closed for the bound is opened again for appending
     assert all((tmp_path / f"{i}.txt").read_bytes() == f"0-{i}\n1-{i}\n".encode() for i in range(10))
 
 
@@ -244,3 +253,174 @@ async def test_sink_writes_off_the_event_loop(tmp_path: Path, monkeypatch) -> No
     await sink.publish([(b"a", {"file.uri": str(tmp_path / "a.txt")})])
     await sink.close()
     assert seen and loop_thread not in seen
+
+
+# ---------------------------------------------------------------- siddhi-io-file options and defaults
+
+async def _collect(src: FileSource, n: int, timeout: float = 5.0) -> Collector:
+    got = Collector()
+    await src.start(got)
+    async with asyncio.timeout(timeout):
+        while len(got.payloads) < n:
+            await asyncio.sleep(0.02)
+    return got
+
+
+async def test_line_mode_tails_by_default_and_keeps_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "a.log"
+    path.write_bytes(b"one\n")
+    src = FileSource({"file.uri": str(path), "file.polling.interval": "20"})
+    assert src.tailing and src.action == "none"
+    got = await _collect(src, 1)
+    with open(path, "ab") as f:
+        f.write(b"two\n")
+    async with asyncio.timeout(3):
+        while len(got.payloads) < 2:
+            await asyncio.sleep(0.02)
+    await src.stop()
+    assert got.payloads == [b"one", b"two"] and path.exists()
+    # the whole-file modes do not tail; not tailing, a file is kept by default
+    full = FileSource({"file.uri": str(path), "mode": "text.full"})
+    assert not full.tailing and full.action == "keep"
+
+
+async def test_binary_full_and_binary_chunked(tmp_path: Path) -> None:
+    path = tmp_path / "blob.bin"
+    path.write_bytes(bytes(range(256)) * 3)
+    full = await _collect(FileSource({"file.uri": str(path), "mode": "binary.full"}), 1)
+    assert full.payloads == [bytes(range(256)) * 3]
+    chunked = FileSource({"file.uri": str(path), "mode": "binary.chunked", "buffer.size": "300"})
+    got = await _collect(chunked, 3)
+    await chunked.wait_finished(2)
+    assert b"".join(got.payloads) == path.read_bytes()
+    props = [m.properties for c in got.chunks for m in c]
+    assert [(p["sequence.number"], p["content.length"], p["eof"]) for p in props] == [
+        (1, 300, "false"), (2, 300, "false"), (3, 168, "true")]
+    assert props[0]["file.name"] == "blob.bin"
+
+
+async def test_regex_mode_begin_end_and_tailing(tmp_path: Path) -> None:
+    path = tmp_path / "x.txt"
+    path.write_bytes(b"junk <e>1</e>\n<e>\n2\n</e> <e>3</e>")
+    both = await replay({"file.uri": str(path), "mode": "regex", "begin.regex": "<e>", "end.regex": "</e>"})
+    assert both.payloads == [b"<e>1</e>", b"<e>\n2\n</e>", b"<e>3</e>"]
+    assert [m.properties["eof"] for c in both.chunks for m in c] == ["false", "false", "true"]
+    begin = await replay({"file.uri": str(path), "mode": "regex", "begin.regex": "<e>"})
+    assert begin.payloads == [b"<e>1</e>", b"<e>\n2\n</e>", b"<e>3</e>"]
+    end = await replay({"file.uri": str(path), "mode": "regex", "end.regex": "</e>"})
+    assert end.payloads == [b"junk <e>1</e>", b"<e>\n2\n</e>", b"<e>3</e>"]
+    # tailing (the default in regex mode): an event is delivered once its end is written
+    src = FileSource({"file.uri": str(path), "mode": "regex", "begin.regex": "<e>", "end.regex": "</e>",
+                      "file.polling.interval": "20"})
+    got = await _collect(src, 3)
+    with open(path, "ab") as f:
+        f.write(b"<e>4")
+        f.flush()
+        await asyncio.sleep(0.1)
+        assert len(got.payloads) == 3
+        f.write(b"</e>")
+    async with asyncio.timeout(3):
+        while len(got.payloads) < 4:
+            await asyncio.sleep(0.02)
+    await src.stop()
+    assert got.payloads[-1] == b"<e>4</e>"
+
+
+async def test_directory_delete_move_keep_and_new_files(tmp_path: Path) -> None:
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "b.txt").write_bytes(b"b1\nb2\n")
+    (d / "a.txt").write_bytes(b"a1\n")
+    keep = FileSource({"dir.uri": f"file:{d}", "tailing": "false", "dir.polling.interval": "20"})
+    got = await _collect(keep, 3)
+    (d / "c.txt").write_bytes(b"c1\n")  # a new file is picked up; the kept ones are not read again
+    async with asyncio.timeout(3):
+        while len(got.payloads) < 4:
+            await asyncio.sleep(0.02)
+    await asyncio.sleep(0.1)
+    await keep.stop()
+    assert got.payloads == [b"a1", b"b1", b"b2", b"c1"]
+    assert sorted(p.name for p in d.iterdir()) == ["a.txt", "b.txt", "c.txt"]
+
+    moved = tmp_path / "done"
+    (moved).mkdir()
+    (moved / "a.txt").write_bytes(b"old")
+    mover = FileSource({"dir.uri": str(d), "tailing": "false", "action.after.process": "move",
+                        "move.after.process": str(moved), "move.if.exist.mode": "KEEP", "file.name.pattern": "[ab].txt"})
+    await _collect(mover, 3)
+    async with asyncio.timeout(3):
+        while mover.files_processed < 2:
+            await asyncio.sleep(0.02)
+    await mover.stop()
+    assert (moved / "a.txt").read_bytes() == b"old"  # KEEP: the existing file stays, the moved one is renamed
+    assert sorted(p.name.split("-", 1)[-1] for p in moved.iterdir()) == ["a.txt", "a.txt", "b.txt"]
+    assert sorted(p.name for p in d.iterdir()) == ["c.txt"]
+
+    deleter = FileSource({"file.uri": str(d / "c.txt"), "tailing": "false", "action.after.process": "delete"})
+    await _collect(deleter, 1)
+    await deleter.wait_finished(2)
+    await deleter.stop()
+    assert not (d / "c.txt").exists()
+
+
+async def test_unreadable_file_follows_action_after_failure(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"x\n")
+    failed = tmp_path / "failed" / "bad.txt"
+    src = FileSource({"file.uri": str(path), "tailing": "false", "action.after.failure": "move",
+                      "move.after.failure": str(failed)})
+
+    async def broken(*_a: object, **_k: object) -> None:
+        raise OSError("disk error")
+
+    monkeypatch.setattr(src, "_read", broken)
+    await src.start(Collector())
+    async with asyncio.timeout(3):
+        while not failed.exists():
+            await asyncio.sleep(0.02)
+    await src.stop()
+    assert not path.exists() and not src.finished
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"mode": "text.full", "tailing": "true"}, "tailing can't be enabled"),
+    ({"mode": "binary.full", "begin.regex": "a", "end.regex": "b"}, "begin.regex"),
+    ({"dir.uri": "/tmp"}, "exactly one of"),
+    ({"file.uri": None}, "exactly one of"),
+    ({"action.after.process": "move", "tailing": "false"}, "move.after.process' is mandatory"),
+    ({"action.after.process": "delete", "move.after.process": "/x", "tailing": "false"}, "can only be used"),
+    ({"move.after.process": "/x"}, "tailing"),
+    ({"tailing": "false", "move.if.exist.mode": "KEEP"}, "move.if.exist.mode"),
+    ({"tailing": "false", "cron.expression": "*/5 * * * * ?"}, "cron.expression"),
+    ({"tailing": "false", "action.after.process": "move", "move.after.process": "/x",
+      "cron.expression": "* 5 * * * * ?"}, "cron expression"),
+    ({"read.only.header": "true"}, "tailing"),
+    ({"tailing": "false", "read.only.trailer": "true", "skip.trailer": "true"}, "read.only.trailer"),
+    ({"mode": "regex", "begin.regex": "(*<events>)"}, "regex"),
+    ({"action.after.failure": "move"}, "move.after.failure"),
+    ({"file.uri": "sftp://host/x"}, "local files only"),
+    ({"foo": "bar"}, "unknown option 'foo'"),
+])
+def test_invalid_combinations_are_refused_at_creation(options: dict, message: str) -> None:
+    given = {"file.uri": "file:/tmp/x.txt", **options}
+    given = {k: v for k, v in given.items() if v is not None}
+    with pytest.raises(SiddhiAppCreationError, match=message):
+        FileSource(given)
+
+
+def test_file_uris_as_siddhi_apps_write_them() -> None:
+    from srota.connectors._file import uri_to_path
+    assert uri_to_path("file://tmp/a/b.txt") == Path("/tmp/a/b.txt")  # 'file:/' + '/tmp/a/b.txt'
+    assert uri_to_path("file:///tmp/a") == uri_to_path("file:/tmp/a") == Path("/tmp/a")
+    assert uri_to_path("file://localhost/tmp/a") == Path("/tmp/a")
+    assert uri_to_path("data/x.jsonl") == Path("data/x.jsonl")
+
+
+def test_quartz_cron_schedule() -> None:
+    import datetime as dt
+
+    from srota.connectors._file_source import QuartzCron
+    at = dt.datetime(2024, 1, 1, 10, 0, 3)  # a Monday
+    assert QuartzCron("*/5 * * * * ?").next_after(at) == dt.datetime(2024, 1, 1, 10, 0, 5)
+    assert QuartzCron("0 30 9 ? * MON-FRI").next_after(at) == dt.datetime(2024, 1, 2, 9, 30)
+    assert QuartzCron("0 0 0 1 JAN ? 2025").next_after(at) == dt.datetime(2025, 1, 1)

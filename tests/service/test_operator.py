@@ -182,7 +182,7 @@ def test_user_errors_at_start_are_one_line_with_exit_code_2(tmp_path: Path):
     assert bad.returncode == 2 and f"{app}:2:15:" in bad.stderr
     _no_traceback(bad)
     source = tmp_path / "src.siddhi"
-    source.write_text("@source(type='file', file.uri='/nonexistent/r.jsonl', @map(type='json'))\n"
+    source.write_text("@source(type='file', file.uri='/nonexistent/r.jsonl', tailing='false', @map(type='json'))\n"
                       "define stream S (a int);\n")
     proc = srota("run", str(source), "--http-port", "0")
     assert proc.returncode == 2 and "/nonexistent/r.jsonl does not exist" in proc.stderr
