@@ -21,8 +21,23 @@ recreated from the finer tables, and resent events older than the end of the new
 root bucket are ignored (the SP documentation's "Single-node Deployment").  A restored
 snapshot skips this, as in an HA deployment.
 
+Timers (Siddhi 5's ``IncrementalExecutor.getTimestamp``, which calls ``scheduler.notifyAt`` in
+the root executor for arrival *and* event time): the first event arms a timer at the end of
+its root bucket (arrival time: at the app's start); when it fires, every bucket of every
+granularity that ended by the clock's now is written and rolled up, and the timer is armed
+at the end of now's root bucket, and so on each root bucket.  The clock is the app's: the
+wall clock live, the playback clock (event timestamps) under ``@app:playback``.  So with
+event times in the past (2017) the open buckets are closed at once, and late events that
+follow land in their reopened buckets, closed at the next tick.  Siddhi 5 dropped
+``@BufferSize``; with it (or ``@IgnoreEventsOlderThanBuffer``) the WSO2 SP 4.2 rules hold, and
+SP 4.2 armed no timer for event time (the buffer decides when a bucket is complete).
+
 Reading (joins ``within ... per ...`` and on-demand queries) combines the table of the
-requested granularity with the open buckets of it and of every finer granularity.
+requested granularity with the open buckets of it and of every finer granularity.  A
+distributed aggregation (``@PartitionById``) reads, as Siddhi's
+``IncrementalAggregateCompileCondition.find`` does when ``isDistributed``, no memory but the
+tables of every shard: the requested table, and of each finer granularity the rows of the
+buckets the next coarser granularity still holds open (see :meth:`Aggregation.rows`).
 """
 from __future__ import annotations
 
@@ -76,6 +91,13 @@ class Aggregation:
         self._initialised = not store.persistent
         self._resume_after: int | None = None
         self._timers: list[int] = []
+        # The bucket timer: Siddhi 5 arms it for arrival and event time alike; WSO2 SP 4.2,
+        # whose @BufferSize and @IgnoreEventsOlderThanBuffer decide when an event-time bucket
+        # is complete, armed none for event time (module docstring).
+        self._timed = spec.time_attribute is None or (buffer == 0 and not ignore_older)
+        self._bucket_timer: int | None = None
+        self._timer_at: int | None = None
+        """When the bucket timer fires next (None: not armed; kept in snapshots)."""
         self._stopped = False
         self._purge_thread: threading.Thread | None = None
         self._plans: dict[Any, Any] = {}
@@ -106,6 +128,8 @@ class Aggregation:
         duration = lvl.duration
         unit = FIXED_MILLIS.get(duration)
         buffer_ms = self._buffer_ms
+        # Siddhi arms the root's timer with the first event's time (``timerStarted``)
+        arm = self._timer_at is None and self._timed and spec.time_attribute is not None
         for e in chunk:
             if e.type != CURRENT:
                 continue
@@ -113,6 +137,10 @@ class Aggregation:
             # Buckets align in the aggregation's zone (GMT, as Siddhi 5's default aggTimeZone),
             # never in the event's own offset: that only moved the event to epoch ms.
             b = ts - ts % unit if unit is not None else bucket_start(ts, duration)
+            if arm:
+                arm = False
+                if not self._stopped:
+                    self._arm_bucket_timer(next_bucket_start(b, duration))
             top = lvl.top
             resume = self._resume_after
             if resume is not None and ts < resume:
@@ -133,13 +161,25 @@ class Aggregation:
                 absorb(row, e, ts, off)
 
     def _advance(self, i: int, new_top: int) -> None:
-        """Granularity ``i`` saw bucket ``new_top``: dispatch the buckets that are now complete."""
+        """Granularity ``i`` saw bucket ``new_top``: dispatch the buckets that are now complete.
+
+        Then, as Siddhi's ``IncrementalExecutor.sendTimerEvent`` after each dispatch, the next
+        coarser granularity learns that time has reached ``new_top``: its bucket that ended by
+        then closes too (an event at 06:00:00 closes hour 05 at once).  WSO2 SP 4.2 did not
+        do this for event time, where an hour closed only when a completed minute of a later
+        hour reached it; its @BufferSize rules keep that (``_timed`` is off).
+        """
         lvl = self._levels[i]
         lvl.top = new_top
         threshold = new_top - (self._buffer_ms if i == 0 else 0)
         due = [k for k in lvl.buckets if k[0] < threshold]
         if due:
             self._dispatch(i, due)
+        if self._timed and i + 1 < len(self._levels):
+            up = self._levels[i + 1]
+            b = bucket_start(new_top, up.duration)
+            if up.top is not None and b > up.top:
+                self._advance(i + 1, b)
 
     def _dispatch(self, i: int, keys: list[Key]) -> None:
         lvl = self._levels[i]
@@ -216,33 +256,98 @@ class Aggregation:
         Rows come in the order Siddhi's ``HashMap`` of ``"<AGG_TIMESTAMP>:-:<key>:-:"`` strings
         yields them, so that results compare equal to Siddhi's even where a test does not sort
         (``IncrementalExternalTimestampDataAggregator``).
+
+        A distributed aggregation reads every shard's tables and no memory (:meth:`_shard_rows`).
         """
         i = self._index.get(per)
         if i is None:
             raise ValueError(f"aggregation '{self.id}' does not keep {per.value} "
                              f"(it keeps {', '.join(d.value for d in self.spec.durations)})")
-        if not self._initialised:
-            self._initialise()
         spec = self.spec
-        merged: dict[Key, list[Any]] = {}
-        copy, merge = spec.copy_row, spec.merge
-        for ts, key, row in self.store.scan(per, start, end):
-            merged[(ts, key)] = row
-        for j in range(i, -1, -1):
-            for (s, key), row in self._levels[j].buckets.items():
-                b = s if j == i else bucket_start(s, per)
-                if (start is not None and b < start) or (end is not None and b >= end):
-                    continue
-                k = (b, key)
-                have = merged.get(k)
-                if have is None:
-                    merged[k] = copy(row)
-                else:
-                    merge(have, row)
+        if getattr(self.store, "sharded", False):
+            merged = self._shard_rows(i, start, end)
+        else:
+            if not self._initialised:
+                self._initialise()
+            merged = {}
+            copy, merge = spec.copy_row, spec.merge
+            for ts, key, row in self.store.scan(per, start, end):
+                merged[(ts, key)] = row
+            for j in range(i, -1, -1):
+                for (s, key), row in self._levels[j].buckets.items():
+                    b = s if j == i else bucket_start(s, per)
+                    if (start is not None and b < start) or (end is not None and b >= end):
+                        continue
+                    k = (b, key)
+                    have = merged.get(k)
+                    if have is None:
+                        merged[k] = copy(row)
+                    else:
+                        merge(have, row)
         finalize = spec.finalize
         items = list(merged.items())
         order = hashmap_order([_java_key(k) for k, _ in items])
         return [finalize(items[n][0][0], items[n][0][1], items[n][1]) for n in order]
+
+    def _shard_rows(self, i: int, start: int | None, end: int | None) -> dict[Key, list[Any]]:
+        """Granularity ``i``'s rows in ``[start, end)`` composed from every shard's tables.
+
+        As Siddhi's distributed read (``IncrementalAggregateCompileCondition.find``,
+        ``isDistributed``; the filters are built in ``AggregationRuntime.compileExpression``):
+        no shard's memory, only tables, every shard's.  The requested table gives the buckets
+        its granularity has closed; of each finer granularity's table come the rows whose
+        bucket of the next coarser granularity is still open, in the shard that wrote them.
+        Siddhi tells those by ``AGG_TIMESTAMP >= getAggregationStartTime(currentTimeMillis(),
+        <next coarser duration>)``, because its rows carry the bucket they were *written* in,
+        and its timer has written every bucket that ended before.  Srota's rows carry their own
+        bucket (late events merge into it), so a finer row counts unless the same shard's row
+        of the next coarser table for its bucket and key exists; Siddhi's bound still limits
+        what is read, one coarser bucket earlier (a shard whose timer has not yet closed the
+        bucket that just ended keeps counting it meanwhile, where Siddhi's bound skips it for
+        that moment).  That rule also holds for buckets closed early (``complete_all``) or
+        late (event times ahead of the clock), where the bound alone would count some twice.  Finer
+        rows are kept when the bucket of granularity ``i`` they belong to is within
+        ``[start, end)``, as for the memory of a single process (Siddhi filters them on their
+        own start for event time and not at all for arrival time).
+        """
+        spec = self.spec
+        durations = spec.durations
+        per = durations[i]
+        copy, merge = spec.copy_row, spec.merge
+        scan_shards = self.store.scan_shards
+        merged: dict[Key, list[Any]] = {}
+
+        def add(k: Key, row: list[Any]) -> None:
+            have = merged.get(k)
+            if have is None:
+                merged[k] = copy(row)
+            else:
+                merge(have, row)
+
+        now = self.ctx.clock.now()
+        lows = []  # where each finer table's rows are read from
+        for j in range(i):
+            up = durations[j + 1]
+            low = bucket_start(bucket_start(now, up) - 1, up)  # the previous coarser bucket's start
+            lows.append(low if start is None else max(low, start))
+        # the requested granularity: its rows in range, and which shard rolled up which bucket
+        above: set[tuple[int, tuple[Any, ...], str]] = set()
+        for ts, key, shard, row in scan_shards(per, start, end):
+            add((ts, key), row)
+            above.add((ts, key, shard))
+        for j in range(i - 1, -1, -1):
+            up = durations[j + 1]
+            seen: set[tuple[int, tuple[Any, ...], str]] = set()
+            for ts, key, shard, row in scan_shards(durations[j], lows[j], None):
+                seen.add((ts, key, shard))
+                if (bucket_start(ts, up), key, shard) in above:
+                    continue  # the shard has rolled it up into the next coarser table
+                b = bucket_start(ts, per)
+                if (start is not None and b < start) or (end is not None and b >= end):
+                    continue
+                add((b, key), row)
+            above = seen
+        return merged
 
     def per_duration(self, value: Any) -> TimeDuration:
         """The granularity a ``per`` value names (a creation or runtime error if not kept)."""
@@ -302,20 +407,48 @@ class Aggregation:
         except Exception:
             _log.exception("aggregation %s: purging failed", self.id)
 
-    # ------------------------------------------------------------------ arrival-time timers
+    # ------------------------------------------------------------------ bucket timer
     def _on_bucket_timer(self, at: int) -> None:
-        """Arrival-time aggregations close buckets when their time ends, even without events."""
+        """Close the buckets whose time has ended, even without events (module docstring).
+
+        Siddhi's timer event for ``at`` re-notifies at the next root bucket end and, when it is
+        behind, ticks through every bucket end up to now; one tick that closes everything
+        ended by now has the same outcome (DESIGN.md decision 11: time never replays).
+        """
+        self._bucket_timer = self._timer_at = None
         if self._stopped:
             return
-        for i, lvl in enumerate(self._levels):
-            if lvl.top is not None:
-                b = bucket_start(at, lvl.duration)
-                if b > lvl.top:
-                    self._advance(i, b)
+        now = max(at, self.ctx.clock.now())
+        self._close_ended(now)
         root = self.spec.durations[0]
-        # the next bucket end after now: ends missed while behind are not replayed one by one
-        after = max(at, self.ctx.clock.now())
-        self._schedule(next_bucket_start(bucket_start(after, root), root), self._on_bucket_timer)
+        self._arm_bucket_timer(next_bucket_start(bucket_start(now, root), root))
+
+    def _close_ended(self, now: int) -> None:
+        """Dispatch, finest granularity first, every open bucket that ended by ``now``.
+
+        A level's newest bucket becomes now's, as Siddhi's executors move their emit time on
+        with the timer event: events of earlier buckets that still arrive are late ones, and
+        the buckets they reopen (at any granularity) close at the next tick, so that they
+        reach every table within a tick instead of waiting for their granularity's next
+        bucket end (which a year bucket would do for a year).
+        """
+        for i, lvl in enumerate(self._levels):
+            b = bucket_start(now, lvl.duration)
+            if lvl.top is not None and b > lvl.top:
+                lvl.top = b
+            threshold = b - (self._buffer_ms if i == 0 else 0)
+            due = [k for k in lvl.buckets if k[0] < threshold]
+            if due:
+                self._dispatch(i, due)
+
+    def _arm_bucket_timer(self, at: int) -> None:
+        self._timer_at = at
+        self._bucket_timer = self.ctx.scheduler.schedule(at, self._on_bucket_timer)
+
+    def _cancel_bucket_timer(self) -> None:
+        if self._bucket_timer is not None:
+            self.ctx.scheduler.cancel(self._bucket_timer)
+        self._bucket_timer = self._timer_at = None
 
     def _schedule(self, at: int, callback: Callable[[int], None]) -> None:
         self._timers.append(self.ctx.scheduler.schedule(at, callback))
@@ -326,7 +459,8 @@ class Aggregation:
     def start(self) -> None:
         """Start the purge timer and, for arrival-time aggregations, the bucket timer.
 
-        They count from the app's start; under playback from the first event's time.
+        They count from the app's start; under playback from the first event's time.  An
+        event-time aggregation arms its bucket timer with its first event (see ``process``).
         """
         self.ctx.clock.on_start(self._arm)
 
@@ -335,9 +469,9 @@ class Aggregation:
             return
         if self.policy.enabled and any(v is not None for v in self.policy.retention.values()):
             self._schedule(now + self.policy.interval, self._on_purge_timer)
-        if self.spec.time_attribute is None:
+        if self.spec.time_attribute is None and self._timer_at is None:
             root = self.spec.durations[0]
-            self._schedule(next_bucket_start(bucket_start(now, root), root), self._on_bucket_timer)
+            self._arm_bucket_timer(next_bucket_start(bucket_start(now, root), root))
 
     def stop(self) -> None:
         """Cancel timers and flush the store (open buckets stay in memory, as in Siddhi)."""
@@ -345,6 +479,7 @@ class Aggregation:
         for h in self._timers:
             self.ctx.scheduler.cancel(h)
         self._timers.clear()
+        self._cancel_bucket_timer()
         self.store.close()
 
     # ------------------------------------------------------------------ snapshots
@@ -353,6 +488,8 @@ class Aggregation:
         state: dict[str, Any] = {
             "levels": [(lvl.duration.value, lvl.top, lvl.buckets) for lvl in self._levels],
             "resume_after": self._resume_after,
+            # as Siddhi's snapshot keeps its scheduler's notify queue and ``TimerStarted``
+            "timer_at": self._timer_at,
         }
         if isinstance(self.store, MemoryStore):
             state["tables"] = self.store.snapshot_state()
@@ -375,6 +512,20 @@ class Aggregation:
         if state.get("store_mark") is not None and getattr(self.store, "rewinds_with_snapshot", False):
             self.store.rewind(state["store_mark"])
         self._initialised = True  # a snapshot replaces the recreation from tables
+        if self._stopped:
+            return
+        # The snapshot's timer replaces this runtime's (a time already past fires at once and
+        # closes what ended meanwhile); one taken before any timer was armed leaves this
+        # runtime's as it is.  A snapshot from before timers were kept has none: an event-time
+        # aggregation with open buckets then arms one at the end of its newest root bucket.
+        root = self._levels[0]
+        at = state.get("timer_at")
+        if at is None and "timer_at" not in state and self._timed and self.spec.time_attribute is not None \
+                and root.top is not None:
+            at = next_bucket_start(root.top, root.duration)
+        if at is not None:
+            self._cancel_bucket_timer()
+            self._arm_bucket_timer(at)
 
 
 # ---------------------------------------------------------------------------- Siddhi's order

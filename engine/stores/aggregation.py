@@ -469,7 +469,8 @@ class SqlAggregationStore(QueuedWriter, Store):
         sql = self._upsert[duration]
         return int(self._call(lambda cur: (cur.executemany(sql, rows), len(rows))[1]))
 
-    def _scan(self, duration: TimeDuration, start: int | None, end: int | None, own: bool) -> list[StoredRow]:
+    def _records(self, duration: TimeDuration, start: int | None, end: int | None, own: bool) -> list[Any]:
+        """The table's records (columns in order, ``SHARD_ID`` last when sharded) in a time range."""
         q = self.db.q
         ph = self.db.dialect.placeholder
         where: list[str] = []
@@ -490,7 +491,10 @@ class SqlAggregationStore(QueuedWriter, Store):
             cur.execute(sql, tuple(args))
             return list(cur.fetchall())
 
-        records = self._call(read)
+        return self._call(read)
+
+    def _scan(self, duration: TimeDuration, start: int | None, end: int | None, own: bool) -> list[StoredRow]:
+        records = self._records(duration, start, end, own)
         if not self.schema.sharded or own:
             return [self.schema.from_params(r) for r in records]
         # compose the shards' base values into the rows one process would hold
@@ -508,6 +512,22 @@ class SqlAggregationStore(QueuedWriter, Store):
     def scan(self, duration: TimeDuration, start: int | None = None, end: int | None = None) -> list[StoredRow]:
         """Every shard's rows composed (what a reader sees), oldest first."""
         return self._scan(duration, start, end, own=False)
+
+    @property
+    def sharded(self) -> bool:
+        """Whether the tables hold shards' rows (``@PartitionById``): reads are distributed."""
+        return self.schema.sharded
+
+    def scan_shards(self, duration: TimeDuration, start: int | None = None,
+                    end: int | None = None) -> list[tuple[int, tuple[Any, ...], str, list[Any]]]:
+        """Every shard's rows as stored, not composed: ``(AGG_TIMESTAMP, key, shard id, row)``,
+        oldest first (a distributed read tells which shard has rolled what up)."""
+        from_params = self.schema.from_params
+        out = []
+        for rec in self._records(duration, start, end, own=False):
+            ts, key, row = from_params(rec)
+            out.append((ts, key, rec[-1], row))
+        return out
 
     def latest(self, duration: TimeDuration) -> int | None:
         sql = f"SELECT MAX({self.db.q('AGG_TIMESTAMP')}) FROM {self.db.q(self.tables[duration])}"

@@ -257,3 +257,35 @@ define aggregation A from S select k, sum(v) as total group by k aggregate by ts
         assert rows == [(T0, "also", 2), (T0, "good", 1), (T0 + 1000, "good", 3)]
     finally:
         rt.shutdown()
+
+
+def test_a_shard_reads_the_finer_rows_of_buckets_other_shards_keep_open(rdbms_url: str) -> None:
+    """Siddhi's distributed read: the requested table and, of every finer table, each shard's rows
+    of the buckets its next coarser granularity still holds open; no shard's memory."""
+    per_minute = (f"from TradeAggregation within {T0 - 3_600_000}L, {T0 + 3_600_000}L per 'minutes' "
+                  "select AGG_TIMESTAMP, symbol, total")
+    minute = T0 - 20_000  # T0 is 22:13:20
+    shards = []
+    for shard_id, quantity in (("a", 1), ("b", 10)):
+        rt = SiddhiManager(shard_id=shard_id).create_siddhi_app_runtime(seed_app(rdbms_url, sharded=True))
+        rt.start()
+        h = rt.get_input_handler("TradeStream")
+        # the second event's time passes the end of the first one's second: the timer writes it
+        h.send(["IBM", 10.0, quantity, T0 + 100], timestamp=T0 + 100)
+        h.send(["IBM", 10.0, 2 * quantity, T0 + 1_100], timestamp=T0 + 1_100)
+        shards.append(rt)
+    reader = SiddhiManager(shard_id="reader").create_siddhi_app_runtime(seed_app(rdbms_url, sharded=True))
+    reader.start()
+    try:
+        # the minute is open in both shards: its closed seconds come from the seconds table; the
+        # open seconds are only in the shards' memory, which a distributed read does not see
+        for rt in (reader, *shards):
+            assert [tuple(e.data) for e in rt.query(per_minute)] == [(minute, "IBM", 11)]
+        for rt in shards:
+            rt.context.aggregations["TradeAggregation"].complete_all()
+        # every bucket written: the minute rows now count, their seconds no longer (not twice)
+        for rt in (reader, *shards):
+            assert [tuple(e.data) for e in rt.query(per_minute)] == [(minute, "IBM", 33)]
+    finally:
+        for rt in (*shards, reader):
+            rt.shutdown()
