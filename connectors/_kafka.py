@@ -229,7 +229,8 @@ _SOURCE_PARAMS = (
     Param("is.binary.message", _B, optional=True, default=False,
           doc="Accepted for compatibility: payloads are always bytes; mappers decode text."),
     Param("topic.offsets.map", _S, optional=True, default=None,
-          doc="topic=offset,...: skip records of that topic at or below the offset."),
+          doc="topic=offset,...: when the source starts, read every partition of that topic from the "
+              "record after the offset (from the start when the partition is shorter)."),
     Param("enable.offsets.commit", _B, optional=True, default=True,
           doc="Commit offsets when the host acknowledges chunks (false: never commit)."),
     Param("enable.async.commit", _B, optional=True, default=True,
@@ -265,12 +266,24 @@ class KafkaSource(Source):
         self._threading = threading
         try:
             self._partitions = [int(p) for p in _split(o["partition.no.list"])]
-            self._skip_to: dict[str, int] = {}
+            # topic.offsets.map: the last offset already read per topic; siddhi-io-kafka seeks
+            # every partition of the topic to the one after it when the source starts.
+            self._topic_offsets: dict[str, int] = {}
             for item in _split(o["topic.offsets.map"]):
-                topic, _, offset = item.partition("=")
-                self._skip_to[topic.strip()] = int(offset)
+                topic, sep, offset = item.partition("=")
+                if not sep:
+                    raise creation_error(f"{where}: topic.offsets.map must be <topic>=<offset>,..., not "
+                                         f"{item!r}", pos)
+                if topic.strip() not in self.topics:
+                    raise creation_error(f"{where}: topic.offsets.map names {topic.strip()!r}, which is not in "
+                                         "topic.list", pos)
+                self._topic_offsets[topic.strip()] = int(offset)
         except ValueError:
             raise creation_error(f"{where}: partition.no.list and topic.offsets.map need integers", pos) from None
+        if threading == "partition.wise" and not self._partitions:
+            # As siddhi-io-kafka: a chunk per partition needs the partitions named.
+            raise creation_error(f"{where}: Threading option is selected as 'partition.wise' but there are no "
+                                 "partitions given (set partition.no.list)", pos)
         self._extra = parse_optional_configuration(o["optional.configuration"], AIOKafkaConsumer, where, o)
         # Auto-commit would commit what the host has not processed yet; it is only honoured
         # when asked for explicitly, and then commit() leaves offsets to aiokafka.
@@ -286,6 +299,8 @@ class KafkaSource(Source):
         self._high_asked = 0.0
         # Offsets restored with a state snapshot (seek_on_start), applied at first assignment.
         self._start_offsets: dict[TopicPartition, int] = {}
+        # Partitions that topic.offsets.map has positioned since the source started (once each).
+        self._offsets_applied: set[TopicPartition] = set()
         # True from a revocation to the next assignment: nothing is delivered in between.
         self._rebalancing = False
         # Where the latest assignment positioned partitions, and a count of assignments: a
@@ -401,12 +416,25 @@ class KafkaSource(Source):
         # the positions before these seeks) are put back to self._sought, not where they began.
         self._sought = {}
         verify: list[tuple[TopicPartition, int]] = []
+        mapped: dict[TopicPartition, int] = {}
         for tp in assigned:
             start = self._start_offsets.pop(tp, None)
             if start is not None:
+                self._offsets_applied.add(tp)
                 consumer.seek(tp, start)
                 self._sought[tp] = start
                 self._log.info("kafka partition starts at the snapshot's offset",
+                               partition=f"{tp.topic}[{tp.partition}]", offset=start)
+                continue
+            if tp.topic in self._topic_offsets and tp not in self._offsets_applied:
+                # topic.offsets.map, as siddhi-io-kafka: read from the offset after the one
+                # given (past the end of the partition, auto.offset.reset starts it over).
+                self._offsets_applied.add(tp)
+                start = self._topic_offsets[tp.topic] + 1
+                consumer.seek(tp, start)
+                self._sought[tp] = start
+                mapped[tp] = start
+                self._log.info("kafka partition starts after topic.offsets.map's offset",
                                partition=f"{tp.topic}[{tp.partition}]", offset=start)
                 continue
             own = self._positions.get(tp)
@@ -417,6 +445,8 @@ class KafkaSource(Source):
             verify.append((tp, own))
             self._log.info("kafka partition resumes after the records already processed",
                            partition=f"{tp.topic}[{tp.partition}]", offset=own)
+        if mapped:
+            await self._reset_past_end(consumer, mapped)
         for tp, own in verify if check_group else ():
             try:
                 group = await consumer.committed(tp)
@@ -428,6 +458,29 @@ class KafkaSource(Source):
                 self._sought[tp] = group
                 self._log.info("kafka partition was processed further by another member",
                                partition=f"{tp.topic}[{tp.partition}]", offset=group)
+
+    async def _reset_past_end(self, consumer: AIOKafkaConsumer, starts: Mapping[TopicPartition, int]) -> None:
+        """A topic.offsets.map start past the end of its partition starts over as
+        ``auto.offset.reset`` says, as the Java client does when the broker answers a fetch there
+        with OFFSET_OUT_OF_RANGE (some brokers, tansu among them, answer with nothing instead)."""
+        try:
+            ends = await consumer.end_offsets(list(starts))
+        except KafkaError as exc:
+            self._log.warning("cannot read end offsets for topic.offsets.map", error=repr(exc))
+            return
+        reset = self._extra.get("auto_offset_reset", "earliest")
+        for tp, start in starts.items():
+            end = ends.get(tp)
+            if end is None or start <= end:
+                continue
+            if reset == "latest":
+                consumer.seek(tp, end)
+                self._sought[tp] = end
+            else:
+                await consumer.seek_to_beginning(tp)
+                self._sought.pop(tp, None)
+            self._log.info("topic.offsets.map's offset is past the end of the partition; reset", reset=reset,
+                           partition=f"{tp.topic}[{tp.partition}]", offset=start, end=end)
 
     def _rebalance_timeout_s(self) -> float:
         ms = self._extra.get("rebalance_timeout_ms") or self._extra.get("session_timeout_ms") or 10_000
@@ -581,15 +634,16 @@ class KafkaSource(Source):
                 continue
             first[tp] = records[0].offset
             offsets[tp] = records[-1].offset + 1
-            skip_to = self._skip_to.get(tp.topic, -1)
             for r in records:
-                if r.offset <= skip_to:
-                    continue
                 if seq and self._duplicate(r):
                     continue
                 messages.append(Message(r.value, {
                     "topic": r.topic, "partition": r.partition, "offset": r.offset, "key": r.key,
                     "timestamp": r.timestamp, "headers": r.headers,
+                    # siddhi-io-kafka's names for trp: mappings (record.timestamp is the record's
+                    # own time, event.timestamp when the source received it).
+                    "record.timestamp": r.timestamp, "event.timestamp": int(time.time() * 1000),
+                    "check.sum": r.checksum,
                 }, token))
         return messages, token, first
 
