@@ -56,6 +56,8 @@ def _shards(*apps: str) -> Iterator[list[Any]]:
     """One started runtime per app, shard ids node1, node2, ... (Siddhi's ``shardId`` system config)."""
     rts = [SiddhiManager(shard_id=f"node{i + 1}").create_siddhi_app_runtime(app) for i, app in enumerate(apps)]
     try:
+        for rt in rts:  # as upstream's siddhiAppRuntime.start(): the runtimes' timers run
+            rt.start()
         yield rts
     finally:
         for rt in rts:
@@ -73,15 +75,13 @@ def _send(rts: list[Any], sends: list[tuple[int, list[Any]]], now: bool = False)
 def _wait(now: bool = False) -> None:
     """Upstream's ``Thread.sleep(5000)`` before querying. In Siddhi the root executor of each shard
     schedules a wall-clock timer at its bucket's next emit time (``IncrementalExecutor.getTimestamp``
-    -> ``scheduler.notifyAt``) which moves the closed second to the shared table: at once for the 2017
-    event times, at the next second boundary for arrival time (``now``)."""
-    time.sleep(1.2 if now else 0.2)
+    -> ``scheduler.notifyAt``) which moves the closed second to the shared table: at once for the
+    first 2017 event time, and the buckets of the 2017 events that follow (late by then) at the
+    timer's next tick, a second later at most; at the next second boundary for arrival time
+    (``now``)."""
+    time.sleep(1.2)
 
 
-TIMER = pytest.mark.xfail(strict=True, reason="srota differs: no wall-clock timer closes a shard's second with "
-                          "'aggregate by timestamp', and a shard's query ignores other shards' finer-table rows")
-LOWER = pytest.mark.xfail(strict=True, reason="srota differs: a shard's query does not add other shards' rows of "
-                          "finer tables (Siddhi reads the per table and every lower granularity's table)")
 
 
 def _rows(events: Any) -> list[tuple[Any, ...]]:
@@ -117,7 +117,6 @@ SENDS_11 = [
 ]
 
 
-@TIMER
 def test_partialAggregationTest1(rdbms_url: str) -> None:
     """Two shards, minute granularity: the second shard's query composes both shards' minutes."""
     app = STREAMS + _agg(rdbms_url, SEL, "sec...year")
@@ -142,7 +141,6 @@ def test_partialAggregationTest1(rdbms_url: str) -> None:
                                  (1496289960000, "WSO2", 2200.0, 550.0)]), got
 
 
-@TIMER
 def test_partialAggregationTest2(rdbms_url: str) -> None:
     """Three shards, second granularity, queried from the first shard."""
     app = STREAMS + _agg(rdbms_url, SEL, "sec...year")
@@ -168,7 +166,6 @@ def test_partialAggregationTest2(rdbms_url: str) -> None:
                                  (1496289982000, 1440.0, 360.0), (1496289951000, 210.0, 105.0)]), got
 
 
-@TIMER
 def test_partialAggregationTest3(rdbms_url: str) -> None:
     """Two shards, hour granularity."""
     app = STREAMS + _agg(rdbms_url, SEL, "sec...year")
@@ -197,7 +194,6 @@ def test_partialAggregationTest3(rdbms_url: str) -> None:
                                  (1496289600000, 2530.0, 316.25), (1496293200000, 200.0, 100.0)]), got
 
 
-@TIMER
 def test_partialAggregationTest4(rdbms_url: str) -> None:
     """Two shards, day granularity, with a latest value (price*quantity) across shards."""
     app = STREAMS + _agg(rdbms_url, SEL_LAST, "sec...year")
@@ -225,7 +221,6 @@ def test_partialAggregationTest4(rdbms_url: str) -> None:
                                  (1500422400000, 10.0, 5.0, f32(288.0))]), got
 
 
-@TIMER
 def test_partialAggregationTest5(rdbms_url: str) -> None:
     """Two shards, month granularity."""
     app = STREAMS + _agg(rdbms_url, SEL_LAST, "sec...year")
@@ -271,7 +266,6 @@ SENDS_6 = [
 ]
 
 
-@TIMER
 def test_partialAggregationTest6(rdbms_url: str) -> None:
     """Three shards, year granularity."""
     app = STREAMS + _agg(rdbms_url, SEL_LAST, "sec...year")
@@ -300,7 +294,6 @@ SENDS_7 = [
 ]
 
 
-@LOWER
 def test_partialAggregationTest7(rdbms_url: str) -> None:
     """Three shards aggregating by arrival time: one year row, the latest value from shard 3's last event."""
     app = STREAMS_NO_TS + _agg(rdbms_url, SEL_LAST, "sec...year", by_timestamp=False)
@@ -316,7 +309,6 @@ def test_partialAggregationTest7(rdbms_url: str) -> None:
     assert _unsorted_match(got, [(64.0, 640.0, f32(18000.0))]), got
 
 
-@LOWER
 def test_partialAggregationTest8(rdbms_url: str) -> None:
     """As test 7 through a join whose ``within`` and ``per`` come from the joined stream (time strings
     sent to long attributes, as upstream does)."""
@@ -352,7 +344,6 @@ def test_partialAggregationTest8(rdbms_url: str) -> None:
     assert _unsorted_match(got, [(64.0, 640.0, f32(18000.0))]), got
 
 
-@TIMER
 def test_partialAggregationTest9(rdbms_url: str) -> None:
     """Three shards grouped by symbol, years: the on-demand query and a join agree."""
     app = (STREAMS.replace("volume long,", "volume long, ").replace(" quantity", "quantity") +
@@ -389,7 +380,6 @@ def test_partialAggregationTest9(rdbms_url: str) -> None:
     assert _unsorted_match(joined, expected), joined
 
 
-@LOWER
 def test_partialAggregationTest10(rdbms_url: str) -> None:
     """Three shards grouped by symbol by arrival time: the join and the on-demand query give one row
     per symbol for the current year."""
@@ -428,7 +418,6 @@ def test_partialAggregationTest10(rdbms_url: str) -> None:
     assert _unsorted_match(got, expected), got
 
 
-@TIMER
 def test_partialAggregationTest11(rdbms_url: str) -> None:
     """Three shards, out-of-order events: seconds and minutes composed across shards."""
     app = STREAMS + _agg(rdbms_url, SEL, "sec...hour")
@@ -450,7 +439,6 @@ def test_partialAggregationTest11(rdbms_url: str) -> None:
         (1496289960000, 2450.0, 306.25), (1498289940000, 24.0, 12.0)]), mins
 
 
-@TIMER
 def test_partialAggregationTest12(rdbms_url: str) -> None:
     """Two sharded aggregations in one app (sum and avg, grouped by symbol), hours."""
     app = (STREAMS + _agg(rdbms_url, "select symbol,sum(price) as totalPrice \ngroup by symbol ", "sec...hour",
@@ -473,7 +461,6 @@ def test_partialAggregationTest12(rdbms_url: str) -> None:
                                   (1496289600000, "IBM", 317.14285714285717)]), avgs
 
 
-@TIMER
 def test_partialAggregationTest13(rdbms_url: str) -> None:
     """A sharded and an unsharded aggregation side by side: the unsharded one only has its own
     runtime's events."""

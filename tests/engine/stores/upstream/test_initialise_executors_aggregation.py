@@ -139,8 +139,6 @@ def test_incrementalAggregationTest2(rdbms_url: str) -> None:
     rt.shutdown()
 
 
-@pytest.mark.xfail(strict=True, reason="srota differs: with 'aggregate by timestamp' no wall-clock timer closes "
-                   "the root bucket, so events of a stopped run never reach the tables")
 def test_incrementalAggregationTest3(rdbms_url: str) -> None:
     """After a restart the on-demand query (per hours) sees the first run's events, and an event of
     the second run adds to them."""
