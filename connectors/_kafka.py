@@ -51,6 +51,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import (
     CommitFailedError,
@@ -138,6 +139,11 @@ def parse_optional_configuration(text: str | None, cls: type, where: str,
         for key, value in translated.options.items():
             if key in options and options[key] == defaults.get(key):
                 options[key] = value
+    if translated.ignored:
+        # As the Java client: "supplied but isn't a known config", and the app deploys.
+        structlog.get_logger("srota.connectors").warning(
+            "optional.configuration settings ignored: the Kafka client does not know them", where=where,
+            settings=translated.ignored)
     known = _kwargs_of(cls)
     out: dict[str, Any] = dict(translated.objects)
     for name, value, key in translated.arguments:

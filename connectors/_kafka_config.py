@@ -11,7 +11,9 @@ what aiokafka takes:
 * the rest keep Kafka's name with dots as underscores (``session.timeout.ms`` ->
   ``session_timeout_ms``), and the caller checks that aiokafka has that argument;
 * settings with no aiokafka equivalent are rejected with the reason and, where there is one,
-  what to use instead (nothing is silently dropped).
+  what to use instead (nothing is silently dropped);
+* settings today's Java client does not know either (``metadata.fetch.timeout.ms``,
+  ``producer.type`` ...) are ignored with a warning, as the Java client does.
 """
 from __future__ import annotations
 
@@ -61,6 +63,16 @@ _NO_EQUIVALENT = {
     "sasl.client.callback.handler.class": "Java callback handlers cannot run here",
 }
 
+# Properties today's Java client no longer knows (removed settings, the old Scala clients'):
+# it warns "supplied but isn't a known config" and goes on, and so do these connectors, so that
+# apps written for siddhi-io-kafka (whose docs show producer.type:async) keep deploying.
+_JAVA_UNKNOWN = frozenset({
+    "metadata.fetch.timeout.ms", "timeout.ms", "block.on.buffer.full", "producer.type",
+    "queue.buffering.max.ms", "queue.buffering.max.messages", "batch.num.messages",
+    "topic.metadata.refresh.interval.ms", "zookeeper.connect", "auto.commit.enable",
+    "zookeeper.session.timeout.ms", "zookeeper.sync.time.ms",
+})
+
 _ASSIGNORS = {
     "org.apache.kafka.clients.consumer.rangeassignor": "range",
     "org.apache.kafka.clients.consumer.roundrobinassignor": "roundrobin",
@@ -87,6 +99,8 @@ class Translated:
     arguments: list[tuple[str, str, str]] = field(default_factory=list)
     #: Extra aiokafka arguments that are objects, not text (the partition assignors).
     objects: dict[str, object] = field(default_factory=dict)
+    #: Settings the Java client does not know either, ignored (the caller warns about them).
+    ignored: list[str] = field(default_factory=list)
 
 
 def split_items(text: str) -> list[tuple[str, str]]:
@@ -132,6 +146,8 @@ def translate_optional_configuration(text: str | None, role: str) -> Translated:
                                        "broker's certificate must match its host name")
         elif lower == "partition.assignment.strategy" and role == "consumer":
             result.objects["partition_assignment_strategy"] = _assignors(value)
+        elif lower in _JAVA_UNKNOWN:
+            result.ignored.append(key)
         elif lower in _NO_EQUIVALENT:
             raise TranslationError(f"'{key}' has no aiokafka equivalent: {_NO_EQUIVALENT[lower]}")
         elif lower.startswith(("ssl.keystore.", "ssl.truststore.")):

@@ -63,3 +63,17 @@ def test_pem_stores_map_to_files_and_librdkafka_names():
 def test_settings_without_an_equivalent_say_why(setting, reason):
     with pytest.raises(SiddhiAppCreationError, match=reason):
         KafkaSource({**BASE, "optional.configuration": setting})
+
+
+def test_settings_the_java_client_does_not_know_are_ignored_with_a_warning():
+    """As siddhi-io-kafka (the Java client warns "isn't a known config" and goes on): the
+    ErrorHandlingTestCase app's producer settings deploy; the known ones still apply."""
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs:
+        sink = KafkaSink({"bootstrap.servers": "x:1", "topic": "t", "optional.configuration":
+                          "retry.backoff.ms:1,metadata.fetch.timeout.ms:10,request.timeout.ms:5,timeout.ms:10,"
+                          "producer.type:async"})
+    assert sink._extra == {"retry_backoff_ms": 1, "request_timeout_ms": 5}
+    (warning,) = [e for e in logs if "ignored" in e["event"]]
+    assert warning["settings"] == ["metadata.fetch.timeout.ms", "timeout.ms", "producer.type"]
