@@ -11,14 +11,13 @@ import logging
 import sqlite3
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from srota.engine import SiddhiManager
-
-T0 = 1_700_000_000_000
 
 
 @pytest.fixture
@@ -54,13 +53,17 @@ def test_a_full_disk_holds_roll_up_writes_until_space_is_back(small_disk: Path, 
     store = rt.context.aggregations["A"].store
     rt.start()
     h = rt.get_input_handler("S")
-    h.send(["k0", 1, T0])
-    h.send(["k0", 1, T0 + 1000])
+    # Event times ahead of the wall clock: the aggregation's timer (armed at the first event's
+    # second end) stays pending, so each event closes the previous second (past event times
+    # would be closed by the timer at once, in ticks the test does not control).
+    t0 = (int(time.time()) + 86_400) * 1000
+    h.send(["k0", 1, t0])
+    h.send(["k0", 1, t0 + 1000])
     store.flush()  # the database and its tables exist before the disk fills
     ballast = _fill(small_disk)
     # Enough rows (about 200 kB with their undo copies) that they cannot fit in space SQLite
     # allocated before the disk filled (its WAL file keeps its size).
-    events = [[f"k{i % 50}-{'x' * 40}", i, T0 + 1000 + i * 1000] for i in range(1, 1500)]
+    events = [[f"k{i % 50}-{'x' * 40}", i, t0 + 1000 + i * 1000] for i in range(1, 1500)]
     with caplog.at_level(logging.WARNING, logger="srota.engine"):
         for e in events:
             h.send(e)
@@ -72,7 +75,7 @@ def test_a_full_disk_holds_roll_up_writes_until_space_is_back(small_disk: Path, 
         ballast.unlink()  # space is back
         assert flushed.wait(30), "the writes did not go through once space was back"
     rt.shutdown()
-    expected: dict[tuple[int, str], tuple[int, int]] = {(T0, "k0"): (1, 1), (T0 + 1000, "k0"): (1, 1)}
+    expected: dict[tuple[int, str], tuple[int, int]] = {(t0, "k0"): (1, 1), (t0 + 1000, "k0"): (1, 1)}
     for k, v, ts in events[:-1]:  # the last second is still open: it is in memory, not stored yet
         total, n = expected.get((ts, k), (0, 0))
         expected[(ts, k)] = (total + v, n + 1)

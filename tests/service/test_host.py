@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import aiohttp
@@ -172,8 +173,12 @@ async def test_a_slow_aggregation_store_pauses_the_sources(tmp_path: Any) -> Non
     source = host.sources[0].source
     await source.wait_ready(5)
 
+    # event times ahead of the wall clock: the aggregation's timer (at the first event's second
+    # end) stays pending and each event closes the previous second (past ones: all at once)
+    t0 = (int(time.time()) + 86_400) * 1000
+
     async def send(i: int) -> None:
-        event = {"event": {"k": "k", "v": 1, "ts": 1_700_000_000_000 + i * 1000}}
+        event = {"event": {"k": "k", "v": 1, "ts": t0 + i * 1000}}
         await broker.publish("slow-store-in", orjson.dumps(event))
 
     await send(0)  # the first event reads the tables (a restart check): before the writer sticks
