@@ -16,6 +16,8 @@ route the original bytes to the error route.  Built-in mappers (``json``, ``csv`
 from __future__ import annotations
 
 from srota.mappers import _avro, _csv, _json, _passthrough  # noqa: F401  (import registers the built-in mappers)
+
+from srota.mappers import _keyvalue, _text  # noqa: F401  (import registers the keyvalue and text mappers)  # isort: skip
 from srota.mappers._base import (
     DEFAULT_MAP_TYPE,
     TRP_PREFIX,
@@ -28,9 +30,11 @@ from srota.mappers._base import (
 from srota.mappers._csv import CsvSinkMapper, CsvSourceMapper
 from srota.mappers._json import JsonSinkMapper, JsonSourceMapper
 from srota.mappers._jsonpath import JsonPathError, parse_path
+from srota.mappers._keyvalue import KeyValueSinkMapper, KeyValueSourceMapper
 from srota.mappers._passthrough import PassThroughSinkMapper, PassThroughSourceMapper
 from srota.mappers._sinkmap import Failures, map_for_sink, map_rows_for_sink
 from srota.mappers._template import Template, TemplateError, is_template, option_templates
+from srota.mappers._text import TextSinkMapper, TextSourceMapper
 
 __all__ = [
     "DEFAULT_MAP_TYPE",
@@ -41,6 +45,8 @@ __all__ = [
     "JsonPathError",
     "JsonSinkMapper",
     "JsonSourceMapper",
+    "KeyValueSinkMapper",
+    "KeyValueSourceMapper",
     "MappingError",
     "PassThroughSinkMapper",
     "PassThroughSourceMapper",
@@ -48,6 +54,8 @@ __all__ = [
     "SourceMapper",
     "Template",
     "TemplateError",
+    "TextSinkMapper",
+    "TextSourceMapper",
     "create_sink_mapper",
     "create_source_mapper",
     "is_template",

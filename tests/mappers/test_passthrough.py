@@ -104,7 +104,8 @@ def test_public_api() -> None:
         "DEFAULT_MAP_TYPE", "TRP_PREFIX", "CsvSinkMapper", "CsvSourceMapper", "Failures", "JsonPathError", "JsonSinkMapper",
         "JsonSourceMapper", "MappingError", "PassThroughSinkMapper", "PassThroughSourceMapper", "SinkMapper",
         "SourceMapper", "Template", "TemplateError", "create_sink_mapper", "create_source_mapper", "is_template",
-        "map_for_sink", "map_rows_for_sink", "option_templates", "parse_path"}
+        "map_for_sink", "map_rows_for_sink", "option_templates", "parse_path",
+        "KeyValueSinkMapper", "KeyValueSourceMapper", "TextSinkMapper", "TextSourceMapper"}
     for name in mappers.__all__:
         obj = getattr(mappers, name)
         assert isinstance(obj, str) or obj.__doc__, name
