@@ -27,7 +27,6 @@ from tests.connectors.upstream.kafka.support import (
     rows,
     sink_errors,
     topics,
-    until,
     wait_rows,
 )
 
