@@ -18,6 +18,7 @@ from __future__ import annotations
 from srota.mappers import _avro, _csv, _json, _passthrough  # noqa: F401  (import registers the built-in mappers)
 
 from srota.mappers import _keyvalue, _text  # noqa: F401  (import registers the keyvalue and text mappers)  # isort: skip
+from srota.mappers import _xml  # noqa: F401  (import registers the xml mappers)  # isort: skip
 from srota.mappers._base import (
     DEFAULT_MAP_TYPE,
     TRP_PREFIX,
@@ -35,6 +36,7 @@ from srota.mappers._passthrough import PassThroughSinkMapper, PassThroughSourceM
 from srota.mappers._sinkmap import Failures, map_for_sink, map_rows_for_sink
 from srota.mappers._template import Template, TemplateError, is_template, option_templates
 from srota.mappers._text import TextSinkMapper, TextSourceMapper
+from srota.mappers._xml import XmlSinkMapper, XmlSourceMapper
 
 __all__ = [
     "DEFAULT_MAP_TYPE",
@@ -56,6 +58,8 @@ __all__ = [
     "TemplateError",
     "TextSinkMapper",
     "TextSourceMapper",
+    "XmlSinkMapper",
+    "XmlSourceMapper",
     "create_sink_mapper",
     "create_source_mapper",
     "is_template",

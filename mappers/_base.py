@@ -156,12 +156,13 @@ def create_sink_mapper(attributes: Sequence[Attribute], annotation: Annotation |
 
 
 def attribute_mapping(annotation: Annotation | None, attributes: Sequence[Attribute],
-                      where: str) -> dict[str, str] | None:
+                      where: str, *, partial: bool = False) -> dict[str, str] | None:
     """The ``@attributes(...)`` nested in ``@map`` as {attribute name: mapping}, or None.
 
     Both Siddhi forms are accepted: keyed (``@attributes(id='$.id', t='$.t')``, any order,
     every attribute named) and positional (``@attributes('$.id', '$.t')``, one per attribute
-    in stream order).
+    in stream order).  With ``partial`` a keyed ``@attributes`` may leave attributes out, as
+    Siddhi's core allows (the mapper leaves them null; siddhi-map-xml documents it).
     """
     if annotation is None:
         return None
@@ -192,7 +193,7 @@ def attribute_mapping(annotation: Annotation | None, attributes: Sequence[Attrib
             raise creation_error(f"{where}: @attributes maps '{el.key}' twice", el.pos or pos)
         mapping[el.key] = el.value
     missing = [n for n in names if n not in mapping]
-    if missing:
+    if missing and not partial:
         raise creation_error(f"{where}: @attributes does not map {', '.join(repr(m) for m in missing)}",
                              pos)
     return mapping
