@@ -105,7 +105,8 @@ def test_public_api() -> None:
         "JsonSourceMapper", "MappingError", "PassThroughSinkMapper", "PassThroughSourceMapper", "SinkMapper",
         "SourceMapper", "Template", "TemplateError", "create_sink_mapper", "create_source_mapper", "is_template",
         "map_for_sink", "map_rows_for_sink", "option_templates", "parse_path",
-        "KeyValueSinkMapper", "KeyValueSourceMapper", "TextSinkMapper", "TextSourceMapper"}
+        "KeyValueSinkMapper", "KeyValueSourceMapper", "TextSinkMapper", "TextSourceMapper",
+        "XmlSinkMapper", "XmlSourceMapper"}
     for name in mappers.__all__:
         obj = getattr(mappers, name)
         assert isinstance(obj, str) or obj.__doc__, name
