@@ -264,7 +264,7 @@ class Aggregation:
             raise ValueError(f"aggregation '{self.id}' does not keep {per.value} "
                              f"(it keeps {', '.join(d.value for d in self.spec.durations)})")
         spec = self.spec
-        if getattr(self.store, "sharded", False):
+        if self.store.sharded:
             merged = self._shard_rows(i, start, end)
         else:
             if not self._initialised:

@@ -91,6 +91,16 @@ class Store:
         """Rows with ``start <= AGG_TIMESTAMP < end`` (either bound optional), oldest first."""
         raise NotImplementedError
 
+    @property
+    def sharded(self) -> bool:
+        """Whether the tables hold several shards' rows (``@PartitionById``): reads are distributed."""
+        return False
+
+    def scan_shards(self, duration: TimeDuration, start: int | None = None,
+                    end: int | None = None) -> list[tuple[int, tuple[Any, ...], str, list[Any]]]:
+        """Every shard's rows as stored: ``(AGG_TIMESTAMP, key, shard id, row)`` (sharded stores)."""
+        raise NotImplementedError
+
     def latest(self, duration: TimeDuration) -> int | None:
         """The newest ``AGG_TIMESTAMP`` of a table, or None when it is empty."""
         raise NotImplementedError
