@@ -10,15 +10,14 @@ Pure and synchronous.  The host builds one mapper per ``@source``/``@sink`` from
   dynamic sink options (``topic='{{symbol}}'``).
 
 A payload that does not map raises :class:`MappingError` (and nothing else), so the host can
-route the original bytes to the error route.  Built-in mappers (``json``, ``csv``,
-``passThrough``, ``avro``) register themselves in :data:`engine.registry.registry` on import.
+route the original bytes to the error route.  Built-in mappers (``json``, ``csv``, ``xml``,
+``text``, ``keyvalue``, ``passThrough``, ``avro``) register themselves in
+:data:`engine.registry.registry` on import.
 """
 from __future__ import annotations
 
-from srota.mappers import _avro, _csv, _json, _passthrough  # noqa: F401  (import registers the built-in mappers)
-
-from srota.mappers import _keyvalue, _text  # noqa: F401  (import registers the keyvalue and text mappers)  # isort: skip
-from srota.mappers import _xml  # noqa: F401  (import registers the xml mappers)  # isort: skip
+# (importing a mapper's module registers it)
+from srota.mappers import _avro, _csv, _json, _keyvalue, _passthrough, _text, _xml  # noqa: F401
 from srota.mappers._base import (
     DEFAULT_MAP_TYPE,
     TRP_PREFIX,
