@@ -13,6 +13,7 @@ only ``true``/``false``; a fractional number is never silently truncated to an i
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -156,16 +157,59 @@ def value_converter(type_: AttrType) -> Callable[[Any], Any]:
     return convert
 
 
-def text_converter(type_: AttrType) -> Callable[[str], Any]:
-    """A text field (CSV) -> attribute type.  An empty field is null for every type."""
-    conv = value_converter(type_)
+JAVA_SPACE = "".join(chr(c) for c in range(33))  # what Java's String.trim() removes
+_JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")
+# Java's Double.parseDouble: decimal (with optional exponent and f/F/d/D suffix), NaN, Infinity;
+# leading and trailing whitespace (<= ' ') is ignored.
+_JAVA_FLOAT = re.compile(r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)\Z")
 
-    def convert(text: str) -> Any:
-        if text == "":
-            return None
-        return conv(text)
 
+def _java_integer(lo: int, hi: int, type_name: str) -> Callable[[str], int]:
+    def convert(text: str) -> int:
+        if not _JAVA_INT.match(text):
+            raise _ConvertError(f"{text!r} is not {with_article(type_name)}")
+        value = int(text)
+        if not lo <= value <= hi:
+            raise _ConvertError(f"{value} is out of range for {type_name}")
+        return value
     return convert
+
+
+def _java_double(text: str) -> float:
+    s = text.strip(JAVA_SPACE)
+    if not _JAVA_FLOAT.match(s):
+        raise _ConvertError(f"{text!r} is not a number")
+    if s[-1] in "fFdD" and not s.endswith("Infinity"):
+        s = s[:-1]
+    try:
+        return float(s)
+    except ValueError:  # pragma: no cover - the pattern admits only what float() reads
+        raise _ConvertError(f"{text!r} is not a number") from None
+
+
+def _java_float(text: str) -> float:
+    return f32(_java_double(text))
+
+
+def _java_bool(text: str) -> bool:
+    # Boolean.parseBoolean: "true" in any case is true, anything else false.
+    return text.lower() == "true"
+
+
+def java_text_converter(type_: AttrType) -> Callable[[str], Any]:
+    """A text field (CSV, XML, the text format) -> attribute type, by Java's parsers, as the
+    siddhi-map-* mappers convert (``Integer.parseInt``, ``Double.parseDouble``, ``Boolean.parseBoolean``)."""
+    if type_ is AttrType.STRING or type_ is AttrType.OBJECT:
+        return str
+    if type_ is AttrType.INT:
+        return _java_integer(INT_MIN, INT_MAX, "int")
+    if type_ is AttrType.LONG:
+        return _java_integer(LONG_MIN, LONG_MAX, "long")
+    if type_ is AttrType.DOUBLE:
+        return _java_double
+    if type_ is AttrType.FLOAT:
+        return _java_float
+    return _java_bool
 
 
 # ------------------------------------------------------------------------------------ outbound

@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from srota.engine.registry import Kind, Param, extension
-from srota.engine.types import f32
 from srota.grammar.model import Annotation, Attribute, AttrType
 from srota.mappers._base import (
     TRP_PREFIX,
@@ -45,14 +43,10 @@ from srota.mappers._base import (
     payload_annotation,
 )
 from srota.mappers._convert import (
-    INT_MAX,
-    INT_MIN,
-    LONG_MAX,
-    LONG_MIN,
     _ConvertError,
     format_value,
+    java_text_converter,
     value_converter,
-    with_article,
 )
 from srota.mappers._options import annotation_options, creation_error, resolve_options
 
@@ -61,11 +55,6 @@ _B = (AttrType.BOOL,)
 _EMPTY: Mapping[str, Any] = {}
 _TAB = "\t"
 _ESCAPES = {"\\t": "\t", "\\n": "\n", "\\r": "\r", "\\\\": "\\"}
-_JAVA_SPACE = "".join(chr(c) for c in range(33))  # what Java's String.trim() removes
-_JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")
-# Java's Double.parseDouble: decimal (with optional exponent and f/F/d/D suffix), NaN, Infinity;
-# leading and trailing whitespace (<= ' ') is ignored.
-_JAVA_FLOAT = re.compile(r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)\Z")
 
 
 def _delimiter(value: str | None) -> str:
@@ -77,53 +66,6 @@ def _delimiter(value: str | None) -> str:
 
 
 # ------------------------------------------------------------------------------------ source
-def _java_integer(lo: int, hi: int, type_name: str) -> Callable[[str], int]:
-    def convert(text: str) -> int:
-        if not _JAVA_INT.match(text):
-            raise _ConvertError(f"{text!r} is not {with_article(type_name)}")
-        value = int(text)
-        if not lo <= value <= hi:
-            raise _ConvertError(f"{value} is out of range for {type_name}")
-        return value
-    return convert
-
-
-def _java_double(text: str) -> float:
-    s = text.strip(_JAVA_SPACE)
-    if not _JAVA_FLOAT.match(s):
-        raise _ConvertError(f"{text!r} is not a number")
-    if s[-1] in "fFdD" and not s.endswith("Infinity"):
-        s = s[:-1]
-    try:
-        return float(s)
-    except ValueError:  # pragma: no cover - the pattern admits only what float() reads
-        raise _ConvertError(f"{text!r} is not a number") from None
-
-
-def _java_float(text: str) -> float:
-    return f32(_java_double(text))
-
-
-def _java_bool(text: str) -> bool:
-    # Boolean.parseBoolean: "true" in any case is true, anything else false.
-    return text.lower() == "true"
-
-
-def _text_converter(type_: AttrType) -> Callable[[str], Any]:
-    """A CSV field -> attribute type, as siddhi-map-csv converts (Java's parsers)."""
-    if type_ is AttrType.STRING or type_ is AttrType.OBJECT:
-        return str
-    if type_ is AttrType.INT:
-        return _java_integer(INT_MIN, INT_MAX, "int")
-    if type_ is AttrType.LONG:
-        return _java_integer(LONG_MIN, LONG_MAX, "long")
-    if type_ is AttrType.DOUBLE:
-        return _java_double
-    if type_ is AttrType.FLOAT:
-        return _java_float
-    return _java_bool
-
-
 class _Field:
     """How one attribute is read: a column index or a transport property, and a converter."""
 
@@ -135,7 +77,7 @@ class _Field:
         self.column = column
         self.trp = trp
         self.convert: Callable[[Any], Any] = (
-            value_converter(attr.type) if trp is not None else _text_converter(attr.type))
+            value_converter(attr.type) if trp is not None else java_text_converter(attr.type))
 
 
 def _split_records(text: str, delimiter: str, trim: bool) -> list[list[str]]:

@@ -60,9 +60,9 @@ from srota.mappers._convert import (
     LONG_MIN,
     _ConvertError,
     format_value,
+    java_text_converter,
     value_converter,
 )
-from srota.mappers._csv import _text_converter as _java_text_converter
 from srota.mappers._options import annotation_options, creation_error, resolve_options
 from srota.mappers._template import TemplateError
 from srota.mappers._text import siddhi_payload_template
@@ -93,7 +93,7 @@ def _java_text(value: Any) -> str:
 
 def _checker(type_: AttrType, implicit_cast: bool) -> Callable[[Any], Any]:
     """The value check of one attribute type (None never reaches it)."""
-    parse = _java_text_converter(type_)
+    parse = java_text_converter(type_)
     name = type_.value
 
     def cast(value: Any) -> Any:

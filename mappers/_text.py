@@ -69,15 +69,19 @@ from srota.mappers._base import (
     attribute_mapping,
     payload_annotation,
 )
-from srota.mappers._convert import _ConvertError, format_value, value_converter
-from srota.mappers._csv import _text_converter as _java_text_converter
+from srota.mappers._convert import (
+    JAVA_SPACE,
+    _ConvertError,
+    format_value,
+    java_text_converter,
+    value_converter,
+)
 from srota.mappers._options import annotation_options, creation_error, resolve_options
 from srota.mappers._template import Template, TemplateError
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)
 _EMPTY: Mapping[str, Any] = {}
-_JAVA_SPACE = "".join(chr(c) for c in range(33))  # what Java's String.trim() removes
 _ESCAPE = re.compile(r"\\([nrt\\])")
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}
 _REGEX_PREFIX = "regex."
@@ -138,7 +142,7 @@ class _RegexField:
         self.group = 1
         self.error: str | None = None
         self.bad_group: str | None = None
-        self.convert: Callable[[Any], Any] = _java_text_converter(attr.type)
+        self.convert: Callable[[Any], Any] = java_text_converter(attr.type)
         spec = spec.strip()
         if spec.lower().startswith(TRP_PREFIX):
             self.trp = spec[len(TRP_PREFIX):]
@@ -200,7 +204,7 @@ class TextSourceMapper(SourceMapper):
                 raise ValueError(f"regex.{regex_id} is not a valid regular expression ({exc}): {pattern!r}") from None
         self.regexes = compiled
         self._index = {a.name: i for i, a in enumerate(self.attributes)}
-        self._converters = tuple(_java_text_converter(a.type) for a in self.attributes)
+        self._converters = tuple(java_text_converter(a.type) for a in self.attributes)
         self._strings = tuple(a.type is AttrType.STRING for a in self.attributes)
         self._fields: tuple[_RegexField, ...] | None = None
         if attribute_map is not None:
@@ -227,10 +231,10 @@ class TextSourceMapper(SourceMapper):
             key, sep, value = pair.partition(":")
             if not sep:
                 continue
-            i = index.get(key.strip(_JAVA_SPACE))
+            i = index.get(key.strip(JAVA_SPACE))
             if i is None or assigned[i]:  # not an attribute, or not its first pair
                 continue
-            value = value.strip(_JAVA_SPACE)
+            value = value.strip(JAVA_SPACE)
             assigned[i] = True
             if value == "null":
                 continue
@@ -240,7 +244,7 @@ class TextSourceMapper(SourceMapper):
                 values[i] = value
                 continue
             try:
-                values[i] = converters[i](value.replace(",", "").strip(_JAVA_SPACE))
+                values[i] = converters[i](value.replace(",", "").strip(JAVA_SPACE))
             except _ConvertError as exc:
                 attr = self.attributes[i]
                 raise _AttrError(attr.name, f"incompatible data format: value {value!r} is not "

@@ -93,8 +93,7 @@ from srota.mappers._base import (
     attribute_mapping,
     payload_annotation,
 )
-from srota.mappers._convert import MISSING, _ConvertError, format_value, value_converter
-from srota.mappers._csv import _text_converter as _java_text_converter
+from srota.mappers._convert import MISSING, _ConvertError, format_value, java_text_converter, value_converter
 from srota.mappers._options import annotation_options, creation_error, resolve_options
 from srota.mappers._template import Template, TemplateError
 
@@ -245,7 +244,7 @@ class _Field:
         self.spec = spec.strip()
         self.trp: str | None = None
         self.xpath: Any = None
-        self.convert: Callable[[str], Any] = _java_text_converter(attr.type)
+        self.convert: Callable[[str], Any] = java_text_converter(attr.type)
         self.convert_trp: Callable[[Any], Any] = value_converter(attr.type)
         if self.spec.lower().startswith(TRP_PREFIX):
             self.trp = self.spec[len(TRP_PREFIX):]
@@ -381,7 +380,7 @@ class XmlSourceMapper(SourceMapper):
         self._custom = attribute_map is not None
         ns = dict(namespaces or {})
         self._positions = {a.name: i for i, a in enumerate(self.attributes)}
-        self._converters = {a.name: (i, _java_text_converter(a.type), a.type)
+        self._converters = {a.name: (i, java_text_converter(a.type), a.type)
                             for i, a in enumerate(self.attributes)}
         self._fields: tuple[_Field, ...] = ()
         self._enclosing: Any = None
