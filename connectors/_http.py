@@ -2,10 +2,15 @@
 
 Source: ``@source(type='http', receiver.url='http://0.0.0.0:8280/stocks', @map(...))`` listens
 for ``POST`` requests on the URL's host, port and path (several sources may share a port
-with different paths).  The request body is the payload; the request's headers are its
+with different paths); without ``receiver.url`` it listens on Siddhi's default,
+``http://0.0.0.0:8280/<app name>/<stream id>``.  A URL another source holds (or a port that
+cannot be bound) does not stop the app: the source logs ``Listener URL ... already connected``
+and tries again with back-off, so it takes over once the URL is free.  The request body is the payload; the request's headers are its
 transport properties (``trp:Content-Type``), with ``method`` and ``path``.  A request is
 answered once its events are in the app: ``200`` then, ``400`` with the mapper's message
-when the body does not map (the error also goes where the app routes mapping errors),
+when the body does not map (the error also goes where the app routes mapping errors) or is
+empty (not mapped: Siddhi drops an empty payload at the source too), ``405`` for methods
+other than ``POST``,
 ``503`` with ``Retry-After`` while the app is held or behind (the source is paused, or more
 requests wait than ``buffer.size``), ``401`` without the credentials of
 ``basic.auth.enabled``.  Requests that arrive while a chunk is being processed are
@@ -45,6 +50,7 @@ from aiohttp import web
 from srota.connectors._options import creation_error
 from srota.connectors.base import (
     AckToken,
+    Backoff,
     ConnectionUnavailableError,
     Message,
     RejectedError,
@@ -119,6 +125,18 @@ _listeners_lock = asyncio.Lock()
 
 _KEY = web.AppKey("srota.listener", tuple)
 
+#: Siddhi's default receiver.url: ``defaultScheme://defaultHost:defaultHttpPort/<app>/<stream>``.
+DEFAULT_HOST, DEFAULT_HTTP_PORT = "0.0.0.0", 8280
+
+
+def _default_receiver_url(name: str) -> str:
+    """Siddhi's default ``receiver.url`` for a source the host named ``<app>/<stream>/source<n>``."""
+    app, _, rest = name.partition("/")
+    stream = rest.partition("/")[0]
+    if not app or not stream:
+        raise ValueError("receiver.url is required (the default needs the app name and the stream id)")
+    return f"http://{DEFAULT_HOST}:{DEFAULT_HTTP_PORT}/{app}/{stream}"
+
 
 async def _dispatch(request: web.Request) -> web.StreamResponse:
     key = request.app[_KEY]
@@ -130,7 +148,9 @@ async def _dispatch(request: web.Request) -> web.StreamResponse:
 
 
 _SOURCE_PARAMS = (
-    Param("receiver.url", _S, doc="Where to listen: http(s)://host:port/path (POST requests)."),
+    Param("receiver.url", _S, optional=True,
+          doc="Where to listen: http(s)://host:port/path (POST requests); default "
+              "http://0.0.0.0:8280/<app name>/<stream id>, as in Siddhi."),
     Param("basic.auth.enabled", _B, optional=True, default=False,
           doc="Require HTTP basic auth with basic.auth.username and basic.auth.password."),
     Param("basic.auth.username", _S, optional=True, doc="The user name basic auth accepts."),
@@ -154,6 +174,8 @@ class HttpSource(Source):
         super().__init__(options, name=name, pos=pos)
         o = self.options
         try:
+            if not o.get("receiver.url"):
+                o["receiver.url"] = _default_receiver_url(name)
             self.scheme, self.host, self.port, self.path = _split_url(o["receiver.url"], "receiver.url")
         except ValueError as exc:
             raise creation_error(f"http source: {exc}", pos) from None
@@ -175,11 +197,29 @@ class HttpSource(Source):
         return int(server[0][1]) if server else self.port
 
     async def start(self, on_messages: Any) -> None:
-        """Listen now (so a request sent after ``start`` returns is served), then deliver."""
+        """Listen now (so a request sent after ``start`` returns is served), then deliver.
+        A URL that is taken (or a port that cannot be bound) is logged and tried again in
+        the background, with back-off (see the module doc)."""
         self._pending = asyncio.Queue()
-        await self._listen()
-        self._ready.set()
+        try:
+            await self._listen()
+        except ConnectionUnavailableError as exc:
+            self._log.error("http source cannot listen; retrying", error=str(exc))
+        else:
+            self._ready.set()
         await super().start(on_messages)
+
+    async def _listen_until_done(self) -> None:
+        """Try to listen again until it works (or the source stops)."""
+        backoff = Backoff(initial=0.2, maximum=10.0)
+        while not self._stopping and self._key is None:
+            await backoff.sleep()
+            try:
+                await self._listen()
+            except ConnectionUnavailableError as exc:
+                self._log.debug("http source still cannot listen", error=str(exc))
+            else:
+                self._ready.set()
 
     async def _listen(self) -> None:
         async with _listeners_lock:
@@ -200,7 +240,9 @@ class HttpSource(Source):
                                                      f"{exc.strerror or exc}") from None
                 listener = _listeners[key] = _Listener(runner)
             if self.path in listener.routes:
-                raise ConnectionUnavailableError(f"another http source listens on {self.host}:{self.port}{self.path}")
+                raise ConnectionUnavailableError(f"Listener URL {self.options['receiver.url']} already connected "
+                                                 f"(another http source listens on {self.host}:{self.port}"
+                                                 f"{self.path})")
             listener.routes[self.path] = self
             self._key = key
         self._log.info("http source listening", url=f"{self.scheme}://{self.host}:{self.bound_port}{self.path}")
@@ -242,6 +284,8 @@ class HttpSource(Source):
             return web.json_response({"error": "the app is not taking events now; retry later"}, status=503,
                                      headers={"Retry-After": "1"})
         body = await request.read()
+        if not body:  # Siddhi drops an empty payload before mapping (and answers 405)
+            return web.json_response({"error": "empty payload: nothing to map"}, status=400)
         properties: dict[str, Any] = dict(request.headers)
         properties.update(method=request.method, path=request.path, **extra)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -258,6 +302,8 @@ class HttpSource(Source):
     async def _run(self) -> None:
         queue = self._pending
         assert queue is not None
+        if self._key is None:
+            await self._listen_until_done()
         limit = self.options["batch.size"]
         while not self._stopping:
             await self._resumed.wait()
