@@ -28,7 +28,9 @@ and is reported as rejected; other statuses and network errors are retried by th
 Service style, as Siddhi 5 names it: an ``http-service`` source holds each request until an
 ``http-service-response`` sink of the same ``source.id`` publishes the event for its
 ``message.id`` (``trp:messageId``); an ``http-call`` sink hands every response to the
-``http-call-response`` sources of its ``sink.id`` whose ``http.status.code`` matches.
+``http-call-response`` sources of its ``sink.id`` whose ``http.status.code`` matches.  Siddhi's deprecated names work too: ``http-request`` (source)
+for ``http-service``, ``http-response`` (sink) for ``http-service-response``, ``http-request``
+(sink) for ``http-call`` and ``http-response`` (source) for ``http-call-response``.
 """
 from __future__ import annotations
 
@@ -604,5 +606,39 @@ class HttpCallResponseSource(Source):
             listeners.remove(self)
 
 
-__all__ = ["HttpCallResponseSource", "HttpCallSink", "HttpServiceResponseSink", "HttpServiceSource", "HttpSink",
-           "HttpSource", "log", "parse_headers"]
+# ---------------------------------------------------------------------------- Siddhi's deprecated names
+@extension(Kind.SOURCE, "http-request", params=_SERVICE_PARAMS,
+           doc="Deprecated name of http-service (as in Siddhi).")
+class HttpRequestSource(HttpServiceSource):
+    """``http-request``: Siddhi's deprecated name of ``http-service``."""
+
+    type_name = "http-request"
+
+
+@extension(Kind.SINK, "http-response", params=_SERVICE_RESPONSE_PARAMS,
+           doc="Deprecated name of http-service-response (as in Siddhi).")
+class HttpResponseSink(HttpServiceResponseSink):
+    """``http-response``: Siddhi's deprecated name of ``http-service-response``."""
+
+    type_name = "http-response"
+
+
+@extension(Kind.SINK, "http-request", params=_CALL_PARAMS,
+           doc="Deprecated name of http-call (as in Siddhi).")
+class HttpRequestSink(HttpCallSink):
+    """``http-request``: Siddhi's deprecated name of ``http-call``."""
+
+    type_name = "http-request"
+
+
+@extension(Kind.SOURCE, "http-response", params=_CALL_RESPONSE_PARAMS,
+           doc="Deprecated name of http-call-response (as in Siddhi).")
+class HttpResponseSource(HttpCallResponseSource):
+    """``http-response``: Siddhi's deprecated name of ``http-call-response``."""
+
+    type_name = "http-response"
+
+
+__all__ = ["HttpCallResponseSource", "HttpCallSink", "HttpRequestSink", "HttpRequestSource", "HttpResponseSink",
+           "HttpResponseSource", "HttpServiceResponseSink", "HttpServiceSource", "HttpSink", "HttpSource", "log",
+           "parse_headers"]
