@@ -45,7 +45,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -79,13 +79,26 @@ def _split_url(url: str, option: str) -> tuple[str, str, int, str]:
 
 
 def _content_type(payload: Any, given: str | None) -> str:
-    """The Content-Type of a payload: ``given``, else JSON when it looks like JSON, else text."""
+    """The Content-Type of a payload: ``given``, else by what the mapper wrote, as Siddhi
+    derives it from the map type: a mapping (keyvalue) is a form, XML ``application/xml``,
+    JSON ``application/json``, anything else ``text/plain``."""
     if given:
         return str(given)
-    head = payload[:1]
+    if isinstance(payload, Mapping):
+        return "application/x-www-form-urlencoded"
+    head = payload.lstrip()[:1] if isinstance(payload, str | bytes) else ""
     if head in (b"{", b"[", "{", "["):
         return "application/json"
+    if head in (b"<", "<"):
+        return "application/xml"
     return "text/plain; charset=utf-8"
+
+
+def _body(payload: Any) -> bytes:
+    """A payload as a request body (a keyvalue mapping form-encoded)."""
+    if isinstance(payload, Mapping):
+        return urlencode({str(k): "" if v is None else str(v) for k, v in payload.items()}).encode()
+    return payload.encode() if isinstance(payload, str) else bytes(payload)
 
 
 def parse_headers(text: str | None) -> dict[str, str]:
@@ -344,7 +357,8 @@ class HttpSource(Source):
 # ---------------------------------------------------------------------------- the sink
 _SINK_PARAMS = (
     Param("publisher.url", _S, dynamic=True, doc="Where to send: http(s)://host:port/path; may be a template."),
-    Param("method", _S, optional=True, default="POST", doc="The HTTP method."),
+    Param("method", _S, optional=True, default="POST", dynamic=True,
+          doc="The HTTP method (may be a template); GET requests carry no body, as in Siddhi."),
     Param("headers", _S, optional=True, dynamic=True,
           doc="Extra headers as \"'Name:value','Name:value'\"; may hold templates."),
     Param("content.type", _S, optional=True, doc="Content-Type (default: by the mapper's payload)."),
@@ -401,15 +415,16 @@ class HttpSink(Sink):
             raise ConnectionUnavailableError(f"{self.type_name} sink is not connected")
         session = self._session
         rejected: dict[int, str] = {}
-        method = str(self.options["method"]).upper()
         for i, (payload, props) in enumerate(items):
             url = str(self._option(props, "publisher.url"))
+            method = str(self._option(props, "method") or "POST").upper()
             headers = dict(self._static_headers) if self._static_headers is not None else \
                 parse_headers(self._option(props, "headers"))
-            headers.setdefault("Content-Type", _content_type(payload, self.options.get("content.type")))
+            if not any(k.lower() == "content-type" for k in headers):  # a given header wins, any case
+                headers["Content-Type"] = _content_type(payload, self.options.get("content.type"))
             if self._auth is not None:
                 headers["Authorization"] = self._auth
-            data = payload.encode() if isinstance(payload, str) else payload
+            data = None if method == "GET" else _body(payload)
             try:
                 async with session.request(method, url, data=data, headers=headers) as response:
                     status = response.status
@@ -484,7 +499,7 @@ class HttpServiceSource(HttpSource):
                     payload, headers = await reply
             except TimeoutError:
                 return web.json_response({"error": "no response from the app in time"}, status=504)
-            body = payload.encode() if isinstance(payload, str) else payload
+            body = _body(payload)
             headers = {"Content-Type": _content_type(payload, None), **headers}
             return web.Response(body=body, headers=headers)
         finally:

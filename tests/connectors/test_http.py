@@ -453,3 +453,42 @@ async def test_http_call_routes_responses_by_status_code():
     finally:
         await host.stop()
         await runner.cleanup()
+
+
+async def test_sink_form_encodes_a_keyvalue_mapping_and_sends_get_without_a_body():
+    """A keyvalue mapper's dict is sent form-encoded (Siddhi: application/x-www-form-urlencoded);
+    ``method`` may be a template; GET carries no body; a Content-Type header in any case wins."""
+    async with Server() as server:
+        sink = HttpSink({"publisher.url": server.url(), "method": "{{m}}"}, name="out")
+        await sink.connect()
+        await sink.publish([({"a": 1, "b": "x y"}, {"method": "POST"}), (b"<e/>", {"method": "GET"}),
+                            (b"<e/>", {"method": "PUT", "headers": "'content-type:text/x'"})])
+        await sink.close()
+    (m1, _, body1, h1), (m2, _, body2, h2), (m3, _, _, h3) = server.requests
+    assert (m1, body1, h1["Content-Type"]) == ("POST", b"a=1&b=x+y", "application/x-www-form-urlencoded")
+    assert (m2, body2, h2["Content-Type"]) == ("GET", b"", "application/xml")
+    assert (m3, h3["Content-Type"]) == ("PUT", "text/x")
+
+
+async def test_a_source_whose_url_is_taken_listens_once_the_other_one_stops():
+    first, second = Host(), Host()
+    url = f"http://127.0.0.1:{free_port()}/events"
+    a = await _source(first, **{"receiver.url": url})
+    b = await _source(second, **{"receiver.url": url})  # taken: logged, retried in the background
+    try:
+        assert a.ready and not b.ready and b.running
+        await a.stop()
+        await b.wait_ready(5)
+        async with aiohttp.ClientSession() as client, client.post(url, data=b"1") as r:
+            assert r.status == 200
+        assert second.chunks == [[b"1"]] and first.chunks == []
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+def test_source_receiver_url_defaults_to_siddhis():
+    source = HttpSource({}, name="App/inStream/source0")
+    assert source.options["receiver.url"] == "http://0.0.0.0:8280/App/inStream"
+    with pytest.raises(SiddhiAppCreationError, match="receiver.url is required"):
+        HttpSource({})
