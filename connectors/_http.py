@@ -390,7 +390,10 @@ class HttpSink(Sink):
         self._static_headers = parse_headers(headers) if headers and "{{" not in headers else None
         self._session: aiohttp.ClientSession | None = None
         user, password = o.get("basic.auth.username"), o.get("basic.auth.password")
-        self._auth = ("Basic " + base64.b64encode(f"{user}:{password or ''}".encode()).decode()) if user else None
+        if bool(user) != bool(password):  # as Siddhi: both or neither
+            raise creation_error(f"{self.type_name} sink: basic auth needs both basic.auth.username and "
+                                 "basic.auth.password", pos)
+        self._auth = ("Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()) if user else None
 
     def _ssl(self) -> ssl.SSLContext | bool:
         if not self.options["ssl.verify"]:

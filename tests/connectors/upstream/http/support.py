@@ -71,25 +71,28 @@ class Server:
     """``HttpServerListenerHandler``: an HTTP server on a free port keeping every request
     (method, path, headers, body); answers ``status`` with ``body`` (may be changed)."""
 
-    def __init__(self, status: int = 200, body: str = "", headers: dict[str, str] | None = None) -> None:
+    def __init__(self, status: int = 200, body: str = "", headers: dict[str, str] | None = None,
+                 echo: bool = False, port: int = 0) -> None:
         self.status = status
         self.body = body
+        self.echo = echo  # answer with the request's body (HttpServerListener does)
         self.headers = headers or {}
         self.requests: list[dict[str, Any]] = []
         self._runner: web.AppRunner | None = None
-        self.port = 0
+        self.port = port  # 0: a free one
 
     async def _handle(self, request: web.Request) -> web.Response:
+        body = (await request.read()).decode()
         self.requests.append({"method": request.method, "path": request.path_qs,
-                              "headers": dict(request.headers), "body": (await request.read()).decode()})
-        return web.Response(status=self.status, text=self.body, headers=self.headers)
+                              "headers": dict(request.headers), "body": body})
+        return web.Response(status=self.status, text=body if self.echo else self.body, headers=self.headers)
 
     async def __aenter__(self) -> Server:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         self.port = int(self._runner.addresses[0][1])
         return self
