@@ -10,7 +10,8 @@ transport properties (``trp:Content-Type``), with ``method`` and ``path``.  A re
 answered once its events are in the app: ``200`` then, ``400`` with the mapper's message
 when the body does not map (the error also goes where the app routes mapping errors) or is
 empty (not mapped: Siddhi drops an empty payload at the source too), ``405`` for methods
-other than ``POST``,
+other than ``POST`` (Siddhi: ``400``) but ``OPTIONS``, a CORS preflight answered ``200`` with
+``Access-Control-Allow-*`` headers as in Siddhi,
 ``503`` with ``Retry-After`` while the app is held or behind (the source is paused, or more
 requests wait than ``buffer.size``), ``401`` without the credentials of
 ``basic.auth.enabled``.  Requests that arrive while a chunk is being processed are
@@ -289,6 +290,12 @@ class HttpSource(Source):
     async def _accept(self, request: web.Request, extra: dict[str, Any]) -> web.Response:
         """Queue the request's body as a message (with ``extra`` properties) and wait until
         its chunk is taken: 200, or the error status to answer with."""
+        if request.method == "OPTIONS":  # a CORS preflight, answered as Siddhi does
+            cors = {"Allow": "POST", "Access-Control-Allow-Methods": "POST",
+                    "Access-Control-Allow-Headers": "Content-Type,User-Agent,Origin,Referer,Accept"}
+            if request.headers.get("Origin"):
+                cors["Access-Control-Allow-Origin"] = request.headers["Origin"]
+            return web.Response(status=200, headers=cors)
         if request.method != "POST":
             return web.json_response({"error": "send events with POST"}, status=405, headers={"Allow": "POST"})
         if not self._authorized(request):

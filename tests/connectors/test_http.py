@@ -492,3 +492,20 @@ def test_source_receiver_url_defaults_to_siddhis():
     assert source.options["receiver.url"] == "http://0.0.0.0:8280/App/inStream"
     with pytest.raises(SiddhiAppCreationError, match="receiver.url is required"):
         HttpSource({})
+
+
+async def test_source_answers_a_cors_preflight_like_siddhi():
+    """OPTIONS (even with basic auth on) gets 200 with Siddhi's Access-Control-Allow-* headers; no event."""
+    host = Host()
+    source = await _source(host, **{"basic.auth.enabled": "true", "basic.auth.username": "u",
+                                    "basic.auth.password": "p"})
+    try:
+        async with aiohttp.ClientSession() as client, client.options(
+                source.options["receiver.url"], headers={"Origin": "http://ui.example"}) as r:
+            assert r.status == 200
+            assert r.headers["Access-Control-Allow-Origin"] == "http://ui.example"
+            assert r.headers["Access-Control-Allow-Methods"] == "POST"
+            assert "Content-Type" in r.headers["Access-Control-Allow-Headers"]
+        assert host.chunks == []
+    finally:
+        await source.stop()
