@@ -1,13 +1,13 @@
 """siddhi-io-file ``FileSourceLineModeTestCase``, ported.
 
 Each Java ``@Test`` is one test here, named after it (``siddhiIoFileTest13`` and
-``siddhiIoFileTest16`` are commented out upstream, so they are not ported).  Tests whose app
-needs a mapper Srota does not have (``xml``, ``text``) are skipped; where such a test only
-expects the *source's* options to be refused, the ``json`` mapper stands in, so what is tested
-is still the file source's check.
+``siddhiIoFileTest16`` are commented out upstream, so they are not ported), with the mapper the
+Java app names (``json``, ``xml``, ``text``, ``csv``; ``binary``, which Srota does not have, only
+where the app is expected to be refused).
 """
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -18,10 +18,11 @@ from srota.service.host import ServiceHost
 from tests.connectors.upstream.file.support import Files, app, events, rows
 from tests.mappers.harness import Running
 
-NO_XML = "needs @map(type='xml') (siddhi-map-xml), which Srota does not implement"
-NO_TEXT = "needs @map(type='text') (siddhi-map-text), which Srota does not implement"
-
 VOLUMES = [10000, 10001, 10002, 10003, 10004]
+#: The Java tests' text mapping of ``line/text`` (``wso2,10,100``), as the app text has it.
+TEXT_MAP = ("@map(type='text',fail.on.missing.attribute='false', "
+            "regex.A='(\\w+),([-.0-9]+),([-.0-9]+)', event.grouping.enabled='false', "
+            "@attributes(symbol = 'A[1]', price = 'A[2]', volume = 'A[3]'))")
 
 
 async def test_siddhiIoFileTest1(run: Any, files: Files) -> None:
@@ -50,9 +51,17 @@ async def test_siddhiIoFileTest2(run: Any, files: Files) -> None:
     assert len(files.moved_listing()) == 8
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_siddhiIoFileTest3() -> None:
-    """file.uri tailing an XML-lines file: 5 events, then 2 appended lines give 2 more."""
+async def test_siddhiIoFileTest3(run: Any, files: Files) -> None:
+    """file.uri tailing an XML-lines file: 5 events, then 2 appended lines give 2 more
+    (volumes 1000 and 2000)."""
+    r = await run(app(f"@source(type='file', mode='line', file.uri='{files.uri('line/xml/xml_line.txt')}', "
+                      "tailing='true', @map(type='xml'))"))
+    got = r.watch("BarStream")
+    assert [row[2] for row in await events(got, 5)] == VOLUMES
+    with open(files.new / "line/xml/xml_line.txt", "a") as f:
+        f.write("<events><event><symbol>GOOGLE</symbol><price>100</price><volume>1000</volume></event></events>\n"
+                "<events><event><symbol>YAHOO</symbol><price>200</price><volume>2000</volume></event></events>\n")
+    assert [row[2] for row in await events(got, 7)] == VOLUMES + [1000, 2000]
 
 
 async def test_siddhiIoFileTest5(run: Any, files: Files) -> None:
@@ -80,47 +89,73 @@ async def test_siddhiIoFileTest7(run: Any, files: Files) -> None:
                       "action.after.process='move', tailing='false', @map(type='json'))"))
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_siddhiIoFileTest8() -> None:
-    """Invalid XML lines are dropped by the mapper: 3 events, the directory emptied."""
+async def test_siddhiIoFileTest8(run: Any, files: Files) -> None:
+    """Lines with an invalid root or event tag are dropped by the xml mapper: 3 events
+    (10000, 10003, 10004), the directory emptied."""
+    r = await run(app(f"@source(type='file', mode='line', dir.uri='{files.uri('line/invalid')}', "
+                      "action.after.process='delete',tailing='false', @map(type='xml'))"))
+    got = r.watch("BarStream")
+    assert [row[2] for row in await events(got, 3)] == [10000, 10003, 10004]
+    assert files.listing("line/invalid") == []
 
 
 async def test_siddhiIoFileTest9(run: Any, files: Files) -> None:
-    """action.after.process='delete' with move.after.process: SiddhiAppCreationException.
-    (Upstream maps with xml; the json mapper stands in, the error is the source's.)"""
+    """action.after.process='delete' with move.after.process: SiddhiAppCreationException."""
     with pytest.raises(SiddhiAppCreationError, match="'move.after.process' can only be used"):
         await run(app(f"@source(type='file', mode='line', dir.uri='{files.uri('line/invalid')}', "
                       "tailing='false', action.after.process='delete', move.after.process='file://abc/def/', "
-                      "@map(type='json'))"))
+                      "@map(type='xml'))"))
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_siddhiIoFileTest10() -> None:
+async def test_siddhiIoFileTest10(run: Any, files: Files) -> None:
     """file.uri, delete, no tailing: 5 XML events and the file deleted."""
+    r = await run(app(f"@source(type='file', mode='line', file.uri='{files.uri('line/xml/xml_line.txt')}', "
+                      "action.after.process='delete', tailing='false', @map(type='xml'))"))
+    got = r.watch("BarStream")
+    assert [row[2] for row in await events(got, 5)] == VOLUMES
+    assert files.listing("line/xml") == []
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_siddhiIoFileTest11() -> None:
-    """dir.uri, move: 5 XML events, the file moved."""
+async def test_siddhiIoFileTest11(run: Any, files: Files) -> None:
+    """dir.uri, move: 5 XML events, the directory emptied and the one file moved."""
+    r = await run(app(f"@source(type='file', mode='line', dir.uri='{files.uri('line/xml')}', "
+                      f"action.after.process='move', move.after.process='{files.moved_uri()}', "
+                      "tailing='false', @map(type='xml'))"))
+    got = r.watch("BarStream")
+    assert [row[2] for row in await events(got, 5)] == VOLUMES
+    assert files.listing("line/xml") == []
+    assert len(files.moved_listing()) == 1
 
 
-@pytest.mark.skip(reason=NO_TEXT)
-async def test_siddhiIoFileTest12() -> None:
-    """dir.uri, move, text mapper with a regex: 40 events, 8 files moved."""
+async def test_siddhiIoFileTest12(run: Any, files: Files) -> None:
+    """dir.uri, move, the text mapper with a regex: 40 events (volumes 100..500 in each file),
+    the directory emptied and the 8 files moved.  Each file ends with an empty line, which is
+    no event."""
+    r = await run(app(f"@source(type='file', mode='line', dir.uri='{files.uri('line/text')}', "
+                      f"action.after.process='move', move.after.process='{files.moved_uri()}', "
+                      f"tailing='false', {TEXT_MAP})"))
+    got = r.watch("BarStream")
+    assert [row[2] for row in await events(got, 40)] == [100, 200, 300, 400, 500] * 8
+    assert files.listing("line/text") == []
+    assert len(files.moved_listing()) == 8
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_siddhiIoFileTest14() -> None:
+async def test_siddhiIoFileTest14(run: Any, files: Files) -> None:
     """file.uri, move after process and after failure to a file path: 5 XML events."""
+    r = await run(app(f"@source(type='file', mode='line', file.uri='{files.uri('line/xml/xml_line.txt')}', "
+                      f"action.after.process='move', move.after.process='{files.moved_uri('xml_line.txt')}', "
+                      f"action.after.failure='move', move.after.failure='{files.moved_uri('xml_line.txt')}', "
+                      "tailing='false', @map(type='xml'))"))
+    got = r.watch("BarStream")
+    assert [row[2] for row in await events(got, 5)] == VOLUMES
 
 
 async def test_siddhiIoFileTest15(run: Any, files: Files) -> None:
-    """tailing='true' with move.after.process: SiddhiAppCreationException.  (Upstream maps with
-    text; the json mapper stands in, the error is the source's.)"""
+    """tailing='true' with move.after.process: SiddhiAppCreationException."""
     with pytest.raises(SiddhiAppCreationError, match="tailing"):
         await run(app(f"@source(type='file', mode='line', dir.uri='{files.uri('line/text')}', "
                       f"action.after.process='move', move.after.process='{files.moved_uri()}', "
-                      "tailing='true', @map(type='json'))"))
+                      f"tailing='true', {TEXT_MAP})"))
 
 
 async def test_siddhiIoFileReadLineInBinaryFileTest(run: Any, files: Files) -> None:
@@ -181,10 +216,14 @@ async def test_siddhiIoFileTestForSkipMultilineHeader(run: Any, files: Files) ->
     assert len(await events(got, 4)) == 4
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_siddhiIoFileTestForKeepAfterProcess() -> None:
-    """dir.uri without action.after.process (and no tailing): 3 XML events, the file kept.
-    (Keeping by default is tested in tests/connectors/test_file.py.)"""
+async def test_siddhiIoFileTestForKeepAfterProcess(run: Any, files: Files) -> None:
+    """dir.uri without action.after.process (and no tailing): 3 XML events (10000, 10003,
+    10004), the file kept."""
+    r = await run(app(f"@source(type='file', mode='line', dir.uri='file:/{files.new}/line/invalid', "
+                      "tailing='false', @map(type='xml'))"))
+    got = r.watch("BarStream")
+    assert [row[2] for row in await events(got, 3)] == [10000, 10003, 10004]
+    assert files.listing("line/invalid") == ["xml_logs.txt"]
 
 
 async def test_siddhiIOFileTestForSkipReadOnlyHeader(run: Any, files: Files) -> None:
@@ -229,7 +268,6 @@ async def test_siddhiIOFileKeepWithStatePersistence(tmp_path: Any, files: Files)
     await second.start()
     try:
         again = Running(second, next(iter(second.runtimes))).watch("FileResultStream")
-        import asyncio
         await asyncio.sleep(1.5)
         assert rows(again) == [], "When state persistence is enabled, the file should not be processed again."
     finally:

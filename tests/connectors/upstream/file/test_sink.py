@@ -4,16 +4,17 @@ it.  The Java tests send to FooStream, which is copied into BarStream, whose ``f
 becomes polling until the files hold what is expected."""
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from srota.service.config import HttpConfig, PersistenceConfig, ServiceConfig
+from srota.service.host import ServiceHost
 
 from tests.connectors.upstream.file.support import RESOURCES, until
-
-NO_XML = "needs @map(type='xml') (siddhi-map-xml), which Srota does not implement"
-NO_TEXT = "needs @map(type='text') (siddhi-map-text), which Srota does not implement"
+from tests.mappers.harness import Running
 
 STOCKS = [("WSO2", 55.6, 100), ("IBM", 57.678, 100), ("GOOGLE", 50.0, 100), ("REDHAT", 50.0, 100)]
 
@@ -107,29 +108,66 @@ async def test_fileSinkTest7(run: Any, dirs: tuple[Path, Path]) -> None:
     assert _lines(sink / "IBM.json") == [_json("IBM", 57.678, 100), _json("IBM", 58.678, 200)]
 
 
-@pytest.mark.skip(reason=NO_TEXT)
-async def test_fileSinkTest8() -> None:
+async def test_fileSinkTest8(run: Any, dirs: tuple[Path, Path]) -> None:
     """A {{symbol}} template with the text mapper: 4 files."""
+    _, sink = dirs
+    await _send(run, f"@sink(type='file', @map(type='text'), append='false', file.uri='{sink}/{{{{symbol}}}}.txt')")
+    names = {"WSO2.txt", "IBM.txt", "GOOGLE.txt", "REDHAT.txt"}
+    await until(lambda: sink.is_dir() and names <= {p.name for p in sink.iterdir()}, 5)
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_fileSinkTest9() -> None:
+async def test_fileSinkTest9(run: Any, dirs: tuple[Path, Path]) -> None:
     """A {{symbol}} template with the xml mapper: 4 files."""
+    _, sink = dirs
+    await _send(run, f"@sink(type='file', @map(type='xml'), append='false', file.uri='{sink}/{{{{symbol}}}}.xml')")
+    names = {"WSO2.xml", "IBM.xml", "GOOGLE.xml", "REDHAT.xml"}
+    await until(lambda: sink.is_dir() and names <= {p.name for p in sink.iterdir()}, 5)
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_fileSinkTest10() -> None:
-    """xml files by symbol across a snapshot and a restore: 4 files."""
+async def test_fileSinkTest10(tmp_path: Path, dirs: tuple[Path, Path]) -> None:
+    """xml files by symbol across a snapshot and a restore: two events, the app shut down and
+    its state restored into a new runtime, two more events: 4 files.
+
+    Srota's host persists on its own: stopping the host saves the snapshot, and a new host on
+    the same state database restores it when it starts."""
+    _, sink = dirs
+    text = _app(f"@sink(type='file', @map(type='xml'), append='false', file.uri='{sink}/{{{{symbol}}}}.xml')")
+    config = ServiceConfig(http=HttpConfig(enabled=False), errors_database=str(tmp_path / "errors.db"),
+                           persistence=PersistenceConfig(enabled=True, database=str(tmp_path / "state.db")))
+    for stocks in (STOCKS[:2], STOCKS[2:]):
+        host = ServiceHost(config, app_texts=[text])
+        await host.start()
+        try:
+            r = Running(host, next(iter(host.runtimes)))
+            for row in stocks:
+                r.send("FooStream", row)
+            names = {f"{symbol}.xml" for symbol, _, _ in stocks}
+            await until(lambda names=names: sink.is_dir() and names <= {p.name for p in sink.iterdir()}, 5)
+        finally:
+            await host.stop()
+    assert {p.name for p in sink.iterdir()} == {"WSO2.xml", "IBM.xml", "GOOGLE.xml", "REDHAT.xml"}
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_fileSinkTest11() -> None:
-    """add.line.separator='false' (append given twice): the xml events on one line."""
+async def test_fileSinkTest11(run: Any, dirs: tuple[Path, Path]) -> None:
+    """add.line.separator='false' (append given twice, 'true' then 'false'): every file in the
+    sink directory has one line."""
+    _, sink = dirs
+    await _send(run, "@sink(type='file', append='true', add.line.separator='false', @map(type='xml'), "
+                     f"append='false', file.uri='{sink}/test1.xml')")
+    await until(lambda: "REDHAT" in ((sink / "test1.xml").read_text() if (sink / "test1.xml").exists() else ""), 5)
+    await asyncio.sleep(0.3)
+    assert [p.name for p in sink.iterdir()] == ["test1.xml"]
+    assert len(_lines(sink / "test1.xml")) == 1
 
 
-@pytest.mark.skip(reason=NO_XML)
-async def test_fileSinkTest12() -> None:
-    """xml with append: 4 lines."""
+async def test_fileSinkTest12(run: Any, dirs: tuple[Path, Path]) -> None:
+    """xml with append: 4 lines (one message a line)."""
+    _, sink = dirs
+    await _send(run, f"@sink(type='file', @map(type='xml'), append='true', file.uri='{sink}/test2.xml')")
+    await until(lambda: len(_lines(sink / "test2.xml")) == 4, 5)
+    await asyncio.sleep(0.3)
+    assert [p.name for p in sink.iterdir()] == ["test2.xml"]
+    assert len(_lines(sink / "test2.xml")) == 4
 
 
 async def test_fileSinkTest13(run: Any, dirs: tuple[Path, Path]) -> None:
