@@ -5,8 +5,9 @@ Siddhi's tests start an embedded Kafka (with ZooKeeper) on port 9092, create top
 ``n`` XML events ``<symbol>{topic}</symbol><price>12.5</price><volume>{i}</volume>``, into partition
 ``i % partitions`` when the topic has more than one partition (or when asked to), one second apart.
 Here the broker is the session's tansu (``kafka_broker``), every test makes topics of its own
-(:func:`topics`), :func:`kafka_publisher` sends the same events as JSON (Srota has no xml mapper;
-the apps map with ``json``) without the pauses, and every source app gets the broker's
+(:func:`topics`), :func:`kafka_publisher` sends the same events (XML, or the text mapper's
+default format as Java's ``isXML=false`` does) without the pauses, the apps map with ``xml``
+(``text`` in ``KafkaSourceHATestCase``) as the Java tests' do, and every source app gets the broker's
 ``fast_group`` consumer settings so that a group join takes a second, not fifteen.
 ``Thread.sleep`` waits become polls with timeouts.
 """
@@ -16,7 +17,6 @@ import asyncio
 import uuid
 from typing import Any
 
-import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from tests.connectors.upstream.mqtt.support import rows, sink_errors, sink_of, source_of
@@ -40,22 +40,26 @@ async def topics(broker: Any, *names: str, partitions: int = 1, create: bool = T
     return out
 
 
-def event_json(symbol: str, volume: int, price: float = 12.5) -> bytes:
-    """One event of ``kafkaPublisher`` as the json mapper's default format."""
-    return orjson.dumps({"event": {"symbol": symbol, "price": price, "volume": volume}})
+def event_message(symbol: str, volume: int, xml: bool = True) -> bytes:
+    """One event of ``kafkaPublisher``: XML (``isXML``) or the text mapper's default format."""
+    if xml:
+        return (f"<events><event><symbol>{symbol}</symbol><price>12.5</price>"
+                f"<volume>{volume}</volume></event></events>").encode()
+    return f'symbol:"{symbol}",\nprice:12.5,\nvolume:{volume}'.encode()
 
 
 async def kafka_publisher(broker: Any, names: list[str], partitions: int, per_topic: int,
-                          with_partition: bool = False, key: bytes | None = None) -> None:
+                          with_partition: bool = False, key: bytes | None = None, xml: bool = True) -> None:
     """``KafkaTestUtil.kafkaPublisher``: ``per_topic`` events into each topic, event ``i`` into
-    partition ``i % partitions`` when there is more than one partition or ``with_partition``."""
+    partition ``i % partitions`` when there is more than one partition or ``with_partition``;
+    XML events, or with ``xml=False`` the text mapper's default format."""
     producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, acks="all")
     await producer.start()
     try:
         for topic in names:
             for i in range(per_topic):
                 partition = i % partitions if partitions > 1 or with_partition else None
-                await producer.send_and_wait(topic, event_json(topic, i), partition=partition, key=key)
+                await producer.send_and_wait(topic, event_message(topic, i, xml), partition=partition, key=key)
     finally:
         await producer.stop()
 
@@ -76,7 +80,7 @@ async def read_all(broker: Any, topic: str, n: int, timeout: float = 10.0) -> li
     return got
 
 
-def source_app(broker: Any, options: str, name: str = "TestExecutionPlan", fmt: str = "@map(type='json')") -> str:
+def source_app(broker: Any, options: str, name: str = "TestExecutionPlan", fmt: str = "@map(type='xml')") -> str:
     """The apps of ``KafkaSourceTestCase``: a kafka source on ``FooStream`` into ``BarStream``.
     ``options`` are the Java test's (without ``bootstrap.servers``, which is the broker's)."""
     return (f"@App:name('{name}') "

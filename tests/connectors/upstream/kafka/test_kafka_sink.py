@@ -5,7 +5,7 @@ Upstream: ``component/src/test/java/io/siddhi/extension/io/kafka/sink/``.  Each 
 source app (``@source(type='kafka')`` on ``FooStream2``, a callback on ``BarStream2``) and a sink
 app (``@sink(type='kafka')`` on ``BarStream``), sends three events into ``FooStream`` and after
 a sleep asserts what the source app received.  The ports run both apps on service hosts
-against tansu, with ``json`` for the Java tests' ``xml`` mapping, and poll for the rows.  The
+against tansu, with the Java tests' ``xml`` mapping, and poll for the rows.  The
 "invalid topic" tests rely on the broker creating a topic when a producer first asks for it
 (``auto.create.topics.enable``); tansu does too, but with several partitions where the Java
 tests' Kafka makes one, so where the sink leaves the partition to the client those ports
@@ -40,7 +40,7 @@ def _source_app(broker: Any, options: str, name: str = "TestExecutionPlan1") -> 
     return (f"@App:name('{name}') "
             "define stream BarStream2 (symbol string, price float, volume long); "
             f"@source(type='kafka', {options}, bootstrap.servers='{broker.bootstrap_servers}', "
-            f"optional.configuration='{broker.fast_group}', @map(type='json')) "
+            f"optional.configuration='{broker.fast_group}', @map(type='xml')) "
             "Define stream FooStream2 (symbol string, price float, volume long);"
             "from FooStream2 select symbol, price, volume insert into BarStream2;")
 
@@ -48,7 +48,7 @@ def _source_app(broker: Any, options: str, name: str = "TestExecutionPlan1") -> 
 def _sink_app(broker: Any, options: str, name: str = "TestExecutionPlan") -> str:
     return (f"@App:name('{name}') "
             "define stream FooStream (symbol string, price float, volume long); "
-            f"@sink(type='kafka', {options}, bootstrap.servers='{broker.bootstrap_servers}', @map(type='json')) "
+            f"@sink(type='kafka', {options}, bootstrap.servers='{broker.bootstrap_servers}', @map(type='xml')) "
             "Define stream BarStream (symbol string, price float, volume long);"
             "from FooStream select symbol, price, volume insert into BarStream;")
 
@@ -159,7 +159,7 @@ async def test_testPublisherWithKafkaTransportWithDynamicTopicAndPartition(run: 
     await wait_rows(got, 4)
     assert sorted(rows(got)) == [(t1, f32(55.6), 0), (t1, f32(55.6), 1), (t2, f32(75.6), 0), (t2, f32(75.6), 1)]
     for t in (t1, t2):
-        assert {(r.partition, r.value.count(b'"volume":1')) for r in await read_all(kafka_broker, t, 2)} == \
+        assert {(r.partition, r.value.count(b"<volume>1</volume>")) for r in await read_all(kafka_broker, t, 2)} == \
             {(0, 0), (1, 1)}
 
 
@@ -175,7 +175,7 @@ async def test_testErrorStream(run: Any) -> None:
                   "@sink(type='kafka', topic='single_topic', is.synchronous='true', on.error='STREAM', "
                   f"bootstrap.servers='127.0.0.1:{free_port()}',\n"
                   "optional.configuration='retry.backoff.ms:1,metadata.fetch.timeout.ms:10,"
-                  "request.timeout.ms:5,timeout.ms:10', @map(type='json'))"
+                  "request.timeout.ms:5,timeout.ms:10', @map(type='xml'))"
                   "Define stream kafkaSinkStream (symbol string, price float, volume long);"
                   "from inputStream select symbol, price, volume insert into kafkaSinkStream;"
                   "from !kafkaSinkStream select symbol, price, volume insert into kafkaErrorStream;")

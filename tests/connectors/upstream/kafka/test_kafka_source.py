@@ -153,7 +153,7 @@ async def test_testKafkaWithoutBootstrapServerSource(run: Any, kafka_broker: Any
     app = ("@App:name('TestExecutionPlan') "
            "define stream BarStream (symbol string, price float, volume long); "
            "@source(type='kafka', topic.list='no_bootstrap_server_topic', partition.no.list='0,1,2', "
-           "group.id='test', threading.option='single.thread', @map(type='json')) "
+           "group.id='test', threading.option='single.thread', @map(type='xml')) "
            "Define stream FooStream (symbol string, price float, volume long);"
            "from FooStream select symbol, price, volume insert into BarStream;")
     with pytest.raises(SiddhiAppCreationError, match="bootstrap.servers"):
@@ -203,10 +203,10 @@ async def test_testKafkaSingleTopicDifferentGroupIdsSource(run: Any, kafka_broke
                   "define stream BarStream (symbol string, price float, volume long); "
                   "define stream BarStream2 (symbol string, price float, volume long); "
                   f"@source(type='kafka', topic.list='{t}', group.id='test_single_topic_different_group_ids', "
-                  f"threading.option='single.thread', {opts}, @map(type='json')) "
+                  f"threading.option='single.thread', {opts}, @map(type='xml')) "
                   "Define stream FooStream (symbol string, price float, volume long); "
                   f"@source(type='kafka', topic.list='{t}', group.id='test2_single_topic_different_group_ids2', "
-                  f"threading.option='single.thread', {opts}, @map(type='json')) "
+                  f"threading.option='single.thread', {opts}, @map(type='xml')) "
                   "Define stream FooStream2 (symbol string, price float, volume long); "
                   "from FooStream select symbol, price, volume insert into BarStream; "
                   "from FooStream2 select symbol, price, volume insert into BarStream2; ")
@@ -228,10 +228,10 @@ async def test_testKafkaSingleTopicSameGroupIdsSource(run: Any, kafka_broker: An
                   "define stream BarStream (symbol string, price float, volume long); "
                   "define stream BarStream2 (symbol string, price float, volume long); "
                   f"@source(type='kafka', topic.list='{t}', group.id='test_single_topic_same_group_ids', "
-                  f"threading.option='single.thread', {opts}, @map(type='json')) "
+                  f"threading.option='single.thread', {opts}, @map(type='xml')) "
                   "Define stream FooStream (symbol string, price float, volume long); "
                   f"@source(type='kafka', topic.list='{t}', group.id='test_single_topic_same_group_ids', "
-                  f"threading.option='single.thread', {opts}, @map(type='json')) "
+                  f"threading.option='single.thread', {opts}, @map(type='xml')) "
                   "Define stream FooStream2 (symbol string, price float, volume long); "
                   "from FooStream select symbol, price, volume insert into BarStream; "
                   "from FooStream2 select symbol, price, volume insert into BarStream2; ")
@@ -331,6 +331,11 @@ async def test_testKafkaTopic_MultiplePartition_SubscribeALl_oneByOne_Source(run
     assert sorted(zip(order, values, strict=True)) == [("1", 0), ("2", 1), ("3", 2), ("4", 3)]
 
 
+@pytest.mark.xfail(strict=True, reason="siddhi-io-kafka hands every trp: property over as a string "
+                   "(String.valueOf(record.key()) is 'null' for a record without a key), so the xml mapper, which "
+                   "with fail.on.missing.attribute='true' drops events with a null transport property, keeps this "
+                   "one; Srota's kafka source gives None for the missing key (and for aiokafka's checksum), so "
+                   "its xml mapper drops the event")
 async def test_testKafkaSourceWithTRP(run: Any, kafka_broker: Any) -> None:
     """Custom mapping with transport properties (``trp:partition``, ``trp:topic``, ``trp:key``,
     ``trp:record.timestamp``, ``trp:event.timestamp``, ``trp:check.sum``, ``trp:offset``): the
@@ -339,7 +344,7 @@ async def test_testKafkaSourceWithTRP(run: Any, kafka_broker: Any) -> None:
     r = await run(f"""@App:name('HelloKafka')
         @source(type='kafka', topic.list='{t}', partition.no.list='0', threading.option='single.thread',
                 group.id='group', bootstrap.servers='{kafka_broker.bootstrap_servers}',
-                @map(type='json', enclosing.element='$.event',
+                @map(type='xml', enclosing.element='//events',
                      @attributes(symbol='symbol', price='price', volume='volume', partition='trp:partition',
                                  topic='trp:topic', key='trp:key', recordTimestamp='trp:record.timestamp',
                                  eventTimestamp='trp:event.timestamp', checkSum='trp:check.sum',

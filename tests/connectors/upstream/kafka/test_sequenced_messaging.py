@@ -60,9 +60,9 @@ def _relay(broker: Any, name: str, external: list[str], intermediate: str, parti
         select = "count()%3 as count, count() as total" if modulo else "count() as count"
         attrs = "symbol string, count long, total long" if modulo else "symbol string, count long"
         out += (f"@sink(type='kafka', topic='{intermediate}', {servers}, partition.no='{partition_no}', {seq}"
-                f"@map(type='json')) define stream {suffix}BarStream ({attrs}); "
+                f"@map(type='xml')) define stream {suffix}BarStream ({attrs}); "
                 f"@source(type='kafka', topic.list='{topic}', group.id='{name}', threading.option='{threading}', "
-                f"{servers}, partition.no.list='0', @map(type='json')) "
+                f"{servers}, partition.no.list='0', @map(type='xml')) "
                 f"define stream {suffix}FooStream (symbol string, price float, volume long); ")
         queries += f"from {suffix}FooStream select symbol, {select} insert into {suffix}BarStream; "
     return out + queries
@@ -74,7 +74,7 @@ def _receiver(broker: Any, name: str, intermediate: str, partitions: str, thread
     return (f"@App:name('{name}') define stream BarStream1 ({attrs}); "
             f"@source(type='kafka', topic.list='{intermediate}', group.id='{name}', threading.option='{threading}', "
             f"seq.enabled='true', bootstrap.servers='{broker.bootstrap_servers}', partition.no.list='{partitions}', "
-            f"{extra}@map(type='json')) define stream FooStream1 ({attrs}); "
+            f"{extra}@map(type='xml')) define stream FooStream1 ({attrs}); "
             "from FooStream1 select * insert into BarStream1;")
 
 
@@ -113,15 +113,14 @@ async def _relay_restart(run: Any, kafka_broker: Any, *, external_names: tuple[s
 
 
 @pytest.mark.skip(reason="Srota has no binary mapper (siddhi-map-binary's @map(type='binary')); "
-                  "is.binary.message with a text mapper is basicKafkaTestUsingBinaryMessageWithXmlMapper")
+                  "is.binary.message with the xml mapper is basicKafkaTestUsingBinaryMessageWithXmlMapper")
 async def test_basicKafkaTestUsingBinaryMessage() -> None:
     """``is.binary.message='true'`` on sink and source with the binary mapper: 15 events."""
 
 
 @pytest.mark.xfail(strict=True, reason=_SEQ_NOT_RESTORED)
 async def test_basicKafkaTestUsingBinaryMessageWithXmlMapper(run: Any, kafka_broker: Any) -> None:
-    """``is.binary.message='true'`` on the receiving source, with a text mapper (xml in Java,
-    json here): 15 events."""
+    """``is.binary.message='true'`` on the receiving source, with the xml mapper: 15 events."""
     assert await _relay_restart(run, kafka_broker, receiver_extra="is.binary.message='true', ") == 15
 
 
@@ -170,9 +169,9 @@ async def test_testWhenSequenceNumberIsNotAdded(run: Any, kafka_broker: Any) -> 
     external, intermediate = await topics(kafka_broker, "ExternalTopic", "IntermediateTopic")
     relay = await run(f"@App:name('ExternalDataRelayApp6') "
                       f"@sink(type='kafka', topic='{intermediate}', bootstrap.servers='{kafka_broker.bootstrap_servers}', "
-                      "partition.no='0', @map(type='json')) define stream BarStream (symbol string, count long); "
+                      "partition.no='0', @map(type='xml')) define stream BarStream (symbol string, count long); "
                       f"@source(type='kafka', topic.list='{external}', group.id='test6', threading.option='topic.wise', "
-                      f"bootstrap.servers='{kafka_broker.bootstrap_servers}', partition.no.list='0', @map(type='json')) "
+                      f"bootstrap.servers='{kafka_broker.bootstrap_servers}', partition.no.list='0', @map(type='xml')) "
                       "define stream FooStream (symbol string, price float, volume long); "
                       "from FooStream select symbol, count() as count insert into BarStream;")
     relayed = relay.watch("BarStream")

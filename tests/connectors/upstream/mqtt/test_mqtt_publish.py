@@ -2,8 +2,7 @@
 
 Upstream: ``component/src/test/java/io/siddhi/extension/io/mqtt/sink/MqttPublishTestCase.java``.
 The Java test stops its Moquette broker in the middle; here the broker is one the test owns
-(``mosquitto_factory``).  The app maps with ``json`` for the Java test's ``xml`` (see
-``test_mqtt_sink``).
+(``mosquitto_factory``).  The app maps with ``xml``, as the Java test's does.
 """
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ async def test_mqttPublishTest(run: Any, mosquitto_factory: Any) -> None:
                       f"@sink(type='mqtt', url= '{broker.url}', "
                       f"topic='{topic}',username='mqtt-user', "
                       "password='mqtt-password', clean.session='true', message.retain='false', "
-                      "quality.of.service= '1', keep.alive= '60',@map(type='json'))"
+                      "quality.of.service= '1', keep.alive= '60',@map(type='xml'))"
                       "Define stream BarStream (symbol string, price float, volume long);"
                       "from FooStream select symbol, price, volume insert into BarStream;")
         r.send("FooStream", WSO2)

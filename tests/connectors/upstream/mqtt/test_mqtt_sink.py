@@ -4,9 +4,8 @@ Upstream: ``component/src/test/java/io/siddhi/extension/io/mqtt/sink/MqttSinkTes
 Each test runs the Java test's app (``FooStream`` into ``BarStream``, ``@sink(type='mqtt')``
 with the same options) on a service host, with the session's Mosquitto broker for Moquette
 on port 1883 and a topic of its own, and checks with :class:`Subscriber` (``MqttTestClient``)
-what the Java test checks: how many messages arrived and what they contain.  The Java apps map
-with ``@map(type='xml')``, which only carries the events there; Srota has no xml mapper, so
-the ports map with ``json`` (the xml mapper's own test is skipped in ``test_mqtt_sink_map``).
+what the Java test checks: how many messages arrived and what they contain.  The apps map with
+``@map(type='xml')``, as the Java tests' do.
 Moquette takes any ``username``/``password``, as the session's Mosquitto does.
 """
 from __future__ import annotations
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.integration
 def _app(sink_options: str) -> str:
     return ("define stream FooStream (symbol string, price float, volume long); "
             "@info(name = 'query1') "
-            f"@sink(type='mqtt', {sink_options}, @map(type='json'))"
+            f"@sink(type='mqtt', {sink_options}, @map(type='xml'))"
             "Define stream BarStream (symbol string, price float, volume long);"
             "from FooStream select symbol, price, volume insert into BarStream;")
 

@@ -5,6 +5,7 @@ Upstream: ``component/src/test/java/io/siddhi/extension/io/mqtt/sink/MqttSinkMap
 from __future__ import annotations
 
 from typing import Any
+from xml.etree import ElementTree
 
 import orjson
 import pytest
@@ -26,10 +27,20 @@ def _app(url: str, topic: str, mapping: str) -> str:
             "from FooStream select symbol, price, volume insert into BarStream;")
 
 
-@pytest.mark.skip(reason="Srota has no xml mapper (siddhi-map-xml is not ported); the other ports "
-                         "map the events these tests carry with json")
 async def test_mqttPublishWithXmlMapping(run: Any, mqtt_broker: Any) -> None:
-    """@map(type='xml'): three messages arrive, containing WSO2 and IBM."""
+    """@map(type='xml'): three messages arrive, containing WSO2 and IBM (here also: each is
+    siddhi-map-xml's default ``<events><event>...</event></events>``)."""
+    topic = unique("mqtt_publish_xml_map")
+    async with Subscriber(mqtt_broker, topic) as sub:
+        r = await run(_app(mqtt_broker.url, topic, "xml"))
+        r.send("FooStream", WSO2)
+        r.send("FooStream", IBM)
+        r.send("FooStream", WSO2_2)
+        await sub.take(3)
+    assert sub.count == 3
+    assert sub.contains("WSO2") and sub.contains("IBM")
+    symbols = [ElementTree.fromstring(m).findtext("event/symbol") for m in sub.messages]
+    assert symbols == ["WSO2", "IBM", "WSO2"]
 
 
 async def test_mqttPublishWithJsonMapping(run: Any, mqtt_broker: Any) -> None:

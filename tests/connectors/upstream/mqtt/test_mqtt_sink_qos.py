@@ -1,7 +1,7 @@
 """Port of siddhi-io-mqtt's ``MqttSinkQosTestCase`` (every ``@Test``, one test each).
 
 Upstream: ``component/src/test/java/io/siddhi/extension/io/mqtt/sink/MqttSinkQosTestCase.java``.
-The apps map with ``json`` for the Java tests' ``xml`` (see ``test_mqtt_sink``).
+The apps map with ``xml``, as the Java tests' do.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _app(url: str, topic: str, qos: str) -> str:
             f"topic='{topic}',username='mqtt-user', "
             f"password='mqtt-password', clean.session='true', message.retain='false', {qos}"
             "keep.alive= '60',"
-            "@map(type='json'))"
+            "@map(type='xml'))"
             "Define stream BarStream (symbol string, price float, volume long);"
             "from FooStream select symbol, price, volume insert into BarStream;")
 

@@ -5,8 +5,7 @@ Each Java test runs a source app (``@source(type='mqtt')`` on ``FooStream2``, a 
 ``BarStream2``), waits four seconds for it to subscribe, then a sink app publishing to the same
 topic, and waits for the callback to count the events.  The ports run both apps on service
 hosts, wait until the source is subscribed instead of sleeping, and assert the count (and the
-rows, which follow from what was sent).  The apps map with ``json`` for the Java tests'
-``xml`` (see ``test_mqtt_sink``).
+rows, which follow from what was sent).  The apps map with ``xml``, as the Java tests' do.
 """
 from __future__ import annotations
 
@@ -35,22 +34,22 @@ pytestmark = pytest.mark.integration
 THREE = [("WSO2", f32(55.6), 100), ("IBM", f32(75.6), 100), ("WSO2", f32(57.6), 100)]
 
 
-def _source_app(options: str) -> str:
+def _source_app(options: str, mapping: str = "xml") -> str:
     return ("@App:name('TestExecutionPlan2') "
             "define stream BarStream2 (symbol string, price float, volume long); "
             "@info(name = 'query1') "
-            f"@source(type='mqtt', {options}, @map(type='json'))"
+            f"@source(type='mqtt', {options}, @map(type='{mapping}'))"
             "Define stream FooStream2 (symbol string, price float, volume long);"
             "from FooStream2 select symbol, price, volume insert into BarStream2;")
 
 
-def _sink_app(url: str, topic: str) -> str:
+def _sink_app(url: str, topic: str, mapping: str = "xml") -> str:
     return ("@App:name('TestExecutionPlan') "
             "define stream FooStream (symbol string, price float, volume long); "
             "@info(name = 'query1') "
             f"@sink(type='mqtt', url= '{url}', "
             f"topic='{topic}', clean.session='true', message.retain='false', "
-            "quality.of.service= '1',keep.alive= '60',@map(type='json'))"
+            f"quality.of.service= '1',keep.alive= '60',@map(type='{mapping}'))"
             "Define stream BarStream (symbol string, price float, volume long);"
             "from FooStream select symbol, price, volume insert into BarStream;")
 
@@ -151,7 +150,7 @@ async def test_mqttRecieveEventsWithMultipleTopics(run: Any, mqtt_broker: Any) -
                     "@info(name = 'query1') "
                     f"@sink(type='mqtt', url= '{mqtt_broker.url}', "
                     f"topic='{topic}',quality.of.service='1', clean.session='true',"
-                    " message.retain='false', quality.of.service= '1',keep.alive= '60',@map(type='json'))"
+                    " message.retain='false', quality.of.service= '1',keep.alive= '60',@map(type='xml'))"
                     "Define stream BarStream (symbol string, price float, volume long);"
                     "from FooStream select symbol, price, volume insert into BarStream;")
     snk.send("FooStream", WSO2)
@@ -165,7 +164,7 @@ async def test_mqttRecieveEventsWithMultipleTopics(run: Any, mqtt_broker: Any) -
 def _two_sinks_app(url: str, topic1: str, topic2: str) -> str:
     """The Java tests' sink app with two sinks: FooStream -> topic1, FooStream2 -> topic2."""
     sink = ("@sink(type='mqtt', url= '{url}', topic='{topic}',quality.of.service='1', clean.session='true',"
-            " message.retain='false', quality.of.service= '1',keep.alive= '60',@map(type='json'))")
+            " message.retain='false', quality.of.service= '1',keep.alive= '60',@map(type='xml'))")
     return ("@App:name('TestExecutionPlan') "
             "define stream FooStream (symbol string, price float, volume long); "
             "define stream FooStream2 (symbol string, price float, volume long); "

@@ -1,7 +1,7 @@
 """Port of siddhi-io-mqtt's ``MqttSourceQosTest`` (every ``@Test``, one test each).
 
 Upstream: ``component/src/test/java/io/siddhi/extension/io/mqtt/source/MqttSourceQosTest.java``.
-The apps map with ``json`` for the Java tests' ``xml`` (see ``test_mqtt_sink``).
+The apps map with ``xml``, as the Java tests' do.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _source_app(url: str, topic: str, qos: str) -> str:
             "@info(name = 'query1') "
             f"@source(type='mqtt',url= '{url}',topic = '{topic}',"
             f"username='mqtt-user',password='mqtt-password',{qos}"
-            "clean.session='true', keep.alive= '60',@map(type='json'))"
+            "clean.session='true', keep.alive= '60',@map(type='xml'))"
             "Define stream FooStream2 (symbol string, price float, volume long);"
             "from FooStream2 select symbol, price, volume insert into BarStream2;")
 
