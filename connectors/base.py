@@ -24,6 +24,14 @@ Flow and ownership, in one place:
   everything published so far is acknowledged by the broker or raises :class:`PublishError`.
   A sink that is not connected raises :class:`ConnectionUnavailableError`;
   ``await sink.wait_connected()`` waits for its background reconnection.
+* A connector may keep state of its own in the app's snapshots, as Siddhi's sources and sinks
+  do (``currentState()``/``restoreState()``): :meth:`Source.state` / :meth:`Sink.state` return
+  it as a JSON-encodable dict (or None: nothing to keep, the default), and
+  ``restore_state(state)`` gets it back when the app is restored, before the connector starts
+  (before ``connect()`` for a sink, before ``start()`` for a source).  The service host
+  takes a source's state with the engine state (no chunk half-way in) and a sink's once the
+  sink has published exactly the outputs that engine state accounts for; a connector whose
+  entry is missing (an older snapshot, a connector added since) keeps its fresh state.
 """
 from __future__ import annotations
 
@@ -261,6 +269,21 @@ class Source(_Configured, ABC):
     async def commit(self, tokens: Iterable[AckToken]) -> None:
         """Acknowledge processed chunks.  No-op unless the transport can redeliver (Kafka)."""
 
+    def state(self) -> dict[str, Any] | None:
+        """The source's own state to keep in the app's snapshot (Siddhi's ``Source.currentState``):
+        a JSON-encodable dict, a copy the source will not change, or None (the default: nothing).
+
+        Called on the event loop with no chunk half-way into the app: what the state says has
+        been consumed is what the engine state includes, or less (then a restore reads it again).
+        """
+        return None
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Take back what :meth:`state` returned, before :meth:`start` (the default ignores it).
+
+        ``state`` may come from an older version of the source: ignore keys it does not know.
+        """
+
     async def _deliver(self, messages: list[Message]) -> bool:
         """Hand one chunk to the host; False if the callback raised (already logged)."""
         await self._resumed.wait()
@@ -330,6 +353,22 @@ class Sink(_Configured, ABC):
     @abstractmethod
     async def close(self) -> None:
         """Flush what can be flushed and disconnect."""
+
+    def state(self) -> dict[str, Any] | None:
+        """The sink's own state to keep in the app's snapshot (Siddhi's ``Sink.currentState``):
+        a JSON-encodable dict, a copy the sink will not change, or None (the default: nothing).
+
+        The host calls it on the event loop between two ``publish`` calls, once the sink has
+        been handed exactly the outputs of the events that the snapshot's engine state includes
+        (a transactional sink: at least those).
+        """
+        return None
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Take back what :meth:`state` returned, before :meth:`connect` (the default ignores it).
+
+        ``state`` may come from an older version of the sink: ignore keys it does not know.
+        """
 
     @property
     def connected(self) -> bool:

@@ -45,6 +45,10 @@ Delivery (docs/delivery.md says what is guaranteed and what is not):
 * Aggregations stored in SQLite: their store watermark is taken with each snapshot and
   saved with it; a restore rewinds the tables to it (engine/aggregation/store.py).  A store
   whose write queue is over half full pauses the sources.
+* Connectors' own state (a kafka sink's sequence number, a file source's processed files:
+  ``Source.state``/``Sink.state``, as Siddhi's ``currentState``) is saved with each snapshot,
+  a sink's taken when it has published exactly the outputs the snapshot's engine state
+  accounts for, and handed back on restore before any connector connects or starts.
 """
 from __future__ import annotations
 
@@ -92,6 +96,10 @@ from srota import (
 )
 
 log = structlog.get_logger("srota.service")
+
+#: The format of a connector's entry in a snapshot ({"format", "type", "state"}); an entry of
+#: another format is ignored on restore (that connector starts fresh).
+CONNECTOR_STATE_FORMAT = 1
 
 
 class AppHost:
@@ -191,7 +199,7 @@ class AppHost:
             dead_letter = _connector(Kind.SINK, dl_type, dl_options, f"{name}/dead-letter", dl_ann)
             self.dead_letters.append(dead_letter)
         return _SourceBinding(definition.id, source, mapper, type_name, name, dead_letter, fault,
-                              CommitTracker(gated=self.gated))
+                              CommitTracker(gated=self.gated), state_key=f"source:{definition.id}:{n}")
 
     def _bind_sink(self, definition: StreamDefinition, ann: Annotation, n: int) -> _SinkBinding:
         type_name, options = _options(ann, self.config.refs)
@@ -226,7 +234,8 @@ class AppHost:
                 f"@sink on.error='STREAM' needs a fault stream: add @OnError(action='STREAM') to {definition.id}",
                 ann.pos.line if ann.pos else None, ann.pos.column if ann.pos else None)
         binding = _SinkBinding(definition.id, sink, mapper, templates, on_error, type_name,
-                               transactional=bool(getattr(sink, "transactional", False)))
+                               transactional=bool(getattr(sink, "transactional", False)),
+                               state_key=f"sink:{definition.id}:{n}")
         # A grouping mapper writes an output chunk as one message: then the chunks must stay
         # as cut; a mapper that writes each event on its own takes merged ones.
         self.runtime.add_callback(definition.id, functools.partial(self._on_output, binding),
@@ -262,16 +271,22 @@ class AppHost:
             for s in self.sources:
                 s.source.pause()
 
-    def _take(self, b: _SinkBinding, max_rows: int | None = 1000) -> tuple[list[tuple[Any, ...]], int]:
+    def _take(self, b: _SinkBinding, max_rows: int | None = 1000,
+              to_state: bool = True) -> tuple[list[tuple[Any, ...]], int]:
         """Up to ``max_rows`` queued rows (whole entries) and how many entries they are.
 
         The entries' lengths go to ``b.chunk_sizes``: a grouping sink mapper writes each
-        output chunk as one message (see ``mappers.map_for_sink``).
+        output chunk as one message (see ``mappers.map_for_sink``).  While a checkpoint waits
+        for the sink's state (``b.state_at``), no entry past that point is taken (unless
+        ``to_state`` is False), so the state is taken between exactly the right outputs.
         """
         batch: list[tuple[Any, ...]] = []
         sizes: list[int] = []
         with self._out_lock:
-            while b.queue and (max_rows is None or len(batch) < max_rows):
+            limit = len(b.queue)
+            if to_state and b.state_at is not None:
+                limit = min(limit, max(b.state_at - b.flushed_seq, 0))
+            while len(sizes) < limit and (max_rows is None or len(batch) < max_rows):
                 entry = b.queue.popleft()
                 batch.extend(entry)
                 sizes.append(len(entry))
@@ -282,6 +297,7 @@ class AppHost:
         with self._out_lock:
             b.rows_queued -= rows
             b.flushed_seq += taken
+        self._take_sink_state(b)
         self.metrics.buffer_depth.labels(self.name, b.stream_id, "out").set(b.rows_queued)
         self._commit_wakeup.set()
         async with self._flushed:
@@ -329,6 +345,9 @@ class AppHost:
                 continue
             while b.queue:
                 batch, taken = self._take(b)
+                if not taken:  # waiting at a checkpoint's point: its state is taken, go on
+                    self._take_sink_state(b)
+                    continue
                 await self._publish(b, batch)
                 await self._flushed_batch(b, len(batch), taken)
 
@@ -420,7 +439,7 @@ class AppHost:
         b = self._txn
         assert b is not None
         async with self._txn_lock:
-            rows, taken = self._take(b, None)
+            rows, taken = self._take(b, None, to_state=False)
             failed: mappers.Failures = []
             items = mappers.map_for_sink(b.mapper, rows, b.templates, b.chunk_sizes, failed) if rows else []
             self._unmapped(b, rows, failed)
@@ -808,19 +827,39 @@ class AppHost:
 
     async def checkpoint(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]], dict[str, int]]:
         """The app's state, the offsets of the events it includes and the watermarks of its
-        aggregation stores, once their outputs are out and their store writes stored.
+        aggregation stores (:meth:`checkpoint_with_connectors` without the connectors' state)."""
+        state, offsets, marks, _states = await self.checkpoint_with_connectors()
+        return state, offsets, marks
+
+    async def checkpoint_with_connectors(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]],
+                                                          dict[str, int], dict[str, dict[str, Any]]]:
+        """The app's state, the offsets of the events it includes, the watermarks of its
+        aggregation stores and its connectors' own state, once their outputs are out and their
+        store writes stored.
 
         Taken without an await in between (no chunk can be half-way in), then held back until
         every output enqueued before it has been flushed: a snapshot saved earlier would, after
         a crash, resume past events whose outputs were never published.  The watermarks are
         taken under the engine lock with the state, so that a restore can undo exactly the
         store writes the state does not account for (see engine/aggregation/store.py).
+
+        Connectors' state (``Source.state``, ``Sink.state``) is keyed by ``state_key`` and
+        wrapped as ``{"format": 1, "type": transport, "state": ...}`` (see
+        :mod:`srota.service.persistence`).  A source's is taken with the engine state; a
+        sink's when the sink has flushed exactly the outputs enqueued before the engine state
+        was taken (its position in the queue is noted under the engine lock too).
         """
         self.runtime.drain()  # events waiting in @Async buffers belong in this snapshot
         stores = self._stores()
+        stateful = [b for b in self.sinks if getattr(type(b.sink), "state", Sink.state) is not Sink.state]
+
         def take() -> tuple[bytes, dict[str, int]]:
             with self.runtime.context.lock:
-                return self.runtime.snapshot(), {name: store.watermark() for name, store in stores.items()}
+                snapshot = self.runtime.snapshot(), {name: store.watermark() for name, store in stores.items()}
+                with self._out_lock:  # outputs are enqueued under the engine lock: this is the state's point
+                    for b in stateful:
+                        b.state_at, b.state_taken = b.enqueued_seq, None
+                return snapshot
 
         async with self._engine_gate:  # not between a chunk's effects and its offsets
             if self._engine_thread is None:
@@ -830,10 +869,21 @@ class AppHost:
             offsets = self.consumed
             # What the snapshot includes of sources without offsets (MQTT): their acknowledgements wait for it.
             self._snapshot_chunks = {b.name: b.commits.chunks() for b in self.sources}
+            states = {b.state_key: _connector_entry(b.transport, _state_of(b.source)) for b in self.sources}
+        for b in stateful:
+            self._take_sink_state(b)  # already flushed to its point: nothing more will come
         for store in stores.values():
             await asyncio.to_thread(store.flush)
         await self._wait_flushed(self._enqueued())
-        return state, offsets, marks
+        for b in stateful:
+            states[b.state_key] = _connector_entry(b.transport, b.state_taken)
+        return state, offsets, marks, {k: v for k, v in states.items() if v is not None}
+
+    def _take_sink_state(self, b: _SinkBinding) -> None:
+        """Take the sink's state if it has just flushed up to a checkpoint's point."""
+        if b.state_at is not None and b.flushed_seq >= b.state_at:
+            b.state_at = None
+            b.state_taken = _state_of(b.sink)
 
     def _stores(self) -> dict[str, Any]:
         """The persistent (SQLite) stores of the app's aggregations, by aggregation id."""
@@ -850,16 +900,26 @@ class AppHost:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self, restore: tuple[bytes | None, dict[str, Any]] | None = None,
-                    marks: dict[str, int] | None = None) -> None:
-        """Open sinks, restore state, start the app, then start consuming.
+                    marks: dict[str, int] | None = None,
+                    connector_states: dict[str, dict[str, Any]] | None = None) -> None:
+        """Restore the connectors' state, open sinks, restore state, start the app, then start
+        consuming.
 
         ``restore`` is ``(snapshot, {source name: {(topic, partition): next offset}})``:
         sources that can (Kafka) start at the offsets saved with the snapshot.  ``marks`` are
         the aggregation store watermarks saved with it: writes after them are undone (the
-        events that made them are consumed again).
+        events that made them are consumed again).  ``connector_states`` is the connectors' state
+        saved with it (by ``state_key``; see :meth:`checkpoint_with_connectors`): each
+        connector with an entry gets it back before it connects or starts; entries no
+        connector has are ignored.
         """
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
+        if restore is not None and restore[0] is not None and connector_states:
+            for key, transport, connector in [*((b.state_key, b.transport, b.sink) for b in self.sinks),
+                                              *((b.state_key, b.transport, b.source) for b in self.sources)]:
+                if key in connector_states:
+                    _restore_connector(self._log, key, transport, connector, connector_states[key])
         for sink in [*(b.sink for b in self.sinks), *self.dead_letters]:
             await _connect_with_retry(sink, self._log)
         for out in self.sinks:
@@ -952,6 +1012,35 @@ class AppHost:
             "sinks": [{"stream": b.stream_id, "type": b.transport, "queued": b.rows_queued}
                       for b in self.sinks],
         }
+
+
+def _state_of(connector: Any) -> dict[str, Any] | None:
+    """A connector's own state (None for one that keeps none or has no ``state``)."""
+    state = getattr(connector, "state", None)
+    return state() if state is not None else None
+
+
+def _connector_entry(transport: str, state: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A connector's state as saved in a snapshot, or None when it keeps none."""
+    if state is None:
+        return None
+    return {"format": CONNECTOR_STATE_FORMAT, "type": transport, "state": state}
+
+
+def _restore_connector(log: Any, key: str, transport: str, connector: Any, entry: Any) -> None:
+    """Hand a connector its saved state; an entry of another format or transport is ignored."""
+    restore = getattr(connector, "restore_state", None)
+    if restore is None or not isinstance(entry, dict):
+        return
+    if entry.get("format") != CONNECTOR_STATE_FORMAT or entry.get("type") != transport \
+            or not isinstance(entry.get("state"), dict):
+        log.warning("connector state not restored (saved by another connector or version)", connector=key,
+                    saved_type=entry.get("type"), saved_format=entry.get("format"))
+        return
+    try:
+        restore(entry["state"])
+    except Exception as exc:  # the connector starts fresh rather than the app not at all
+        log.error("connector state could not be restored; starting it fresh", connector=key, error=repr(exc))
 
 
 def manager_for(config: ServiceConfig, limits: Limits | None, shard_id: str | None,

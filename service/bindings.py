@@ -125,6 +125,12 @@ class _SinkBinding:
     task: asyncio.Task[None] | None = None
     transactional: bool = False
     chunk_sizes: list[int] = field(default_factory=list)  # of the rows last taken (_take)
+    #: Where the sink's own state goes in snapshots ("sink:<stream id>:<n>", see Sink.state).
+    state_key: str = ""
+    # A checkpoint's point in this queue (an enqueued_seq): the sink's state is taken once
+    # flushed_seq reaches it, and _take does not take entries past it until then.
+    state_at: int | None = None
+    state_taken: dict[str, Any] | None = None
 
 
 @dataclass
@@ -138,6 +144,8 @@ class _SourceBinding:
     fault_stream: str | None = None
     #: What of this source may be committed (barriers: id(sink binding) -> enqueued_seq).
     commits: CommitTracker[dict[int, int]] = field(default_factory=lambda: CommitTracker(gated=False))
+    #: Where the source's own state goes in snapshots ("source:<stream id>:<n>", see Source.state).
+    state_key: str = ""
 
 
 _background: set[asyncio.Task[None]] = set()

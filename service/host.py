@@ -139,14 +139,13 @@ class ServiceHost:
         for app in self.apps.values():
             if self.store is not None:
                 app.checkpointer = self.checkpoint
-            restore, marks = None, None
             if self.store is not None:
                 saved = await self.store.load(app.name)
                 if saved.skipped:
                     self._check_fallback(app, saved.skipped, saved.revision)
-                restore = (saved.state, saved.offsets)
-                marks = saved.marks
-            await app.start(restore, marks)
+                await app.start((saved.state, saved.offsets), saved.marks, saved.connectors)
+            else:
+                await app.start()
         if self.store is not None:
             self._snapshotter = asyncio.create_task(self._snapshot_loop(), name="srota-snapshots")
 
@@ -166,8 +165,8 @@ class ServiceHost:
         if self.store is None:
             return
         async with self._save_lock:
-            state, offsets, marks = await app.checkpoint()
-            revision = await self.store.save(app.name, state, offsets, marks)
+            state, offsets, marks, connectors = await app.checkpoint_with_connectors()
+            revision = await self.store.save(app.name, state, offsets, marks, connectors)
             log.debug("snapshot saved", app=app.name, revision=revision, bytes=len(state))
             app.saved(offsets)
             if marks:

@@ -5,6 +5,13 @@ makes recovery exact: after a restart the app state is the snapshot and the sour
 right after the last event it includes, so every consumed event counts exactly once in the
 state.  ``revisions`` snapshots are kept per app; older ones are deleted.
 
+Connectors' own state (a kafka sink's sequence number, a file source's processed files; see
+:meth:`srota.connectors.base.Source.state`) is saved with each revision in
+``srota_connector_states``: one row per connector, keyed like ``sink:OutStream:0`` (kind,
+stream id, position among that stream's sources or sinks), holding a JSON object
+``{"format": 1, "type": <transport>, "state": {...}}``.  A database or revision from before
+this table has no rows there: its snapshots restore, with every connector starting fresh.
+
 aiosqlite runs every statement on its own thread, so a slow disk never blocks the event loop.
 """
 from __future__ import annotations
@@ -14,8 +21,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
+import orjson
 from srota.engine.snapshot import read_snapshot
 
 _log = logging.getLogger("srota.service.persistence")
@@ -45,12 +54,23 @@ CREATE TABLE IF NOT EXISTS srota_marks (
     mark INTEGER NOT NULL,
     PRIMARY KEY (app, revision, name)
 );
+CREATE TABLE IF NOT EXISTS srota_connector_states (
+    app TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    connector TEXT NOT NULL,
+    state BLOB NOT NULL,
+    PRIMARY KEY (app, revision, connector)
+);
 """
+
+_TABLES = ("srota_snapshots", "srota_offsets", "srota_marks", "srota_connector_states")
 
 # source id -> {(topic, partition): next offset to consume}
 Offsets = dict[str, dict[tuple[str, int], int]]
 # aggregation id -> the watermark of its SQLite store taken with the snapshot
 Marks = dict[str, int]
+# connector key ("sink:OutStream:0") -> {"format": 1, "type": transport, "state": {...}}
+ConnectorStates = dict[str, dict[str, Any]]
 
 
 @dataclass
@@ -61,6 +81,8 @@ class Restored:
     state: bytes | None = None
     offsets: Offsets = field(default_factory=dict)
     marks: Marks = field(default_factory=dict)
+    #: The connectors' own state saved with the snapshot (empty for revisions without it).
+    connectors: ConnectorStates = field(default_factory=dict)
     #: Newer revisions that could not be restored (this one is a fall-back), newest first.
     skipped: list[int] = field(default_factory=list)
 
@@ -96,8 +118,10 @@ class StateStore:
             raise RuntimeError("state store is not open")
         return self._db
 
-    async def save(self, app: str, state: bytes, offsets: Offsets, marks: Marks | None = None) -> int:
-        """Store a snapshot, its offsets and its store watermarks atomically; returns the new revision."""
+    async def save(self, app: str, state: bytes, offsets: Offsets, marks: Marks | None = None,
+                   connectors: ConnectorStates | None = None) -> int:
+        """Store a snapshot, its offsets, its store watermarks and its connectors' state
+        atomically; returns the new revision."""
         db = self.db
         async with db.execute("SELECT COALESCE(MAX(revision), 0) FROM srota_snapshots WHERE app = ?",
                               (app,)) as cur:
@@ -113,8 +137,11 @@ class StateStore:
                  for source, parts in offsets.items() for (topic, partition), offset in parts.items()])
             await db.executemany("INSERT INTO srota_marks VALUES (?, ?, ?, ?)",
                                  [(app, revision, name, mark) for name, mark in (marks or {}).items()])
+            await db.executemany("INSERT INTO srota_connector_states VALUES (?, ?, ?, ?)",
+                                 [(app, revision, key, orjson.dumps(entry))
+                                  for key, entry in (connectors or {}).items()])
             oldest_kept = revision - self.revisions + 1
-            for table in ("srota_snapshots", "srota_offsets", "srota_marks"):
+            for table in _TABLES:
                 await db.execute(f"DELETE FROM {table} WHERE app = ? AND revision < ?", (app, oldest_kept))
             await db.commit()
         except BaseException:
@@ -157,7 +184,19 @@ class StateStore:
                               (app, revision)) as cur:
             async for name, mark in cur:
                 marks[name] = int(mark)
-        return Restored(revision, state, offsets, marks, skipped)
+        connectors: ConnectorStates = {}
+        async with db.execute("SELECT connector, state FROM srota_connector_states WHERE app = ? AND revision = ?",
+                              (app, revision)) as cur:
+            async for key, blob in cur:
+                try:
+                    entry = orjson.loads(blob)
+                except orjson.JSONDecodeError as exc:  # that connector starts fresh; the app still restores
+                    _log.warning("app %s: state of connector %s in revision %d cannot be read (%s); ignored",
+                                 app, key, revision, exc)
+                    continue
+                if isinstance(entry, dict):
+                    connectors[key] = entry
+        return Restored(revision, state, offsets, marks, connectors, skipped)
 
     async def oldest_marks(self, app: str) -> Marks:
         """The lowest watermark per store over the kept revisions: what a restore may rewind to."""

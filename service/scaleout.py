@@ -471,11 +471,13 @@ class PartitionedAppHost(AppHost):
         return None
 
     # ------------------------------------------------------------------ lifecycle
-    async def start(self, restore: Any = None, marks: dict[str, int] | None = None) -> None:
+    async def start(self, restore: Any = None, marks: dict[str, int] | None = None,
+                    connector_states: dict[str, dict[str, Any]] | None = None) -> None:
         """Open the state topic, hook the Kafka source's assignment, then start as usual.
 
-        (``restore`` and ``marks`` come from the single-process store, which a partitioned
-        app does not use: each partition restores from its checkpoint in the state topic.)
+        (``restore``, ``marks`` and ``connector_states`` come from the single-process store, which a
+        partitioned app does not use: each partition restores from its checkpoint in the state
+        topic, which holds no connector state.)
         """
         if self._kafka:
             b = self._kafka[0]

@@ -24,3 +24,20 @@ async def test_save_and_load_round_trip(tmp_path: Path):
     assert got.offsets == {"kafka-0": {("t", 0): 11}}
     assert (await reopened.load("other")).offsets == {}
     await reopened.close()
+
+
+async def test_connector_states_are_saved_with_their_revision(tmp_path: Path):
+    """Connectors' own state goes with the revision it was taken with, and is pruned with it."""
+    store = StateStore(tmp_path / "state.db", revisions=2)
+    await store.open()
+    entry = {"format": 1, "type": "kafka", "state": {"lastSentSequenceNo": 1_700_000_000_000_000}}
+    await store.save("app", b"one", {}, None, {"sink:Out:0": entry, "source:In:0": {"format": 1, "type": "file",
+                                                                                    "state": {"processedFileList": []}}})
+    await store.save("app", b"two", {}, None, {"sink:Out:0": {**entry, "state": {"lastSentSequenceNo": 5}}})
+    assert (await store.load("app", check=None)).connectors == {
+        "sink:Out:0": {"format": 1, "type": "kafka", "state": {"lastSentSequenceNo": 5}}}
+    await store.save("app", b"three", {})  # no connector state: none restored with it
+    assert (await store.load("app", check=None)).connectors == {}
+    async with store.db.execute("SELECT DISTINCT revision FROM srota_connector_states") as cur:
+        assert [r[0] async for r in cur] == [2]  # revision 1 pruned with its snapshot
+    await store.close()
