@@ -38,9 +38,15 @@ options ``security.protocol``, ``sasl.mechanism``, ``sasl.username``, ``sasl.pas
 logged.
 
 ``seq.enabled`` (source) and ``sequence.id`` (sink) implement Siddhi's duplicate filtering:
-the sink stamps records with ``sequence.id``/``sequence.no`` headers, numbering from the
-start time in microseconds so a restarted sink keeps counting upwards; the source drops a
-record whose number is not above the last one seen from that sink on that partition.
+the sink stamps records with ``sequence.id``/``sequence.no`` headers; the source drops a
+record whose number is not above the last one seen from that sink on that partition.  As in
+siddhi-io-kafka's ``KafkaSink``, the number to send next (``lastSentSequenceNo``) is the
+sink's state in the app's snapshots, so after a restore the outputs of the replayed events
+carry the numbers they had before and the receiving source drops them.  A sink that starts
+without a snapshot numbers from the start time in microseconds (Siddhi: from 0), so that a
+receiver still running from before does not drop the outputs of a restarted app that keeps
+no state.  A number is used only by a record handed to the producer (a record the client
+refuses, or one of an aborted transaction, leaves it for the next).
 """
 from __future__ import annotations
 
@@ -843,8 +849,10 @@ class KafkaSink(Sink):
         self._pending_index: list[int] = []
         seq_id = o["sequence.id"]
         self._seq_id = seq_id.encode() if seq_id else None
-        # Microseconds since the epoch: a restarted sink continues above its last number.
-        self._seq_no = time.time_ns() // 1000
+        # The number of the next record (Siddhi's lastSentSequenceNo); restored from the snapshot
+        # if there is one, else microseconds since the epoch: a restarted sink keeping no state
+        # still continues above its last number.
+        self._next_seq = time.time_ns() // 1000
         self._log = self._log.bind(topic=o["topic"])
 
     @property
@@ -893,9 +901,8 @@ class KafkaSink(Sink):
                                 "map the stream with a json or csv mapper")
             headers = _headers(props.get("headers"))
             if self._seq_id is not None:
-                self._seq_no += 1
                 headers = [*(headers or ()), (SEQ_ID_HEADER, self._seq_id),
-                           (SEQ_NO_HEADER, str(self._seq_no).encode())]
+                           (SEQ_NO_HEADER, str(self._next_seq).encode())]
             try:
                 fut = await producer.send(
                     topic, bytes(payload),
@@ -908,6 +915,8 @@ class KafkaSink(Sink):
             except KafkaError as exc:
                 raise ConnectionUnavailableError(f"kafka sink '{self.name}': cannot send to {topic}: {exc!r}",
                                                  published=n) from exc
+            if self._seq_id is not None:
+                self._next_seq += 1  # (only a record the producer took uses its number)
             self._pending.append(fut)
             self._pending_index.append(n)
         if self.options["is.synchronous"] or len(self._pending) >= self.options["max.pending"]:
@@ -959,6 +968,7 @@ class KafkaSink(Sink):
         if not self._transactional_id:
             raise RuntimeError(f"kafka sink '{self.name}' has no transactional.id")
         await producer.begin_transaction()
+        next_seq = self._next_seq
         try:
             if items:
                 await self.publish(items)
@@ -969,9 +979,23 @@ class KafkaSink(Sink):
             await producer.commit_transaction()
         except BaseException:
             self._pending, self._pending_index = [], []
+            self._next_seq = next_seq  # no reader sees the aborted records: their numbers are free
             with contextlib.suppress(Exception):
                 await producer.abort_transaction()
             raise
+
+    def state(self) -> dict[str, Any] | None:
+        """With ``sequence.id``: ``{"lastSentSequenceNo": n}``, the number of the next record
+        (siddhi-io-kafka's ``KafkaSinkState`` keeps it under that name); else None."""
+        if self._seq_id is None:
+            return None
+        return {"lastSentSequenceNo": self._next_seq}
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Number on from the snapshot's ``lastSentSequenceNo`` (with ``sequence.id``)."""
+        number = state.get("lastSentSequenceNo")
+        if self._seq_id is not None and isinstance(number, int) and not isinstance(number, bool):
+            self._next_seq = number
 
     async def close(self) -> None:
         """Flush (logging failures) and stop the producer."""

@@ -30,11 +30,6 @@ from tests.connectors.upstream.kafka.support import (
 
 pytestmark = pytest.mark.integration
 
-_SEQ_NOT_RESTORED = ("Srota's kafka sink numbers sequence.no from its start time and keeps no state, so the "
-                     "outputs of events replayed after a restore get new, higher numbers and seq.enabled "
-                     "passes them; Siddhi restores the sink's lastSentSequenceNo with the app's state and "
-                     "the receiver drops them")
-
 
 async def crash(run: Any, r: Running) -> None:
     """Stop the host of ``r`` as a failing node would: no final snapshot, no offset commit."""
@@ -118,19 +113,16 @@ async def test_basicKafkaTestUsingBinaryMessage() -> None:
     """``is.binary.message='true'`` on sink and source with the binary mapper: 15 events."""
 
 
-@pytest.mark.xfail(strict=True, reason=_SEQ_NOT_RESTORED)
 async def test_basicKafkaTestUsingBinaryMessageWithXmlMapper(run: Any, kafka_broker: Any) -> None:
     """``is.binary.message='true'`` on the receiving source, with the xml mapper: 15 events."""
     assert await _relay_restart(run, kafka_broker, receiver_extra="is.binary.message='true', ") == 15
 
 
-@pytest.mark.xfail(strict=True, reason=_SEQ_NOT_RESTORED)
 async def test_basicTest(run: Any, kafka_broker: Any) -> None:
     """One partition, one sequence id: 15 events, the 5 replayed ones dropped."""
     assert await _relay_restart(run, kafka_broker) == 15
 
 
-@pytest.mark.xfail(strict=True, reason=_SEQ_NOT_RESTORED)
 async def test_testWithMultiplePartitionsSingleTopic(run: Any, kafka_broker: Any) -> None:
     """``partition.no='{{count}}'`` (count()%3) into three partitions, events published before
     the apps start: 15."""
@@ -138,14 +130,12 @@ async def test_testWithMultiplePartitionsSingleTopic(run: Any, kafka_broker: Any
                                 modulo=True, start_after_publishing=True) == 15
 
 
-@pytest.mark.xfail(strict=True, reason=_SEQ_NOT_RESTORED)
 async def test_testWithMultiplePartitionsSingleTopicWithPartitionWiseThreading(run: Any, kafka_broker: Any) -> None:
     """The same with ``threading.option='partition.wise'`` on the receiver: 15."""
     assert await _relay_restart(run, kafka_broker, intermediate_partitions=3, partition_no="{{count}}",
                                 modulo=True, start_after_publishing=True, receiver_threading="partition.wise") == 15
 
 
-@pytest.mark.xfail(strict=True, reason=_SEQ_NOT_RESTORED)
 async def test_testWithMultipleSeqIdsAndMultiplePartitionsWithTopicWiseThreading(run: Any, kafka_broker: Any) -> None:
     """Two external topics, two sinks with their own sequence ids into one three-partition
     topic, a partition.wise receiver: 30."""
@@ -155,7 +145,6 @@ async def test_testWithMultipleSeqIdsAndMultiplePartitionsWithTopicWiseThreading
                                 start_after_publishing=True, receiver_threading="partition.wise", expected=30) == 30
 
 
-@pytest.mark.xfail(strict=True, reason=_SEQ_NOT_RESTORED)
 async def test_testWithMultipleSeqIdsSinglePartitionWithTopicWiseThreading(run: Any, kafka_broker: Any) -> None:
     """Two sinks with their own sequence ids into one one-partition topic: 30."""
     assert await _relay_restart(run, kafka_broker, external_names=("ExternalTopic", "SecondExternalTopic"),
