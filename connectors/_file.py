@@ -11,6 +11,9 @@ or kept (``action.after.process``; default keep, none when tailing), and a file 
 read is handled by ``action.after.failure`` (default delete).  ``cron.expression`` reads and
 moves the file(s) on a Quartz schedule instead.  Invalid combinations are refused when the app
 is created, with siddhi-io-file's checks.  Only local files are read (no ftp/sftp/smb/webdav).
+The files read to their end and left in place (``keep``, ``none``; not tailed) are the source's
+state in the app's snapshots (``processedFileList``, as siddhi-io-file's ``FileSource``
+keeps it): a restored app does not read them again.
 
 Srota's own extras: line-mode replays can be paced, ``rate`` messages per second, or by a
 timestamp in each line (``timestamp.field``: a JSON key such as ``ts`` / ``$.event.ts``, or a
@@ -297,6 +300,9 @@ class FileSource(Source):
         self.lines_read = 0
         #: Files read to their end (and then deleted, moved or kept).
         self.files_processed = 0
+        #: Paths read to their end and left in place (keep/none, not tailed): not read again,
+        #: also after a restore (siddhi-io-file's processedFileList).
+        self._processed: dict[str, None] = {}
         self._start_wall: float | None = None
         self._first_ts: float | None = None
 
@@ -337,6 +343,9 @@ class FileSource(Source):
             assert self.path is not None
             if self.tailing:
                 await self._tail(self.path)
+            elif str(self.path) in self._processed:  # read before the restore
+                self._log.info("file source: file already processed (restored state)", path=str(self.path))
+                self._finished.set()
             elif await self._process(self.path, self._move_target(self.path, self.move_to)):
                 self._finished.set()
 
@@ -365,7 +374,7 @@ class FileSource(Source):
                 for path in await asyncio.to_thread(self._list_directory, directory):
                     if self._stopping:
                         return
-                    if path.name in seen:
+                    if path.name in seen or str(path) in self._processed:
                         continue
                     seen.add(path.name)
                     if self.tailing:
@@ -419,6 +428,9 @@ class FileSource(Source):
         if self._stopping:
             return False  # stopped half-way: the file stays where it is
         self.files_processed += 1
+        if self.action in ("keep", "none") and not self.tailing and self.cron is None:
+            # Noted once read to its end: a snapshot taken before then reads it again after a restore.
+            self._processed[str(path)] = None
         await asyncio.to_thread(self._after, path, self.action, target)
         self._log.info("file source finished a file", path=str(path), action=self.action)
         return True
@@ -616,6 +628,16 @@ class FileSource(Source):
 
     async def commit(self, tokens: Any) -> None:
         """No-op: a file cannot redeliver (it is read again from its start on the next run)."""
+
+    def state(self) -> dict[str, Any] | None:
+        """``{"processedFileList": [path, ...]}``: the files read and kept (None when there are none)."""
+        return {"processedFileList": list(self._processed)} if self._processed else None
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Do not read again the files of the snapshot's ``processedFileList``."""
+        files = state.get("processedFileList")
+        if isinstance(files, list):
+            self._processed.update((str(f), None) for f in files)
 
 
 _SINK_PARAMS = (

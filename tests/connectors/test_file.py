@@ -424,3 +424,62 @@ def test_quartz_cron_schedule() -> None:
     assert QuartzCron("*/5 * * * * ?").next_after(at) == dt.datetime(2024, 1, 1, 10, 0, 5)
     assert QuartzCron("0 30 9 ? * MON-FRI").next_after(at) == dt.datetime(2024, 1, 2, 9, 30)
     assert QuartzCron("0 0 0 1 JAN ? 2025").next_after(at) == dt.datetime(2025, 1, 1)
+
+
+async def test_kept_files_are_the_source_state_and_a_restored_source_skips_them(tmp_path: Path) -> None:
+    """siddhi-io-file's FileSource keeps its processedFileList in the app's snapshot: a
+    restored source does not read the kept files again, and reads new ones."""
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "a.txt").write_bytes(b'{"ts": 1700000000000}\n')
+    (d / "b.txt").write_bytes(b'{"ts": 1700000000001}\n')
+    options = {"dir.uri": f"file:{d}", "tailing": "false", "dir.polling.interval": "20"}
+    first = FileSource(options)
+    assert first.state() is None  # nothing read yet: nothing to keep
+    await _collect(first, 2)
+    async with asyncio.timeout(3):
+        while first.files_processed < 2:
+            await asyncio.sleep(0.02)
+    await first.stop()
+    state = first.state()
+    assert state == {"processedFileList": [str(d / "a.txt"), str(d / "b.txt")]}
+    assert orjson.loads(orjson.dumps(state)) == state  # saved as JSON
+
+    (d / "c.txt").write_bytes(b'{"ts": 1700000000002}\n')
+    restored = FileSource(options)
+    restored.restore_state(orjson.loads(orjson.dumps(state)))
+    got = await _collect(restored, 1)
+    await asyncio.sleep(0.2)  # several polls: a.txt and b.txt are not read again
+    await restored.stop()
+    assert got.payloads == [b'{"ts": 1700000000002}']
+    assert restored.state() == {"processedFileList": [str(d / f) for f in ("a.txt", "b.txt", "c.txt")]}
+
+    # One file (file.uri), kept: a restored source reads nothing and is finished at once.
+    one = FileSource({"file.uri": str(d / "a.txt"), "tailing": "false"})
+    one.restore_state({"processedFileList": [str(d / "a.txt")], "filePointer": "0"})  # unknown keys ignored
+    nothing = Collector()
+    await one.start(nothing)
+    await one.wait_finished(2)
+    await one.stop()
+    assert nothing.payloads == []
+
+
+async def test_only_files_kept_in_place_are_state(tmp_path: Path) -> None:
+    """A moved or deleted file is not in the state (a new file of that name is read), nor is a
+    tailed one (a restored source follows it again)."""
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "a.txt").write_bytes(b"a1\n")
+    deleter = FileSource({"dir.uri": str(d), "tailing": "false", "action.after.process": "delete",
+                          "dir.polling.interval": "20"})
+    await _collect(deleter, 1)
+    async with asyncio.timeout(3):
+        while deleter.files_processed < 1:
+            await asyncio.sleep(0.02)
+    await deleter.stop()
+    assert deleter.state() is None
+    (d / "t.txt").write_bytes(b"t1\n")
+    tailer = FileSource({"dir.uri": str(d), "dir.polling.interval": "20"})  # line mode tails
+    await _collect(tailer, 1)
+    await tailer.stop()
+    assert tailer.state() is None

@@ -246,8 +246,6 @@ async def test_siddhiIOFileTestForReadOnlyHeader(run: Any, files: Files) -> None
     assert (files.new / "line/header/test.txt").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="Siddhi's snapshot carries the file source's processed-file list; "
-                   "Srota's file source keeps no state, so a restored app reads a kept file again")
 async def test_siddhiIOFileKeepWithStatePersistence(tmp_path: Any, files: Files) -> None:
     """dir.uri, read.only.header, keep: 1 event; after a snapshot and a restore into a new
     runtime the kept file is not read again (no event)."""
