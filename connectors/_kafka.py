@@ -42,7 +42,9 @@ the sink stamps records with ``sequence.id``/``sequence.no`` headers; the source
 record whose number is not above the last one seen from that sink on that partition.  As in
 siddhi-io-kafka's ``KafkaSink``, the number to send next (``lastSentSequenceNo``) is the
 sink's state in the app's snapshots, so after a restore the outputs of the replayed events
-carry the numbers they had before and the receiving source drops them.  A sink that starts
+carry the numbers they had before and the receiving source drops them; and as its
+``KafkaSource``, the last numbers received (``lastReceivedSeqNo``) are the source's, so a
+restored receiver drops what it had received.  A sink that starts
 without a snapshot numbers from the start time in microseconds (Siddhi: from 0), so that a
 receiver still running from before does not drop the outputs of a restarted app that keeps
 no state.  A number is used only by a record handed to the producer (a record the client
@@ -194,12 +196,21 @@ def _split(text: str | None) -> list[str]:
 
 
 class KafkaAck(AckToken):
-    """The next offset of every partition in one delivered chunk."""
+    """The next offset of every partition in one delivered chunk (and, with seq.enabled, the
+    last sequence numbers it carries, which the source's state counts once it entered the app)."""
 
-    __slots__ = ("offsets",)
+    __slots__ = ("offsets", "seen", "_received")
 
-    def __init__(self, offsets: dict[TopicPartition, int]) -> None:
+    def __init__(self, offsets: dict[TopicPartition, int], seen: dict[tuple[bytes, int], int] | None = None,
+                 received: dict[tuple[bytes, int], int] | None = None) -> None:
         self.offsets = offsets
+        self.seen = seen if seen is not None else {}
+        self._received = received
+
+    def entered(self) -> None:
+        """The chunk is in the app's state: its sequence numbers go into the source's state."""
+        if self._received is not None:
+            self._received.update(self.seen)
 
     def __repr__(self) -> str:
         return f"KafkaAck({ {f'{tp.topic}[{tp.partition}]': o for tp, o in self.offsets.items()} })"
@@ -304,7 +315,11 @@ class KafkaSource(Source):
         self._consumer: AIOKafkaConsumer | None = None
         self._positions: dict[TopicPartition, int] = {}
         self._committed: dict[TopicPartition, int] = {}
+        # seq.enabled: the last number delivered from each (sequence id, partition), for
+        # dropping duplicates; and the last one in the app's state (KafkaAck.entered), which is
+        # the source's state in snapshots.
         self._last_seq: dict[tuple[bytes, int], int] = {}
+        self._received_seq: dict[tuple[bytes, int], int] = {}
         # High-water marks asked for while partitions are paused (nothing is fetched then, so
         # the fetcher's marks go stale), and when they were last asked for.
         self._high: dict[TopicPartition, int] = {}
@@ -588,12 +603,14 @@ class KafkaSource(Source):
                     # During a rebalance the records may belong to another member next.
                     _rewind(consumer, groups[i:], self._sought if self._rebalancing or stale else {})
                     break
-                messages, token, first = self._chunk(group)
+                messages, token, first, seen = self._chunk(group)
                 ok = True
                 if messages:
                     ok = await self._deliver(messages)
                 if ok:
                     self._positions.update(token.offsets)
+                    # Only now: a chunk delivered again after a host failure is not a duplicate.
+                    self._last_seq.update(seen)
                     continue
                 # The host failed: rewind everything not yet delivered and try again later.
                 _rewind(consumer, groups[i:])
@@ -635,10 +652,14 @@ class KafkaSource(Source):
         return [items]
 
     def _chunk(self, group: list[tuple[TopicPartition, list[Any]]]
-               ) -> tuple[list[Message], KafkaAck, dict[TopicPartition, int]]:
+               ) -> tuple[list[Message], KafkaAck, dict[TopicPartition, int], dict[tuple[bytes, int], int]]:
+        """The messages of a chunk, its token, its first offsets and (seq.enabled) the last
+        sequence numbers it carries: duplicates are judged by them once it is delivered, and
+        the source's state counts them once it entered the app (``KafkaAck.entered``)."""
         offsets: dict[TopicPartition, int] = {}
         first: dict[TopicPartition, int] = {}
-        token = KafkaAck(offsets)
+        seen: dict[tuple[bytes, int], int] = {}
+        token = KafkaAck(offsets, seen, self._received_seq)
         messages: list[Message] = []
         seq = self.options["seq.enabled"]
         for tp, records in group:
@@ -647,7 +668,7 @@ class KafkaSource(Source):
             first[tp] = records[0].offset
             offsets[tp] = records[-1].offset + 1
             for r in records:
-                if seq and self._duplicate(r):
+                if seq and self._duplicate(r, seen):
                     continue
                 messages.append(Message(r.value, {
                     "topic": r.topic, "partition": r.partition, "offset": r.offset, "key": r.key,
@@ -657,9 +678,11 @@ class KafkaSource(Source):
                     "record.timestamp": r.timestamp, "event.timestamp": int(time.time() * 1000),
                     "check.sum": r.checksum,
                 }, token))
-        return messages, token, first
+        return messages, token, first, seen
 
-    def _duplicate(self, record: Any) -> bool:
+    def _duplicate(self, record: Any, seen: dict[tuple[bytes, int], int]) -> bool:
+        """Whether ``record`` is to be dropped (no number, or not above the last one received
+        from its sequence id on its partition); else its number goes into ``seen``."""
         headers = dict(record.headers or ())
         seq_id, seq_no = headers.get(SEQ_ID_HEADER), headers.get(SEQ_NO_HEADER)
         if seq_id is None or seq_no is None:
@@ -673,12 +696,34 @@ class KafkaSource(Source):
                               partition=record.partition, offset=record.offset)
             return True
         key = (seq_id, record.partition)
-        if number <= self._last_seq.get(key, -1):
+        if number <= seen.get(key, self._last_seq.get(key, -1)):
             self._log.debug("duplicate record dropped", topic=record.topic, partition=record.partition,
                             offset=record.offset, sequence_no=number)
             return True
-        self._last_seq[key] = number
+        seen[key] = number
         return False
+
+    def state(self) -> dict[str, Any] | None:
+        """With ``seq.enabled``: ``{"lastReceivedSeqNo": [[sequence id, partition, number], ...]}``,
+        the last number received from each sink on each partition (siddhi-io-kafka's
+        ``KafkaSourceState`` keeps it under that name), of the chunks in the app's state; else None.
+        (The offsets are saved by the host, with the snapshot, as before.)"""
+        if not self.options["seq.enabled"] or not self._received_seq:
+            return None
+        # latin-1 turns any header bytes into text and back unchanged.
+        return {"lastReceivedSeqNo": [[seq_id.decode("latin-1"), partition, number]
+                                      for (seq_id, partition), number in sorted(self._received_seq.items())]}
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Drop again what the snapshot's ``lastReceivedSeqNo`` says was received (with ``seq.enabled``)."""
+        entries = state.get("lastReceivedSeqNo")
+        if not self.options["seq.enabled"] or not isinstance(entries, list):
+            return
+        for entry in entries:
+            if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str) \
+                    and all(isinstance(v, int) and not isinstance(v, bool) for v in entry[1:]):
+                key = (entry[0].encode("latin-1"), entry[1])
+                self._last_seq[key] = self._received_seq[key] = entry[2]
 
     def _on_pause(self) -> None:
         if self._consumer is not None:

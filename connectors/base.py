@@ -91,6 +91,12 @@ class AckToken:
 
     __slots__ = ()
 
+    def entered(self) -> None:
+        """Called by the host once the chunk's events are in the app's state (under the engine
+        lock, before a snapshot can see it): from then on a source's :meth:`Source.state` may
+        count the chunk as consumed.  A chunk the host leaves unconsumed (at shutdown) never
+        gets this call.  No-op by default."""
+
 
 class Message:
     """One received payload: ``payload`` (``bytes`` from network transports), its transport

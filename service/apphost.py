@@ -593,6 +593,9 @@ class AppHost:
         if rows:
             self._send(b, rows)
         token = messages[-1].ack if messages else None
+        entered = getattr(token, "entered", None)
+        if entered is not None:  # the source's state may count the chunk now (AckToken.entered)
+            entered()
         offsets = self._next_offsets(messages, token)
         if self._txn is not None and token is not None and not self.gated:
             return token, offsets

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 from srota.connectors._inmemory import InMemorySource, broker
-from srota.connectors.base import Sink
+from srota.connectors.base import AckToken, Message, Sink
 from srota.engine.registry import Kind, extension
 from srota.service.config import HttpConfig, PersistenceConfig, ServiceConfig
 from srota.service.host import ServiceHost
@@ -26,16 +26,28 @@ T0 = 1_700_000_000_000  # epoch ms
 calls: list[tuple[str, str, Any]] = []
 
 
-@extension(Kind.SOURCE, "countingIn", doc="test: inMemory, and its state counts the messages delivered")
+class _Chunk(AckToken):
+    __slots__ = ("source", "size")
+
+    def __init__(self, source: CountingSource, size: int) -> None:
+        self.source, self.size = source, size
+
+    def entered(self) -> None:
+        self.source.entered += self.size
+
+
+@extension(Kind.SOURCE, "countingIn", doc="test: inMemory; its state counts the messages that entered the app")
 class CountingSource(InMemorySource):
     type_name = "countingIn"
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
         self.delivered = 0
+        self.entered = 0  # counted by the host's calls of the chunks' AckToken.entered
 
     async def _deliver(self, messages: list[Any]) -> bool:
-        ok = await super()._deliver(messages)
+        token = _Chunk(self, len(messages))
+        ok = await super()._deliver([Message(m.payload, m.properties, token) for m in messages])
         self.delivered += len(messages)
         return ok
 
@@ -44,11 +56,11 @@ class CountingSource(InMemorySource):
         await super().start(on_messages)
 
     def state(self) -> dict[str, Any] | None:
-        return {"delivered": self.delivered}
+        return {"delivered": self.entered}
 
     def restore_state(self, state: dict[str, Any]) -> None:
         calls.append((self.name, "restore", state))
-        self.delivered = state["delivered"]
+        self.entered = state["delivered"]
 
 
 @extension(Kind.SINK, "countingOut", doc="test: keeps what it publishes; its state counts it")
@@ -249,3 +261,31 @@ async def test_a_sink_state_is_taken_after_exactly_the_outputs_the_engine_state_
         CountingSink.gate.set()
         CountingSink.gate = None
         await host.stop()
+
+
+async def test_a_chunk_left_unconsumed_at_shutdown_does_not_count_in_the_source_state(tmp_path: Path,
+                                                                                      request: Any) -> None:
+    """The host calls a chunk's ``AckToken.entered`` when its events enter the app, not for a
+    chunk it leaves unconsumed once shutdown began (which the final snapshot does not include)."""
+    topic = f"{request.node.name}-in"
+    host = ServiceHost(_config(tmp_path), app_texts=[APP.format(topic=topic)])
+    await host.start()
+    try:
+        app = host.apps["ConnState"]
+        b = app.sources[0]
+        await _send(topic, 1, 2)
+        await _until(lambda: b.source.delivered == 2)
+        assert b.source.state() == {"delivered": 2}
+        await app.quiesce()
+        late = b.source
+        payload = orjson.dumps({"event": {"id": "late", "ts": T0 + 3}})
+        await app._on_messages(b, [Message(payload, {}, _Chunk(late, 1))])
+        assert late.state() == {"delivered": 2}
+    finally:
+        await host.stop()
+    store = StateStore(tmp_path / "state.db")
+    await store.open()
+    try:
+        assert (await store.load("ConnState")).connectors["source:In:0"]["state"] == {"delivered": 2}
+    finally:
+        await store.close()
