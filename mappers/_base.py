@@ -207,3 +207,17 @@ def payload_annotation(annotation: Annotation | None, where: str) -> Annotation 
     if len(nested) > 1:
         raise creation_error(f"{where}: only one @payload is allowed", nested[1].pos or annotation.pos)
     return nested[0] if nested else None
+
+
+def payload_template(annotation: Annotation | None, where: str, pos: Any, refusal: str) -> str | None:
+    """The one template string of a text mapper's ``@payload("...")``, or None without one.
+
+    ``refusal`` says why a ``@payload`` with several or keyed values is refused (at creation).
+    """
+    payload_ann = payload_annotation(annotation, where)
+    if payload_ann is None:
+        return None
+    values = payload_ann.positional()
+    if len(values) != 1 or any(el.key is not None for el in payload_ann.elements):
+        raise creation_error(f"{where}: {refusal}", payload_ann.pos or pos)
+    return values[0]

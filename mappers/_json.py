@@ -67,7 +67,7 @@ from srota.mappers._base import (
     SinkMapper,
     SourceMapper,
     attribute_mapping,
-    payload_annotation,
+    payload_template,
 )
 from srota.mappers._convert import (
     INT_MAX,
@@ -583,13 +583,7 @@ def _json_sink(attributes: tuple[Attribute, ...], annotation: Annotation | None,
     where = _where("sink", stream_id)
     pos = annotation.pos if annotation is not None else None
     opts = resolve_options(_SINK_PARAMS, annotation_options(annotation), where, pos)
-    payload_ann = payload_annotation(annotation, where)
-    payload = None
-    if payload_ann is not None:
-        values = payload_ann.positional()
-        if len(values) != 1 or any(el.key is not None for el in payload_ann.elements):
-            raise creation_error(f"{where}: @payload takes one template string", payload_ann.pos or pos)
-        payload = values[0]
+    payload = payload_template(annotation, where, pos, "@payload takes one template string")
     try:
         return JsonSinkMapper(attributes, payload=payload, enclosing_element=opts["enclosing.element"],
                               event_grouping_enabled=opts["event.grouping.enabled"],

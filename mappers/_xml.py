@@ -91,7 +91,7 @@ from srota.mappers._base import (
     SinkMapper,
     SourceMapper,
     attribute_mapping,
-    payload_annotation,
+    payload_template,
 )
 from srota.mappers._convert import MISSING, _ConvertError, format_value, java_text_converter, value_converter
 from srota.mappers._options import annotation_options, creation_error, resolve_options
@@ -802,14 +802,7 @@ def _xml_sink(attributes: tuple[Attribute, ...], annotation: Annotation | None,
     where = _where("sink", stream_id)
     pos = annotation.pos if annotation is not None else None
     opts = resolve_options(_SINK_PARAMS, annotation_options(annotation), where, pos)
-    payload_ann = payload_annotation(annotation, where)
-    payload = None
-    if payload_ann is not None:
-        values = payload_ann.positional()
-        if len(values) != 1 or any(el.key is not None for el in payload_ann.elements):
-            raise creation_error(f"{where}: the xml sink mapper does not support multiple @payload mappings",
-                                 payload_ann.pos or pos)
-        payload = values[0]
+    payload = payload_template(annotation, where, pos, "the xml sink mapper does not support multiple @payload mappings")
     try:
         return XmlSinkMapper(attributes, payload=payload, enclosing_element=opts["enclosing.element"],
                              validate_xml=opts["validate.xml"])
