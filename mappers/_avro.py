@@ -33,7 +33,10 @@ from srota.engine.registry import Kind, Param, extension
 from srota.engine.types import f32
 from srota.grammar.model import Annotation, Attribute, AttrType
 from srota.mappers._base import MappingError, Row, SinkMapper, SourceMapper, attribute_mapping
-from srota.mappers._options import annotation_options, creation_error, resolve_options
+from srota.mappers._options import (
+    creation_error,
+    mapper_options,
+)
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)
@@ -264,9 +267,7 @@ def _schema_def(text: str, where: str, pos: Any) -> Any:
                "or JSONPath @attributes.")
 def _avro_source(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                  stream_id: str = "") -> AvroSourceMapper:
-    where = f"avro source mapper of stream '{stream_id}'"
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SOURCE_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("avro", "source", _SOURCE_PARAMS, annotation, stream_id)
     registry = SchemaRegistry(opts["schema.registry"]) if opts["schema.registry"] else None
     schema = None
     try:
@@ -290,9 +291,7 @@ def _avro_source(attributes: tuple[Attribute, ...], annotation: Annotation | Non
                "schema.def, the registry, or the stream.")
 def _avro_sink(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                stream_id: str = "") -> AvroSinkMapper:
-    where = f"avro sink mapper of stream '{stream_id}'"
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SINK_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("avro", "sink", _SINK_PARAMS, annotation, stream_id)
     registry = SchemaRegistry(opts["schema.registry"]) if opts["schema.registry"] else None
     schema_id = int(opts["schema.id"]) if opts["schema.id"] else None
     try:

@@ -48,7 +48,10 @@ from srota.mappers._convert import (
     java_text_converter,
     value_converter,
 )
-from srota.mappers._options import annotation_options, creation_error, resolve_options
+from srota.mappers._options import (
+    creation_error,
+    mapper_options,
+)
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)
@@ -352,17 +355,11 @@ _SINK_PARAMS = (
 )
 
 
-def _where(kind: str, stream_id: str) -> str:
-    return f"csv {kind} mapper of stream '{stream_id}'" if stream_id else f"csv {kind} mapper"
-
-
 @extension(Kind.SOURCE_MAPPER, "csv", params=_SOURCE_PARAMS,
            doc="CSV -> events: fields in attribute order or by @attributes column index.")
 def _csv_source(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                 stream_id: str = "") -> CsvSourceMapper:
-    where = _where("source", stream_id)
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SOURCE_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("csv", "source", _SOURCE_PARAMS, annotation, stream_id)
     header = opts["header"] if opts["header"] is not None else opts["header.present"]
     amap = attribute_mapping(annotation, attributes, where)
     try:
@@ -377,9 +374,7 @@ def _csv_source(attributes: tuple[Attribute, ...], annotation: Annotation | None
            doc="Events -> CSV lines, header once, @payload column placement, grouping.")
 def _csv_sink(attributes: tuple[Attribute, ...], annotation: Annotation | None,
               stream_id: str = "") -> CsvSinkMapper:
-    where = _where("sink", stream_id)
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SINK_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("csv", "sink", _SINK_PARAMS, annotation, stream_id)
     payload_ann = payload_annotation(annotation, where)
     columns = None
     if payload_ann is not None:

@@ -82,7 +82,10 @@ from srota.mappers._convert import (
 )
 from srota.mappers._gson import lenient_json_error, lenient_json_loads
 from srota.mappers._jsonpath import JsonPathError, compile_path, parse_path
-from srota.mappers._options import annotation_options, creation_error, resolve_options
+from srota.mappers._options import (
+    creation_error,
+    mapper_options,
+)
 from srota.mappers._template import Template
 
 _S = (AttrType.STRING,)
@@ -553,18 +556,12 @@ _SINK_PARAMS = (
 )
 
 
-def _where(kind: str, stream_id: str) -> str:
-    return f"json {kind} mapper of stream '{stream_id}'" if stream_id else f"json {kind} mapper"
-
-
 @extension(Kind.SOURCE_MAPPER, "json", params=_SOURCE_PARAMS,
            doc="JSON -> events: Siddhi's {\"event\": {...}} format, plain objects, arrays, JSONPath "
                "@attributes and trp: transport properties.")
 def _json_source(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                  stream_id: str = "") -> JsonSourceMapper:
-    where = _where("source", stream_id)
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SOURCE_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("json", "source", _SOURCE_PARAMS, annotation, stream_id)
     amap = attribute_mapping(annotation, attributes, where)
     try:
         return JsonSourceMapper(attributes, attribute_map=amap,
@@ -580,9 +577,7 @@ def _json_source(attributes: tuple[Attribute, ...], annotation: Annotation | Non
                "grouping into arrays.")
 def _json_sink(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                stream_id: str = "") -> JsonSinkMapper:
-    where = _where("sink", stream_id)
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SINK_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("json", "sink", _SINK_PARAMS, annotation, stream_id)
     payload = payload_template(annotation, where, pos, "@payload takes one template string")
     try:
         return JsonSinkMapper(attributes, payload=payload, enclosing_element=opts["enclosing.element"],

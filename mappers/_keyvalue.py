@@ -63,7 +63,13 @@ from srota.mappers._convert import (
     java_text_converter,
     value_converter,
 )
-from srota.mappers._options import annotation_options, creation_error, resolve_options
+from srota.mappers._options import (
+    annotation_options,
+    creation_error,
+    mapper_options,
+    mapper_where,
+    resolve_options,
+)
 from srota.mappers._template import TemplateError
 from srota.mappers._text import siddhi_payload_template
 
@@ -283,17 +289,11 @@ _SOURCE_PARAMS = (
 )
 
 
-def _where(kind: str, stream_id: str) -> str:
-    return f"keyvalue {kind} mapper of stream '{stream_id}'" if stream_id else f"keyvalue {kind} mapper"
-
-
 @extension(Kind.SOURCE_MAPPER, "keyvalue", params=_SOURCE_PARAMS,
            doc="Map payloads -> events: keys by attribute name or @attributes, trp: transport properties.")
 def _keyvalue_source(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                      stream_id: str = "") -> KeyValueSourceMapper:
-    where = _where("source", stream_id)
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SOURCE_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("keyvalue", "source", _SOURCE_PARAMS, annotation, stream_id)
     amap = attribute_mapping(annotation, attributes, where)
     return KeyValueSourceMapper(attributes, attribute_map=amap,
                                 fail_on_missing_attribute=opts["fail.on.missing.attribute"],
@@ -303,7 +303,7 @@ def _keyvalue_source(attributes: tuple[Attribute, ...], annotation: Annotation |
 @extension(Kind.SINK_MAPPER, "keyvalue", doc="Events -> maps (dicts): by attribute name or @payload(key='...').")
 def _keyvalue_sink(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                    stream_id: str = "") -> KeyValueSinkMapper:
-    where = _where("sink", stream_id)
+    where = mapper_where("keyvalue", "sink", stream_id)
     pos = annotation.pos if annotation is not None else None
     resolve_options((), annotation_options(annotation), where, pos)
     payload_ann = payload_annotation(annotation, where)

@@ -76,7 +76,13 @@ from srota.mappers._convert import (
     java_text_converter,
     value_converter,
 )
-from srota.mappers._options import annotation_options, creation_error, resolve_options
+from srota.mappers._options import (
+    annotation_options,
+    creation_error,
+    mapper_options,
+    mapper_where,
+    resolve_options,
+)
 from srota.mappers._template import Template, TemplateError
 
 _S = (AttrType.STRING,)
@@ -468,17 +474,13 @@ _SINK_PARAMS = (
 )
 
 
-def _where(kind: str, stream_id: str) -> str:
-    return f"text {kind} mapper of stream '{stream_id}'" if stream_id else f"text {kind} mapper"
-
-
 @extension(Kind.SOURCE_MAPPER, "text", params=_SOURCE_PARAMS + (
         Param("regex.<id>", _S, optional=True,
               doc="A regular expression that @attributes refers to as '<id>[group]' or '<id>' (group 1)."),),
            doc="Text -> events: key:value lines, or regex groups with @attributes; grouped messages.")
 def _text_source(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                  stream_id: str = "") -> TextSourceMapper:
-    where = _where("source", stream_id)
+    where = mapper_where("text", "source", stream_id)
     pos = annotation.pos if annotation is not None else None
     given = annotation_options(annotation)
     # regex.<id> options are open-ended (Siddhi takes every key that contains 'regex.').
@@ -499,9 +501,7 @@ def _text_source(attributes: tuple[Attribute, ...], annotation: Annotation | Non
            doc="Events -> text: key:value lines, @payload templates (plain or Mustache), grouping.")
 def _text_sink(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                stream_id: str = "") -> TextSinkMapper:
-    where = _where("sink", stream_id)
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SINK_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("text", "sink", _SINK_PARAMS, annotation, stream_id)
     payload_ann = payload_annotation(annotation, where)
     payload = None
     if payload_ann is not None:

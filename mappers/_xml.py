@@ -94,7 +94,10 @@ from srota.mappers._base import (
     payload_template,
 )
 from srota.mappers._convert import MISSING, _ConvertError, format_value, java_text_converter, value_converter
-from srota.mappers._options import annotation_options, creation_error, resolve_options
+from srota.mappers._options import (
+    creation_error,
+    mapper_options,
+)
 from srota.mappers._template import Template, TemplateError
 
 _S = (AttrType.STRING,)
@@ -769,18 +772,12 @@ _SINK_PARAMS = (
 )
 
 
-def _where(kind: str, stream_id: str) -> str:
-    return f"xml {kind} mapper of stream '{stream_id}'" if stream_id else f"xml {kind} mapper"
-
-
 @extension(Kind.SOURCE_MAPPER, "xml", params=_SOURCE_PARAMS,
            doc="XML -> events: Siddhi's <events><event>...</event></events> format, XPath @attributes with "
                "namespaces, enclosing elements, leaf-node extraction, streamed documents and trp: properties.")
 def _xml_source(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                 stream_id: str = "") -> XmlSourceMapper:
-    where = _where("source", stream_id)
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SOURCE_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("xml", "source", _SOURCE_PARAMS, annotation, stream_id)
     amap = attribute_mapping(annotation, attributes, where, partial=True)
     try:
         namespaces = parse_namespaces(opts["namespaces"]) if amap is not None else {}
@@ -799,9 +796,7 @@ def _xml_source(attributes: tuple[Attribute, ...], annotation: Annotation | None
                "element, validation.")
 def _xml_sink(attributes: tuple[Attribute, ...], annotation: Annotation | None,
               stream_id: str = "") -> XmlSinkMapper:
-    where = _where("sink", stream_id)
-    pos = annotation.pos if annotation is not None else None
-    opts = resolve_options(_SINK_PARAMS, annotation_options(annotation), where, pos)
+    where, pos, opts = mapper_options("xml", "sink", _SINK_PARAMS, annotation, stream_id)
     payload = payload_template(annotation, where, pos, "the xml sink mapper does not support multiple @payload mappings")
     try:
         return XmlSinkMapper(attributes, payload=payload, enclosing_element=opts["enclosing.element"],
