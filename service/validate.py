@@ -432,8 +432,9 @@ def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str,
                        f"{type_name} option '{key}'{hint}")
             problems.append(_problem(file, message, _element_pos(ann, "ref") or ann.pos, lines))
         del options[key]
+    connector = None
     try:
-        _connector(reg_kind, type_name, options, f"{runtime.name}/{definition.id}/{kind}", ann)
+        connector = _connector(reg_kind, type_name, options, f"{runtime.name}/{definition.id}/{kind}", ann)
     except SiddhiAppCreationError as exc:
         problems.append(_from_exc(file, exc, lines))
     maps = ann.nested("map")
@@ -448,7 +449,9 @@ def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str,
             mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
     except SiddhiAppCreationError as exc:
         problems.append(_from_exc(file, exc, lines))
-    if kind == "source" and type_name == "file" and options.get("file.uri"):
+    # (a tailed file, or one read on a schedule, may appear later: the source waits for it)
+    waits = getattr(connector, "tailing", False) or getattr(connector, "cron", None) is not None
+    if kind == "source" and type_name == "file" and options.get("file.uri") and connector is not None and not waits:
         from srota.connectors._file import uri_to_path
 
         source_file = uri_to_path(options["file.uri"])

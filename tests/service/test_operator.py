@@ -77,8 +77,10 @@ def test_validate_reports_every_problem_of_a_config(tmp_path: Path):
 def test_validate_checks_files_env_and_database_without_a_broker(tmp_path: Path):
     (tmp_path / "not-a-dir").write_text("")
     app = tmp_path / "app.siddhi"
-    app.write_text("@source(type='file', file.uri='missing.jsonl', @map(type='json'))\n"
+    app.write_text("@source(type='file', file.uri='missing.jsonl', tailing='false', @map(type='json'))\n"
                    "define stream S (a int);\n"
+                   "@source(type='file', file.uri='later.jsonl', @map(type='json'))\n"
+                   "define stream T (a int);\n"
                    "@sink(type='kafka', bootstrap.servers='${SROTA_TEST_UNSET_BOOT}', topic='t')\n"
                    "define stream O (a int);\n"
                    "from S select a insert into O;\n")
@@ -90,7 +92,8 @@ def test_validate_checks_files_env_and_database_without_a_broker(tmp_path: Path)
     out = proc.stdout
     assert proc.returncode == 1
     assert "missing.jsonl does not exist" in out
-    assert f"{app}:3:" in out and "environment variable SROTA_TEST_UNSET_BOOT is not set" in out
+    assert "later.jsonl" not in out  # tailed: the source waits for it to appear
+    assert f"{app}:5:" in out and "environment variable SROTA_TEST_UNSET_BOOT is not set" in out
     assert "persistence.database:" in out and "not a directory" in out
 
 
