@@ -115,12 +115,17 @@ class ExpressionCompiler:
 
     def __init__(self, ctx: Any, scope: Scope, gen: CodeGen,
                  aggregator_hook: AggregatorHook | None = None,
-                 in_hook: InHook | None = None) -> None:
+                 in_hook: InHook | None = None, nulls_unchecked: bool = False) -> None:
+        """``nulls_unchecked``: leave out the null tests of ``+ - *`` and of ``< <= > >=``
+        (see :func:`operators_only`): the code then raises TypeError where a null meets one
+        of them, instead of giving null or false, and is right wherever it does not raise.
+        """
         self.ctx = ctx
         self.scope = scope
         self.gen = gen
         self.aggregator_hook = aggregator_hook
         self.in_hook = in_hook if in_hook is not None else getattr(ctx, "in_hook", None)
+        self.nulls_unchecked = nulls_unchecked
 
     # ------------------------------------------------------------------ entry points
     def compile(self, expr: Expression) -> Compiled:
@@ -169,12 +174,16 @@ class ExpressionCompiler:
         if left.constant and right.constant:
             value = _fold(e.op, rtype, left.value, right.value)
             return Compiled(_literal(value), rtype, True, value, value is None)
+        op = e.op
+        if (self.nulls_unchecked and rtype is not AttrType.FLOAT and not _null_constant(left, right)
+                and op in (MathOperator.ADD, MathOperator.SUBTRACT, MathOperator.MULTIPLY)):
+            # (None + 1 raises TypeError: the caller runs the checked code instead)
+            return Compiled(f"({left.code} {op.value} {right.code})", rtype)
         a, b = self._operand(left), self._operand(right)
         if rtype is AttrType.FLOAT:
             # A float attribute holds a 32-bit value even when the sender gave a wider one.
             a = a if left.constant else _Operand(f"_f32({a.use})", a.check)
             b = b if right.constant else _Operand(f"_f32({b.use})", b.check)
-        op = e.op
         if rtype in (AttrType.INT, AttrType.LONG):
             if op is MathOperator.DIVIDE:
                 core = f"_idiv({a.use}, {b.use})"
@@ -210,6 +219,10 @@ class ExpressionCompiler:
         if left.constant and right.constant:
             value = _compare(e.op, left.value, right.value)
             return Compiled(repr(value), AttrType.BOOL, True, value, False)
+        if (self.nulls_unchecked and e.op not in (CompareOperator.EQ, CompareOperator.NE)
+                and AttrType.OBJECT not in (lt, rt) and not _null_constant(left, right)):
+            # (None < 1 raises TypeError, as a str against a null does; == and != do not)
+            return Compiled(f"({left.code} {e.op.value} {right.code})", AttrType.BOOL, nullable=False)
         a, b = self._operand(left), self._operand(right)
         core = f"{a.use} {e.op.value} {b.use}"
         # Only the trailing test flips: an operand's own code may contain ' is None' too.
@@ -327,6 +340,23 @@ class _Operand:
 
     use: str
     check: str
+
+
+def operators_only(expr: Expression) -> bool:
+    """Whether ``expr`` is made of attributes, constants and operators only (no function
+    call, no ``in`` a table): code for it has no side effects, so running it again, checked,
+    after an unchecked run raised (``nulls_unchecked``) changes nothing."""
+    if isinstance(expr, (Constant, TimeConstant, Variable, IsNullStream)):
+        return True
+    if isinstance(expr, (MathOp, Compare, And, Or)):
+        return operators_only(expr.left) and operators_only(expr.right)
+    if isinstance(expr, (Not, IsNull)):
+        return operators_only(expr.expression)
+    return False
+
+
+def _null_constant(*sides: Compiled) -> bool:
+    return any(c.constant and c.value is None for c in sides)
 
 
 def _not_null(check: str) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from srota.engine.codegen import CodeGen
 from srota.engine.debugger import QueryTerminal
-from srota.engine.event import CURRENT, Event
+from srota.engine.event import CURRENT, Event, RawEvent
 from srota.engine.types import f32
 from srota.grammar.model import AttrType, StreamDefinition
 
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 _log = logging.getLogger("srota.engine")
 
 Receiver = Callable[[list[Event]], None]
-_new = object.__new__
 
 
 class StreamJunction:
@@ -354,7 +353,7 @@ class AsyncBuffer:
             item = popleft()
             if item.__class__ is tuple:
                 # (no __init__ call, as InputHandler.send)
-                e = _new(Event)
+                e = RawEvent()
                 e.timestamp, e.data = item
                 e.type = CURRENT
                 append(e)
@@ -437,7 +436,7 @@ class InputHandler:
         ctx = self._ctx
         row = (data if data.__class__ is tuple else tuple(data)) if self._convert is None else self._convert(data)
         # The hot path of one-by-one senders: the event is made without __init__'s call.
-        e = _new(Event)
+        e = RawEvent()
         e.data = row
         e.type = CURRENT
         if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 
 from srota.engine.clock import next_period
 from srota.engine.codegen import CodeGen
-from srota.engine.event import Event
+from srota.engine.event import Event, RawEvent
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.junction import StreamJunction
 from srota.engine.output import QueryOutput
@@ -353,8 +353,8 @@ class PartitionRuntime:
         ns["_p_record"] = lambda key: self._record(stream_id, key)
         ns["_p_ctx"] = self.ctx
         ns["_p_missing"] = _MISSING
-        ns["_p_new"] = object.__new__
         ns["_p_Event"] = Event
+        ns["_p_RawEvent"] = RawEvent
         ns["_p_Exception"] = Exception
         if fusion is not None:
             target, query = fusion.target, self._queries[fusion.query_index]
@@ -825,7 +825,7 @@ def _make_output(fusion: _Fusion, last: str) -> list[str]:
     bind = [] if last == "e" else [*(["e = _qlast"] if _uses_event([row]) else []), "d = _qlast.data"]
     return [
         *bind,
-        "_qo = _p_new(_p_Event)",
+        "_qo = _p_RawEvent()",
         f"_qo.timestamp = {last}.timestamp",
         f"_qo.data = {row}",
         "_qo.type = 0",

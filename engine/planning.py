@@ -14,7 +14,7 @@ from typing import Any
 
 from srota.engine.codegen import CodeGen
 from srota.engine.event import Event
-from srota.engine.expression import ExpressionCompiler, error_at
+from srota.engine.expression import ExpressionCompiler, error_at, operators_only
 from srota.engine.junction import StreamJunction
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import StreamScope
@@ -112,6 +112,9 @@ class InputPlan:
     #: A filter the selector may run instead (see ``plan_selector(where=...)``); then the
     #: query connects with ``connect_unfiltered``, which leaves the filter processors out.
     where: str | None = None
+    #: ``where`` without its null tests, when every filter is operators only (see
+    #: ``ExpressionCompiler(nulls_unchecked=True)``).
+    where_unchecked: str | None = None
     connect_unfiltered: Callable[[Emit], None] | None = None
     #: The input carries only current events (a stream without windows).
     only_current: bool = False
@@ -145,12 +148,16 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
     elements: dict[str, Any] = {}
     windows = 0
     conditions: list[str] = []  # of the filters, while the input has nothing but filters
+    unchecked: list[str] = []  # the same without null tests, while they are operators only
     for n, handler in enumerate(inp.handlers):
         if isinstance(handler, Filter):
             # Before any window only current events flow; after one, timer/reset events too.
             stage, cond = _filter_stage(handler, scope, ctx, gen, mixed=windows > 0 or n > 0)
             stages.append(stage)
             conditions.append(cond)
+            if operators_only(handler.expression):
+                unchecked.append(ExpressionCompiler(ctx, scope, gen, nulls_unchecked=True)
+                                 .compile_condition(handler.expression, "filter"))
         elif isinstance(handler, WindowHandler):
             windows += 1
             if windows > 1:
@@ -183,6 +190,8 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
         # intermediate chunk).  Timer and reset events, which filters pass on, never reach
         # a filter that reads a stream or a named window directly, so none is lost.
         plan.where = " and ".join(f"({c})" for c in conditions)
+        if len(unchecked) == len(conditions):
+            plan.where_unchecked = " and ".join(f"({c})" for c in unchecked)
         plan.only_current = kind == "stream"
 
         def connect_unfiltered(emit: Emit) -> None:

@@ -93,6 +93,8 @@ def _default(value: Any) -> Any:
         return msgpack.ExtType(_ENUM, _pack([_name(cls), value.value]))
     if isinstance(value, (list, dict, tuple, str, bytes, float, int)):
         raise TypeError(f"cannot keep a {cls.__qualname__} (a subclass of a built-in type) in state")
+    # a class made for speed keeps its state as the class it stands for (RawEvent as Event)
+    cls = getattr(cls, "_state_class", cls)
     _check_allowed(cls)
     return msgpack.ExtType(_OBJECT, _pack([_name(cls), _attributes(value)]))
 

@@ -69,3 +69,71 @@ def test_stateless_selector_runs_the_filter_itself() -> None:
     query = next(iter(runtime.queries.values()))
     selector = next(e for e in query.elements.values() if hasattr(e, "plan"))
     assert selector.plan.fused
+
+
+def _selector_of(runtime: Any) -> Any:
+    query = next(iter(runtime.queries.values()))
+    return next(e for e in query.elements.values() if hasattr(e, "plan"))
+
+
+def _with_nulls(rnd: random.Random, p_null: float, chunks: int = 80) -> list[list[Event]]:
+    ts = 1_700_000_000_000
+    out = []
+    for _ in range(chunks):
+        chunk = []
+        for _ in range(rnd.choice((1, 1, 3, 50, 200))):
+            ts += rnd.randint(0, 9)
+            sym = None if rnd.random() < p_null else rnd.choice("abc")
+            price = None if rnd.random() < p_null else rnd.uniform(0, 100)
+            vol = None if rnd.random() < p_null else rnd.randint(1, 1000)
+            chunk.append(Event(ts, (sym, price, vol, ts)))
+        out.append(chunk)
+    return out
+
+
+def _gt(a: Any, b: Any) -> bool:  # Siddhi: a comparison with null is false
+    return a is not None and b is not None and a > b
+
+
+def _mul(a: Any, b: Any) -> Any:  # Siddhi: arithmetic with null is null
+    return None if a is None or b is None else a * b
+
+
+NULL_CASES = [
+    ("from S[price > 50 and vol < 800] select sym, price * vol as v, vol - 1 as w insert into Out;",
+     lambda s, p, v: (_gt(p, 50) and _gt(800, v), (s, _mul(p, v), None if v is None else v - 1))),
+    ("from S[sym >= 'b' or price <= 20.0] select sym, price + vol as t, price > 60 as big insert into Out;",
+     lambda s, p, v: (_gt(s, "a") or (p is not None and p <= 20.0),
+                      (s, None if p is None or v is None else p + v, _gt(p, 60)))),
+]
+
+
+@pytest.mark.parametrize("p_null", [0.0, 0.002, 0.05, 0.5, 1.0])
+@pytest.mark.parametrize("case", range(len(NULL_CASES)))
+def test_the_unchecked_loop_gives_siddhi_nulls_wherever_they_come(case: int, p_null: float) -> None:
+    # The select loop runs without null tests first and falls back to the checked loop at
+    # the event where a null made it raise (and for the next chunks): outputs as Siddhi's.
+    query, expect = NULL_CASES[case]
+    runtime = SiddhiManager().create_siddhi_app_runtime(STREAM + query)
+    assert "_chain" in _selector_of(runtime).plan.fast.__code__.co_names  # the unchecked loop is there
+    got: list[Any] = []
+    runtime.add_callback("Out", lambda evs: got.extend((e.timestamp, tuple(e.data)) for e in evs))
+    runtime.start()
+    chunks = _with_nulls(random.Random(f"{case}/{p_null}"), p_null)
+    for chunk in chunks:
+        runtime.get_input_handler("S").send_events(chunk)
+    runtime.shutdown()
+    want = []
+    for e in (e for c in chunks for e in c):
+        passes, row = expect(*e.data[:3])
+        if passes:
+            want.append((e.timestamp, row))
+    assert got == want
+
+
+def test_a_filter_that_calls_a_function_keeps_the_checked_loop_only() -> None:
+    # (a function may have effects: running its event again after an unchecked raise would repeat them)
+    for query in ("from S[math:abs(price) > 50] select sym, price * vol as v insert into Out;",
+                  "from S[price > 50] select sym, math:abs(price * vol) as v insert into Out;"):
+        runtime = SiddhiManager().create_siddhi_app_runtime(STREAM + query)
+        assert "_chain" not in _selector_of(runtime).plan.fast.__code__.co_names, query
