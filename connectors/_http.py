@@ -21,7 +21,9 @@ HTTPS with ``ssl.cert.file`` and ``ssl.key.file`` (PEM).
 Sink: ``@sink(type='http', publisher.url='http://host:port/path', method='POST',
 headers="'Content-Type:application/json','X-Key:v'", @map(...))`` sends each payload as
 one request, in order; ``publisher.url`` and ``headers`` may be ``{{attribute}}``
-templates.  ``2xx`` is delivered; ``4xx`` (other than ``408``/``429``) can never succeed
+templates.  Without a Content-Type header (or ``content.type``) a request carries Siddhi's by
+the ``@map`` type (json, xml, text ``text/plain``, keyvalue a form), else one by what the
+mapper wrote.  ``2xx`` is delivered; ``4xx`` (other than ``408``/``429``) can never succeed
 and is reported as rejected; other statuses and network errors are retried by the host
 (``on.error``).  Basic auth with ``basic.auth.username``/``basic.auth.password``; for HTTPS,
 ``ssl.ca.file`` trusts a private CA and ``ssl.verify='false'`` turns checking off.
@@ -79,12 +81,20 @@ def _split_url(url: str, option: str) -> tuple[str, str, int, str]:
     return parts.scheme, parts.hostname, port, parts.path or "/"
 
 
-def _content_type(payload: Any, given: str | None) -> str:
-    """The Content-Type of a payload: ``given``, else by what the mapper wrote, as Siddhi
-    derives it from the map type: a mapping (keyvalue) is a form, XML ``application/xml``,
-    JSON ``application/json``, anything else ``text/plain``."""
+#: Siddhi's Content-Type by the sink's map type (HttpSinkUtil.getContentType).
+_MAP_CONTENT_TYPES = {"text": "text/plain", "xml": "application/xml", "json": "application/json",
+                      "keyvalue": "application/x-www-form-urlencoded"}
+
+
+def _content_type(payload: Any, given: str | None, map_type: str | None = None) -> str:
+    """The Content-Type of a payload: ``given``, else by the sink's map type as Siddhi's,
+    else (a map Siddhi has no type for, or none known) by what the mapper wrote: a mapping
+    is a form, XML ``application/xml``, JSON ``application/json``, anything else ``text/plain``."""
     if given:
         return str(given)
+    by_map = _MAP_CONTENT_TYPES.get((map_type or "").lower())
+    if by_map is not None:
+        return by_map
     if isinstance(payload, Mapping):
         return "application/x-www-form-urlencoded"
     head = payload.lstrip()[:1] if isinstance(payload, str | bytes) else ""
@@ -431,7 +441,7 @@ class HttpSink(Sink):
             headers = dict(self._static_headers) if self._static_headers is not None else \
                 parse_headers(self._option(props, "headers"))
             if not any(k.lower() == "content-type" for k in headers):  # a given header wins, any case
-                headers["Content-Type"] = _content_type(payload, self.options.get("content.type"))
+                headers["Content-Type"] = _content_type(payload, self.options.get("content.type"), self.map_type)
             if self._auth is not None:
                 headers["Authorization"] = self._auth
             data = None if method == "GET" else _body(payload)
@@ -544,7 +554,10 @@ class HttpServiceResponseSink(Sink):
                 self._log.warning("no request waits for this response (answered or timed out)",
                                   message_id=message_id)
                 continue
-            reply.set_result((payload, parse_headers(self._option(props, "headers"))))
+            headers = parse_headers(self._option(props, "headers"))
+            if self.map_type and not any(k.lower() == "content-type" for k in headers):
+                headers["Content-Type"] = _content_type(payload, None, self.map_type)
+            reply.set_result((payload, headers))
 
     async def close(self) -> None:
         """Nothing to close."""

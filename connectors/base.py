@@ -344,6 +344,10 @@ class Sink(_Configured, ABC):
                  pos: Pos | None = None) -> None:
         super().__init__(options, name=name, pos=pos)
         self._log = log.bind(sink=self.type_name, name=self.name)
+        #: The type of the sink's ``@map`` (``json``, ``passThrough``, ...), set by the host
+        #: before it connects: a transport may describe its payloads by it (http's
+        #: Content-Type, as Siddhi's ``getMapper().getType()``).
+        self.map_type: str | None = None
 
     @abstractmethod
     async def connect(self) -> None:

@@ -207,10 +207,12 @@ class AppHost:
         distribution = ann.nested("distribution")
         sink: Sink = (_distributed_sink(type_name, options, name, distribution[0]) if distribution
                       else _connector(Kind.SINK, type_name, options, name, ann))
-        if hasattr(sink, "set_attributes"):  # the log sink writes name=value pairs
-            sink.set_attributes([a.name for a in definition.attributes])
         maps = ann.nested("map")
         mapper = mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
+        for each in (sink, *getattr(sink, "destinations", ())):  # (a @distribution's sinks too)
+            each.map_type = (maps[0].get("type") if maps else None) or "passThrough"
+            if hasattr(each, "set_attributes"):  # the log sink writes name=value pairs
+                each.set_attributes([a.name for a in definition.attributes])
         templates = mappers.option_templates({k: v for k, v in options.items() if k not in _HOST_OPTIONS},
                                              definition.attributes)
         if distribution:

@@ -361,6 +361,33 @@ async def test_service_http_in_filter_http_out_and_a_bad_body(request):
     assert alert == b'{"event":{"id":"d1","temp":35.5}}'
 
 
+async def test_a_sinks_content_type_follows_its_map_type_as_siddhis():
+    # Siddhi's HttpSinkUtil.getContentType: text -> text/plain however the payload looks,
+    # json -> application/json, xml -> application/xml; a header or content.type wins.
+    async with Server() as server:
+        app = """
+        @app:name('ContentTypes')
+        @sink(type='http', publisher.url='URL/text', @map(type='text', @payload(\"\"\"{"id": "{{id}}"}\"\"\")))
+        @sink(type='http', publisher.url='URL/json', @map(type='json'))
+        @sink(type='http', publisher.url='URL/xml', @map(type='xml'))
+        @sink(type='http', publisher.url='URL/given', headers="'Content-Type:text/csv'", @map(type='text'))
+        define stream Out (id string);
+        """.replace("URL/", server.url("/"))
+        host = await _service(app)
+        try:
+            host.apps["ContentTypes"].runtime.get_input_handler("Out").send(("d1",), 1_700_000_000_000)
+            async with asyncio.timeout(10):
+                while len(server.requests) < 4:
+                    await asyncio.sleep(0.02)
+        finally:
+            await host.stop()
+    got = {path: (body, headers["Content-Type"]) for _m, path, body, headers in server.requests}
+    assert got["/text"] == (b'{"id": "d1"}', "text/plain")
+    assert got["/json"][1] == "application/json"
+    assert got["/xml"][1] == "application/xml"
+    assert got["/given"][1] == "text/csv"
+
+
 # ------------------------------------------------------------------ service-style http
 async def _service(app: str) -> Any:
     from srota.service.config import HttpConfig, ServiceConfig
