@@ -38,9 +38,6 @@ def sink_app(url: str) -> str:
             "@info(name = 'query') from FooStream select message,method,headers insert into BarStream;")
 
 
-@pytest.mark.xfail(strict=True, reason="Siddhi derives the default Content-Type from the map type "
-                   "(xml: application/xml); Srota's sink is not told its mapper and goes by the payload, and "
-                   "the xml mapper's escaped '{{message}}' (docs/mappers.md) does not look like XML: text/plain")
 async def test_testHTTPContentTypeNotIncluded(run: Any) -> None:
     """No Content-Type among the headers: the xml mapper's ``application/xml`` is sent, with
     ``Name: John`` and ``Age: 23``."""
