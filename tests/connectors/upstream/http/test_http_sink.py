@@ -16,7 +16,6 @@ import asyncio
 import html
 from typing import Any
 
-import pytest
 from structlog.testing import capture_logs
 
 from tests.conftest import free_port
