@@ -515,8 +515,12 @@ class InputHandler:
         """The engine's own copy of a sender's events: tuples of converted values, CURRENT."""
         convert = self._convert
         if convert is None:
-            return [e if e.data.__class__ is tuple and e.type == CURRENT
-                    else Event(e.timestamp, tuple(e.data)) for e in events]
+            # (looking for an event to copy first is cheaper than a conditional per event,
+            # and the usual chunk has none)
+            if [e for e in events if e.type or e.data.__class__ is not tuple]:
+                return [e if e.data.__class__ is tuple and e.type == CURRENT
+                        else Event(e.timestamp, tuple(e.data)) for e in events]
+            return list(events)
         return [Event(e.timestamp, convert(e.data)) for e in events]
 
 

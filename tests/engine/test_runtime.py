@@ -40,6 +40,27 @@ def test_send_events_is_one_chunk(run_app):
     assert [e.timestamp for e in got.events] == [1, 2]
 
 
+def test_send_events_keeps_its_own_tuples_and_current_events():
+    # The engine copies what a sender could still change (list data) or did not mean to send
+    # as current (an expired event); tuples of current events go in as they are.
+    runtime = SiddhiManager().create_siddhi_app_runtime("define stream S (symbol string, price double);")
+    seen: list[Event] = []
+    runtime.add_callback("S", seen.extend)
+    runtime.start()
+    ts = 1_700_000_000_000
+    mutable = ["A", 11.0]
+    expired = Event(ts + 1, ("B", 12.0), 1)
+    kept = Event(ts + 2, ("C", 13.0))
+    for chunk in ([Event(ts, mutable), expired, kept], [kept], [expired]):
+        runtime.get_input_handler("S").send_events(chunk)
+    mutable[0] = "changed"
+    assert [(e.timestamp, e.data, e.type) for e in seen] == [
+        (ts, ("A", 11.0), 0), (ts + 1, ("B", 12.0), 0), (ts + 2, ("C", 13.0), 0),
+        (ts + 2, ("C", 13.0), 0), (ts + 1, ("B", 12.0), 0)]
+    assert seen[2] is kept and expired.type == 1  # the sender's events are not changed
+    runtime.shutdown()
+
+
 def test_inferred_stream_definition():
     runtime = SiddhiManager().create_siddhi_app_runtime(APP)
     out = runtime.stream_definitions["Mid"]
