@@ -213,7 +213,7 @@ class FileSource(Source):
     def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", **kw: Any) -> None:
         super().__init__(options, name=name, **kw)
         o = self.options
-        pos = kw.get("pos")
+        pos = self._pos = kw.get("pos")
         where = f"file source '{self.name}'"
 
         def fail(message: str) -> NoReturn:
@@ -305,6 +305,13 @@ class FileSource(Source):
         self._processed: dict[str, None] = {}
         self._start_wall: float | None = None
         self._first_ts: float | None = None
+
+    def check_map_type(self, map_type: str) -> None:
+        """The binary mapper reads bytes: only the binary modes deliver them (Siddhi refuses
+        it in line mode; text.full and regex deliver text just the same)."""
+        if map_type.lower() == "binary" and not self.mode.startswith("binary"):
+            raise creation_error(f"file source '{self.name}': 'binary' mapping cannot be used with mode "
+                                 f"'{self.mode}' (binary.full or binary.chunked read bytes)", self._pos)
 
     async def start(self, on_messages: Any) -> None:
         """Check the file or directory exists (unless it is tailed or read on a schedule, which

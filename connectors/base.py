@@ -205,6 +205,10 @@ class Source(_Configured, ABC):
         self._error: BaseException | None = None
         self._log = log.bind(source=self.type_name, name=self.name)
 
+    def check_map_type(self, map_type: str) -> None:
+        """Refuse (:class:`SiddhiAppCreationError`) a ``@map`` type whose payloads this source
+        cannot deliver; the host asks before the app runs.  Any, by default."""
+
     async def start(self, on_messages: OnMessages) -> None:
         """Begin delivering to ``on_messages`` (connects in the background, with back-off)."""
         if self._task is not None:

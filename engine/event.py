@@ -64,7 +64,7 @@ class RawEvent(Event):
     """
 
     __slots__ = ()
-    __init__ = object.__init__  # type: ignore[assignment]
+    __init__ = object.__init__
     _state_class = Event
 
     def __reduce__(self) -> Any:

@@ -473,7 +473,12 @@ class InputHandler:
     def send_row_groups(self, groups: Sequence[Sequence[Sequence[Any]]], timestamp: int | None = None) -> None:
         """Send each group of rows as a chunk of its own (one per message of a source), all
         with one timestamp, merged into one chunk where that changes no output (see
-        :meth:`send_chunks`)."""
+        :meth:`send_chunks`).
+
+        A group with ``timestamps`` (one per row: :class:`mappers.TimedRows`, a format that
+        carries its events' times) sends its events with those; under ``@app:playback`` the
+        clock then follows them chunk by chunk, as :meth:`send_chunks` does.
+        """
         ctx = self._ctx
         if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
             ctx.pause_gate.wait()
@@ -483,7 +488,15 @@ class InputHandler:
             elif ctx.playback:
                 ctx.clock.advance(timestamp)
             convert = self._convert or tuple
-            self._send_chunks([[Event(timestamp, convert(r)) for r in rows] for rows in groups if rows])
+            # (a plain list is the usual group: its test costs the hot path nothing more)
+            chunks = [[Event(timestamp, convert(r)) for r in rows] if rows.__class__ is list
+                      else _timed_chunk(rows, timestamp, convert) for rows in groups if rows]
+            if ctx.playback and any(rows.__class__ is not list for rows in groups):
+                for chunk in chunks:
+                    advance_clock(ctx.clock, chunk)
+                    self._junction.send(chunk)
+                return
+            self._send_chunks(chunks)
 
     def send_chunks(self, chunks: Sequence[Sequence[Event]]) -> None:
         """Send several chunks in order, as :meth:`send_events` would one after another.
@@ -539,6 +552,16 @@ class InputHandler:
 
 
 _timestamp = attrgetter("timestamp")
+
+
+def _timed_chunk(rows: Sequence[Sequence[Any]], timestamp: int, convert: Callable[[Any], Any]) -> list[Event]:
+    """The events of a group that is not a plain list: with its ``timestamps`` if it has them."""
+    stamps = getattr(rows, "timestamps", None)
+    if stamps is None:
+        return [Event(timestamp, convert(r)) for r in rows]
+    if len(stamps) != len(rows):
+        raise ValueError(f"{len(rows)} rows came with {len(stamps)} timestamps")
+    return [Event(t, convert(r)) for t, r in zip(stamps, rows, strict=True)]
 
 
 def advance_clock(clock: Any, chunk: list[Event]) -> None:

@@ -74,7 +74,7 @@ class RawGroupedEvent(GroupedEvent):
     :class:`~engine.event.RawEvent`); kept in state and pickled as a GroupedEvent."""
 
     __slots__ = ()
-    __init__ = object.__init__  # type: ignore[assignment]
+    __init__ = object.__init__
     _state_class = GroupedEvent
 
 

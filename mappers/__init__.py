@@ -11,22 +11,25 @@ Pure and synchronous.  The host builds one mapper per ``@source``/``@sink`` from
 
 A payload that does not map raises :class:`MappingError` (and nothing else), so the host can
 route the original bytes to the error route.  Built-in mappers (``json``, ``csv``, ``xml``,
-``text``, ``keyvalue``, ``passThrough``, ``avro``) register themselves in
+``text``, ``keyvalue``, ``binary``, ``passThrough``, ``avro``) register themselves in
 :data:`engine.registry.registry` on import.
 """
 from __future__ import annotations
 
 # (importing a mapper's module registers it)
-from srota.mappers import _avro, _csv, _json, _keyvalue, _passthrough, _text, _xml  # noqa: F401
+from srota.mappers import _avro, _binary, _csv, _json, _keyvalue, _passthrough, _text, _xml  # noqa: F401
 from srota.mappers._base import (
     DEFAULT_MAP_TYPE,
     TRP_PREFIX,
     MappingError,
     SinkMapper,
     SourceMapper,
+    TimedRow,
+    TimedRows,
     create_sink_mapper,
     create_source_mapper,
 )
+from srota.mappers._binary import BinarySinkMapper, BinarySourceMapper
 from srota.mappers._csv import CsvSinkMapper, CsvSourceMapper
 from srota.mappers._json import JsonSinkMapper, JsonSourceMapper
 from srota.mappers._jsonpath import JsonPathError, parse_path
@@ -40,6 +43,8 @@ from srota.mappers._xml import XmlSinkMapper, XmlSourceMapper
 __all__ = [
     "DEFAULT_MAP_TYPE",
     "TRP_PREFIX",
+    "BinarySinkMapper",
+    "BinarySourceMapper",
     "CsvSinkMapper",
     "CsvSourceMapper",
     "Failures",
@@ -57,6 +62,8 @@ __all__ = [
     "TemplateError",
     "TextSinkMapper",
     "TextSourceMapper",
+    "TimedRow",
+    "TimedRows",
     "XmlSinkMapper",
     "XmlSourceMapper",
     "create_sink_mapper",

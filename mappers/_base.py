@@ -20,6 +20,33 @@ TRP_PREFIX = "trp:"
 Row = tuple[Any, ...]
 
 
+class TimedRows(list[tuple[Any, ...]]):
+    """The rows of one payload with their events' own timestamps (epoch ms), one per row in
+    ``timestamps``: a source mapper whose format carries them (``binary``) returns these, and
+    the engine sends the events with them instead of the arrival time
+    (:meth:`engine.junction.InputHandler.send_row_groups`)."""
+
+    __slots__ = ("timestamps",)
+
+    def __init__(self, rows: Any = (), timestamps: list[int] | None = None) -> None:
+        super().__init__(rows)
+        self.timestamps: list[int] = timestamps if timestamps is not None else []
+
+
+class TimedRow(tuple[Any, ...]):
+    """An output row with its event's ``timestamp``, for a sink mapper whose format writes it
+    (``wants_timestamps``; the host makes these for that mapper only)."""
+
+    timestamp: int
+
+    @classmethod
+    def of(cls, timestamp: int, data: Any) -> TimedRow:
+        """The row of an output event."""
+        row = cls(data)
+        row.timestamp = timestamp
+        return row
+
+
 class MappingError(ValueError):
     """A payload could not be mapped to (or from) rows.
 
@@ -87,6 +114,8 @@ class SinkMapper(ABC):
 
     type_name: ClassVar[str] = ""
     produces_bytes: ClassVar[bool] = True
+    #: Whether ``map`` is given :class:`TimedRow` rows (the format writes event timestamps).
+    wants_timestamps: ClassVar[bool] = False
 
     def __init__(self, attributes: Sequence[Attribute]) -> None:
         self.attributes: tuple[Attribute, ...] = tuple(attributes)

@@ -191,6 +191,7 @@ class AppHost:
         source = _connector(Kind.SOURCE, type_name, options, name, ann)
         maps = ann.nested("map")
         mapper = mappers.create_source_mapper(definition.attributes, maps[0] if maps else None, definition.id)
+        source.check_map_type(mapper.type_name)
         fault = f"!{definition.id}" if f"!{definition.id}" in self.runtime.stream_definitions else None
         dead_letter = None
         if options.get("dead.letter.ref"):
@@ -252,7 +253,11 @@ class AppHost:
         enqueued before the engine releases its lock: a snapshot (taken under that lock)
         then never includes the effect of an output that a checkpoint does not wait for.
         """
-        rows = [e.data for e in events]
+        rows: list[tuple[Any, ...]]
+        if binding.mapper.wants_timestamps:  # (the binary format writes each event's time)
+            rows = [mappers.TimedRow.of(e.timestamp, e.data) for e in events]
+        else:
+            rows = [e.data for e in events]
         with self._out_lock:
             binding.queue.append(rows)
             binding.rows_queued += len(rows)
@@ -561,7 +566,9 @@ class AppHost:
                 rows = source.mapper.map(entry.payload, {})
             except mappers.MappingError as exc:
                 raise ValueError(f"the payload still does not map: {exc}") from None
-            events = [Event(int(time.time() * 1000), tuple(row)) for row in rows]
+            now = int(time.time() * 1000)
+            stamps = getattr(rows, "timestamps", None) or [now] * len(rows)  # (a binary message's own)
+            events = [Event(t, tuple(row)) for t, row in zip(stamps, rows, strict=True)]
         else:
             events = [Event(e["timestamp"], tuple(e["data"])) for e in entry.events]
         handler = self.runtime.get_input_handler(entry.stream)

@@ -223,3 +223,36 @@ def test_a_query_filling_an_async_stream_drains_it_itself_instead_of_deadlocking
     runtime.get_input_handler("S").send_events([Event(1_700_000_000_000 + i, [i]) for i in range(50)])
     runtime.drain()
     assert sorted(r[0] for r in got.rows) == list(range(50))
+
+
+def test_row_groups_with_their_own_timestamps_keep_them_and_drive_a_playback_clock():
+    # A format that carries its events' times (the binary mapper's TimedRows) sends them;
+    # under @app:playback the clock follows them, so a time window expires by them.
+    from srota.mappers import TimedRows
+
+    ts = 1_700_000_000_000
+    app = """@app:playback
+    define stream S (n int);
+    from S#window.time(1 sec) select sum(n) as total insert all events into Out;
+    """
+    runtime = SiddhiManager().create_siddhi_app_runtime(app)
+    got: list[tuple[int, tuple, bool]] = []
+    runtime.add_callback("Out", lambda evs: got.extend((e.timestamp, tuple(e.data), e.is_expired) for e in evs))
+    runtime.start()
+    handler = runtime.get_input_handler("S")
+    handler.send_row_groups([TimedRows([(1,), (2,)], [ts, ts + 10]), [(5,)]], ts + 20)
+    handler.send_row_groups([TimedRows([(4,)], [ts + 5_000])])
+    runtime.shutdown()
+    # one row per chunk (Siddhi's batch semantics); at ts + 5000 the three expired first
+    assert got == [(ts + 10, (3,), False), (ts + 20, (8,), False), (ts + 5_000, (None,), False),
+                   (ts + 5_000, (4,), False)]
+
+
+def test_row_groups_whose_timestamps_do_not_match_their_rows_are_refused():
+    from srota.mappers import TimedRows
+
+    runtime = SiddhiManager().create_siddhi_app_runtime("define stream S (n int);")
+    runtime.start()
+    with pytest.raises(ValueError, match="2 rows came with 1 timestamps"):
+        runtime.get_input_handler("S").send_row_groups([TimedRows([(1,), (2,)], [1_700_000_000_000])])
+    runtime.shutdown()

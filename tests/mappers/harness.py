@@ -97,3 +97,24 @@ async def until(predicate: Any, timeout: float = 5.0) -> None:
     async with asyncio.timeout(timeout):
         while not predicate():
             await asyncio.sleep(0.01)
+
+
+def java_binary(events: list[tuple[int, tuple[Any, ...]]], types: str) -> bytes:
+    """A message as siddhi-map-binary's ``BinaryEventConverter.convertToBinaryMessage`` writes it
+    (written here from its Java, not with Srota's mapper): ``types`` are the attributes' types,
+    space-separated (``"string int float long double bool"``), as Java's type array."""
+    codes = {"int": ">i", "long": ">q", "float": ">f", "double": ">d"}
+    out = [struct.pack(">i", len(events))]
+    for timestamp, data in events:
+        out.append(struct.pack(">q", timestamp))
+        for value, type_ in zip(data, types.split(), strict=True):
+            if type_ == "string":
+                raw = value.encode("utf-8")
+                out.append(struct.pack(">i", len(raw)) + raw)
+            elif type_ == "bool":
+                out.append(b"\x01" if value else b"\x00")
+            elif type_ == "object":
+                out.append(struct.pack(">i", 0))
+            else:
+                out.append(struct.pack(codes[type_], value))
+    return b"".join(out)

@@ -106,7 +106,7 @@ def test_public_api() -> None:
         "SourceMapper", "Template", "TemplateError", "create_sink_mapper", "create_source_mapper", "is_template",
         "map_for_sink", "map_rows_for_sink", "option_templates", "parse_path",
         "KeyValueSinkMapper", "KeyValueSourceMapper", "TextSinkMapper", "TextSourceMapper",
-        "XmlSinkMapper", "XmlSourceMapper"}
+        "XmlSinkMapper", "XmlSourceMapper", "BinarySinkMapper", "BinarySourceMapper", "TimedRow", "TimedRows"}
     for name in mappers.__all__:
         obj = getattr(mappers, name)
         assert isinstance(obj, str) or obj.__doc__, name

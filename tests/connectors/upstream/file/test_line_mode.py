@@ -2,8 +2,8 @@
 
 Each Java ``@Test`` is one test here, named after it (``siddhiIoFileTest13`` and
 ``siddhiIoFileTest16`` are commented out upstream, so they are not ported), with the mapper the
-Java app names (``json``, ``xml``, ``text``, ``csv``; ``binary``, which Srota does not have, only
-where the app is expected to be refused).
+Java app names (``json``, ``xml``, ``text``, ``csv``; ``binary`` only where the app is expected
+to be refused).
 """
 from __future__ import annotations
 
@@ -159,9 +159,9 @@ async def test_siddhiIoFileTest15(run: Any, files: Files) -> None:
 
 
 async def test_siddhiIoFileReadLineInBinaryFileTest(run: Any, files: Files) -> None:
-    """The binary mapper in line mode: SiddhiAppCreationException.  Srota refuses the app too,
-    for the source's other error in it (tailing, the line-mode default, with
-    move.after.process); it has no binary mapper either."""
+    """The binary mapper in line mode: SiddhiAppCreationException.  Srota refuses the app too
+    (the first error it meets is the source's other one: tailing, the line-mode default, with
+    move.after.process)."""
     with pytest.raises(SiddhiAppCreationError):
         await run(app(f"@source(type='file',mode='line', dir.uri='{files.uri('binary')}', "
                       f"action.after.process='move', move.after.process='{files.moved_uri()}', "
