@@ -4,8 +4,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from srota.engine import Event, SiddhiManager
-from srota.engine import state_codec
+from srota.engine import Event, SiddhiManager, state_codec
 from srota.engine.event import EXPIRED, RawEvent
 from srota.engine.selector import GroupedEvent, RawGroupedEvent
 
