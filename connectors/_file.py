@@ -13,7 +13,11 @@ moves the file(s) on a Quartz schedule instead.  Invalid combinations are refuse
 is created, with siddhi-io-file's checks.  Only local files are read (no ftp/sftp/smb/webdav).
 The files read to their end and left in place (``keep``, ``none``; not tailed) are the source's
 state in the app's snapshots (``processedFileList``, as siddhi-io-file's ``FileSource``
-keeps it): a restored app does not read them again.
+keeps it): a restored app does not read them again.  So is the position in each file tailed
+in line mode after the last line that entered the app (``filePointers``, siddhi-io-file's
+``filePointer``): a restored app goes on from there (lines after the snapshot are read again,
+at least once; a file now shorter than the position is read from its start).  Regex mode
+tailing starts over (its partly read event is not kept).
 
 Srota's own extras: line-mode replays can be paced, ``rate`` messages per second, or by a
 timestamp in each line (``timestamp.field``: a JSON key such as ``ts`` / ``$.event.ts``, or a
@@ -32,6 +36,7 @@ import asyncio
 import codecs
 import contextlib
 import datetime as _dt
+import os
 import re
 import threading
 import time
@@ -74,13 +79,24 @@ def uri_to_path(uri: str) -> Path:
 
 
 class FileAck(AckToken):
-    """The position after a delivered chunk: ``line`` number and byte ``offset``."""
+    """The position after a delivered chunk: ``line`` number and byte ``offset``.
 
-    __slots__ = ("line", "offset")
+    For a tailed file, ``pointers`` is the source's map of positions: once the chunk is in the
+    app (:meth:`entered`) its position is the file's, kept in the app's snapshots.
+    """
 
-    def __init__(self, line: int, offset: int) -> None:
+    __slots__ = ("line", "offset", "_pointers", "_path")
+
+    def __init__(self, line: int, offset: int, pointers: dict[str, list[int]] | None = None,
+                 path: str = "") -> None:
         self.line = line
         self.offset = offset
+        self._pointers = pointers
+        self._path = path
+
+    def entered(self) -> None:
+        if self._pointers is not None:
+            self._pointers[self._path] = [self.offset, self.line]
 
 
 def _timestamp_reader(field: str, unit: str, delimiter: str) -> Callable[[bytes], float | None]:
@@ -303,6 +319,9 @@ class FileSource(Source):
         #: Paths read to their end and left in place (keep/none, not tailed): not read again,
         #: also after a restore (siddhi-io-file's processedFileList).
         self._processed: dict[str, None] = {}
+        #: Tailed files (line mode): ``[byte offset, line number]`` after the last line in the
+        #: app, where a restored source goes on (siddhi-io-file's filePointer).
+        self._pointers: dict[str, list[int]] = {}
         self._start_wall: float | None = None
         self._first_ts: float | None = None
 
@@ -461,14 +480,22 @@ class FileSource(Source):
             await asyncio.sleep(self._poll)
         with open(path, "rb") as f:  # noqa: ASYNC230 - reads go through to_thread below
             self._ready.set()
-            self._log.info("file source tailing", path=str(path), mode=self.mode)
-            await self._read(f, path, follow=True)
+            at = self._pointers.get(str(path)) if self.mode == "line" else None
+            if at is not None and at[0] > os.fstat(f.fileno()).st_size:
+                self._log.warning("file source: the tailed file is shorter than the restored position "
+                                  "(truncated or replaced); reading it from its start", path=str(path),
+                                  position=at[0])
+                at = None
+            if at is not None:
+                f.seek(at[0])
+            self._log.info("file source tailing", path=str(path), mode=self.mode, position=at[0] if at else 0)
+            await self._read(f, path, follow=True, start=(at[0], at[1]) if at else (0, 0))
 
     # ------------------------------------------------------------------ reading
-    async def _read(self, f: IO[bytes], path: Path, follow: bool) -> None:
+    async def _read(self, f: IO[bytes], path: Path, follow: bool, start: tuple[int, int] = (0, 0)) -> None:
         props: dict[str, Any] = {"file.uri": str(path), "file.path": str(path), "file.name": path.name}
         if self.mode == "line":
-            await self._read_lines(f, props, follow)
+            await self._read_lines(f, props, follow, start)
         elif self.mode == "regex":
             await self._read_regex(f, props, follow)
         elif self.mode == "binary.chunked":
@@ -527,14 +554,18 @@ class FileSource(Source):
         if pending is not None:
             await emit(pending, True)
 
-    async def _read_lines(self, f: IO[bytes], props: dict[str, Any], follow: bool) -> None:
+    async def _read_lines(self, f: IO[bytes], props: dict[str, Any], follow: bool,
+                          start: tuple[int, int] = (0, 0)) -> None:
+        """Lines from ``start`` (byte offset, lines before it: where a restored tail goes on)."""
         o = self.options
         limit = o["batch.size"]
         skip = o["header.line.count"] if o["header.present"] and not o["read.only.header"] else 0
+        skip = max(0, skip - start[1])  # (a restored position is past the header's lines)
         only_header, only_trailer, skip_trailer = o["read.only.header"], o["read.only.trailer"], o["skip.trailer"]
         carry = b""
-        offset = 0
-        line_no = 0
+        offset, line_no = start
+        # a tailed file's position goes into the app's snapshots once its line is in the app
+        pointers, path = (self._pointers, str(props["file.path"])) if follow else (None, "")
         # Not following: a line is held back until the next one shows whether it is the last
         # (eof, read.only.trailer, skip.trailer).
         pending: tuple[bytes, int, int] | None = None
@@ -549,7 +580,7 @@ class FileSource(Source):
                     chunk = []
                 await asyncio.sleep(delay)
             chunk.append(Message(text, {**props, "line": number, "eof": "true" if eof else "false"},
-                                 FileAck(number, end)))
+                                 FileAck(number, end, pointers, path)))
             self.lines_read += 1
             if len(chunk) >= limit:
                 await self._deliver(chunk)
@@ -634,17 +665,30 @@ class FileSource(Source):
             return None
 
     async def commit(self, tokens: Any) -> None:
-        """No-op: a file cannot redeliver (it is read again from its start on the next run)."""
+        """No-op: a file cannot redeliver (a restored app reads again from the state's position)."""
 
     def state(self) -> dict[str, Any] | None:
-        """``{"processedFileList": [path, ...]}``: the files read and kept (None when there are none)."""
-        return {"processedFileList": list(self._processed)} if self._processed else None
+        """``{"processedFileList": [path, ...], "filePointers": {path: [offset, line]}}``: the
+        files read and kept, and where each tailed file's lines in the app end (each key only
+        when it has entries; None when neither has)."""
+        state: dict[str, Any] = {}
+        if self._processed:
+            state["processedFileList"] = list(self._processed)
+        if self._pointers:
+            state["filePointers"] = {p: list(at) for p, at in self._pointers.items()}
+        return state or None
 
     def restore_state(self, state: dict[str, Any]) -> None:
-        """Do not read again the files of the snapshot's ``processedFileList``."""
+        """Do not read again the files of the snapshot's ``processedFileList``; go on tailing a
+        file from its ``filePointers`` position (a file now shorter is read from its start)."""
         files = state.get("processedFileList")
         if isinstance(files, list):
             self._processed.update((str(f), None) for f in files)
+        pointers = state.get("filePointers")
+        if isinstance(pointers, dict):
+            for p, at in pointers.items():
+                if isinstance(at, list) and len(at) == 2 and all(isinstance(v, int) and v >= 0 for v in at):
+                    self._pointers[str(p)] = [at[0], at[1]]
 
 
 _SINK_PARAMS = (

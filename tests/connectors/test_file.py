@@ -466,7 +466,7 @@ async def test_kept_files_are_the_source_state_and_a_restored_source_skips_them(
 
 async def test_only_files_kept_in_place_are_state(tmp_path: Path) -> None:
     """A moved or deleted file is not in the state (a new file of that name is read), nor is a
-    tailed one (a restored source follows it again)."""
+    tailed one (its position is, once its lines enter an app: see the next test)."""
     d = tmp_path / "in"
     d.mkdir()
     (d / "a.txt").write_bytes(b"a1\n")
@@ -483,3 +483,57 @@ async def test_only_files_kept_in_place_are_state(tmp_path: Path) -> None:
     await _collect(tailer, 1)
     await tailer.stop()
     assert tailer.state() is None
+
+
+async def _entered(got: Collector, n: int) -> None:
+    """Wait for ``n`` payloads and tell their chunks entered the app (as the host does)."""
+    async with asyncio.timeout(5):
+        while len(got.payloads) < n:
+            await asyncio.sleep(0.02)
+    for chunk in got.chunks:
+        chunk[-1].ack.entered()
+
+
+async def test_a_tailed_files_position_is_state_and_a_restored_source_goes_on_from_it(tmp_path: Path) -> None:
+    """siddhi-io-file keeps a tailed file's filePointer in the app's snapshot: only lines that
+    entered the app count; a restored source reads what came after them."""
+    path = tmp_path / "a.log"
+    path.write_bytes(b"h\none\ntwo\n")
+    options = {"file.uri": str(path), "file.polling.interval": "20", "header.present": "true"}
+    first = FileSource(options)
+    got = await _collect(first, 2)
+    assert first.state() is None  # delivered, but not in the app yet
+    await _entered(got, 2)
+    with open(path, "ab") as f:
+        f.write(b"three\n")
+    await _entered(got, 3)
+    with open(path, "ab") as f:
+        f.write(b"four\n")  # delivered, but the app never took it (a crash before its snapshot)
+    async with asyncio.timeout(5):
+        while len(got.payloads) < 4:
+            await asyncio.sleep(0.02)
+    await first.stop()
+    state = first.state()
+    assert state == {"filePointers": {str(path): [len(b"h\none\ntwo\nthree\n"), 4]}}
+    assert orjson.loads(orjson.dumps(state)) == state
+
+    with open(path, "ab") as f:
+        f.write(b"five\n")
+    restored = FileSource(options)
+    restored.restore_state(orjson.loads(orjson.dumps(state)))
+    again = await _collect(restored, 2)
+    await asyncio.sleep(0.1)
+    await restored.stop()
+    assert again.payloads == [b"four", b"five"]  # at least once: "four" again, nothing before it
+    assert [m.properties["line"] for c in again.chunks for m in c] == [5, 6]
+
+
+async def test_a_tailed_file_shorter_than_its_restored_position_is_read_from_its_start(tmp_path: Path) -> None:
+    path = tmp_path / "a.log"
+    path.write_bytes(b"new\n")  # rotated: the old file was longer
+    src = FileSource({"file.uri": str(path), "file.polling.interval": "20"})
+    src.restore_state({"filePointers": {str(path): [1_000, 40], "other": "x"}, "processedFileList": "bad"})
+    got = await _collect(src, 1)
+    await src.stop()
+    assert got.payloads == [b"new"]
+    assert got.chunks[0][0].properties["line"] == 1

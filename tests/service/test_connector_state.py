@@ -289,3 +289,40 @@ async def test_a_chunk_left_unconsumed_at_shutdown_does_not_count_in_the_source_
         assert (await store.load("ConnState")).connectors["source:In:0"]["state"] == {"delivered": 2}
     finally:
         await store.close()
+
+
+async def test_a_restarted_app_goes_on_tailing_a_file_where_its_snapshot_left_it(tmp_path: Path) -> None:
+    # Without the position in the snapshot a restart read the tailed file from its start:
+    # every line again, into an app whose state already held them.
+    log = tmp_path / "readings.log"
+    log.write_bytes(b"".join(orjson.dumps({"event": {"id": f"e{i}", "ts": T0 + i}}) + b"\n" for i in (1, 2, 3)))
+    app = f"""
+    @app:name('Tail')
+    @source(type='file', file.uri='{log}', file.polling.interval='20', @map(type='json'))
+    define stream In (id string, ts long);
+    @sink(type='inMemory', topic='tail-out', @map(type='passThrough'))
+    define stream Out (id string, n long);
+    @info(name='count') from In select id, count() as n insert into Out;
+    """
+
+    async def run_until(rows: int) -> list[Any]:
+        out = broker.subscribe("tail-out")  # before the host starts: nothing is missed
+        got: list[Any] = []
+        host = ServiceHost(_config(tmp_path), app_texts=[app])
+        await host.start()
+        try:
+            async with asyncio.timeout(5):
+                while len(got) < rows:
+                    got.append((await out.queue.get())[0])
+            await asyncio.sleep(0.1)  # nothing more comes
+            while not out.queue.empty():
+                got.append(out.queue.get_nowait()[0])
+        finally:
+            await host.stop()  # the final snapshot holds the file's position
+            broker.unsubscribe(out)
+        return got
+
+    assert await run_until(3) == [("e1", 1), ("e2", 2), ("e3", 3)]
+    with open(log, "ab") as f:
+        f.write(orjson.dumps({"event": {"id": "e4", "ts": T0 + 4}}) + b"\n")
+    assert await run_until(1) == [("e4", 4)]  # the count went on from the engine's restored state
