@@ -36,25 +36,25 @@ pytestmark = pytest.mark.integration
 EVENTS = [("single_topic", 55.6, 100), ("single_topic2", 75.6, 102), ("single_topic3", 57.6, 103)]
 
 
-def _source_app(broker: Any, options: str, name: str = "TestExecutionPlan1") -> str:
+def _source_app(broker: Any, options: str, name: str = "TestExecutionPlan1", mapper: str = "xml") -> str:
     return (f"@App:name('{name}') "
             "define stream BarStream2 (symbol string, price float, volume long); "
             f"@source(type='kafka', {options}, bootstrap.servers='{broker.bootstrap_servers}', "
-            f"optional.configuration='{broker.fast_group}', @map(type='xml')) "
+            f"optional.configuration='{broker.fast_group}', @map(type='{mapper}')) "
             "Define stream FooStream2 (symbol string, price float, volume long);"
             "from FooStream2 select symbol, price, volume insert into BarStream2;")
 
 
-def _sink_app(broker: Any, options: str, name: str = "TestExecutionPlan") -> str:
+def _sink_app(broker: Any, options: str, name: str = "TestExecutionPlan", mapper: str = "xml") -> str:
     return (f"@App:name('{name}') "
             "define stream FooStream (symbol string, price float, volume long); "
-            f"@sink(type='kafka', {options}, bootstrap.servers='{broker.bootstrap_servers}', @map(type='xml')) "
+            f"@sink(type='kafka', {options}, bootstrap.servers='{broker.bootstrap_servers}', @map(type='{mapper}')) "
             "Define stream BarStream (symbol string, price float, volume long);"
             "from FooStream select symbol, price, volume insert into BarStream;")
 
 
-async def _source(run: Any, broker: Any, options: str) -> list[list[tuple[Any, ...]]]:
-    src = await run(_source_app(broker, options))
+async def _source(run: Any, broker: Any, options: str, mapper: str = "xml") -> list[list[tuple[Any, ...]]]:
+    src = await run(_source_app(broker, options, mapper=mapper))
     got = src.watch("BarStream2")
     await ready(src, "FooStream2")
     return got
@@ -186,7 +186,14 @@ async def test_testErrorStream(run: Any) -> None:
     assert sink_errors(r, "kafkaSinkStream") >= 1
 
 
-@pytest.mark.skip(reason="Srota has no binary mapper (siddhi-map-binary's @map(type='binary'))")
-async def test_testPublisherUsingBinaryMapper() -> None:
+async def test_testPublisherUsingBinaryMapper(run: Any, kafka_broker: Any) -> None:
     """KafkaSinkwithBinaryMapperTestCase: ``is.binary.message='true'`` on both ends with the
     binary mapper; three events arrive."""
+    (t,) = await topics(kafka_broker, "single_topic")
+    got = await _source(run, kafka_broker, f"topic.list='{t}', group.id='single_topic_test', "
+                        "threading.option='single.thread', is.binary.message='true'", mapper="binary")
+    snk = await run(_sink_app(kafka_broker, f"topic='{t}', is.binary.message = 'true'", mapper="binary"))
+    for e in EVENTS:
+        snk.send("FooStream", e)
+    await wait_rows(got, 3)
+    assert names_values(got) == (["single_topic", "single_topic2", "single_topic3"], [100, 102, 103])

@@ -44,7 +44,7 @@ async def crash(run: Any, r: Running) -> None:
 
 
 def _relay(broker: Any, name: str, external: list[str], intermediate: str, partition_no: str, seq_ids: list[str] | None,
-           threading: str = "topic.wise", modulo: bool = False) -> str:
+           threading: str = "topic.wise", modulo: bool = False, sink_map: str = "xml") -> str:
     """The relay app: one source, query and sink per external topic (one or two)."""
     servers = f"bootstrap.servers='{broker.bootstrap_servers}'"
     out = f"@App:name('{name}') "
@@ -55,7 +55,7 @@ def _relay(broker: Any, name: str, external: list[str], intermediate: str, parti
         select = "count()%3 as count, count() as total" if modulo else "count() as count"
         attrs = "symbol string, count long, total long" if modulo else "symbol string, count long"
         out += (f"@sink(type='kafka', topic='{intermediate}', {servers}, partition.no='{partition_no}', {seq}"
-                f"@map(type='xml')) define stream {suffix}BarStream ({attrs}); "
+                f"@map(type='{sink_map}')) define stream {suffix}BarStream ({attrs}); "
                 f"@source(type='kafka', topic.list='{topic}', group.id='{name}', threading.option='{threading}', "
                 f"{servers}, partition.no.list='0', @map(type='xml')) "
                 f"define stream {suffix}FooStream (symbol string, price float, volume long); ")
@@ -64,12 +64,12 @@ def _relay(broker: Any, name: str, external: list[str], intermediate: str, parti
 
 
 def _receiver(broker: Any, name: str, intermediate: str, partitions: str, threading: str, modulo: bool,
-              extra: str = "") -> str:
+              extra: str = "", map_type: str = "xml") -> str:
     attrs = "symbol string, count long, total long" if modulo else "symbol string, count long"
     return (f"@App:name('{name}') define stream BarStream1 ({attrs}); "
             f"@source(type='kafka', topic.list='{intermediate}', group.id='{name}', threading.option='{threading}', "
             f"seq.enabled='true', bootstrap.servers='{broker.bootstrap_servers}', partition.no.list='{partitions}', "
-            f"{extra}@map(type='xml')) define stream FooStream1 ({attrs}); "
+            f"{extra}@map(type='{map_type}')) define stream FooStream1 ({attrs}); "
             "from FooStream1 select * insert into BarStream1;")
 
 
@@ -77,15 +77,15 @@ async def _relay_restart(run: Any, kafka_broker: Any, *, external_names: tuple[s
                          intermediate_partitions: int = 1, partition_no: str = "0",
                          seq_ids: list[str] | None = None, receiver_threading: str = "topic.wise",
                          modulo: bool = False, start_after_publishing: bool = False, receiver_extra: str = "",
-                         expected: int = 15) -> int:
+                         expected: int = 15, binary: bool = False) -> int:
     """The Java flow (see the module doc); returns the receiver's count at the end."""
     external = await topics(kafka_broker, *external_names)
     (intermediate,) = await topics(kafka_broker, "IntermediateTopic", partitions=intermediate_partitions)
     partitions = ",".join(str(p) for p in range(intermediate_partitions))
     relay_text = _relay(kafka_broker, "ExternalDataRelayApp", external, intermediate, partition_no,
-                        seq_ids or ["ExternalDataRelayApp"], modulo=modulo)
+                        seq_ids or ["ExternalDataRelayApp"], modulo=modulo, sink_map="binary" if binary else "xml")
     receiver_text = _receiver(kafka_broker, "DataReceiveApp", intermediate, partitions, receiver_threading, modulo,
-                              receiver_extra)
+                              receiver_extra, map_type="binary" if binary else "xml")
     if start_after_publishing:
         await kafka_publisher(kafka_broker, external, 1, 10)
     relay = await run(relay_text, persistence=True)
@@ -107,10 +107,12 @@ async def _relay_restart(run: Any, kafka_broker: Any, *, external_names: tuple[s
     return len(rows(got))
 
 
-@pytest.mark.skip(reason="Srota has no binary mapper (siddhi-map-binary's @map(type='binary')); "
-                  "is.binary.message with the xml mapper is basicKafkaTestUsingBinaryMessageWithXmlMapper")
-async def test_basicKafkaTestUsingBinaryMessage() -> None:
-    """``is.binary.message='true'`` on sink and source with the binary mapper: 15 events."""
+async def test_basicKafkaTestUsingBinaryMessage(run: Any, kafka_broker: Any) -> None:
+    """``is.binary.message='true'`` on sink and source with the binary mapper: 15 events.  (The
+    Java receiver also says ``enable.auto.commit='false'``, which is no option of Siddhi's kafka
+    source, so Siddhi ignores it and Srota refuses it: left out; that difference is
+    ``test_kafka_source.py``'s xfail.)"""
+    assert await _relay_restart(run, kafka_broker, binary=True, receiver_extra="is.binary.message='true', ") == 15
 
 
 async def test_basicKafkaTestUsingBinaryMessageWithXmlMapper(run: Any, kafka_broker: Any) -> None:
