@@ -1,7 +1,7 @@
 """Connectors: async transports that move opaque payloads (DESIGN.md, room ``connectors/``).
 
 Built-ins register themselves in :data:`engine.registry.registry` on import: sources and
-sinks ``kafka``, ``mqtt``, ``http``, ``inMemory``, ``file``, and the ``log`` sink.  The host builds them
+sinks ``kafka``, ``mqtt``, ``http``, ``inMemory``, ``file``, the ``fileeventlistener`` source and the ``log`` sink.  The host builds them
 with :func:`create_source` / :func:`create_sink` from a stream's ``@source``/``@sink``
 options and drives them through the :class:`Source` / :class:`Sink` interfaces; see
 :mod:`connectors.base` for delivery, acknowledgement and back-pressure.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from srota.connectors import _file, _http, _inmemory, _kafka, _log, _mqtt  # noqa: F401  (import registers the built-ins)
+from srota.connectors import _file, _file_listener, _http, _inmemory, _kafka, _log, _mqtt  # noqa: F401  (import registers the built-ins)
 from srota.connectors._file import FileAck, FileSink, FileSource
 from srota.connectors._http import HttpSink, HttpSource
 from srota.connectors._inmemory import InMemoryBroker, InMemorySink, InMemorySource, broker
