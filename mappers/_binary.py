@@ -187,7 +187,7 @@ class BinarySinkMapper(SinkMapper):
             for name, write, value in zip(self.names, self._writers, row, strict=True):
                 try:
                     parts.append(write(value))
-                except (TypeError, ValueError, struct.error, AttributeError) as exc:
+                except (TypeError, ValueError, OverflowError, struct.error) as exc:
                     raise MappingError(f"cannot be written in binary: {exc}" if value is not None else
                                        "null cannot be written in binary (only a string may be null)",
                                        attribute=name, index=index) from None

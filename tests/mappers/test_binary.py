@@ -98,6 +98,7 @@ def test_a_payload_that_is_not_bytes_is_refused():
     (("x", 2**31, 1.0, 1, 1.0, True), "attribute 'b': cannot be written in binary: 2147483648 is out of range for int"),
     ((5, 1, 1.0, 1, 1.0, True), "attribute 'a': cannot be written in binary: int 5 is not a string"),
     (("x", 1, 1.0, 1, 1.0, 1), "attribute 'f': cannot be written in binary: int 1 is not a bool"),
+    (("x", 1, 1.0, 1, 10**400, True), "attribute 'e': cannot be written in binary: int too large"),
 ])
 def test_a_chunk_with_a_value_of_the_wrong_type_is_not_written(row: tuple[Any, ...], message: str):
     with pytest.raises(MappingError, match=message):
