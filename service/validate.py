@@ -444,7 +444,9 @@ def _check_annotation(runtime: Any, definition: Any, ann: Annotation, kind: str,
         if map_problems:
             pass  # the mapper would only report the first unknown option again, at the annotation
         elif kind == "source":
-            mappers.create_source_mapper(definition.attributes, maps[0] if maps else None, definition.id)
+            mapper = mappers.create_source_mapper(definition.attributes, maps[0] if maps else None, definition.id)
+            if connector is not None:  # (a transport may refuse a map type: the file source in a text mode)
+                connector.check_map_type(mapper.type_name)
         else:
             mappers.create_sink_mapper(definition.attributes, maps[0] if maps else None, definition.id)
     except SiddhiAppCreationError as exc:

@@ -81,6 +81,8 @@ def test_validate_checks_files_env_and_database_without_a_broker(tmp_path: Path)
                    "define stream S (a int);\n"
                    "@source(type='file', file.uri='later.jsonl', @map(type='json'))\n"
                    "define stream T (a int);\n"
+                   "@source(type='file', file.uri='later.bin', @map(type='binary'))\n"
+                   "define stream B (a int);\n"
                    "@sink(type='kafka', bootstrap.servers='${SROTA_TEST_UNSET_BOOT}', topic='t')\n"
                    "define stream O (a int);\n"
                    "from S select a insert into O;\n")
@@ -93,7 +95,8 @@ def test_validate_checks_files_env_and_database_without_a_broker(tmp_path: Path)
     assert proc.returncode == 1
     assert "missing.jsonl does not exist" in out
     assert "later.jsonl" not in out  # tailed: the source waits for it to appear
-    assert f"{app}:5:" in out and "environment variable SROTA_TEST_UNSET_BOOT is not set" in out
+    assert f"{app}:5:" in out and "'binary' mapping cannot be used with mode 'line'" in out
+    assert f"{app}:7:" in out and "environment variable SROTA_TEST_UNSET_BOOT is not set" in out
     assert "persistence.database:" in out and "not a directory" in out
 
 
