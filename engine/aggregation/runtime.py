@@ -253,9 +253,12 @@ class Aggregation:
     def rows(self, per: TimeDuration, start: int | None, end: int | None) -> list[tuple[Any, ...]]:
         """Output rows (``AGG_TIMESTAMP``, select items) of granularity ``per`` with start in ``[start, end)``.
 
-        Rows come in the order Siddhi's ``HashMap`` of ``"<AGG_TIMESTAMP>:-:<key>:-:"`` strings
-        yields them, so that results compare equal to Siddhi's even where a test does not sort
-        (``IncrementalExternalTimestampDataAggregator``).
+        Rows come in Siddhi's order, so that results compare equal to Siddhi's even where a
+        query does not sort (a ``group by`` keeps each group's last row): for event time (and a
+        distributed read) the order its ``HashMap`` of ``"<AGG_TIMESTAMP>:-:<key>:-:"`` strings
+        yields (``OutOfOrderEventsDataAggregator``); for arrival time the table's rows in time
+        order, then the open buckets in the order of ``IncrementalDataAggregator``'s
+        ``"<key>-<bucket start>"`` map (Siddhi adds the one to the other).
 
         A distributed aggregation reads every shard's tables and no memory (:meth:`_shard_rows`).
         """
@@ -264,6 +267,7 @@ class Aggregation:
             raise ValueError(f"aggregation '{self.id}' does not keep {per.value} "
                              f"(it keeps {', '.join(d.value for d in self.spec.durations)})")
         spec = self.spec
+        stored = 0  # how many of the rows came from the table (arrival time: they go first)
         if self.store.sharded:
             merged = self._shard_rows(i, start, end)
         else:
@@ -273,6 +277,7 @@ class Aggregation:
             copy, merge = spec.copy_row, spec.merge
             for ts, key, row in self.store.scan(per, start, end):
                 merged[(ts, key)] = row
+            stored = len(merged)
             for j in range(i, -1, -1):
                 for (s, key), row in self._levels[j].buckets.items():
                     b = s if j == i else bucket_start(s, per)
@@ -286,7 +291,12 @@ class Aggregation:
                         merge(have, row)
         finalize = spec.finalize
         items = list(merged.items())
-        order = hashmap_order([_java_key(k) for k, _ in items])
+        if spec.time_attribute is None and not self.store.sharded:
+            # (dicts keep insertion order: the table's rows come first, then the open buckets)
+            memory = items[stored:]
+            order = list(range(stored)) + [stored + n for n in hashmap_order([_java_memory_key(k) for k, _ in memory])]
+        else:
+            order = hashmap_order([_java_key(k) for k, _ in items])
         return [finalize(items[n][0][0], items[n][0][1], items[n][1]) for n in order]
 
     def _shard_rows(self, i: int, start: int | None, end: int | None) -> dict[Key, list[Any]]:
@@ -534,6 +544,13 @@ def _java_key(k: Key) -> str:
     for v in k[1]:
         parts.append(_java_str(v))
     return "".join(p + ":-:" for p in parts)
+
+
+def _java_memory_key(k: Key) -> str:
+    """``IncrementalDataAggregator``'s key of an open bucket: the group-by key (each value and
+    ``:-:``; ``null`` without ``group by``), ``-`` and the bucket's start."""
+    group = "".join(_java_str(v) + ":-:" for v in k[1]) if k[1] else "null"
+    return f"{group}-{k[0]}"
 
 
 def _java_str(v: Any) -> str:

@@ -283,3 +283,23 @@ def _dump_tables(db) -> dict:
     conn = sqlite3.connect(db)
     return {t: sorted(conn.execute(f'SELECT * FROM "A_{t}"').fetchall())
             for t in ("SECONDS", "MINUTES", "HOURS", "DAYS")}
+
+
+def test_an_arrival_time_read_gives_the_tables_rows_in_time_order_then_the_open_buckets():
+    # Siddhi adds the open buckets to the table's rows (IncrementalAggregateCompileCondition.find,
+    # arrival time): an on-demand `group by` keeps each group's last row, the newest bucket's.
+    # Srota ordered these rows as event-time reads are (a HashMap of bucket and key), which for
+    # these seconds put the newest bucket first and gave the middle one's price.
+    t0 = 1_700_000_002_000
+    rt = SiddhiManager().create_siddhi_app_runtime("""@app:playback
+    define stream S (symbol string, price double);
+    define aggregation A from S select symbol, sum(price) as total, price as last
+    group by symbol aggregate every sec...min;
+    """)
+    rt.start()
+    for n, price in enumerate((10.0, 20.0, 30.0)):  # three seconds: two written, one open
+        rt.get_input_handler("S").send(("IBM", price), t0 + 1000 * n + 10)
+    rows = rt.query(f'from A within {t0 - 60_000}L, {t0 + 60_000}L per "seconds" '
+                    "select symbol, last group by symbol")
+    assert [tuple(e.data) for e in rows] == [("IBM", 30.0)]
+    rt.shutdown()

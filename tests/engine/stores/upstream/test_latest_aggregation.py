@@ -169,10 +169,6 @@ def test_latestTestCase4(rdbms_url: str) -> None:
         rt.shutdown()
 
 
-# not strict: Srota's row order follows Java HashMap hashing of the (wall-clock) bucket times, so the
-# test passes or fails by chance
-@pytest.mark.xfail(strict=False, reason="srota differs: arrival-time on-demand rows come in HashMap order, "
-                   "not table-then-memory order, so group by's last row (lastTradeValue) varies")
 def test_latestTestCase5(rdbms_url: str) -> None:
     """Event-time aggregation with group by symbol: an on-demand query over the current month summing
     totalPrice per symbol gives IBM 200 (last trade 9600) and WSO2 280 (last trade 1600)."""
