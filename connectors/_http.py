@@ -574,15 +574,18 @@ _CALL_PARAMS = (*_SINK_PARAMS, Param("sink.id", _S, doc="The id http-call-respon
 class HttpCallSink(HttpSink):
     """``http-call``: each payload is a request as for ``http``; every response (whatever its
     status) goes to the ``http-call-response`` sources of the same ``sink.id`` whose
-    ``http.status.code`` matches it, with ``trp:http.status.code``, the response's headers
-    and the request's rendered options as properties.  A network error is retried."""
+    ``http.status.code`` matches it, with the request's rendered options, the response's
+    headers, the request event's attributes (``trp:<attribute>``, as Siddhi's) and
+    ``trp:http.status.code`` as properties (the later win).  A network error is retried."""
 
     type_name = "http-call"
     PARAMS = _CALL_PARAMS
+    wants_events = True
 
     async def _answered(self, index: int, status: int, reason: str, body: bytes,
                         headers: Mapping[str, str], props: Mapping[str, Any]) -> str | None:
-        properties = {**{k: v for k, v in props.items() if not k.startswith("_")}, **headers,
+        event = props.get("_event") or {}
+        properties = {**{k: v for k, v in props.items() if not k.startswith("_")}, **headers, **event,
                       "http.status.code": str(status)}
         taken = False
         for source in list(_responders.get(self.options["sink.id"], ())):

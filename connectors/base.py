@@ -343,6 +343,10 @@ class Sink(_Configured, ABC):
     """
 
     payload_kind: ClassVar[str] = "bytes"
+    #: Whether the host adds to each item's properties, under ``_event``, the attribute values
+    #: (by name) of the event the item carries (its first, for an array): a transport whose
+    #: replies answer requests passes them on (http-call, as Siddhi's ``getTrpProperties``).
+    wants_events: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "",
                  pos: Pos | None = None) -> None:

@@ -59,7 +59,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from srota.connectors._distribution import PARTITION_KEY, destination_option
@@ -375,6 +375,11 @@ class AppHost:
             if not items:
                 return
             rows, carried = _rows_of(rows, carried)
+        if b.sink.wants_events:
+            names = b.mapper.names
+            for (_payload, props), indexes in zip(items, carried, strict=True):
+                if indexes:  # (a sink's properties may hold any value: Sink.publish takes Mapping[str, Any])
+                    cast(dict[str, Any], props)["_event"] = dict(zip(names, rows[indexes[0]], strict=True))
         delay = 0.1
         flushing = False  # every item is handed to the sink; only the flush remains
         while True:

@@ -22,7 +22,6 @@ async def test_testHTTPRequestResponse1(run: Any) -> None:
     await c.response1(run, SINK, SOURCE)
 
 
-@pytest.mark.xfail(strict=True, reason=c.NO_EVENT_PROPERTIES)
 async def test_testHTTPRequestResponse2(run: Any) -> None:
     """The response maps ``name``, ``id`` from the body and ``trp:headers``, ``trp:volume``,
     ``trp:price`` from the request event."""
