@@ -47,6 +47,7 @@ import ssl
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlencode, urlsplit
 
@@ -566,7 +567,11 @@ class HttpServiceResponseSink(Sink):
 #: ``http-call-response`` sources by the ``sink.id`` of the ``http-call`` sinks they hear.
 _responders: dict[str, list[HttpCallResponseSource]] = {}
 
-_CALL_PARAMS = (*_SINK_PARAMS, Param("sink.id", _S, doc="The id http-call-response sources take responses by."))
+_CALL_PARAMS = (*_SINK_PARAMS, Param("sink.id", _S, doc="The id http-call-response sources take responses by."),
+                Param("downloading.enabled", (AttrType.BOOL,), optional=True, default=False,
+                      doc="Save a 2xx response's body to download.path; the response sources get the file's path."),
+                Param("download.path", _S, optional=True, dynamic=True,
+                      doc="The file a downloaded response is written to (may be a template)."))
 
 
 @extension(Kind.SINK, "http-call", params=_CALL_PARAMS,
@@ -576,17 +581,35 @@ class HttpCallSink(HttpSink):
     status) goes to the ``http-call-response`` sources of the same ``sink.id`` whose
     ``http.status.code`` matches it, with the request's rendered options, the response's
     headers, the request event's attributes (``trp:<attribute>``, as Siddhi's) and
-    ``trp:http.status.code`` as properties (the later win).  A network error is retried."""
+    ``trp:http.status.code`` as properties (the later win).  With ``downloading.enabled`` a
+    2xx response's body is written to ``download.path`` and the sources get that path (the
+    body is read whole first: for files that fit in memory).  A network error is retried."""
 
     type_name = "http-call"
     PARAMS = _CALL_PARAMS
     wants_events = True
+
+    def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", pos: Any = None) -> None:
+        super().__init__(options, name=name, pos=pos)
+        self._download = bool(self.options["downloading.enabled"])
+        if self._download and not self.options.get("download.path"):
+            raise creation_error(f"{self.type_name} sink: downloading.enabled='true' needs download.path", pos)
 
     async def _answered(self, index: int, status: int, reason: str, body: bytes,
                         headers: Mapping[str, str], props: Mapping[str, Any]) -> str | None:
         event = props.get("_event") or {}
         properties = {**{k: v for k, v in props.items() if not k.startswith("_")}, **headers, **event,
                       "http.status.code": str(status)}
+        if self._download and 200 <= status < 300:
+            # Siddhi's HttpResponseProcessor: the body goes to the file, the sources get its path
+            path = str(self._option(props, "download.path"))
+            try:
+                await asyncio.to_thread(_write_download, path, body)
+            except OSError as exc:
+                self._log.error("http-call: cannot save the response", path=path, error=str(exc))
+                return None
+            body = path.encode()
+            properties["download.path"] = path
         taken = False
         for source in list(_responders.get(self.options["sink.id"], ())):
             taken |= source.offer(status, Message(body, properties))
@@ -594,6 +617,12 @@ class HttpCallSink(HttpSink):
             self._log.warning("no http-call-response source takes this response", status=status,
                               sink_id=self.options["sink.id"])
         return None  # answered: delivered, whatever the status
+
+
+def _write_download(path: str, body: bytes) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(body)
 
 
 _CALL_RESPONSE_PARAMS = (

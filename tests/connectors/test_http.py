@@ -536,3 +536,12 @@ async def test_source_answers_a_cors_preflight_like_siddhi():
         assert host.chunks == []
     finally:
         await source.stop()
+
+
+def test_http_call_downloading_needs_a_download_path():
+    from srota.connectors._http import HttpCallSink
+
+    with pytest.raises(SiddhiAppCreationError, match="downloading.enabled='true' needs download.path"):
+        HttpCallSink({"publisher.url": "http://127.0.0.1:9/x", "sink.id": "d", "downloading.enabled": "true"})
+    HttpCallSink({"publisher.url": "http://127.0.0.1:9/x", "sink.id": "d", "downloading.enabled": "true",
+                  "download.path": "{{path}}"})

@@ -28,13 +28,11 @@ async def test_testHTTPRequestResponse2(run: Any) -> None:
     await c.response2(run, SINK, SOURCE)
 
 
-@pytest.mark.xfail(strict=True, raises=c.SiddhiAppCreationError, reason=c.NO_DOWNLOAD)
 async def test_testHTTPRequestResponse3(run: Any, tmp_path: Path) -> None:
     """``downloading.enabled``: the response is saved to ``download.path``; the 2xx source gets its name."""
     await c.response3(run, SINK, SOURCE, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, raises=c.SiddhiAppCreationError, reason=c.NO_DOWNLOAD)
 async def test_testHTTPRequestResponse4(run: Any, tmp_path: Path) -> None:
     """``downloading.enabled`` and a 400: nothing saved; the 4xx source gets the error."""
     await c.response4(run, SINK, SOURCE, tmp_path)
