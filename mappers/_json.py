@@ -46,8 +46,9 @@ Differences from Siddhi, on purpose (none changes a payload Siddhi maps):
 * an array element whose value does not convert is dropped alone (Siddhi drops the payload);
 * an ``object`` attribute of a custom mapping keeps the JSON value (Siddhi gives its text);
 * ``enclosing.element`` also applies to the default mapping (Siddhi ignores it there);
-* strings substituted into a ``@payload`` template are JSON-escaped (Siddhi writes them raw,
-  which breaks the JSON when they hold a quote).
+* a string substituted into a ``@payload`` template inside a JSON string literal
+  (``"{{name}}"``) is JSON-escaped (Siddhi writes it raw, which breaks the JSON when it holds a
+  quote); outside one (``{{message}}``, ``"a": {{doc}}``) it is written as it is, as in Siddhi.
 """
 from __future__ import annotations
 
@@ -379,6 +380,49 @@ def _lenient_expr(gen: CodeGen, var: str, attr: Attribute, conv: Callable[[Any],
 
 
 # ------------------------------------------------------------------------------------ sink
+def _json_placed_formatter(null: str) -> Callable[[AttrType, str, int], Callable[[Any], str]]:
+    """How a value is written where its placeholder stands in a JSON ``@payload``: inside a
+    string literal (``"{{name}}"``) a string is JSON-escaped, so the document stays valid
+    whatever it holds; outside one (``{{message}}``, ``"a": {{doc}}``) a string is written as it
+    is, a piece of JSON, as Siddhi writes every value."""
+    inner = _json_value_formatter(null)
+
+    def placed(type_: AttrType, text: str, start: int) -> Callable[[Any], str]:
+        quoted = _inside_json_string(text, start)
+        if type_ is AttrType.STRING and not quoted:
+            def raw(v: Any) -> str:
+                return null if v is None else (v if v.__class__ is str else str(v))
+            return raw
+        if type_ is AttrType.OBJECT and quoted:
+            dumped = inner(type_)
+
+            def escaped(v: Any) -> str:
+                return null if v is None else orjson.dumps(dumped(v))[1:-1].decode()
+            return escaped
+        return inner(type_)
+    return placed
+
+
+def _inside_json_string(text: str, end: int) -> bool:
+    """Whether ``text[end]`` stands inside a JSON string literal (placeholders before it skipped)."""
+    inside = False
+    i = 0
+    while i < end:
+        c = text[i]
+        if inside and c == "\\":
+            i += 2
+            continue
+        if c == '"':
+            inside = not inside
+        elif c == "{" and text.startswith("{{", i):
+            close = text.find("}}", i)
+            if 0 <= close < end:
+                i = close + 2
+                continue
+        i += 1
+    return inside
+
+
 def _json_value_formatter(null: str) -> Callable[[AttrType], Callable[[Any], str]]:
     """How a value is written into a JSON ``@payload`` template (``null``: the text of a null)."""
     def formatter(type_: AttrType) -> Callable[[Any], str]:
@@ -441,7 +485,7 @@ class JsonSinkMapper(SinkMapper):
                 raise ValueError(f"a sink enclosing.element must be a path of names, not {enclosing_element!r}")
             self._wrap = tuple(str(s) for s in steps)
         null_text = "null" if enable_null_attribute_value else _UNDEFINED
-        self._template = (Template(payload, attributes, _json_value_formatter(null_text))
+        self._template = (Template(payload, attributes, placed=_json_placed_formatter(null_text))
                           if payload is not None else None)
         gen = CodeGen({"_f32": _f32_out, "_f32u": _f32_undefined, "_U": _UNDEFINED})
         plain, undefined = [], []

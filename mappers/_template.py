@@ -16,6 +16,8 @@ from srota.mappers._convert import format_value
 _PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 
 Formatter = Callable[[AttrType], Callable[[Any], str]]
+#: A formatter that also sees where its placeholder stands: (type, template text, start).
+PlacedFormatter = Callable[[AttrType, str, int], Callable[[Any], str]]
 
 
 class TemplateError(ValueError):
@@ -37,11 +39,14 @@ class Template:
     """A compiled ``{{attribute}}`` template over one stream schema.
 
     ``formatter(type)`` returns the function that renders a value of that type; the default
-    renders text as Siddhi does (``55.6``, ``true``, ``null``).  The JSON sink mapper passes a
-    JSON-aware formatter so that strings are escaped.
+    renders text as Siddhi does (``55.6``, ``true``, ``null``).  ``placed(type, text, start)``,
+    given instead, also sees where the placeholder stands in the template: the JSON and XML
+    sink mappers escape a value where it stands inside a string (or an element) and write it
+    as it is elsewhere.
     """
 
-    def __init__(self, text: str, attributes: Sequence[Attribute], formatter: Formatter | None = None) -> None:
+    def __init__(self, text: str, attributes: Sequence[Attribute], formatter: Formatter | None = None,
+                 *, placed: PlacedFormatter | None = None) -> None:
         self.text = text
         index = {a.name: (i, a.type) for i, a in enumerate(attributes)}
         fmt = formatter or _text_formatter
@@ -57,7 +62,8 @@ class Template:
                 raise TemplateError(f"template {text!r} uses '{{{{{name}}}}}', which is not an attribute "
                                     f"of the stream ({', '.join(index)})")
             i, type_ = index[name]
-            parts.append(f"{gen.ref(fmt(type_), 'f')}(r[{i}])")
+            render = placed(type_, text, m.start()) if placed is not None else fmt(type_)
+            parts.append(f"{gen.ref(render, 'f')}(r[{i}])")
             names.append(name)
             pos = m.end()
         if pos < len(text):

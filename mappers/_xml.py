@@ -61,7 +61,9 @@ that is only an attribute's name (an object message) is refused when the app is 
 Differences from siddhi-map-xml, on purpose (none changes a well-formed payload Siddhi maps):
 
 * values written into XML are escaped (``&`` ``<`` ``>``, and quotes in a ``@payload``), where
-  Siddhi writes them raw and so makes malformed XML of a value such as ``AT&T``;
+  Siddhi writes them raw and so makes malformed XML of a value such as ``AT&T``; a
+  ``@payload`` that is one placeholder (``'{{message}}'``) writes its value as it is, as
+  Siddhi does (the attribute holds a document);
 * a ``<!DOCTYPE`` is refused in source payloads (Siddhi's StAX parser reads DTDs);
 * the streaming mode is an incremental XML parser, not Siddhi's text scanning, so a piece may
   end anywhere (inside a tag too) and text keeps its line breaks only if the transport keeps
@@ -657,6 +659,19 @@ _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
 
 
+def _placed_formatter(type_: AttrType, text: str, start: int) -> Callable[[Any], str]:
+    """A placeholder that is the whole ``@payload`` (``'{{message}}'``) writes its value as it
+    is, a document of its own, as Siddhi writes every value; one inside markup is escaped."""
+    if _PLACEHOLDER_ONLY.fullmatch(text.strip()):
+        def raw(value: Any) -> str:
+            return format_value(value, type_)
+        return raw
+    return _template_formatter(type_)
+
+
+_PLACEHOLDER_ONLY = re.compile(r"\{\{\s*[^{}]*?\s*\}\}")
+
+
 def _template_formatter(type_: AttrType) -> Callable[[Any], str]:
     """How a value goes into a ``@payload``: as Java's ``toString`` (``null`` for a null),
     text escaped for element content and quoted attributes alike."""
@@ -691,7 +706,7 @@ class XmlSinkMapper(SinkMapper):
         if payload is not None and payload in self.names:
             raise ValueError(f"@payload('{payload}') is an object message (the attribute itself), which the xml "
                              "sink mapper does not support")
-        self._template = Template(payload, attributes, _template_formatter) if payload is not None else None
+        self._template = Template(payload, attributes, placed=_placed_formatter) if payload is not None else None
         if enclosing_element is not None:
             self._open, self._close = enclosing_element, closing_element(enclosing_element)
         elif self._template is not None:

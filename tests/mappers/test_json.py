@@ -426,6 +426,17 @@ class TestSink:
         siddhi = JsonSinkMapper(STOCK, payload='{"S":"{{symbol}}","P":{{price}},"V":{{volume}}}')
         assert siddhi.map([(None, None, 1)]) == [b'{"S":"undefined","P":undefined,"V":1}']
 
+    def test_a_string_is_escaped_inside_quotes_and_written_as_it_is_outside(self) -> None:
+        # Siddhi writes every value raw: '{{message}}' holding a JSON document sends that
+        # document; inside "..." Srota escapes, so a quote in a name cannot break the JSON.
+        doc = '{"event":{"symbol":"WSO2","price":55.6}}'
+        assert JsonSinkMapper(STOCK, payload="{{symbol}}").map([(doc, 1.0, 1)]) == [doc.encode()]
+        m = JsonSinkMapper(STOCK, payload='{"raw": {{symbol}}, "text": "{{symbol}}", "esc": "a\\"{{symbol}}"}')
+        (out,) = m.map([('{"a":"x"}', 1.0, 1)])
+        assert orjson.loads(out) == {"raw": {"a": "x"}, "text": '{"a":"x"}', "esc": 'a"{"a":"x"}'}
+        obj = JsonSinkMapper((Attribute("o", T.OBJECT),), payload='{"in": "{{o}}", "out": {{o}}}')
+        assert orjson.loads(obj.map([({"k": '"q"'},)])[0]) == {"in": '{"k":"\\"q\\""}', "out": {"k": '"q"'}}
+
     def test_validate_json_rejects_broken_template_output(self) -> None:
         """As Siddhi's Gson check: an unterminated object fails, a bare value passes (lenient)."""
         m = JsonSinkMapper(STOCK, payload='{"s":"{{symbol}}"', validate_json=True)

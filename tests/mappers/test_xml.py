@@ -338,6 +338,14 @@ class TestSink:
         m = XmlSinkMapper(STOCK, payload="<s v='{{symbol}}'>{{symbol}}</s>", validate_xml=True)
         assert m.map([("it's <&>", 1.5, 1)]) == [b"<s v='it&apos;s &lt;&amp;&gt;'>it&apos;s &lt;&amp;&gt;</s>"]
 
+    def test_a_payload_that_is_one_placeholder_is_written_as_it_is(self) -> None:
+        # Siddhi's '{{message}}' sends the XML document the attribute holds; inside markup a
+        # value is escaped as above
+        doc = "<events><event><symbol>A&amp;T</symbol></event></events>"
+        assert XmlSinkMapper(STOCK, payload=" {{symbol}} ").map([(doc, 1.5, 1)]) == [f" {doc} ".encode()]
+        assert XmlSinkMapper(STOCK, payload="<m>{{symbol}}</m>").map([(doc, 1.5, 1)]) == [
+            b"<m>&lt;events&gt;&lt;event&gt;&lt;symbol&gt;A&amp;amp;T&lt;/symbol&gt;&lt;/event&gt;&lt;/events&gt;</m>"]
+
     def test_round_trip_through_the_source(self) -> None:
         rows = [("W&<", f32(55.6), EPOCH_MS), ("I", 75.0, -1)]
         (message,) = XmlSinkMapper(STOCK).map(rows)

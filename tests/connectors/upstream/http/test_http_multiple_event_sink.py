@@ -2,8 +2,7 @@
 
 Upstream: ``component/src/test/java/io/siddhi/extension/io/http/sink/HttpMultipleEventSinkTestCase.java``.
 Two streams of one app, each with an xml ``http`` sink to the same URL; one event into each:
-the test server receives both payloads (Java reads them from the server's log; compared
-with :func:`sent`: the xml mapper escapes the substituted XML, see ``test_http_sink``).
+the test server receives both payloads (Java reads them from the server's log).
 """
 from __future__ import annotations
 

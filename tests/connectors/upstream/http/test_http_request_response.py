@@ -9,14 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.connectors.upstream.http import call_response as c
 
 SINK, SOURCE = "http-request", "http-response"
 
 
-@pytest.mark.xfail(strict=True, reason=c.JSON_ESCAPES)
 async def test_testHTTPRequestResponse1(run: Any) -> None:
     """A JSON payload posted to the echoing server: one response, ``("wso2", 1234)``."""
     await c.response1(run, SINK, SOURCE)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from tests.connectors.upstream.http.support import Server
 from tests.connectors.upstream.http.test_http_sink import PAYLOAD
 
@@ -32,16 +30,12 @@ async def _body(run: Any, options: str, mapping: str, row: tuple[Any, ...], **ap
     return str(request["body"])
 
 
-@pytest.mark.xfail(strict=True, reason="Srota's xml mapper escapes values substituted into a @payload "
-                   "(&, <, >, quotes; docs/mappers.md), Siddhi writes them raw: the XML in 'message' arrives escaped")
 async def test_testHTTPTextMappingXML(run: Any) -> None:
     """xml ``@payload('{{message}}')``: the XML as sent."""
     assert await _body(run, TEMPLATED, "type='xml', @payload('{{message}}')",
                        (PAYLOAD, "POST", "'Name:John','Age:23'")) == PAYLOAD
 
 
-@pytest.mark.xfail(strict=True, reason="Srota's json mapper JSON-escapes strings substituted into a @payload "
-                   "(docs/mappers.md), Siddhi writes them raw: the JSON in 'message' arrives as an escaped string")
 async def test_testHTTPTextMappingJson(run: Any) -> None:
     """json ``@payload('{{message}}')``: the JSON as sent."""
     message = '{"event":{"symbol":"WSO2","price":55.6,"volume":100}}'

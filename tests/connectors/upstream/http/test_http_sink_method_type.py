@@ -2,8 +2,7 @@
 
 Upstream: ``component/src/test/java/io/siddhi/extension/io/http/sink/HttpSinkMethodTypeTestCase.java``.
 The app of ``HttpSinkTestCase`` (``method='{{method}}'``); one event per test with GET, PUT,
-DELETE or POST: a GET carries no body, the others the payload (compared with :func:`sent`:
-the xml mapper escapes the substituted XML, see ``test_http_sink``).
+DELETE or POST: a GET carries no body, the others the payload.
 """
 from __future__ import annotations
 
