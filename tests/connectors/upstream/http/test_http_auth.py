@@ -2,8 +2,7 @@
 
 Upstream: ``component/src/test/java/io/siddhi/extension/io/http/sink/HttpAuthTestCase.java``.
 The app of ``HttpSinkTestCase`` with and without ``basic.auth.username``/``basic.auth.password``;
-the test server keeps the body and headers (bodies compared with :func:`sent`: the xml mapper
-escapes the substituted XML, see ``test_http_sink``).
+the test server keeps the body and headers.
 """
 from __future__ import annotations
 
