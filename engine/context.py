@@ -80,6 +80,9 @@ class AppContext:
         #: Named databases (``datasource='NAME'`` of stores, ``rdbms:query``): name -> options.
         self.datasources: dict[str, dict[str, str]] = {}
         self._datasource_dbs: dict[str, Any] = {}
+        #: Extensions' system parameters (``SiddhiManager.set_extension_properties``):
+        #: ``"namespace:name"`` (lower case) -> {parameter: text}.
+        self.extension_properties: dict[str, dict[str, str]] = {}
         #: The debugger (engine/debugger.py) or None; statistics (engine/statistics.py) or None;
         #: ``inspector`` is set when either is, so that the hot paths test one attribute.
         self.debugger: Any = None
@@ -150,6 +153,11 @@ class AppContext:
                    extra={"app": self.name, "stream": stream_id, "dropped": len(events)})
 
     # ------------------------------------------------------------------ functions
+    def extension_property(self, extension: str, key: str, default: str) -> str:
+        """A system parameter of ``extension`` (``"rdbms:cud"``), as Siddhi's ConfigReader reads
+        the ``extensions:`` of its deployment.yaml; ``default`` when it is not set."""
+        return self.extension_properties.get(extension.lower(), {}).get(key, default)
+
     def find_function(self, namespace: str, name: str) -> Callable[[list[ArgInfo], Any], Any] | None:
         """A function factory by name: app-defined script functions first, then extensions."""
         if not namespace and name in self.script_functions:

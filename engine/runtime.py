@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from srota.engine import aggregators as _aggregators  # noqa: F401 - registers the built-in aggregators
@@ -66,7 +66,8 @@ class SiddhiAppRuntime:
 
     def __init__(self, app: SiddhiApp, text: str | None = None, clock: Clock | None = None,
                  limits: Limits | None = None, shard_id: str | None = None, offline: bool = False,
-                 datasources: dict[str, dict[str, str]] | None = None, error_store: Any = None) -> None:
+                 datasources: dict[str, dict[str, str]] | None = None, error_store: Any = None,
+                 extension_properties: dict[str, dict[str, str]] | None = None) -> None:
         self.app = app
         self.text = text
         self.name = app.name or f"app-{id(self):x}"
@@ -76,6 +77,7 @@ class SiddhiAppRuntime:
         #: Plan only: server-database stores do not connect (``srota validate``).
         self._ctx.offline = offline
         self._ctx.datasources = dict(datasources or {})
+        self._ctx.extension_properties = {k: dict(v) for k, v in (extension_properties or {}).items()}
         #: Where ``@OnError(action='STORE')`` keeps failed events (engine/errorstore.py).
         self._ctx.error_store = error_store
         #: Queries by name; a partitioned query answers for all its key instances.
@@ -355,6 +357,7 @@ class SiddhiManager:
         self.shard_id = shard_id
         self.offline = offline
         self.datasources: dict[str, dict[str, str]] = {}
+        self.extension_properties: dict[str, dict[str, str]] = {}
 
     def set_data_source(self, name: str, url: str, username: str | None = None, password: str | None = None,
                         **options: str) -> None:
@@ -368,6 +371,17 @@ class SiddhiManager:
             entry["password"] = password
         self.datasources[name] = entry
 
+    def set_extension_properties(self, extension: str, properties: Mapping[str, Any]) -> None:
+        """System parameters of an extension for the apps created after this, as the
+        ``extensions:`` of Siddhi's deployment.yaml (``SiddhiManager.setConfigManager``):
+        ``set_extension_properties("rdbms:cud", {"perform.CUD.operations": True})``.  Values
+        are kept as text (``True`` as ``"true"``); later calls add to earlier ones."""
+        if extension.count(":") != 1:
+            raise ValueError(f"an extension is named 'namespace:name', not {extension!r}")
+        entry = self.extension_properties.setdefault(extension.lower(), {})
+        for key, value in properties.items():
+            entry[str(key)] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+
     def create_siddhi_app_runtime(self, app: str | SiddhiApp | Any, clock: Clock | None = None) -> SiddhiAppRuntime:
         """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""
         if isinstance(app, str):
@@ -380,7 +394,7 @@ class SiddhiManager:
         else:
             model, text = app, None
         runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id, self.offline, self.datasources,
-                                   self.error_store)
+                                   self.error_store, self.extension_properties)
         with self._lock:
             self._runtimes[runtime.name] = runtime
         return runtime

@@ -1062,13 +1062,15 @@ def _restore_connector(log: Any, key: str, transport: str, connector: Any, entry
 
 def manager_for(config: ServiceConfig, limits: Limits | None, shard_id: str | None,
                 offline: bool = False) -> SiddhiManager:
-    """A SiddhiManager with the service's shard id and datasources."""
+    """A SiddhiManager with the service's shard id, datasources and extensions' parameters."""
     from srota.service.errors import ServiceErrorStore
 
     manager = SiddhiManager(limits=limits, shard_id=shard_id, offline=offline,
                             error_store=ServiceErrorStore(config.errors_database))
     for name, options in config.datasources.items():
         manager.set_data_source(name, **{("url" if k == "jdbc.url" else k): v for k, v in options.items()})
+    for extension, properties in config.extensions.items():
+        manager.set_extension_properties(extension, properties)
     return manager
 
 

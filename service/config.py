@@ -181,6 +181,9 @@ class ServiceConfig:
     #: Named databases for ``@store(type='rdbms', datasource='NAME')`` and ``#rdbms:query``:
     #: name -> ``{jdbc.url, username, password, max.outage}``.
     datasources: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Extensions' system parameters, as the ``extensions:`` of Siddhi's deployment.yaml:
+    #: ``"namespace:name"`` -> {parameter: text} (``rdbms:cud: {perform.CUD.operations: true}``).
+    extensions: dict[str, dict[str, str]] = field(default_factory=dict)
     statistics: StatisticsConfig = StatisticsConfig()
     #: The error store (``errors.database``): an SQLite file, or a PostgreSQL/MySQL URL that
     #: replicas share; failed events of streams with ``@OnError(action='STORE')`` and sinks
@@ -209,7 +212,7 @@ class ServiceConfig:
 
 # ---------------------------------------------------------------------------- loading
 _TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout",
-             "shard.id", "datasources", "statistics", "errors", "gc"}
+             "shard.id", "datasources", "extensions", "statistics", "errors", "gc"}
 
 # Connector options that name files: a relative value is relative to the config file.
 _PATH_OPTIONS = {"file.uri", "dir.uri", "move.after.process", "move.after.failure",
@@ -393,13 +396,22 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         if "url" not in entry and "jdbc.url" not in entry:
             d.fail(f"datasources.{name}", "needs url: jdbc:postgresql://host:port/db (or jdbc:mysql://, jdbc:mariadb://)")
         datasources[str(name)] = {("jdbc.url" if k == "url" else k): str(v) for k, v in entry.items()}
+    extensions: dict[str, dict[str, str]] = {}
+    for ext_name, body in d.take({}, d.mapping, root.get("extensions", {}), "extensions").items():
+        if str(ext_name).count(":") != 1:
+            d.fail(f"extensions.{ext_name}", "an extension is named namespace:name (rdbms:cud)")
+            continue
+        entry = d.take({}, d.mapping, body, f"extensions.{ext_name}")
+        extensions[str(ext_name).lower()] = {
+            str(k): ("true" if v else "false") if isinstance(v, bool) else str(v) for k, v in entry.items()}
     if d.errors:
         first = d.errors[0]
         first.errors = list(d.errors)
         raise first
     return ServiceConfig(
         errors_database=errors_database, gc_threshold=gc_threshold,
-        scaleout=scaleout, shard_id=shard_id or None, datasources=datasources, statistics=statistics,
+        scaleout=scaleout, shard_id=shard_id or None, datasources=datasources, extensions=extensions,
+        statistics=statistics,
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,
         shutdown_timeout_ms=shutdown, base_dir=base_dir,

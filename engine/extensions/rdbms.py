@@ -12,7 +12,11 @@ an outage holds the app and retries as the rdbms store does.
   (``ack.empty.result.set``) emits the input event once with nulls when there are no rows.
 * ``#rdbms:cud(datasource, 'INSERT/UPDATE/DELETE ... ?', args...)`` runs the statement per
   input event (all of a chunk's in one transaction) and emits the event with ``numRecords``
-  (rows affected).
+  (rows affected).  As in Siddhi it is off until the system parameter
+  ``perform.CUD.operations`` is ``true`` (the service config's ``extensions: {rdbms:cud:
+  {perform.CUD.operations: true}}``, or ``SiddhiManager.set_extension_properties``): an app
+  using it is refused otherwise.  A null parameter fails the event's chunk (nothing of it is
+  written) unless ``allow.null.params.with.CUD`` is ``true``.
 """
 from __future__ import annotations
 
@@ -136,13 +140,21 @@ def _query(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute]
                   overloads=(("datasource.name", "query"), ("datasource.name", "query", "parameter", REPEAT)),
                   returns="numRecords (int)",
                   doc="Runs an INSERT, UPDATE or DELETE per event against a datasource (a chunk's in one "
-                      "transaction) and emits the event with the number of rows it changed.",
+                      "transaction) and emits the event with the number of rows it changed. Off until the "
+                      "system parameter perform.CUD.operations is true (`extensions: {rdbms:cud: "
+                      "{perform.CUD.operations: true}}` in the service config); a null parameter fails its "
+                      "chunk unless allow.null.params.with.CUD is true.",
                   examples=(("from TriggerStream#rdbms:cud('SAMPLE_DB', 'UPDATE Customers_Table SET "
                              "customerName = ? where customerName = ?', changedName, previousName) "
                              "select numRecords insert into RecordStream;", "the rows updated per event"),))
 def _cud(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
          ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
     fn = "rdbms:cud"
+    if ctx.extension_property(fn, "perform.CUD.operations", "false").lower() != "true":
+        raise err(f"{fn}(): performing CUD operations is disabled; enable it with the system parameter "
+                  "perform.CUD.operations: true (the service config's `extensions: {rdbms:cud: "
+                  "{perform.CUD.operations: true}}`, or SiddhiManager.set_extension_properties)")
+    allow_nulls = ctx.extension_property(fn, "allow.null.params.with.CUD", "false").lower() == "true"
     datasource = _constant(infos, 0, fn, "datasource name")
     query = _constant(infos, 1, fn, "query")
     if query.lstrip().split(None, 1)[0].lower() not in ("insert", "update", "delete", "upsert", "merge", "replace"):
@@ -151,10 +163,16 @@ def _cud(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
     db, sql = _sql(ctx, datasource, query, len(args), fn)
 
     def run(chunk: list[Event]) -> list[Event]:
+        params = [tuple(g(e) for g in args) for e in chunk]
+        if not allow_nulls and any(None in p for p in params):
+            # Siddhi's words; before any statement runs, so nothing of the chunk is written
+            raise ValueError("Null values have been detected in the parameters passed to the CUD function. "
+                             "CUD functions do not permit null parameters (allow.null.params.with.CUD).")
+
         def work(cur: Any) -> list[Event]:
             out = []
-            for e in chunk:
-                cur.execute(sql, tuple(g(e) for g in args))
+            for e, p in zip(chunk, params, strict=True):
+                cur.execute(sql, p)
                 out.append(Event(e.timestamp, (*e.data, int(max(cur.rowcount, 0))), e.type))
             return out
 

@@ -256,3 +256,16 @@ def test_row_groups_whose_timestamps_do_not_match_their_rows_are_refused():
     with pytest.raises(ValueError, match="2 rows came with 1 timestamps"):
         runtime.get_input_handler("S").send_row_groups([TimedRows([(1,), (2,)], [1_700_000_000_000])])
     runtime.shutdown()
+
+
+def test_extension_properties_are_text_by_extension_for_later_apps():
+    manager = SiddhiManager()
+    manager.set_extension_properties("RDBMS:cud", {"perform.CUD.operations": True, "n": 3})
+    manager.set_extension_properties("rdbms:cud", {"allow.null.params.with.CUD": False})
+    ctx = manager.create_siddhi_app_runtime("define stream S (a int);").context
+    assert ctx.extension_property("rdbms:CUD", "perform.CUD.operations", "false") == "true"
+    assert ctx.extension_property("rdbms:cud", "n", "") == "3"
+    assert ctx.extension_property("rdbms:cud", "allow.null.params.with.CUD", "true") == "false"
+    assert ctx.extension_property("str:concat", "x", "default") == "default"
+    with pytest.raises(ValueError, match="namespace:name"):
+        manager.set_extension_properties("cud", {})

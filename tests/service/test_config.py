@@ -93,6 +93,25 @@ def test_datasources_and_shard_id(tmp_path):
                                                 "password": "pw"}}
 
 
+def test_extensions_system_parameters_reach_the_apps(tmp_path):
+    # Siddhi's deployment.yaml `extensions:`: rdbms:cud is off until perform.CUD.operations
+    import pytest
+    from srota.service.apphost import manager_for
+    from srota.service.config import ConfigError, load_config
+
+    cfg = tmp_path / "srota.yaml"
+    cfg.write_text("errors:\n  database: errors.db\nextensions:\n  RDBMS:cud:\n    perform.CUD.operations: true\n"
+                   "    allow.null.params.with.CUD: 'false'\n")
+    config = load_config(cfg)
+    assert config.extensions == {"rdbms:cud": {"perform.CUD.operations": "true", "allow.null.params.with.CUD": "false"}}
+    runtime = manager_for(config, None, None).create_siddhi_app_runtime("define stream S (a int);")
+    assert runtime.context.extension_property("rdbms:cud", "perform.CUD.operations", "false") == "true"
+    runtime.shutdown()
+    cfg.write_text("extensions:\n  cud:\n    perform.CUD.operations: true\n")
+    with pytest.raises(ConfigError, match="extensions.cud: an extension is named namespace:name"):
+        load_config(cfg)
+
+
 def test_a_bad_datasource_or_shard_id_is_reported(tmp_path):
     """These were read after the config's problems were raised, so theirs were dropped."""
     import pytest

@@ -12,11 +12,13 @@ from srota import SiddhiManager
 T0 = 1_700_000_000_000
 
 
-def _manager(url: str) -> SiddhiManager:
+def _manager(url: str, cud: bool = True, **cud_properties: Any) -> SiddhiManager:
     p = urllib.parse.urlsplit(url)
     scheme = "postgresql" if p.scheme.startswith("postgres") else "mariadb"
     manager = SiddhiManager()
     manager.set_data_source("SAMPLE_DB", f"jdbc:{scheme}://{p.hostname}:{p.port}{p.path}", p.username, p.password)
+    if cud:  # (off by default, as Siddhi's perform.CUD.operations)
+        manager.set_extension_properties("rdbms:cud", {"perform.CUD.operations": True, **cud_properties})
     return manager
 
 
@@ -70,3 +72,26 @@ def test_unknown_datasource_and_placeholder_count_are_creation_errors(pg_url: st
                  "from Q#rdbms:query('SAMPLE_DB', 'name string', q, v) select name insert into Out;")
     with pytest.raises(SiddhiAppCreationError, match="a query given per event takes no parameters"):
         manager.create_siddhi_app_runtime(per_event)
+
+
+def test_cud_is_off_until_its_system_parameter_says_so(pg_url: str) -> None:
+    # Siddhi's CUDStreamProcessor: perform.CUD.operations defaults to false and refuses the app
+    with pytest.raises(SiddhiAppCreationError, match="performing CUD operations is disabled.*perform.CUD"):
+        _manager(pg_url, cud=False).create_siddhi_app_runtime(APP)
+    _manager(pg_url).create_siddhi_app_runtime(APP).shutdown()
+
+
+def test_a_null_cud_parameter_fails_its_chunk_unless_allowed(pg_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    # Siddhi's allow.null.params.with.CUD (default false): the chunk with a null parameter
+    # writes nothing and its error is logged; allowed, the null is written
+    for allowed, names in ((False, []), (True, [("nil",), ("ok",)])):
+        rt = _manager(pg_url, **{"allow.null.params.with.CUD": allowed}).create_siddhi_app_runtime(APP)
+        db = rt.context.datasource("SAMPLE_DB")
+        db.run(lambda cur: cur.execute("DROP TABLE IF EXISTS customers"))
+        db.run(lambda cur: cur.execute("CREATE TABLE customers (name VARCHAR(64), country VARCHAR(64), amount FLOAT8)"))
+        rt.start()
+        rt.get_input_handler("Adds").send_rows([("ok", "LK", 1.0), ("nil", "LK", None)], T0)  # one chunk
+        assert sorted(db.run(lambda cur: (cur.execute("SELECT name FROM customers"), cur.fetchall())[1])) == names
+        rt.shutdown()
+        assert ("Null values have been detected" in caplog.text) is not allowed
+        caplog.clear()

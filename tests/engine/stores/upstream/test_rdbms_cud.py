@@ -5,8 +5,8 @@ null parameters).
 Each test first does what the Java ``@BeforeMethod init()`` does: an app with an rdbms
 ``StockTable`` creates the table and inserts WSO2 and IBM with on-demand queries.  The Java
 tests enable the function with a ``YAMLConfigManager`` (``perform.CUD.operations: true``, and
-``allow.null.params.with.CUD``); Srota has no config manager and its ``rdbms:cud`` is always
-on, so the ports leave that out.  ``setDataSource("TEST_DATASOURCE", HikariDataSource)`` becomes
+``allow.null.params.with.CUD``); here ``SiddhiManager.set_extension_properties`` does
+(:func:`_manager`).  ``setDataSource("TEST_DATASOURCE", HikariDataSource)`` becomes
 ``set_data_source`` with the same database's JDBC URL.  The Java ``@BeforeTest
 validateParameters()`` is not a ``@Test`` and is not ported.
 """
@@ -29,6 +29,13 @@ from tests.engine.stores.upstream.support import (
 
 TABLE_NAME = "StockTable"
 
+
+
+def _manager(url: str, **properties: Any) -> Any:
+    """Java's YAMLConfigManager: ``rdbms:cud`` with ``perform.CUD.operations: true`` (and ``properties``)."""
+    manager = manager_with_test_datasource(url)
+    manager.set_extension_properties("rdbms:cud", {"perform.CUD.operations": True, **properties})
+    return manager
 
 
 def _table(url: str, name: str = TABLE_NAME) -> list[tuple[Any, ...]]:
@@ -56,7 +63,7 @@ def test_rdbmsCUD1(rdbms_url: str) -> None:
         f"from StockStream#rdbms:cud(\"TEST_DATASOURCE\", \"{sql_query}\") " \
         "select numRecords " \
         "insert into OutputStream ;"
-    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(app)
+    rt = _manager(rdbms_url).create_siddhi_app_runtime(app)
     stock = rt.get_input_handler("StockStream")
     rt.start()
     out = _collect(rt, "OutputStream")
@@ -92,7 +99,7 @@ def test_rdbmsCudTransactionTest1(rdbms_url: str) -> None:
         f"select ListTableContentStream.dummy as dummy, {TABLE_NAME}.symbol as symbol, " \
         f"{TABLE_NAME}.price as price, {TABLE_NAME}.volume as volume\n" \
         "insert into TableContentOutputStream;"
-    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(streams + table + queries)
+    rt = _manager(rdbms_url).create_siddhi_app_runtime(streams + table + queries)
     insert = rt.get_input_handler("InsertStream").send
     commit = rt.get_input_handler("CommitStream").send
     rollback = rt.get_input_handler("RollbackStream").send
@@ -151,7 +158,7 @@ def test_rdbmsBatchCudTest1(rdbms_url: str) -> None:
         f"from listDstTableRecordsStream left outer join {dst}\n" \
         f"select {dst}.symbol as symbol, {dst}.price as price, {dst}.volume as volume\n" \
         "insert into outputDstTableRecordsStream;"
-    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(streams + tables + queries)
+    rt = _manager(rdbms_url).create_siddhi_app_runtime(streams + tables + queries)
     add_src = rt.get_input_handler("addSrcTableRecordsStream").send
     list_src = rt.get_input_handler("listSrcTableRecordsStream").send
     copy = rt.get_input_handler("copyTableDataStream").send
@@ -183,7 +190,7 @@ def test_rdbmsCUDNullParamTest1(rdbms_url: str) -> None:
         "symbol, price, volume) " \
         "select numRecords " \
         "insert into OutputStream ;\n"
-    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(definitions + parameterized_cud)
+    rt = _manager(rdbms_url, **{"allow.null.params.with.CUD": True}).create_siddhi_app_runtime(definitions + parameterized_cud)
     insert = rt.get_input_handler("InsertStream")
     rt.start()
     out = _collect(rt, "OutputStream")
@@ -193,8 +200,6 @@ def test_rdbmsCUDNullParamTest1(rdbms_url: str) -> None:
     assert _table(rdbms_url) == [("IBM", f32(180), 200), ("WSO2", f32(80), 100), ("X", 1.0, 30)]
 
 
-@pytest.mark.xfail(strict=True, reason="srota differs: rdbms:cud binds a null parameter; Siddhi (without "
-                                       "allow.null.params.with.CUD) drops the event with an error")
 def test_rdbmsCUDNullParamTest2(rdbms_url: str, caplog: pytest.LogCaptureFixture) -> None:
     """Without allow.null.params.with.CUD a null parameter is refused: no event, nothing inserted."""
     seed_stock_table(rdbms_url)
@@ -206,7 +211,7 @@ def test_rdbmsCUDNullParamTest2(rdbms_url: str, caplog: pytest.LogCaptureFixture
         "symbol, price, volume) " \
         "select numRecords " \
         "insert into OutputStream ;\n"
-    rt = manager_with_test_datasource(rdbms_url).create_siddhi_app_runtime(definitions + parameterized_cud)
+    rt = _manager(rdbms_url).create_siddhi_app_runtime(definitions + parameterized_cud)
     insert = rt.get_input_handler("InsertStream")
     rt.start()
     out = _collect(rt, "OutputStream")
