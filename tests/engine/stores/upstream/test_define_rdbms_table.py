@@ -212,8 +212,6 @@ def test_rdbmstabledefinitiontest16(rdbms_url: str) -> None:
     assert _rows(rdbms_url, "StockTable") == _expected(THREE)
 
 
-@pytest.mark.xfail(strict=True, reason="srota differs: pool.properties is ignored, so an unknown pool "
-                                       "property (maxWSO2) is accepted; Siddhi (HikariConfig) refuses it")
 def test_rdbmstabledefinitiontest17(rdbms_url: str) -> None:
     """An unknown pool property (maxWSO2) makes the app fail to start."""
     app = STREAM + store(rdbms_url, field__length="symbol:100",
@@ -221,8 +219,6 @@ def test_rdbmstabledefinitiontest17(rdbms_url: str) -> None:
     assert "maxWSO2" in _refused(app)
 
 
-@pytest.mark.xfail(strict=True, reason="srota differs: pool.properties is ignored, so maxLifetime:WSO2 "
-                                       "(not a number) is accepted; Siddhi (HikariConfig) refuses it")
 def test_rdbmstabledefinitiontest18(rdbms_url: str) -> None:
     """A pool property with a bad value (maxLifetime:WSO2) makes the app fail, naming 'WSO2'."""
     app = STREAM + store(rdbms_url, field__length="symbol:100",
