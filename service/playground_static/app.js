@@ -103,6 +103,8 @@ $("save").onclick = () => {
 // ------------------------------------------------------------------ run and stop
 async function run() {
   say("starting…");
+  // (the app being replaced takes no more sends: what the status says until the new one runs)
+  $("run-status").textContent = "starting…";
   const app = await attempt(() => sessionCall("POST", "run", { text: editor.state.doc.toString(), attach: $("attach").checked }));
   if (!app) { setRunning(null); return; }
   state.outputs.clear();

@@ -270,3 +270,21 @@ def test_random_data_feed(page: Any) -> None:
     page.wait_for_function("window.srota.state.outputs.get('Trades')?.total === 25", timeout=10_000)
     rows = page.evaluate("window.srota.state.outputs.get('Trades').rows.map(e => e.data)")
     assert all(r[0].startswith("R-") and len(r[0]) == 3 and 10 <= r[1] <= 20 for r in rows)
+
+
+def test_the_status_says_starting_until_the_new_app_runs(page: Any) -> None:
+    # A restart replaces the app: until the new one runs the old one takes no sends, so the
+    # status must not go on saying "running" (a send in between got 409 "no app is running").
+    set_text = "t => { const v = window.srota.editor; v.dispatch({changes: {from: 0, to: v.state.doc.length, insert: t}}); }"
+    page.evaluate(set_text, "@app:name('First')\ndefine stream S (n long);\nfrom S select n insert into O;\n")
+    _run(page)
+    held: list[Any] = []
+    page.route("**/run", lambda route: held.append(route))  # the next run's request waits here
+    page.evaluate(set_text, "@app:name('Second')\ndefine stream S (n long);\nfrom S select n insert into O;\n")
+    page.click("#run")
+    page.wait_for_function("document.getElementById('run-status').textContent === 'starting…'", timeout=10_000)
+    page.wait_for_function("true")  # (lets the route handler be called)
+    assert held, "the run request was not held"
+    held[0].continue_()
+    page.unroute("**/run")
+    page.wait_for_function("document.getElementById('run-status').textContent === 'running Second'", timeout=20_000)
