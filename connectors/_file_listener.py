@@ -197,13 +197,15 @@ class FileEventListenerSource(Source):
             for what, entry in found:
                 if self._stopping:
                     return
-                if what == "changed":
-                    what = await self._settled(entry)
                 if os.path.dirname(entry.path) == top:
                     if what == "removed":
                         self._known.pop(entry.path, None)
                     else:
                         self._known[entry.path] = entry.mtime_ns // 1_000_000
+                if not self._wanted(entry.path):
+                    continue  # (an entry not listed costs no wait)
+                if what == "changed":
+                    what = await self._settled(entry)
                 await self._emit([(entry.path, what)])
 
     async def _settled(self, entry: _Entry) -> str:

@@ -112,3 +112,27 @@ async def test_a_restored_source_reports_only_what_changed_while_it_was_down(tmp
 def test_options_it_cannot_honour_refuse_the_app(tmp_path: Path, options: dict[str, Any], message: str) -> None:
     with pytest.raises(SiddhiAppCreationError, match=message):
         FileEventListenerSource({"dir.uri": str(tmp_path), **options}, name="L")
+
+
+async def test_a_change_to_an_entry_not_listed_is_not_waited_for(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # (Siddhi's one-second wait is for the changes it reports: one per unlisted change held
+    # the listed ones back)
+    waited: list[str] = []
+    settled = FileEventListenerSource._settled
+
+    async def recording(self: FileEventListenerSource, entry: Any) -> str:
+        waited.append(Path(entry.path).name)
+        return await settled(self, entry)
+
+    monkeypatch.setattr(FileEventListenerSource, "_settled", recording)
+    (tmp_path / "listed.txt").touch()
+    (tmp_path / "other.txt").touch()
+    src, got = await _started(tmp_path, **{"file.name.list": "listed.txt"})
+    await got.until(1)
+    (tmp_path / "other.txt").write_text("x")
+    (tmp_path / "listed.txt").write_text("y")
+    rows = await got.until(2)
+    await src.stop()
+    assert [(n, s) for _p, n, s in rows] == [("listed.txt", "created"), ("listed.txt", "modifyingCompleted")]
+    assert waited == ["listed.txt"]
