@@ -35,6 +35,11 @@ def is_template(text: Any) -> bool:
     return isinstance(text, str) and _PLACEHOLDER.search(text) is not None
 
 
+def is_one_placeholder(text: str) -> bool:
+    """Whether ``text`` is a single ``{{...}}`` placeholder and nothing else (but spaces)."""
+    return _PLACEHOLDER.fullmatch(text.strip()) is not None
+
+
 class Template:
     """A compiled ``{{attribute}}`` template over one stream schema.
 

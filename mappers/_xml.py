@@ -100,7 +100,7 @@ from srota.mappers._options import (
     creation_error,
     mapper_options,
 )
-from srota.mappers._template import Template, TemplateError
+from srota.mappers._template import Template, TemplateError, is_one_placeholder
 
 _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)
@@ -662,14 +662,11 @@ _ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&qu
 def _placed_formatter(type_: AttrType, text: str, start: int) -> Callable[[Any], str]:
     """A placeholder that is the whole ``@payload`` (``'{{message}}'``) writes its value as it
     is, a document of its own, as Siddhi writes every value; one inside markup is escaped."""
-    if _PLACEHOLDER_ONLY.fullmatch(text.strip()):
+    if is_one_placeholder(text):
         def raw(value: Any) -> str:
             return format_value(value, type_)
         return raw
     return _template_formatter(type_)
-
-
-_PLACEHOLDER_ONLY = re.compile(r"\{\{\s*[^{}]*?\s*\}\}")
 
 
 def _template_formatter(type_: AttrType) -> Callable[[Any], str]:
