@@ -892,10 +892,9 @@ def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: 
     else:
         type_test, etype = "e.type == 1", "1"
     star = plan.project.__name__ == "_project_star"
-    checked = _select_loop("chunk", prologue, type_test, where, "e.data" if star else row, having, etype)
     body = ["out = []", "append = out.append"]
     if unchecked is None or unchecked == (where, row):
-        body += checked
+        body += _select_loop("chunk", prologue, type_test, where, "e.data" if star else row, having, etype)
     else:
         backoff = gen.ref([0], "nulls")
         optimistic = _select_loop("_it", prologue, type_test, unchecked[0], "e.data" if star else unchecked[1],
@@ -904,6 +903,7 @@ def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: 
         body += ["_it = iter(chunk)", f"if {backoff}[0]:", f"    {backoff}[0] -= 1", "else:", "    try:",
                  *("        " + line for line in optimistic), "        return out", "    except TypeError:",
                  f"        {backoff}[0] = {NULL_BACKOFF_CHUNKS}", "        _it = _chain((e,), _it)",
+                 # the checked loop: from the event that raised (or every event, backing off)
                  *_select_loop("_it", prologue, type_test, where, "e.data" if star else row, having, etype)]
     body.append("return out")
     return gen.function("_select_chunk", "chunk", body)
