@@ -45,7 +45,7 @@ import hmac
 import re
 import ssl
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -450,16 +450,21 @@ class HttpSink(Sink):
                 async with session.request(method, url, data=data, headers=headers) as response:
                     status = response.status
                     reason = f"{status} {response.reason or ''}".strip()
-                    body = await response.read()
+                    body, taken = await self._read(response, props)
                     answer_headers = dict(response.headers)
             except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 raise ConnectionUnavailableError(f"{self.type_name} sink cannot reach {url}: {exc}",
                                                  published=i) from None
-            refused = await self._answered(i, status, reason, body, answer_headers, {**props, "publisher.url": url})
+            refused = await self._answered(i, status, reason, body, answer_headers,
+                                           {**props, "publisher.url": url, **taken})
             if refused is not None:
                 rejected[i] = refused
         if rejected:
             raise RejectedError(f"{self.type_name} sink: {len(rejected)} request(s) refused", rejected)
+
+    async def _read(self, response: aiohttp.ClientResponse, props: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
+        """A response's body, and properties saying what was done with it (none here)."""
+        return await response.read(), {}
 
     async def _answered(self, index: int, status: int, reason: str, body: bytes,
                         headers: Mapping[str, str], props: Mapping[str, Any]) -> str | None:
@@ -582,8 +587,11 @@ class HttpCallSink(HttpSink):
     ``http.status.code`` matches it, with the request's rendered options, the response's
     headers, the request event's attributes (``trp:<attribute>``, as Siddhi's) and
     ``trp:http.status.code`` as properties (the later win).  With ``downloading.enabled`` a
-    2xx response's body is written to ``download.path`` and the sources get that path (the
-    body is read whole first: for files that fit in memory).  A network error is retried."""
+    2xx response's body is written to ``download.path`` and the sources get that path: it
+    streams into a ``.part`` file beside it (a piece at a time, never whole in memory),
+    renamed when complete, so the path never shows a partial download.  A network error
+    (also in the middle of a body) is retried; a file that cannot be written is logged and
+    the response dropped."""
 
     type_name = "http-call"
     PARAMS = _CALL_PARAMS
@@ -595,21 +603,25 @@ class HttpCallSink(HttpSink):
         if self._download and not self.options.get("download.path"):
             raise creation_error(f"{self.type_name} sink: downloading.enabled='true' needs download.path", pos)
 
+    async def _read(self, response: aiohttp.ClientResponse, props: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
+        if not (self._download and 200 <= response.status < 300):
+            return await super()._read(response, props)
+        # Siddhi's HttpResponseProcessor: the body goes to the file, the sources get its path
+        path = str(self._option(props, "download.path"))
+        try:
+            await _download(response, Path(path))
+        except _UnsavedError as exc:
+            self._log.error("http-call: cannot save the response", path=path, error=str(exc))
+            return b"", {"_unsaved": True}
+        return path.encode(), {"download.path": path}
+
     async def _answered(self, index: int, status: int, reason: str, body: bytes,
                         headers: Mapping[str, str], props: Mapping[str, Any]) -> str | None:
+        if props.get("_unsaved"):
+            return None  # logged by _read; nothing to hand on
         event = props.get("_event") or {}
         properties = {**{k: v for k, v in props.items() if not k.startswith("_")}, **headers, **event,
                       "http.status.code": str(status)}
-        if self._download and 200 <= status < 300:
-            # Siddhi's HttpResponseProcessor: the body goes to the file, the sources get its path
-            path = str(self._option(props, "download.path"))
-            try:
-                await asyncio.to_thread(_write_download, path, body)
-            except OSError as exc:
-                self._log.error("http-call: cannot save the response", path=path, error=str(exc))
-                return None
-            body = path.encode()
-            properties["download.path"] = path
         taken = False
         for source in list(_responders.get(self.options["sink.id"], ())):
             taken |= source.offer(status, Message(body, properties))
@@ -619,10 +631,40 @@ class HttpCallSink(HttpSink):
         return None  # answered: delivered, whatever the status
 
 
-def _write_download(path: str, body: bytes) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(body)
+#: The pieces a downloaded body is read and written in.
+DOWNLOAD_PIECE_BYTES = 1 << 18
+
+
+class _UnsavedError(Exception):
+    """A downloaded body could not be written (the file system's error, not the network's)."""
+
+
+async def _on_disk(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` in a worker thread (a slow disk does not hold up the event
+    loop), its OSError an :class:`_UnsavedError`."""
+    try:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    except OSError as exc:
+        raise _UnsavedError(str(exc)) from exc
+
+
+async def _download(response: aiohttp.ClientResponse, target: Path) -> None:
+    """Stream ``response``'s body into ``target`` (see :class:`HttpCallSink`); the ``.part``
+    file goes whatever fails (a network error is raised as it is, to be retried)."""
+    part = target.with_name(target.name + ".part")
+    await _on_disk(target.parent.mkdir, parents=True, exist_ok=True)
+    file = await _on_disk(part.open, "wb")
+    try:
+        try:
+            async for piece in response.content.iter_chunked(DOWNLOAD_PIECE_BYTES):
+                await _on_disk(file.write, piece)
+        finally:
+            await _on_disk(file.close)
+        await _on_disk(part.replace, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            part.unlink(missing_ok=True)
+        raise
 
 
 _CALL_RESPONSE_PARAMS = (

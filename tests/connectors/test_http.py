@@ -15,6 +15,7 @@ from srota.connectors._http import parse_headers
 from srota.connectors._inmemory import broker
 from srota.connectors.base import RejectedError
 from srota.grammar.errors import SiddhiAppCreationError
+from structlog.testing import capture_logs
 
 from tests.conftest import free_port
 
@@ -545,3 +546,119 @@ def test_http_call_downloading_needs_a_download_path():
         HttpCallSink({"publisher.url": "http://127.0.0.1:9/x", "sink.id": "d", "downloading.enabled": "true"})
     HttpCallSink({"publisher.url": "http://127.0.0.1:9/x", "sink.id": "d", "downloading.enabled": "true",
                   "download.path": "{{path}}"})
+
+
+class _Downloads:
+    """An ``http-call`` sink saving 2xx bodies, its ``http-call-response`` source, and a
+    server whose ``/file`` answers ``pieces`` (pausing after the first until ``go`` is set,
+    or breaking the connection there with ``cut``)."""
+
+    def __init__(self, pieces: list[bytes], cut: bool = False) -> None:
+        self.pieces, self.cut = pieces, cut
+        self.go = asyncio.Event()
+        self.first_sent = asyncio.Event()
+
+    async def _file(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        response.content_length = sum(map(len, self.pieces))
+        await response.prepare(request)
+        await response.write(self.pieces[0])
+        self.first_sent.set()
+        if self.cut:
+            assert request.transport is not None
+            request.transport.close()
+            return response
+        await self.go.wait()
+        for piece in self.pieces[1:]:
+            await response.write(piece)
+        await response.write_eof()
+        return response
+
+    async def __aenter__(self) -> _Downloads:
+        from srota.connectors._http import HttpCallResponseSource
+
+        app = web.Application()
+        app.router.add_get("/file", self._file)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        self.port = free_port()
+        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        self.host = Host()
+        self.source = HttpCallResponseSource({"sink.id": f"dl{self.port}", "http.status.code": "2\\d+"})
+        await self.source.start(self.host)
+        return self
+
+    def sink(self, path: Path) -> HttpSink:
+        from srota.connectors._http import HttpCallSink
+
+        return HttpCallSink({"publisher.url": f"http://127.0.0.1:{self.port}/file", "method": "GET",
+                             "sink.id": f"dl{self.port}", "downloading.enabled": "true",
+                             "download.path": str(path)})
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.go.set()
+        await self.source.stop()
+        await self._runner.cleanup()
+
+
+async def test_http_call_streams_a_download_to_a_part_file_renamed_when_complete(tmp_path):
+    """A 2xx body is written as it arrives (the first piece is on disk while the rest is on
+    its way), under ``.part`` until complete; the response source then gets the path."""
+    pieces = [bytes([i]) * (1 << 20) for i in range(1, 5)]  # 4 MiB in four pieces
+    target = tmp_path / "out" / "big.bin"
+    part = target.with_name("big.bin.part")
+    async with _Downloads(pieces) as dl:
+        sink = dl.sink(target)
+        await sink.connect()
+        try:
+            call = asyncio.create_task(sink.publish([(b"", {})]))
+            async with asyncio.timeout(10):
+                await dl.first_sent.wait()
+                while not part.exists() or part.stat().st_size < len(pieces[0]):
+                    await asyncio.sleep(0.01)
+            assert not target.exists()  # the path never shows a partial download
+            dl.go.set()
+            await asyncio.wait_for(call, 10)
+        finally:
+            await sink.close()
+        async with asyncio.timeout(5):
+            while not dl.host.chunks:
+                await asyncio.sleep(0.01)
+    assert target.read_bytes() == b"".join(pieces)
+    assert not part.exists()
+    assert dl.host.chunks == [[str(target).encode()]]
+    assert dl.host.properties[0]["download.path"] == str(target)
+    assert dl.host.properties[0]["http.status.code"] == "200"
+
+
+async def test_http_call_download_cut_off_is_retried_and_leaves_no_file(tmp_path):
+    """A connection broken in the middle of a body: the call is unavailable (the host retries
+    it) and neither the file nor its ``.part`` stays."""
+    target = tmp_path / "big.bin"
+    async with _Downloads([b"x" * 100_000, b"y" * 100_000], cut=True) as dl:
+        sink = dl.sink(target)
+        await sink.connect()
+        try:
+            with pytest.raises(ConnectionUnavailableError):
+                await asyncio.wait_for(sink.publish([(b"", {})]), 10)
+        finally:
+            await sink.close()
+        assert dl.host.chunks == []
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_http_call_download_that_cannot_be_written_is_dropped_and_logged(tmp_path):
+    """``download.path`` under a plain file: the response is logged and dropped, the call done."""
+    (tmp_path / "plain").write_text("not a directory")
+    async with _Downloads([b"body"]) as dl:
+        dl.go.set()
+        sink = dl.sink(tmp_path / "plain" / "x.bin")
+        await sink.connect()
+        try:
+            with capture_logs() as logs:
+                await asyncio.wait_for(sink.publish([(b"", {})]), 10)
+        finally:
+            await sink.close()
+        await asyncio.sleep(0.1)
+        assert dl.host.chunks == []
+    assert [e["event"] for e in logs if e["log_level"] == "error"] == ["http-call: cannot save the response"]
