@@ -80,6 +80,7 @@ class AppContext:
         #: Named databases (``datasource='NAME'`` of stores, ``rdbms:query``): name -> options.
         self.datasources: dict[str, dict[str, str]] = {}
         self._datasource_dbs: dict[str, Any] = {}
+        self._held_transactions: dict[tuple[str, str], Any] = {}
         #: Extensions' system parameters (``SiddhiManager.set_extension_properties``):
         #: ``"namespace:name"`` (lower case) -> {parameter: text}.
         self.extension_properties: dict[str, dict[str, str]] = {}
@@ -114,6 +115,31 @@ class AppContext:
             self._datasource_dbs[name] = db
             self.stop_hooks.append(db.close)
         return db
+
+    def held_transaction(self, datasource: str, correlation_id: str) -> Any:
+        """The transaction ``correlation_id`` on datasource ``datasource``, kept open across
+        events until a commit or rollback (rdbms:cud; engine/stores/database.py's
+        ``HeldTransaction``).  One per id and datasource in the app; one still open when
+        the app stops is rolled back, with a warning."""
+        key = (datasource, correlation_id)
+        tx = self._held_transactions.get(key)
+        if tx is None:
+            from srota.engine.stores.database import HeldTransaction
+
+            if not self._held_transactions:
+                self.stop_hooks.append(self._roll_back_held)
+            tx = HeldTransaction(self.datasource(datasource), f"transaction '{correlation_id}'")
+            self._held_transactions[key] = tx
+        return tx
+
+    def _roll_back_held(self) -> None:
+        for (datasource, cid), tx in self._held_transactions.items():
+            try:
+                if tx.end(commit=False):
+                    _log.warning("app %s stopped with transaction '%s' on datasource '%s' neither committed "
+                                 "nor rolled back: rolled back", self.name, cid, datasource)
+            except Exception as exc:
+                _log.warning("app %s: rolling back transaction '%s' at stop failed: %s", self.name, cid, exc)
 
     def fault_event(self, event: Any, exc: Exception) -> None:
         """Route one event that failed inside a query the way its stream's ``@OnError`` says.

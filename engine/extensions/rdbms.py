@@ -12,7 +12,13 @@ an outage holds the app and retries as the rdbms store does.
   (``ack.empty.result.set``) emits the input event once with nulls when there are no rows.
 * ``#rdbms:cud(datasource, 'INSERT/UPDATE/DELETE ... ?', args...)`` runs the statement per
   input event (all of a chunk's in one transaction) and emits the event with ``numRecords``
-  (rows affected).  As in Siddhi it is off until the system parameter
+  (rows affected).  A constant after the placeholders' values is Siddhi's
+  ``transaction.correlation.id``: the calls with that id run in one transaction, on a
+  connection of their own, kept open across events until a call with the query ``COMMIT``
+  or ``ROLLBACK`` and the same id ends it (``numRecords`` 0); one still open when the app
+  stops is rolled back.  (As with Siddhi's batch, a chunk that fails in the middle leaves
+  its earlier statements in the open transaction: roll it back.)  As in Siddhi it is off
+  until the system parameter
   ``perform.CUD.operations`` is ``true`` (the service config's ``extensions: {rdbms:cud:
   {perform.CUD.operations: true}}``, or ``SiddhiManager.set_extension_properties``): an app
   using it is refused otherwise.  A null parameter fails the event's chunk (nothing of it is
@@ -20,6 +26,7 @@ an outage holds the app and retries as the rdbms store does.
 """
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
@@ -39,7 +46,10 @@ from srota.engine.registry import Param
 from srota.engine.types import coerce  # a database value as the declared type, as convert() does
 from srota.grammar.model import Attribute, AttrType
 
+_log = logging.getLogger("srota.engine.extensions")
 _TYPES = {t.value: t for t in AttrType}
+#: The queries that end a correlated transaction (Siddhi's, any case).
+_ENDINGS = {"commit": True, "rollback": False}
 _PLACEHOLDER = re.compile(r"\?(?=(?:[^']*'[^']*')*[^']*$)")  # a ? outside quoted literals
 
 
@@ -135,18 +145,29 @@ def _query(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute]
 
 @stream_processor("rdbms", "cud",
                   (Param("datasource.name", STRING, doc="A datasource of the service config (`datasources:`)."),
-                   Param("query", STRING, doc="INSERT, UPDATE or DELETE with `?` placeholders."),
-                   Param("parameter", ALL, optional=True, dynamic=True, doc="Values of the placeholders.")),
+                   Param("query", STRING, doc="INSERT, UPDATE or DELETE with `?` placeholders; COMMIT or "
+                                              "ROLLBACK ends the transaction of a transaction.correlation.id."),
+                   Param("parameter", ALL, optional=True, dynamic=True, doc="Values of the placeholders."),
+                   Param("transaction.correlation.id", STRING, optional=True,
+                         doc="A constant after the values: the calls with this id share one transaction, "
+                             "open until a call with the query COMMIT or ROLLBACK and the id.")),
                   overloads=(("datasource.name", "query"), ("datasource.name", "query", "parameter", REPEAT)),
                   returns="numRecords (int)",
                   doc="Runs an INSERT, UPDATE or DELETE per event against a datasource (a chunk's in one "
-                      "transaction) and emits the event with the number of rows it changed. Off until the "
+                      "transaction, or in the open transaction of its transaction.correlation.id) and emits "
+                      "the event with the number of rows it changed. Off until the "
                       "system parameter perform.CUD.operations is true (`extensions: {rdbms:cud: "
                       "{perform.CUD.operations: true}}` in the service config); a null parameter fails its "
                       "chunk unless allow.null.params.with.CUD is true.",
                   examples=(("from TriggerStream#rdbms:cud('SAMPLE_DB', 'UPDATE Customers_Table SET "
                              "customerName = ? where customerName = ?', changedName, previousName) "
-                             "select numRecords insert into RecordStream;", "the rows updated per event"),))
+                             "select numRecords insert into RecordStream;", "the rows updated per event"),
+                            ("from InsertStream#rdbms:cud('SAMPLE_DB', 'INSERT INTO Names(name) VALUES (?)', name, "
+                             "'t1') select name insert into ignoreStream; "
+                             "from CommitStream#rdbms:cud('SAMPLE_DB', 'COMMIT', 't1') select * "
+                             "insert into ignoreStream2;",
+                             "the names inserted under 't1' are written together when an event arrives at "
+                             "CommitStream"),))
 def _cud(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
          ctx: Any) -> tuple[list[Attribute], Callable[[], ChunkProcessor]]:
     fn = "rdbms:cud"
@@ -157,10 +178,28 @@ def _cud(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
     allow_nulls = ctx.extension_property(fn, "allow.null.params.with.CUD", "false").lower() == "true"
     datasource = _constant(infos, 0, fn, "datasource name")
     query = _constant(infos, 1, fn, "query")
-    if query.lstrip().split(None, 1)[0].lower() not in ("insert", "update", "delete", "upsert", "merge", "replace"):
-        raise err(f"{fn}(): the query should be an INSERT, UPDATE or DELETE (use rdbms:query for SELECT)")
     args = getters[2:]
+    correlation_id = None
+    marks = len(_PLACEHOLDER.findall(query))
+    if len(args) == marks + 1:  # Siddhi: a last argument beyond the values
+        if not is_literal(infos[-1]):
+            raise err(f"{fn}(): the query has {marks} '?' placeholder(s) but {len(args)} parameter(s) follow "
+                      "it; a last one beyond the placeholders is the transaction correlation id, which should "
+                      "be a constant string")
+        correlation_id = str(infos[-1].value)
+        args = args[:-1]
+    ending = _ENDINGS.get(query.strip().rstrip(";").strip().lower())
+    if ending is None and query.lstrip().split(None, 1)[0].lower() not in (
+            "insert", "update", "delete", "upsert", "merge", "replace"):
+        raise err(f"{fn}(): the query should be an INSERT, UPDATE or DELETE (use rdbms:query for SELECT), "
+                  "or COMMIT or ROLLBACK with a transaction correlation id")
     db, sql = _sql(ctx, datasource, query, len(args), fn)
+    held = ctx.held_transaction(datasource, correlation_id) if correlation_id is not None and db else None
+    if ending is not None:
+        if correlation_id is None:
+            _log.warning("%s(): '%s' without a transaction correlation id has no effect (each call without "
+                         "an id commits its own work)", fn, query.strip())
+        return [Attribute("numRecords", AttrType.INT)], lambda: ChunkProcessor(_ender(held, ending))
 
     def run(chunk: list[Event]) -> list[Event]:
         params = [tuple(g(e) for g in args) for e in chunk]
@@ -176,6 +215,16 @@ def _cud(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
                 out.append(Event(e.timestamp, (*e.data, int(max(cur.rowcount, 0))), e.type))
             return out
 
-        return list(db.run(work))
+        return list((held or db).run(work))
 
     return [Attribute("numRecords", AttrType.INT)], lambda: ChunkProcessor(run)
+
+
+def _ender(held: Any, commit: bool) -> Callable[[list[Event]], list[Event]]:
+    """A COMMIT or ROLLBACK call: ends the held transaction (if any is open) at each chunk."""
+    def run(chunk: list[Event]) -> list[Event]:
+        if held is not None:
+            held.end(commit)
+        return [Event(e.timestamp, (*e.data, 0), e.type) for e in chunk]
+
+    return run

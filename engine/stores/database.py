@@ -328,6 +328,72 @@ class Database:
             self._drop()
 
 
+class HeldTransaction:
+    """A transaction kept open across units of work until told to commit or roll back
+    (rdbms:cud's ``transaction.correlation.id``).
+
+    It has a connection of its own beside the :class:`Database`'s (whose units of work each
+    commit), made at its first unit of work.  A connection lost in between loses the
+    transaction (the server rolls it back): that is raised as a :class:`StoreError` saying
+    so, not retried, and the next unit of work begins a new transaction.
+    """
+
+    def __init__(self, db: Database, label: str) -> None:
+        self.db = db
+        self.label = label
+        self._conn: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def is_open(self) -> bool:
+        """Whether work was done since the last commit or rollback."""
+        return self._conn is not None
+
+    def run(self, work: Callable[[Any], T]) -> T:
+        """Run ``work(cursor)`` inside the transaction (no commit)."""
+        db = self.db
+        with self._lock:
+            if db.closed:
+                raise StoreError(f"{db.what}: the store is closed")
+            try:
+                if self._conn is None:
+                    self._conn = db.dialect.connect(db.url, db.connect_timeout)
+                cur = self._conn.cursor()
+                try:
+                    return work(cur)
+                finally:
+                    cur.close()
+            except Exception as exc:
+                if not db.dialect.is_transient(exc):
+                    raise
+                self._close()
+                raise StoreError(f"{db.what}: {self.label} is lost, its work so far rolled back: "
+                                 f"{db.dialect.explain(exc, db.url)}") from exc
+
+    def end(self, commit: bool) -> bool:
+        """Commit (or roll back) what was done and close the connection; False if nothing was."""
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                return False
+            try:
+                if commit:
+                    conn.commit()
+                else:
+                    conn.rollback()
+            finally:
+                self._close()
+            return True
+
+    def _close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+
 def max_outage(options: dict[str, str]) -> int:
     """The ``max.outage`` option in milliseconds (default 5 min)."""
     return parse_duration(options.get("max.outage", "5 min"))

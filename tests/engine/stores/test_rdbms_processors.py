@@ -95,3 +95,79 @@ def test_a_null_cud_parameter_fails_its_chunk_unless_allowed(pg_url: str, caplog
         rt.shutdown()
         assert ("Null values have been detected" in caplog.text) is not allowed
         caplog.clear()
+
+
+TX_APP = """
+define stream Adds (name string);
+define stream Commits (n int);
+define stream Rollbacks (n int);
+from Adds#rdbms:cud('SAMPLE_DB', 'INSERT INTO names (name) VALUES (?)', name, 't1')
+select name, numRecords insert into Added;
+from Commits#rdbms:cud('SAMPLE_DB', 'COMMIT', 't1') select n, numRecords insert into Ended;
+from Rollbacks#rdbms:cud('SAMPLE_DB', 'rollback;', 't1') select n, numRecords insert into Ended;
+"""
+
+
+def _tx_runtime(url: str) -> tuple[Any, Any, dict[str, list[tuple[Any, ...]]]]:
+    rt = _manager(url).create_siddhi_app_runtime(TX_APP)
+    db = rt.context.datasource("SAMPLE_DB")  # the app's own connection: it sees committed rows only
+    db.run(lambda cur: cur.execute("CREATE TABLE names (name VARCHAR(64))"))
+    out: dict[str, list[tuple[Any, ...]]] = {"Added": [], "Ended": []}
+    for s in out:
+        rt.add_callback(s, lambda events, s=s: out[s].extend(tuple(e.data) for e in events))
+    rt.start()
+    return rt, db, out
+
+
+def _names(db: Any) -> list[str]:
+    return sorted(r[0] for r in db.run(lambda cur: (cur.execute("SELECT name FROM names"), cur.fetchall())[1]))
+
+
+def test_cud_calls_with_a_correlation_id_share_a_transaction_until_commit_or_rollback(
+        rdbms_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Siddhi's transaction.correlation.id: the inserts under 't1' are not seen until COMMIT,
+    discarded by ROLLBACK, and an open one is rolled back when the app stops."""
+    rt, db, out = _tx_runtime(rdbms_url)
+    adds, commit = rt.get_input_handler("Adds"), rt.get_input_handler("Commits")
+    adds.send(["a"], timestamp=T0)
+    adds.send_rows([("b",), ("c",)], T0 + 1)
+    assert _names(db) == []  # held in the open transaction
+    commit.send([1], timestamp=T0 + 2)
+    assert _names(db) == ["a", "b", "c"]
+    adds.send(["d"], timestamp=T0 + 3)
+    rt.get_input_handler("Rollbacks").send([2], timestamp=T0 + 4)
+    commit.send([3], timestamp=T0 + 5)  # nothing open: nothing to commit
+    adds.send(["e"], timestamp=T0 + 6)
+    assert _names(db) == ["a", "b", "c"]
+    rt.shutdown()
+    assert out["Added"] == [("a", 1), ("b", 1), ("c", 1), ("d", 1), ("e", 1)]
+    assert out["Ended"] == [(1, 0), (2, 0), (3, 0)]
+    assert "transaction 't1' on datasource 'SAMPLE_DB' neither committed nor rolled back: rolled back" in caplog.text
+    check = _manager(rdbms_url).create_siddhi_app_runtime(TX_APP)
+    assert _names(check.context.datasource("SAMPLE_DB")) == ["a", "b", "c"]  # e went with the stop
+    check.shutdown()
+
+
+def test_a_transaction_whose_connection_is_lost_fails_its_chunk_and_a_new_one_begins(
+        pg_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    rt, db, out = _tx_runtime(pg_url)
+    adds = rt.get_input_handler("Adds")
+    adds.send(["a"], timestamp=T0)
+    # the server ends the transaction's session (a failover, an admin's kill)
+    db.run(lambda cur: cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                   "WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+    adds.send(["b"], timestamp=T0 + 1)
+    assert "transaction 't1' is lost, its work so far rolled back" in caplog.text
+    adds.send(["c"], timestamp=T0 + 2)
+    rt.get_input_handler("Commits").send([1], timestamp=T0 + 3)
+    assert _names(db) == ["c"]
+    rt.shutdown()
+    assert out["Added"] == [("a", 1), ("c", 1)]
+
+
+def test_a_correlation_id_must_be_a_constant(pg_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    manager = _manager(pg_url)
+    with pytest.raises(SiddhiAppCreationError, match="1 '\\?' placeholder.*2 parameter.*correlation id.*constant"):
+        manager.create_siddhi_app_runtime(TX_APP.replace("name, 't1')", "name, name)"))
+    manager.create_siddhi_app_runtime(TX_APP.replace("'COMMIT', 't1'", "'COMMIT'")).shutdown()
+    assert "'COMMIT' without a transaction correlation id has no effect" in caplog.text

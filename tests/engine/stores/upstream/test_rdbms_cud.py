@@ -73,8 +73,6 @@ def test_rdbmsCUD1(rdbms_url: str) -> None:
     assert _table(rdbms_url) == [("IBM", f32(180), 200), ("WSO22", f32(80), 100)]
 
 
-@pytest.mark.xfail(strict=True, reason="srota differs: rdbms:cud has no transaction correlation id (a last "
-                                       "constant beyond the '?' count), nor COMMIT/ROLLBACK queries")
 def test_rdbmsCudTransactionTest1(rdbms_url: str) -> None:
     """Inserts under correlation id 't1' are committed (A, B, E, F) or rolled back (C, D) together."""
     seed_stock_table(rdbms_url)
@@ -122,16 +120,13 @@ def test_rdbmsCudTransactionTest1(rdbms_url: str) -> None:
                    ("dummy", "A", 1.0, 1), ("dummy", "B", 2.0, 2), ("dummy", "E", 5.0, 5), ("dummy", "F", 6.0, 6)]
 
 
-@pytest.mark.xfail(strict=True, reason="srota differs: rdbms:cud has no transaction correlation id (a last "
-                                       "constant beyond the '?' count), nor a 'commit' query")
 def test_rdbmsBatchCudTest1(rdbms_url: str) -> None:
     """Rows read with rdbms:query are batch-inserted with rdbms:cud under id '1' and committed."""
     seed_stock_table(rdbms_url)
     src, dst = TABLE_NAME + "Src", TABLE_NAME + "Dst"
     select_query = f"SELECT * FROM {src};"
     insert_query = f"INSERT INTO {dst}(symbol, price, volume) VALUES(?, ?, ?);"
-    # the Java datasource has autocommit off (initDataSource(false)); Srota's datasources commit
-    # each unit of work, which the explicit 'commit' of this app makes no difference to
+    # the inserts under id '1' stay in their transaction until the 'commit' call ends it
     streams = "define stream addSrcTableRecordsStream(symbol string, price float, volume long);\n" \
         "define stream listSrcTableRecordsStream(dummy int);\n" \
         "define stream copyTableDataStream(dummy int);\n" \
