@@ -344,17 +344,13 @@ class HeldTransaction:
         self._conn: Any = None
         self._lock = threading.Lock()
 
-    @property
-    def is_open(self) -> bool:
-        """Whether work was done since the last commit or rollback."""
-        return self._conn is not None
-
     def run(self, work: Callable[[Any], T]) -> T:
         """Run ``work(cursor)`` inside the transaction (no commit)."""
         db = self.db
         with self._lock:
             if db.closed:
                 raise StoreError(f"{db.what}: the store is closed")
+            began = self._conn is not None
             try:
                 if self._conn is None:
                     self._conn = db.dialect.connect(db.url, db.connect_timeout)
@@ -367,8 +363,8 @@ class HeldTransaction:
                 if not db.dialect.is_transient(exc):
                     raise
                 self._close()
-                raise StoreError(f"{db.what}: {self.label} is lost, its work so far rolled back: "
-                                 f"{db.dialect.explain(exc, db.url)}") from exc
+                lost = "is lost, its work so far rolled back" if began else "cannot begin"
+                raise StoreError(f"{db.what}: {self.label} {lost}: {db.dialect.explain(exc, db.url)}") from exc
 
     def end(self, commit: bool) -> bool:
         """Commit (or roll back) what was done and close the connection; False if nothing was."""
@@ -381,6 +377,9 @@ class HeldTransaction:
                     conn.commit()
                 else:
                     conn.rollback()
+            except Exception as exc:
+                raise StoreError(f"{self.db.what}: {self.label} could not {'commit' if commit else 'roll back'}: "
+                                 f"{self.db.dialect.explain(exc, self.db.url)}") from exc
             finally:
                 self._close()
             return True

@@ -180,3 +180,15 @@ def test_a_correlation_id_must_be_a_constant(pg_url: str, caplog: pytest.LogCapt
         manager.create_siddhi_app_runtime(TX_APP.replace("name, 't1')", "name, name)"))
     manager.create_siddhi_app_runtime(TX_APP.replace("'COMMIT', 't1'", "'COMMIT'")).shutdown()
     assert "'COMMIT' without a transaction correlation id has no effect" in caplog.text
+
+
+def test_a_commit_whose_connection_is_lost_says_so(rdbms_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    rt, db, _ = _tx_runtime(rdbms_url)
+    rt.get_input_handler("Adds").send(["a"], timestamp=T0)
+    db.run(lambda cur: _kill_other_sessions(cur, db.dialect.name))
+    rt.get_input_handler("Commits").send([1], timestamp=T0 + 1)
+    assert "transaction 't1' could not commit" in caplog.text
+    rt.get_input_handler("Adds").send(["b"], timestamp=T0 + 2)  # a new transaction
+    rt.get_input_handler("Commits").send([2], timestamp=T0 + 3)
+    assert _names(db) == ["b"]
+    rt.shutdown()
