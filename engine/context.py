@@ -81,6 +81,9 @@ class AppContext:
         self.datasources: dict[str, dict[str, str]] = {}
         self._datasource_dbs: dict[str, Any] = {}
         self._held_transactions: dict[tuple[str, str], Any] = {}
+        #: Whether chunks are processed with the cyclic garbage collector deferred until
+        #: each is done (engine/junction.py ``_gc_off``; ``SiddhiManager(defer_gc=...)``).
+        self.defer_gc = True
         #: Extensions' system parameters (``SiddhiManager.set_extension_properties``):
         #: ``"namespace:name"`` (lower case) -> {parameter: text}.
         self.extension_properties: dict[str, dict[str, str]] = {}

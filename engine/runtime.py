@@ -343,11 +343,14 @@ class SiddhiManager:
     (``@PartitionById(enable='true')`` with a shared ``rdbms`` store), as Siddhi's
     ``SiddhiManager.setConfigManager``'s ``shardId`` does; keep it stable across restarts.
     ``offline`` plans apps without connecting their server-database stores (validation only:
-    such a runtime must not be started).
+    such a runtime must not be started).  ``defer_gc``: process each chunk of 64 events or
+    more with Python's cyclic garbage collector held off until the chunk is done (it runs
+    right after, on what outlives the chunk; engine/junction.py says why it pays).  Turn it
+    off where another thread of the application turns the collector off and on itself.
     """
 
     def __init__(self, limits: Limits | None = None, shard_id: str | None = None, offline: bool = False,
-                 error_store: Any = None) -> None:
+                 error_store: Any = None, defer_gc: bool = True) -> None:
         self._runtimes: dict[str, SiddhiAppRuntime] = {}
         #: Siddhi's ``setErrorStore``: where ``@OnError(action='STORE')`` keeps failed events
         #: (:class:`srota.engine.errorstore.SqliteErrorStore` or anything with ``add(entry)``).
@@ -356,6 +359,7 @@ class SiddhiManager:
         self.limits = limits
         self.shard_id = shard_id
         self.offline = offline
+        self.defer_gc = defer_gc
         self.datasources: dict[str, dict[str, str]] = {}
         self.extension_properties: dict[str, dict[str, str]] = {}
 
@@ -395,6 +399,7 @@ class SiddhiManager:
             model, text = app, None
         runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id, self.offline, self.datasources,
                                    self.error_store, self.extension_properties)
+        runtime.context.defer_gc = self.defer_gc
         with self._lock:
             self._runtimes[runtime.name] = runtime
         return runtime
