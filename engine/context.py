@@ -82,7 +82,7 @@ class AppContext:
         self._datasource_dbs: dict[str, Any] = {}
         self._held_transactions: dict[tuple[str, str], Any] = {}
         #: Whether chunks are processed with the cyclic garbage collector deferred until
-        #: each is done (engine/junction.py ``_gc_off``; ``SiddhiManager(defer_gc=...)``).
+        #: each is done (engine/collector.py; ``SiddhiManager(defer_gc=...)``).
         self.defer_gc = True
         #: Extensions' system parameters (``SiddhiManager.set_extension_properties``):
         #: ``"namespace:name"`` (lower case) -> {parameter: text}.

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from srota.engine import collector
 from srota.engine.event import Event
 
 DebuggerCallback = Callable[[list[Event], str, "QueryTerminal", "SiddhiDebugger"], None]
@@ -113,6 +114,7 @@ class SiddhiDebugger:
             callback = self._callback
             if callback is not None:
                 callback(events, query_name, terminal, self)
+            collector.let_run()  # a hold may last minutes: the rest of the process allocates meanwhile
             self._release.acquire()
         finally:
             self.held = None

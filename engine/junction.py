@@ -7,7 +7,6 @@ processes a chunk is handled the way the stream's ``@OnError`` says: logged and 
 """
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 from collections import deque
@@ -15,6 +14,7 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from srota.engine import collector
 from srota.engine.codegen import CodeGen
 from srota.engine.debugger import QueryTerminal
 from srota.engine.event import CURRENT, Event, RawEvent
@@ -27,31 +27,6 @@ if TYPE_CHECKING:
 _log = logging.getLogger("srota.engine")
 
 Receiver = Callable[[list[Event]], None]
-
-#: A chunk of at least this many events is processed with the cyclic garbage collector
-#: deferred until it is done (:func:`_gc_off`); a smaller one allocates too little for a
-#: collection to fall inside it often.
-GC_DEFER_MIN_EVENTS = 64
-
-_gc_on = gc.enable
-
-
-def _gc_off() -> bool:
-    """Hold the cyclic garbage collector off while a chunk is processed; whether it was on
-    (the caller turns it on again, in a ``finally``, only then).
-
-    Processing a chunk allocates two container objects per output event (the event and
-    its row), most of which live until the chunk's outputs are handed on; a young
-    collection falling inside the chunk walks all of them and moves them to an older
-    generation, where they die.  Deferred, the collection runs after the chunk, when only
-    what outlives it is left: 8-16 % of a filter's or a window's time.  Nothing is freed
-    later than one chunk; an application that turned the collector off keeps it off, and
-    ``SiddhiManager(defer_gc=False)`` leaves it alone.
-    """
-    if gc.isenabled():
-        gc.disable()
-        return True
-    return False
 
 
 class StreamJunction:
@@ -355,7 +330,7 @@ class AsyncBuffer:
     def _step(self) -> bool:
         """Process the next batch (the caller holds the app lock); False when there was none."""
         junction = self.junction
-        deferred = junction.ctx.defer_gc and len(self) >= GC_DEFER_MIN_EVENTS and _gc_off()
+        deferred = junction.ctx.defer_gc and len(self) >= collector.MIN_EVENTS and collector.hold_off()
         try:
             if junction.chunks_mergeable():
                 merged = self._take_merged()
@@ -368,7 +343,7 @@ class AsyncBuffer:
             return bool(batch)
         finally:
             if deferred:
-                _gc_on()
+                collector.release()
 
     def _take_merged(self) -> list[Event]:
         """:meth:`_take` and :meth:`_process` in one pass, for a stream whose chunks merge:
@@ -492,14 +467,14 @@ class InputHandler:
         if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
             ctx.pause_gate.wait()
         with ctx.lock:
-            deferred = ctx.defer_gc and len(chunk) >= GC_DEFER_MIN_EVENTS and _gc_off()
+            deferred = ctx.defer_gc and len(chunk) >= collector.MIN_EVENTS and collector.hold_off()
             try:
                 if ctx.playback:
                     advance_clock(ctx.clock, chunk)
                 self._junction.send(chunk)
             finally:
                 if deferred:
-                    _gc_on()
+                    collector.release()
 
     def send_rows(self, rows: Sequence[Sequence[Any]], timestamp: int | None = None) -> None:
         """Send many rows as one chunk, all with one timestamp (the fast path for sources)."""
@@ -519,7 +494,7 @@ class InputHandler:
         if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
             ctx.pause_gate.wait()
         with ctx.lock:
-            deferred = ctx.defer_gc and sum(map(len, groups)) >= GC_DEFER_MIN_EVENTS and _gc_off()
+            deferred = ctx.defer_gc and sum(map(len, groups)) >= collector.MIN_EVENTS and collector.hold_off()
             try:
                 if timestamp is None:
                     timestamp = ctx.clock.now()
@@ -537,7 +512,7 @@ class InputHandler:
                 self._send_chunks(chunks)
             finally:
                 if deferred:
-                    _gc_on()
+                    collector.release()
 
     def send_chunks(self, chunks: Sequence[Sequence[Event]]) -> None:
         """Send several chunks in order, as :meth:`send_events` would one after another.
@@ -558,7 +533,7 @@ class InputHandler:
         if ctx.pause_gate is not None:
             ctx.pause_gate.wait()
         with ctx.lock:
-            deferred = ctx.defer_gc and sum(map(len, prepared)) >= GC_DEFER_MIN_EVENTS and _gc_off()
+            deferred = ctx.defer_gc and sum(map(len, prepared)) >= collector.MIN_EVENTS and collector.hold_off()
             try:
                 if ctx.playback:
                     for chunk in prepared:  # the clock advances per chunk: nothing is merged
@@ -568,7 +543,7 @@ class InputHandler:
                 self._send_chunks(prepared)
             finally:
                 if deferred:
-                    _gc_on()
+                    collector.release()
 
     def _prepare(self, events: Sequence[Event]) -> list[Event]:
         """The engine's own copy of a sender's events: tuples of converted values, CURRENT."""

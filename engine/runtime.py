@@ -345,7 +345,7 @@ class SiddhiManager:
     ``offline`` plans apps without connecting their server-database stores (validation only:
     such a runtime must not be started).  ``defer_gc``: process each chunk of 64 events or
     more with Python's cyclic garbage collector held off until the chunk is done (it runs
-    right after, on what outlives the chunk; engine/junction.py says why it pays).  Turn it
+    right after, on what outlives the chunk; engine/collector.py says why it pays).  Turn it
     off where another thread of the application turns the collector off and on itself.
     """
 

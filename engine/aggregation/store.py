@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from srota.engine import collector
 from srota.engine.aggregation.buckets import TABLE_SUFFIX, format_offset, parse_offset
 from srota.grammar.model import AttrType, TimeDuration
 
@@ -592,6 +593,7 @@ class SqliteStore(QueuedWriter, Store):
                 self.errors += 1
                 _log.exception("aggregation %s: writing %d batch(es) to %s failed; retrying in %.2f s",
                                self.spec.id, len(writes), self.database, delay)
+                collector.let_run()  # (when the writes run inside a chunk: it may wait a while)
                 time.sleep(delay)
                 delay = min(delay * 2, 5.0)
 

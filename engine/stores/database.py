@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from srota.engine import collector
 from srota.engine.timeutil import parse_duration
 
 _log = logging.getLogger("srota.engine.stores")
@@ -304,6 +305,7 @@ class Database:
                             f"{self.max_outage_ms // 1000} s ({self.dialect.explain(exc, self.url)}); "
                             "start the database and restart the app, or raise max.outage") from None
                     self.retries += 1
+                    collector.let_run()  # an outage may hold the chunk for minutes
                     time.sleep(delay)
                     delay = min(delay * 2, 2.0)
 

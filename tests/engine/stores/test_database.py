@@ -1,7 +1,13 @@
 """engine/stores/database.py without a server: the checks made before connecting."""
 from __future__ import annotations
 
+import gc
+
 import pytest
+from srota.engine import collector
+from srota.engine.stores.database import Database, StoreUnavailableError, parse_url
+
+from tests.conftest import free_port
 
 
 @pytest.mark.parametrize("text, message", [
@@ -23,3 +29,22 @@ def test_pool_properties_hikari_takes_pass() -> None:
 
     check_pool_properties("maximumPoolSize:2, MaxLifetime:60000, autoCommit:false, poolName:srota, "
                           "dataSource.cachePrepStmts:true, ")
+
+
+def test_an_outage_inside_a_chunk_lets_the_collector_run_while_it_retries() -> None:
+    """A chunk held by a database outage may wait minutes: the collector must not wait with it."""
+    db = Database(parse_url(f"postgresql://u:p@127.0.0.1:{free_port()}/db"), "test store", max_outage_ms=100,
+                  connect_timeout=1)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        assert collector.hold_off()
+        try:
+            with pytest.raises(StoreUnavailableError):
+                db.run(lambda cur: cur.execute("SELECT 1"))
+            assert gc.isenabled()
+        finally:
+            collector.release()
+    finally:
+        if not was:
+            gc.disable()

@@ -1,14 +1,16 @@
-"""engine/junction.py: chunks are processed with the cyclic garbage collector deferred."""
+"""engine/collector.py: chunks are processed with the cyclic garbage collector held off."""
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from srota.engine import Event, SiddhiManager
-from srota.engine.junction import GC_DEFER_MIN_EVENTS
+from srota.engine import Event, SiddhiManager, collector
+from srota.engine.collector import MIN_EVENTS
+from srota.engine.debugger import QueryTerminal
 
 T0 = 1_700_000_000_000
 
@@ -46,7 +48,7 @@ def _events(n: int) -> list[Event]:
 def test_a_chunk_is_processed_with_the_collector_held_off_and_turned_on_after() -> None:
     rt, seen = _runtime()
     h = rt.get_input_handler("S")
-    n = GC_DEFER_MIN_EVENTS
+    n = MIN_EVENTS
     h.send_events(_events(n))
     assert gc.isenabled()
     h.send_rows([("IBM", 2.0)] * n, T0)
@@ -117,4 +119,40 @@ def test_an_async_streams_worker_holds_the_collector_off_for_a_large_batch() -> 
         time.sleep(0.01)
     rt.shutdown()
     assert seen and not any(seen)
+    assert gc.isenabled()
+
+
+def test_a_debugger_hold_lets_the_collector_run_while_it_waits() -> None:
+    """A hold may last minutes; the rest of the process must not go without collections."""
+    rt = SiddhiManager().create_siddhi_app_runtime(APP.replace("from S[", "@info(name='q') from S[", 1))
+    seen: list[bool] = []
+    rt.add_callback("Out", lambda events: seen.append(gc.isenabled()))
+    debugger = rt.debug()
+    held = threading.Event()
+    debugger.set_debugger_callback(lambda events, query, terminal, d: held.set())
+    debugger.acquire_break_point("q", QueryTerminal.IN)
+    sender = threading.Thread(target=rt.get_input_handler("S").send_events, args=(_events(1000),))
+    sender.start()
+    assert held.wait(5)
+    time.sleep(0.05)  # (the callback runs just before the hold)
+    assert gc.isenabled()  # held inside the chunk, the collector runs
+    debugger.play()
+    sender.join(5)
+    rt.shutdown()
+    assert seen == [True]  # the rest of that chunk ran with it on
+    assert gc.isenabled()
+
+
+def test_let_run_is_for_the_thread_whose_chunk_holds_the_collector_off() -> None:
+    assert collector.hold_off()
+    try:
+        other = threading.Thread(target=collector.let_run)
+        other.start()
+        other.join()
+        assert not gc.isenabled()  # another thread's let_run: not its chunk
+        collector.let_run()
+        assert gc.isenabled()
+    finally:
+        collector.release()
+    collector.let_run()  # nothing held: nothing to do
     assert gc.isenabled()

@@ -1,0 +1,50 @@
+"""The cyclic garbage collector, held off while the engine processes a chunk.
+
+Processing a chunk allocates two container objects per output event (the event and its
+row), most of which live until the chunk's outputs are handed on.  A young collection
+falling inside the chunk walks all of them and moves them to an older generation, where
+they die; deferred to the end of the chunk, it finds only what outlives it (8-16 % of a
+filter's or a window's time; docs/performance.md).
+
+The entry points of chunks (``InputHandler``, an ``@Async`` stream's worker) call
+:func:`hold_off` under the app lock and :func:`release` in a ``finally``.  Nothing is freed
+later than one chunk, unless the chunk blocks: a debugger hold or a database outage's retry
+may last minutes, and the rest of the process (an asyncio loop, a web server) allocates
+meanwhile, so they call :func:`let_run` first.  The process setting (``gc.set_threshold``) is
+not touched; an application that turned the collector off keeps it off (it is turned on
+only where this module turned it off), and ``SiddhiManager(defer_gc=False)`` leaves it alone.
+"""
+from __future__ import annotations
+
+import gc
+import threading
+
+#: A chunk of at least this many events is processed with the collector held off; a
+#: smaller one allocates too little for a collection to fall inside it often.
+MIN_EVENTS = 64
+
+_here = threading.local()  # .held: this thread's chunk holds the collector off
+
+
+def hold_off() -> bool:
+    """Turn the collector off for the chunk this thread processes now, if it is on; whether
+    it was (then the caller must :func:`release` it)."""
+    if gc.isenabled():
+        gc.disable()
+        _here.held = True
+        return True
+    return False
+
+
+def release() -> None:
+    """Turn the collector on again after the chunk :func:`hold_off` held it off for."""
+    _here.held = False
+    gc.enable()
+
+
+def let_run() -> None:
+    """Let the collector run again if this thread's chunk holds it off: the chunk is about
+    to block for a while (the rest of it runs with the collector on)."""
+    if getattr(_here, "held", False):
+        _here.held = False
+        gc.enable()
