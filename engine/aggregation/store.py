@@ -466,6 +466,7 @@ class QueuedWriter:
                 done.set_exception(exc)
 
         self._queue.put(job)
+        collector.let_run()  # the writer may be behind, or retrying through an outage
         return done.result()
 
     def _put_job(self, fn: Callable[[Any], Any]) -> None:
@@ -593,7 +594,7 @@ class SqliteStore(QueuedWriter, Store):
                 self.errors += 1
                 _log.exception("aggregation %s: writing %d batch(es) to %s failed; retrying in %.2f s",
                                self.spec.id, len(writes), self.database, delay)
-                collector.let_run()  # (when the writes run inside a chunk: it may wait a while)
+                collector.let_run()  # (a closed store writes on the caller's thread, maybe inside a chunk)
                 time.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
@@ -626,6 +627,8 @@ class SqliteStore(QueuedWriter, Store):
         if self._closed:
             self._call(lambda conn: self._apply(conn, [item]))
             return
+        if self._queue.full():
+            collector.let_run()  # the put waits for the writer: maybe for an outage's length
         self._queue.put(item)  # blocks while the queue is full: back-pressure
 
     def watermark(self) -> int:
