@@ -505,9 +505,7 @@ class InputHandler:
                 chunks = [[Event(timestamp, convert(r)) for r in rows] if rows.__class__ is list
                           else _timed_chunk(rows, timestamp, convert) for rows in groups if rows]
                 if ctx.playback and any(rows.__class__ is not list for rows in groups):
-                    for chunk in chunks:
-                        advance_clock(ctx.clock, chunk)
-                        self._junction.send(chunk)
+                    self._send_each_on_its_time(chunks)
                     return
                 self._send_chunks(chunks)
             finally:
@@ -536,9 +534,7 @@ class InputHandler:
             deferred = ctx.defer_gc and sum(map(len, prepared)) >= collector.MIN_EVENTS and collector.hold_off()
             try:
                 if ctx.playback:
-                    for chunk in prepared:  # the clock advances per chunk: nothing is merged
-                        advance_clock(ctx.clock, chunk)
-                        self._junction.send(chunk)
+                    self._send_each_on_its_time(prepared)
                     return
                 self._send_chunks(prepared)
             finally:
@@ -557,6 +553,13 @@ class InputHandler:
             return list(events)
         return [Event(e.timestamp, convert(e.data)) for e in events]
 
+
+    def _send_each_on_its_time(self, chunks: list[list[Event]]) -> None:
+        """Send ``chunks`` one by one, the playback clock advanced to each (the caller holds
+        the app lock): nothing is merged."""
+        for chunk in chunks:
+            advance_clock(self._ctx.clock, chunk)
+            self._junction.send(chunk)
 
     def _send_chunks(self, chunks: list[list[Event]]) -> None:
         """Send ``chunks`` (the caller holds the app lock), merged where no output changes."""

@@ -318,11 +318,7 @@ class Database:
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception:
-                pass
+        _close_quietly(conn)
 
     def close(self) -> None:
         self.closed = True  # first: a unit of work retrying through an outage gives up
@@ -388,11 +384,16 @@ class HeldTransaction:
 
     def _close(self) -> None:
         conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception:
-                pass
+        _close_quietly(conn)
+
+
+def _close_quietly(conn: Any) -> None:
+    """Close a connection that may be broken already (its error would say nothing new)."""
+    if conn is not None:
+        try:
+            conn.close()
+        except Exception:
+            pass
 
 
 def max_outage(options: dict[str, str]) -> int:
