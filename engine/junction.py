@@ -553,7 +553,6 @@ class InputHandler:
             return list(events)
         return [Event(e.timestamp, convert(e.data)) for e in events]
 
-
     def _send_each_on_its_time(self, chunks: list[list[Event]]) -> None:
         """Send ``chunks`` one by one, the playback clock advanced to each (the caller holds
         the app lock): nothing is merged."""

@@ -466,8 +466,13 @@ class QueuedWriter:
                 done.set_exception(exc)
 
         self._queue.put(job)
-        collector.let_run()  # the writer may be behind, or retrying through an outage
-        return done.result()
+        try:
+            return done.result(timeout=0.05)
+        except TimeoutError:
+            if done.done():
+                raise  # fn's own
+            collector.let_run()  # the writer is behind, or retrying through an outage
+            return done.result()
 
     def _put_job(self, fn: Callable[[Any], Any]) -> None:
         """Run ``fn`` on the writer thread after the queued writes, without waiting."""
