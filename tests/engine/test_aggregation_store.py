@@ -8,12 +8,15 @@ dropped, and the write queue is bounded.
 """
 from __future__ import annotations
 
+import gc
 import random
 import sqlite3
 import threading
 import time
+from typing import Any
 
-from srota.engine import SiddhiManager
+from srota.engine import SiddhiManager, collector
+from srota.engine.aggregation.store import _STOP, QueuedWriter
 
 T0 = 1_700_000_000_000
 
@@ -175,3 +178,47 @@ def test_stored_rows_read_back_as_the_rows_written(tmp_path):
     assert read == written and read[1][1] is True  # ... and read back as booleans
     assert schema.from_params((*params, "shard-a")) == written
     rt.shutdown()
+
+
+class _Writer(QueuedWriter):
+    """A QueuedWriter with nothing to write: jobs only."""
+
+    def __init__(self) -> None:
+        self._start_writer("test-writer", 10, 2)
+
+    def _open_writer(self) -> Any:
+        return None
+
+    def _write_batch(self, resource: Any, writes: list[tuple[Any, ...]]) -> None:
+        pass
+
+    def _run_on_writer(self, resource: Any, fn: Any) -> Any:
+        return fn(resource)
+
+    def _close_writer(self, resource: Any) -> None:
+        pass
+
+    def stop(self) -> None:
+        self._queue.put(_STOP)
+        self._thread.join(5)
+
+
+def test_a_chunk_waiting_long_for_the_writer_lets_the_collector_run() -> None:
+    """A read inside a chunk waits for the queued writes; a long wait (a writer retrying an
+    outage) must not keep the process's collector off with it; a quick one leaves it off."""
+    was = gc.isenabled()
+    gc.enable()
+    writer = _Writer()
+    try:
+        assert collector.hold_off()
+        try:
+            assert writer._call(lambda r: "quick") == "quick"
+            assert not gc.isenabled()
+            assert writer._call(lambda r: time.sleep(0.3) or "slow") == "slow"
+            assert gc.isenabled()
+        finally:
+            collector.release()
+    finally:
+        writer.stop()
+        if not was:
+            gc.disable()
