@@ -335,6 +335,12 @@ class SiddhiAppRuntime:
         self.shutdown()
 
 
+def extension_property_text(value: Any) -> str:
+    """An extension's system parameter as the text extensions read (``True`` as ``"true"``, as
+    Siddhi's deployment.yaml gives it)."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
 class SiddhiManager:
     """Creates app runtimes (and keeps them, like Siddhi's SiddhiManager).
 
@@ -384,7 +390,7 @@ class SiddhiManager:
             raise ValueError(f"an extension is named 'namespace:name', not {extension!r}")
         entry = self.extension_properties.setdefault(extension.lower(), {})
         for key, value in properties.items():
-            entry[str(key)] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            entry[str(key)] = extension_property_text(value)
 
     def create_siddhi_app_runtime(self, app: str | SiddhiApp | Any, clock: Clock | None = None) -> SiddhiAppRuntime:
         """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from srota.engine.runtime import extension_property_text
 from srota.grammar.durations import parse_duration
 
 _ENV = re.compile(r"\$\{(?:file:(?P<file>[^}]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?)\}")
@@ -402,8 +403,7 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
             d.fail(f"extensions.{ext_name}", "an extension is named namespace:name (rdbms:cud)")
             continue
         entry = d.take({}, d.mapping, body, f"extensions.{ext_name}")
-        extensions[str(ext_name).lower()] = {
-            str(k): ("true" if v else "false") if isinstance(v, bool) else str(v) for k, v in entry.items()}
+        extensions[str(ext_name).lower()] = {str(k): extension_property_text(v) for k, v in entry.items()}
     if d.errors:
         first = d.errors[0]
         first.errors = list(d.errors)
