@@ -6,8 +6,8 @@ falling inside the chunk walks all of them and moves them to an older generation
 they die; deferred to the end of the chunk, it finds only what outlives it (8-16 % of a
 filter's or a window's time; docs/performance.md).
 
-The entry points of chunks (``InputHandler``, an ``@Async`` stream's worker) call
-:func:`hold_off` under the app lock and :func:`release` in a ``finally``.  Nothing is freed
+The entry points of chunks (``InputHandler``, an ``@Async`` stream's worker) process each
+chunk under the app lock ``with holding_off(...)``.  Nothing is freed
 later than one chunk, unless the chunk blocks: a debugger hold or a database outage's retry
 may last minutes, and the rest of the process (an asyncio loop, a web server) allocates
 meanwhile, so they call :func:`let_run` first.  The process setting (``gc.set_threshold``) is
@@ -40,6 +40,24 @@ def release() -> None:
     """Turn the collector on again after the chunk :func:`hold_off` held it off for."""
     _here.held = False
     gc.enable()
+
+
+class holding_off:  # noqa: N801 - used as a function: ``with holding_off(big):``
+    """``with holding_off(big):`` the block runs with the collector held off if ``big`` (and
+    it was on), and on again after it, whatever happens in it."""
+
+    __slots__ = ("_big", "_held")
+
+    def __init__(self, big: bool) -> None:
+        self._big = big
+        self._held = False
+
+    def __enter__(self) -> None:
+        self._held = self._big and hold_off()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._held:
+            release()
 
 
 def let_run() -> None:

@@ -330,8 +330,7 @@ class AsyncBuffer:
     def _step(self) -> bool:
         """Process the next batch (the caller holds the app lock); False when there was none."""
         junction = self.junction
-        deferred = junction.ctx.defer_gc and len(self) >= collector.MIN_EVENTS and collector.hold_off()
-        try:
+        with collector.holding_off(junction.ctx.defer_gc and len(self) >= collector.MIN_EVENTS):
             if junction.chunks_mergeable():
                 merged = self._take_merged()
                 if merged:
@@ -341,9 +340,6 @@ class AsyncBuffer:
             if batch:
                 self._process(batch)
             return bool(batch)
-        finally:
-            if deferred:
-                collector.release()
 
     def _take_merged(self) -> list[Event]:
         """:meth:`_take` and :meth:`_process` in one pass, for a stream whose chunks merge:
@@ -466,15 +462,10 @@ class InputHandler:
             return
         if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
             ctx.pause_gate.wait()
-        with ctx.lock:
-            deferred = ctx.defer_gc and len(chunk) >= collector.MIN_EVENTS and collector.hold_off()
-            try:
-                if ctx.playback:
-                    advance_clock(ctx.clock, chunk)
-                self._junction.send(chunk)
-            finally:
-                if deferred:
-                    collector.release()
+        with ctx.lock, collector.holding_off(ctx.defer_gc and len(chunk) >= collector.MIN_EVENTS):
+            if ctx.playback:
+                advance_clock(ctx.clock, chunk)
+            self._junction.send(chunk)
 
     def send_rows(self, rows: Sequence[Sequence[Any]], timestamp: int | None = None) -> None:
         """Send many rows as one chunk, all with one timestamp (the fast path for sources)."""
@@ -493,24 +484,19 @@ class InputHandler:
         ctx = self._ctx
         if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
             ctx.pause_gate.wait()
-        with ctx.lock:
-            deferred = ctx.defer_gc and sum(map(len, groups)) >= collector.MIN_EVENTS and collector.hold_off()
-            try:
-                if timestamp is None:
-                    timestamp = ctx.clock.now()
-                elif ctx.playback:
-                    ctx.clock.advance(timestamp)
-                convert = self._convert or tuple
-                # (a plain list is the usual group: its test costs the hot path nothing more)
-                chunks = [[Event(timestamp, convert(r)) for r in rows] if rows.__class__ is list
-                          else _timed_chunk(rows, timestamp, convert) for rows in groups if rows]
-                if ctx.playback and any(rows.__class__ is not list for rows in groups):
-                    self._send_each_on_its_time(chunks)
-                    return
-                self._send_chunks(chunks)
-            finally:
-                if deferred:
-                    collector.release()
+        with ctx.lock, collector.holding_off(ctx.defer_gc and sum(map(len, groups)) >= collector.MIN_EVENTS):
+            if timestamp is None:
+                timestamp = ctx.clock.now()
+            elif ctx.playback:
+                ctx.clock.advance(timestamp)
+            convert = self._convert or tuple
+            # (a plain list is the usual group: its test costs the hot path nothing more)
+            chunks = [[Event(timestamp, convert(r)) for r in rows] if rows.__class__ is list
+                      else _timed_chunk(rows, timestamp, convert) for rows in groups if rows]
+            if ctx.playback and any(rows.__class__ is not list for rows in groups):
+                self._send_each_on_its_time(chunks)
+                return
+            self._send_chunks(chunks)
 
     def send_chunks(self, chunks: Sequence[Sequence[Event]]) -> None:
         """Send several chunks in order, as :meth:`send_events` would one after another.
@@ -530,16 +516,11 @@ class InputHandler:
             return
         if ctx.pause_gate is not None:
             ctx.pause_gate.wait()
-        with ctx.lock:
-            deferred = ctx.defer_gc and sum(map(len, prepared)) >= collector.MIN_EVENTS and collector.hold_off()
-            try:
-                if ctx.playback:
-                    self._send_each_on_its_time(prepared)
-                    return
-                self._send_chunks(prepared)
-            finally:
-                if deferred:
-                    collector.release()
+        with ctx.lock, collector.holding_off(ctx.defer_gc and sum(map(len, prepared)) >= collector.MIN_EVENTS):
+            if ctx.playback:
+                self._send_each_on_its_time(prepared)
+                return
+            self._send_chunks(prepared)
 
     def _prepare(self, events: Sequence[Event]) -> list[Event]:
         """The engine's own copy of a sender's events: tuples of converted values, CURRENT."""
