@@ -593,10 +593,11 @@ class KafkaSource(Source):
             if not fetched or self._stopping:
                 continue
             groups = self._groups(fetched)
-            # An assignment completed while this fetch was on its way: the records may come
-            # from positions the assignment has just changed.
-            stale = epoch != self._epoch
             for i, group in enumerate(groups):
+                # An assignment completed while this fetch was on its way (or while an
+                # earlier chunk of it was delivered): the records may come from positions
+                # the assignment has just changed.
+                stale = epoch != self._epoch
                 if self.paused or self._rebalancing or stale:
                     # Paused after this fetch: put the records back rather than hold them, so
                     # polling (and group membership) goes on however long the pause lasts.

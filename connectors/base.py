@@ -301,6 +301,12 @@ class Source(_Configured, ABC):
         self._in_callback = True
         try:
             await self._on_messages(messages)
+            # A transport with records buffered (a Kafka fetch holds tens of thousands) hands
+            # chunk after chunk without waiting on anything: give the loop's other tasks
+            # (HTTP probes, heartbeats, timers, sinks' senders) a turn after each chunk.
+            # Still inside the callback, so a rebalance waiting for it sees the chunk as
+            # not yet done until the source has noted its position.
+            await asyncio.sleep(0)
             return True
         except asyncio.CancelledError:
             raise

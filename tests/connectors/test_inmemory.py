@@ -226,3 +226,27 @@ async def test_a_failing_source_reports_its_error() -> None:
             await ok.start(Collector())
         finally:
             await ok.stop()
+
+
+async def test_a_source_with_a_backlog_lets_other_tasks_run_between_chunks() -> None:
+    # A transport with records buffered (a Kafka fetch of 60,000 records) hands chunk after
+    # chunk without waiting on anything: the loop's other tasks (HTTP probes, heartbeats,
+    # timers, sinks' senders) must get a turn after each chunk, not after the whole backlog.
+    class Backlog(connectors.Source):
+        type_name = "backlog"
+
+        async def _run(self) -> None:
+            for i in range(5):
+                await self._deliver([Message(str(i).encode(), {})])
+
+    delivered = Collector()
+    src = Backlog({})
+    seen: list[int] = []
+
+    async def probe() -> None:
+        seen.append(len(delivered.chunks))
+
+    await src.start(delivered)
+    await asyncio.create_task(probe())
+    await src.stop()
+    assert seen == [1]
