@@ -16,8 +16,8 @@ an outage holds the app and retries as the rdbms store does.
   ``transaction.correlation.id``: the calls with that id run in one transaction, on a
   connection of their own, kept open across events until a call with the query ``COMMIT``
   or ``ROLLBACK`` and the same id ends it (``numRecords`` 0); one still open when the app
-  stops is rolled back.  (As with Siddhi's batch, a chunk that fails in the middle leaves
-  its earlier statements in the open transaction: roll it back.)  As in Siddhi it is off
+  stops is rolled back.  A chunk that fails in the middle takes its earlier statements back
+  (a savepoint per chunk) and the transaction goes on without it.  As in Siddhi it is off
   until the system parameter
   ``perform.CUD.operations`` is ``true`` (the service config's ``extensions: {rdbms:cud:
   {perform.CUD.operations: true}}``, or ``SiddhiManager.set_extension_properties``): an app
@@ -150,7 +150,8 @@ def _query(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute]
                    Param("parameter", ALL, optional=True, dynamic=True, doc="Values of the placeholders."),
                    Param("transaction.correlation.id", STRING, optional=True,
                          doc="A constant after the values: the calls with this id share one transaction, "
-                             "open until a call with the query COMMIT or ROLLBACK and the id.")),
+                             "open until a call with the query COMMIT or ROLLBACK and the id; a chunk that fails "
+                             "takes its own statements back and the transaction goes on.")),
                   overloads=(("datasource.name", "query"), ("datasource.name", "query", "parameter", REPEAT)),
                   returns="numRecords (int)",
                   doc="Runs an INSERT, UPDATE or DELETE per event against a datasource (a chunk's in one "

@@ -326,9 +326,14 @@ class Database:
             self._drop()
 
 
+#: The savepoint behind each unit of work of a held transaction.
+_SAVEPOINT = "srota_unit"
+
+
 class HeldTransaction:
     """A transaction kept open across units of work until told to commit or roll back
-    (rdbms:cud's ``transaction.correlation.id``).
+    (rdbms:cud's ``transaction.correlation.id``).  Each unit of work is all or nothing: one
+    that fails leaves the transaction as it was before it.
 
     It has a connection of its own beside the :class:`Database`'s (whose units of work each
     commit), made at its first unit of work.  A connection lost in between loses the
@@ -354,7 +359,7 @@ class HeldTransaction:
                     self._conn = db.dialect.connect(db.url, db.connect_timeout)
                 cur = self._conn.cursor()
                 try:
-                    return work(cur)
+                    return self._unit(cur, work)
                 finally:
                     cur.close()
             except Exception as exc:
@@ -363,6 +368,30 @@ class HeldTransaction:
                 self._close()
                 lost = "is lost, its work so far rolled back" if began else "cannot begin"
                 raise StoreError(f"{db.what}: {self.label} {lost}: {db.dialect.explain(exc, db.url)}") from exc
+
+    def _unit(self, cur: Any, work: Callable[[Any], T]) -> T:
+        """``work(cur)`` all or nothing inside the transaction, behind a savepoint.
+
+        A failed statement must take back its unit's earlier ones and leave the transaction
+        usable: PostgreSQL refuses every later statement of a transaction one of whose
+        statements failed (and turns its COMMIT into a rollback) until it is rolled back to
+        a savepoint; MariaDB would keep the unit's statements before the failing one.
+        """
+        cur.execute(f"SAVEPOINT {_SAVEPOINT}")
+        try:
+            result = work(cur)
+        except Exception as exc:
+            try:
+                cur.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
+            except Exception as undo:
+                if self.db.dialect.is_transient(undo):
+                    raise undo from exc  # the connection went: the transaction is lost
+                self._close()  # its state is unknown: end it rather than commit half a unit
+                raise StoreError(f"{self.db.what}: {self.label} is lost, its work so far rolled back: "
+                                 f"{self.db.dialect.explain(undo, self.db.url)}") from exc
+            raise
+        cur.execute(f"RELEASE SAVEPOINT {_SAVEPOINT}")
+        return result
 
     def end(self, commit: bool) -> bool:
         """Commit (or roll back) what was done and close the connection; False if nothing was."""

@@ -148,6 +148,25 @@ def test_cud_calls_with_a_correlation_id_share_a_transaction_until_commit_or_rol
     check.shutdown()
 
 
+def test_a_chunk_failing_in_a_transaction_leaves_nothing_and_the_transaction_goes_on(
+        rdbms_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A chunk whose statement fails (here a duplicate name) takes its earlier statements
+    with it and the rest of the transaction stands: on PostgreSQL a failed statement aborts
+    the whole transaction, which then refused every later statement and turned COMMIT into
+    a silent rollback; on MariaDB the chunk's earlier rows stayed in."""
+    rt, db, out = _tx_runtime(rdbms_url)
+    db.run(lambda cur: cur.execute("CREATE UNIQUE INDEX names_unique ON names (name)"))
+    adds = rt.get_input_handler("Adds")
+    adds.send(["a"], timestamp=T0)
+    adds.send_rows([("b",), ("a",)], T0 + 1)  # one chunk: b, then a duplicate
+    assert "names_unique" in caplog.text or "Duplicate" in caplog.text
+    adds.send(["c"], timestamp=T0 + 2)
+    rt.get_input_handler("Commits").send([1], timestamp=T0 + 3)
+    assert _names(db) == ["a", "c"]
+    rt.shutdown()
+    assert out["Added"] == [("a", 1), ("c", 1)]
+
+
 def _kill_other_sessions(cur: Any, dialect: str) -> None:
     """End every other session on the current database, as an administrator (or a failover) would."""
     if dialect == "postgresql":
