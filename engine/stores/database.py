@@ -386,7 +386,10 @@ class HeldTransaction:
             except Exception as undo:
                 if self.db.dialect.is_transient(undo):
                     raise undo from exc  # the connection went: the transaction is lost
-                self._close()  # its state is unknown: end it rather than commit half a unit
+                # The server ended the transaction itself (a MariaDB deadlock rolls it all
+                # back, savepoint included) or its state is unknown: end it rather than
+                # commit half a unit.
+                self._close()
                 raise StoreError(f"{self.db.what}: {self.label} is lost, its work so far rolled back: "
                                  f"{self.db.dialect.explain(undo, self.db.url)}") from exc
             raise
