@@ -82,7 +82,7 @@ async def _produce(servers: str, topic: str, items: list[tuple[bytes, bytes]],
     await producer.start()
     try:
         for i in range(0, len(items), 10_000):
-            futures = [await producer.send(topic, v, key=k, partition=partition_of and partition_of[k])
+            futures = [await producer.send(topic, v, key=k, partition=partition_of[k] if partition_of else None)
                        for k, v in items[i:i + 10_000]]
             await asyncio.gather(*futures)
     finally:
