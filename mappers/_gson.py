@@ -139,10 +139,18 @@ class _GsonLenientReader:
                 e = s[i]
                 i += 1
                 if e == "u":
-                    if i + 4 > n or not all(h in _HEX for h in s[i:i + 4]):
-                        raise _GsonSyntax("malformed unicode escape")
-                    parts.append(chr(int(s[i:i + 4], 16)))
+                    code = self._hex4(i)
                     i += 4
+                    if 0xD800 <= code <= 0xDFFF:
+                        # A character beyond U+FFFF is written as a UTF-16 pair of escapes:
+                        # one Python character.  A lone half is no character (Java keeps it;
+                        # it could never be written as UTF-8 again): refused, as orjson does.
+                        low = self._hex4(i + 2) if code <= 0xDBFF and s.startswith("\\u", i) else 0
+                        if not 0xDC00 <= low <= 0xDFFF:
+                            raise _GsonSyntax(f"lone surrogate \\u{code:04x} (half of a UTF-16 pair) at {i - 6}")
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        i += 6
+                    parts.append(chr(code))
                 elif e in _ESCAPES:
                     parts.append(_ESCAPES[e])
                 else:
@@ -150,6 +158,13 @@ class _GsonLenientReader:
                 start = i
         self.i = i
         return "".join(parts)
+
+    def _hex4(self, i: int) -> int:
+        """The four hex digits of a ``\\u`` escape at ``i``."""
+        digits = self.s[i:i + 4]
+        if len(digits) < 4 or not all(h in _HEX for h in digits):
+            raise _GsonSyntax("malformed unicode escape")
+        return int(digits, 16)
 
     def _object(self) -> dict[str, Any]:
         obj: dict[str, Any] = {}

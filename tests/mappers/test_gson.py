@@ -40,3 +40,14 @@ def test_deep_nesting_and_huge_numbers_are_answered_at_once() -> None:
     digits than int() takes reads as a double, as Gson reads numbers."""
     assert "nested deeper" in (lenient_json_error("[" * 10_000 + "]" * 10_000) or "")
     assert lenient_json_loads("[" + "9" * 100_000 + "]") == [float("inf")]
+
+
+def test_a_surrogate_pair_of_escapes_is_one_character_and_a_lone_surrogate_is_refused() -> None:
+    """JSON writes a character beyond U+FFFF as two ``\\u`` escapes (a UTF-16 pair): one Python
+    character, as orjson reads it.  A lone half is no character (it cannot be written as UTF-8
+    again): refused with the reason, as orjson refuses it, instead of failing a sink later."""
+    assert lenient_json_loads('{"\\ud800\\udc00": "x"}') == {"\U00010000": "x"}
+    assert lenient_json_loads("'\\uD83D\\uDE00!'") == "\U0001F600!"
+    for text in ('"\\ud800"', '"\\ud800x"', '"\\ud800\\u0041"', '"\\udc00"'):
+        got = lenient_json_error(text)
+        assert got is not None and "surrogate" in got, text
