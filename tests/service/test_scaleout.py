@@ -190,6 +190,33 @@ async def test_stateful_mqtt_app_is_refused_with_several_workers(mqtt_broker: An
         await host.start()
 
 
+async def test_sequence_numbers_are_refused_on_sinks_and_warned_of_on_the_source(kafka_broker: Any) -> None:
+    """A kafka sink's sequence.id would be numbered by every worker on its own (a consumer
+    dropping duplicates by number would drop the other workers' records): refused, also as a
+    @distribution destination.  A source's seq.enabled loses what it saw when a partition
+    moves: a warning."""
+    from srota.grammar.errors import SiddhiAppCreationError
+    from structlog.testing import capture_logs
+
+    kb = kafka_broker
+    src, out = await kb.create_topic(partitions=2), await kb.create_topic(partitions=2)
+    plain = _app(kb, src, out, f"g-{uuid.uuid4().hex[:8]}")
+    numbered = plain.replace(f"topic='{out}'", f"topic='{out}', sequence.id='relay'")
+    distributed = plain.replace(f"@sink(type='kafka', topic='{out}', ", "@sink(type='kafka', ").replace(
+        "@map(type='json', event.grouping.enabled='false'))",
+        "@map(type='json', event.grouping.enabled='false'), @distribution(strategy='roundRobin', "
+        f"@destination(topic='{out}'), @destination(topic='{out}', sequence.id='relay')))")
+    for text in (numbered, distributed):
+        host = ServiceHost(_scaled(), app_texts=[text])
+        with pytest.raises(SiddhiAppCreationError, match=r"of Out numbers its records \(sequence.id\)"):
+            await host.start()
+        await host.stop()
+    with capture_logs() as logs:
+        async with running_host(_scaled(), plain.replace("key.attribute='id'", "key.attribute='id', seq.enabled='true'")):
+            pass
+    assert any(e["event"].startswith("seq.enabled under scale-out") for e in logs)
+
+
 async def test_a_checkpoint_that_cannot_be_restored_falls_back_to_the_one_before(kafka_broker: Any) -> None:
     from srota.service.scaleout import Checkpoint, StateTopic
 
