@@ -138,3 +138,17 @@ class DistributedSink(Sink):
     async def close(self) -> None:
         for d in self.destinations:
             await d.close()
+
+    def state(self) -> dict[str, Any] | None:
+        """Each destination's own state, in order (a kafka destination's sequence number), or
+        None when none keeps any.  (Siddhi snapshots each destination's sink.)"""
+        states = [d.state() for d in self.destinations]
+        return {"destinations": states} if any(s is not None for s in states) else None
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Give each destination its part of :meth:`state`'s result."""
+        states = state.get("destinations")
+        if isinstance(states, list) and len(states) == len(self.destinations):
+            for d, own in zip(self.destinations, states, strict=True):
+                if isinstance(own, dict):
+                    d.restore_state(own)

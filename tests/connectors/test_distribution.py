@@ -322,3 +322,22 @@ async def test_a_destinations_own_options_may_be_templates(mqtt_broker: Any):
         await src.stop()
     topics = sorted((m.properties["topic"], orjson.loads(m.payload)["event"]["price"]) for m in got.messages)
     assert topics == sorted([(f"{p}/IBM/a", 1.0), (f"{p}/WSO2/b", 2.0), (f"{p}/IBM/a", 3.0), (f"{p}/ORCL/b", 4.0)])
+
+
+def test_a_distributions_state_is_its_destinations_state():
+    """A kafka destination's sequence numbers go into the app's snapshot and come back, so
+    outputs replayed after a restore carry the numbers a consumer with seq.enabled drops
+    (the distribution kept no state: replayed outputs were numbered anew and passed)."""
+    from srota.connectors import KafkaSink
+
+    def numbered(seq_id: str) -> KafkaSink:
+        return KafkaSink({"bootstrap.servers": "127.0.0.1:9", "topic": "t", "sequence.id": seq_id})
+
+    sink = DistributedSink([numbered("a"), Recording(), numbered("b")], "roundRobin")
+    saved = sink.state()
+    assert saved is not None and saved["destinations"][1] is None
+    restored = DistributedSink([numbered("a"), Recording(), numbered("b")], "roundRobin")
+    restored.restore_state(saved)
+    assert restored.state() == saved
+    assert [d.state() for d in restored.destinations] == saved["destinations"]
+    assert DistributedSink([Recording(), Recording()], "broadcast").state() is None
