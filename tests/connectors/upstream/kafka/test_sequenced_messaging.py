@@ -88,9 +88,12 @@ async def _relay_restart(run: Any, kafka_broker: Any, *, external_names: tuple[s
                               receiver_extra, map_type="binary" if binary else "xml")
     if start_after_publishing:
         await kafka_publisher(kafka_broker, external, 1, 10)
-    relay = await run(relay_text, persistence=True)
+    # The receiver (and its callback) first: Java adds the callback before start(); here it
+    # is added to a running app, so rows the relay made the receiver emit before that were
+    # missed (the receiver had consumed all 20 records, the count said fewer).
     receiver = await run(receiver_text)
     got = receiver.watch("BarStream1")
+    relay = await run(relay_text, persistence=True)
     await ready(relay)
     await ready(receiver, "FooStream1")
     if not start_after_publishing:
