@@ -291,12 +291,6 @@ class PartitionRuntimes:
 GLOBAL = "global"
 
 
-def _sequence_ids(sink: Any) -> list[str]:
-    """The ``sequence.id`` of a kafka sink, or of each destination of a ``@distribution``."""
-    return [d.options["sequence.id"] for d in getattr(sink, "destinations", None) or [sink]
-            if getattr(d, "options", {}).get("sequence.id")]
-
-
 def _feeders(app: Any, tables: set[str]) -> set[str]:
     """Streams that queries read to write into ``tables``."""
     out: set[str] = set()
@@ -439,12 +433,15 @@ class PartitionedAppHost(AppHost):
                 raise SiddhiAppCreationError(f"app {self.name}: transactional kafka sinks are not supported with "
                                              "scale-out yet")
         for sink in self.sinks:
-            if _sequence_ids(sink.sink):
+            # A sink's own state (Sink.state) is in single-process snapshots only: the
+            # partitions' checkpoints do not carry it, and every worker would keep its own.
+            own = sink.sink.state()
+            if own is not None:
                 raise SiddhiAppCreationError(
-                    f"app {self.name}: the kafka @sink of {sink.stream_id} numbers its records (sequence.id), which "
-                    "scale-out does not support yet: every worker would number its own records under the one id, "
-                    "so a consumer dropping duplicates by number (a kafka @source with seq.enabled) would drop "
-                    "other workers' records")
+                    f"app {self.name}: the @sink of {sink.stream_id} keeps state of its own ({own}), which "
+                    "scale-out does not carry yet. A kafka sink's sequence.id numbers its records: every worker "
+                    "would number its own under the one id, so a consumer dropping duplicates by number (a kafka "
+                    "@source with seq.enabled) would drop other workers' records")
         if self._kafka and self._kafka[0].source.options.get("seq.enabled"):
             self._log.warning("seq.enabled under scale-out drops duplicates only while a partition stays with "
                               "its worker: the sequence numbers seen are not in the partitions' checkpoints, so "
