@@ -381,6 +381,8 @@ class HeldTransaction:
         try:
             result = work(cur)
         except Exception as exc:
+            if self.db.dialect.is_transient(exc):
+                raise  # the connection went (the caller ends the transaction): no undo to try on it
             try:
                 cur.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
             except Exception as undo:
