@@ -1,6 +1,6 @@
 """The benchmark suite: ``python -m tests.bench`` (``make bench``).
 
-    python -m tests.bench [--events N] [--workloads W1,W2,W3,W4,W5,S,X1,X1c,X2,X2c] [--no-peers] [--no-memory]
+    python -m tests.bench [--events N] [--workloads W1,W2,W3,W4,W5,S,X1,X1c,X2,X2c] [--no-peers] [--no-memory] [--profile]
     python -m tests.bench backfill [N] [MASTER]      # the Spark backfill benchmark
 
 For each workload W1..W4: the hand-written Python loop (the ceiling for pure Python), Srota
@@ -143,6 +143,18 @@ def targets(results: list[Result], ceiling: dict[str, Result]) -> list[str]:
     return lines
 
 
+def profile_lines(workload: str, n: int, chunk: int) -> list[str]:
+    """The top functions of Srota's chunked run of ``workload`` under cProfile, as lines."""
+    got = _run(sys.executable, "tests.bench.run", "profile", workload, n, chunk)[0]
+    lines = [f"  {workload} profile (srota, chunks of {chunk}, under cProfile: {got['seconds']:.2f} s):",
+             f"    {'own s':>7} {'cum s':>7} {'calls':>9}  function"]
+    lines += [f"    {own:7.3f} {cumulative:7.3f} {calls:>9,}  {where}" for where, calls, own, cumulative in got["top"]]
+    for filename, source in got["generated"].items():
+        lines.append(f"    {filename}:")
+        lines += [f"      {line}" for line in source.splitlines()]
+    return lines
+
+
 def latency(n: int) -> list[str]:
     """Send-to-callback latency of one-by-one W1 sends, synchronous and micro-batched."""
     lines = []
@@ -185,6 +197,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-memory", action="store_true", help="skip the ten-million-event memory runs")
     ap.add_argument("--memory-events", type=int, default=10_000_000)
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--profile", action="store_true",
+                    help="after each of W1..W4 and X*, the top functions of Srota's chunked run under cProfile")
     args = ap.parse_args(argv)
     peers = not args.no_peers and PEER_PYTHON.exists()
     if not args.no_peers and not peers:
@@ -214,6 +228,8 @@ def main(argv: list[str]) -> int:
         for r in got:
             print(f"  {r.workload} {r.system:<14} {_fmt_rate(r):>12} ev/s  {r.seconds:7.2f} s  "
                   f"peak {r.peak_mb:7.1f} MB  outputs {r.outputs:>9,}  {r.note}", flush=True)
+        if args.profile and w != "W5":  # W5 always reports its stages, from a profiled run
+            print("\n".join(profile_lines(w, args.events, args.chunk)), flush=True)
         results.extend(got)
     print()
     print(table(results, ceiling))

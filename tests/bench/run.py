@@ -3,16 +3,20 @@
 Prints the :class:`~tests.bench.harness.Result` as one JSON line.  Systems: ``loop`` (the
 hand-written Python loop), ``srota`` (chunks of CHUNK events through ``send_events``),
 ``srota-1`` (one event at a time through ``send``), ``srota-1a`` (one at a time into an
-``@Async`` stream: the micro-batching path, whose worker takes what queued up), and the peers of
+``@Async`` stream: the micro-batching path, whose worker takes what queued up), ``profile``
+(the chunked run under cProfile: the top functions by own time), and the peers of
 :mod:`tests.bench.peers` (``bytewax``, ``quixstreams``, ``pathway``; run these with the
 benchmark environment's Python).
 """
 from __future__ import annotations
 
+import cProfile
 import json
 import os
+import pstats
 import sys
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
 
 from tests.bench.data import START_TS, rows
@@ -42,7 +46,10 @@ def micro_batched(app: str) -> str:
     return app.replace("define stream Trades", ASYNC.format(size=size) + "define stream Trades", 1)
 
 
-def run_srota(workload: str, n: int, chunk: int, micro_batch: bool = False) -> Result:
+def run_srota(workload: str, n: int, chunk: int, micro_batch: bool = False,
+              profile: cProfile.Profile | None = None) -> Result:
+    """Srota on ``workload``: chunks of ``chunk`` events, or one by one (``chunk`` 1); the
+    timed part runs under ``profile`` when one is given."""
     from srota.engine import Event, SiddhiManager
 
     data = rows(n)
@@ -76,7 +83,7 @@ def run_srota(workload: str, n: int, chunk: int, micro_batch: bool = False) -> R
             if micro_batch:  # the clock stops when the last output is out
                 runtime.drain()
 
-    _, seconds, peak = measure(feed)
+    _, seconds, peak = measure(feed if profile is None else lambda: profile.runcall(feed))
     runtime.shutdown()
     if workload == "W2":
         out = [((ts - START_TS) // 1000, *data) for ts, data in got]
@@ -85,6 +92,39 @@ def run_srota(workload: str, n: int, chunk: int, micro_batch: bool = False) -> R
     canon = canonical(workload, out, n)
     system = "srota" if chunk > 1 else "srota-1a" if micro_batch else "srota-1"
     return Result(workload, system, n, seconds, peak, len(out), digest(canon))
+
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_profile(workload: str, n: int, chunk: int, top: int = 12) -> dict[str, Any]:
+    """Srota's chunked run of ``workload`` under cProfile: the ``top`` functions by own time.
+
+    Each is ``[where, calls, own seconds, cumulative seconds]``; generated code shows as
+    ``<srota-generated-N>`` (one per compiled query function), and ``generated`` has the
+    source of those among the top.  cProfile slows the Python functions it sees more than
+    the builtins, so the shares are a guide, not a measurement.
+    """
+    import linecache
+
+    profile = cProfile.Profile()
+    result = run_srota(workload, n, chunk, profile=profile)
+    stats = pstats.Stats(profile)
+    ranked = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]  # type: ignore[attr-defined]
+    generated = {filename: "".join(linecache.getlines(filename))
+                 for (filename, _, _), _ in ranked if filename.startswith("<srota-generated-")}
+    return {"workload": workload, "events": n, "seconds": round(result.seconds, 4),
+            "top": [[_where(func), calls, round(own, 4), round(cumulative, 4)]
+                    for func, (_, calls, own, cumulative, _) in ranked],
+            "generated": generated}
+
+
+def _where(func: tuple[str, int, str]) -> str:
+    """``path:line(name)`` with the project's paths relative to its root."""
+    filename, line, name = func
+    if filename.startswith(str(_ROOT)):
+        filename = os.path.relpath(filename, _ROOT)
+    return f"{filename}:{line}({name})" if line else name
 
 
 def run_latency(n: int, rate: float | None, micro_batch: bool) -> dict[str, Any]:
@@ -140,6 +180,9 @@ def main(argv: list[str]) -> int:
         result = run_srota(workload, n, 1)
     elif system == "srota-1a":
         result = run_srota(workload, n, 1, micro_batch=True)
+    elif system == "profile":  # python -m tests.bench.run profile W1 [N] [CHUNK]
+        print(json.dumps(run_profile(workload, n, chunk)), flush=True)
+        return 0
     elif system == "latency":  # python -m tests.bench.run latency sync|async N [RATE]
         rate = float(argv[3]) if len(argv) > 3 and float(argv[3]) > 0 else None
         print(json.dumps(run_latency(n, rate, workload == "async")), flush=True)
