@@ -51,6 +51,7 @@ class NamedWindow:
 
     send = insert  # so that an InputHandler can feed the window directly
     async_buffer = None  # (InputHandler asks junctions whether they buffer; a window does not)
+    checks_senders = True  # (and whether senders' events need checking: a window keeps them)
 
     def input_handler(self) -> InputHandler:
         """An input handler that sends events straight into the window."""

@@ -22,7 +22,7 @@ from srota.engine.expression import BASE_NAMESPACE, error_at
 from srota.engine.join import plan_join_input
 from srota.engine.output import QueryOutput, insert_into_stream
 from srota.engine.pattern import plan_state_input
-from srota.engine.planning import Sources, check_schema, plan_single_input
+from srota.engine.planning import Sources, check_schema, plan_single_input, source_key
 from srota.engine.selector import plan_selector
 from srota.engine.snapshot import fingerprint
 from srota.grammar.model import (
@@ -124,6 +124,11 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
             plan.connect(selector.process)
     finally:
         sources.owner = outer_owner
+    if selector_plan.copies_fields and isinstance(inp, SingleInputStream) and not sources.prefix:
+        # (marks the selector only where it is the receiver itself, with no processor before it)
+        junction = ctx.junctions.get(source_key(inp.stream_id, inp.is_inner, inp.is_fault))
+        if junction is not None:
+            junction.mark_copying(selector.process)
     if plan.merge_outputs is not None and not sources.prefix:  # (not inside a partition)
         mergeable = outputs_mergeable(query, bool(selector_plan.factories), ctx, output)
         if mergeable is not None:

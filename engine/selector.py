@@ -488,6 +488,9 @@ class SelectorPlan:
         self.having_remove: Callable[..., bool] | None = None
         self.post: Callable[[list[Event]], list[Event]] | None = None
         self.fused = False  # ``fast`` also applies the input's filter (see plan_selector)
+        #: ``fast`` reads its input events' fields only (not their type, not the data tuple
+        #: itself) and makes every output event anew: see StreamJunction.mark_copying.
+        self.copies_fields = False
         #: generated ``(selector, chunk) -> out`` for batching aggregation (see _deferred_path)
         self.deferred: Callable[[Any, list[Event]], list[Event]] | None = None
         #: the code of ``deferred`` without group by, for a caller that runs it in a loop of
@@ -892,6 +895,7 @@ def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: 
     else:
         type_test, etype = "e.type == 1", "1"
     star = plan.project.__name__ == "_project_star"
+    plan.copies_fields = not type_test and not star
     body = ["out = []", "append = out.append"]
     if unchecked is None or unchecked == (where, row):
         body += _select_loop("chunk", prologue, type_test, where, "e.data" if star else row, having, etype)

@@ -40,6 +40,18 @@ def test_window_is_shared_and_has_an_input_handler(run_app):
     assert [e.data for e in runtime.query("from W select *")] == [("direct", 5.0), ("s", 1.0)]
 
 
+def test_events_sent_straight_into_a_window_are_checked_and_kept_as_tuples(run_app):
+    # (the sender check asked the window whether its receivers only read fields: it has none
+    # such, it keeps the events)
+    runtime, got = run_app(APP.format(output=""), stream=None, query="q")
+    mutable = ["direct", 5.0]
+    runtime.get_input_handler("W").send_events([Event(1_700_000_000_000, mutable),
+                                                Event(1_700_000_000_001, ("expired", 6.0), 1)])
+    mutable[0] = "changed"
+    assert [e.data for e in runtime.query("from W select *")] == [("direct", 5.0), ("expired", 6.0)]
+    assert got.rows == [["direct", 5.0], ["expired", 6.0]]
+
+
 def test_aggregates_over_batch_window_reset(run_app):
     runtime, got = run_app("""
         define stream S (symbol string, price double);

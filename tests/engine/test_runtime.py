@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
 import pytest
 from srota.engine import (
@@ -59,6 +60,117 @@ def test_send_events_keeps_its_own_tuples_and_current_events():
         (ts + 2, ("C", 13.0), 0), (ts + 1, ("B", 12.0), 0)]
     assert seen[2] is kept and expired.type == 1  # the sender's events are not changed
     runtime.shutdown()
+
+
+SENDERS_APP = """
+define stream S (symbol string, price double, volume long);
+@info(name='q1') from S[price > 10] select symbol, price * volume as value insert into Out;
+@info(name='q2') from S select symbol, volume insert into Out2;
+"""
+
+
+def _senders_events(ts: int) -> list[Event]:
+    return [Event(ts, ["A", 11.0, 2]), Event(ts + 1, ("B", 12.0, 3), 1), Event(ts + 2, ("C", 9.0, 4)),
+            Event(ts + 3, ("D", 13.0, 5))]
+
+
+def _outputs_of(app: str, check_senders: bool) -> tuple[bool, list[tuple[int, tuple, int]]]:
+    runtime = SiddhiManager().create_siddhi_app_runtime(app)
+    got: list[tuple[int, tuple, int]] = []
+    for stream in ("Out", "Out2"):
+        runtime.add_callback(stream, lambda evs: got.extend((e.timestamp, e.data, e.type) for e in evs))
+    if check_senders:
+        runtime.add_callback("S", lambda evs: None)  # a receiver that gets the events themselves
+    runtime.start()
+    checks = runtime.context.junctions["S"].checks_senders
+    handler = runtime.get_input_handler("S")
+    ts = 1_700_000_000_000
+    handler.send_events(_senders_events(ts))
+    handler.send_chunks([_senders_events(ts + 10), _senders_events(ts + 20)])
+    runtime.shutdown()
+    return checks, got
+
+
+def test_a_stream_read_only_by_select_loops_takes_senders_events_unchecked_with_the_same_outputs():
+    # The sender check (a list for a tuple, an expired event made current) costs a quarter
+    # of a filter's time; where every receiver reads fields and makes its own events it
+    # changes no output, so it is left out there.
+    unchecked, got = _outputs_of(SENDERS_APP, check_senders=False)
+    checked, want = _outputs_of(SENDERS_APP, check_senders=True)
+
+    assert (unchecked, checked) == (False, True)
+    assert got == want and len(got) == 3 * 7
+    assert all(type(data) is tuple and kind == 0 for _, data, kind in got)
+
+
+@pytest.mark.parametrize("query", [
+    "from S select * insert into Out;",  # passes the sender's data tuple on
+    "from S#window.length(2) select symbol, price insert all events into Out;",  # keeps events
+    "from S[price > 10]#window.length(2) select symbol insert into Out;",
+    "from S as a join S#window.length(1) as b on a.symbol == b.symbol select a.symbol insert into Out;",
+    "from every e1=S -> e2=S[price > e1.price] select e1.symbol insert into Out;",
+    "partition with (symbol of S) begin from S select symbol, price insert into Out; end;",
+    "from S select symbol, price insert expired events into Out;",
+])
+def test_the_sender_check_stays_where_a_receiver_keeps_or_passes_on_events(query):
+    runtime = SiddhiManager().create_siddhi_app_runtime(
+        "define stream S (symbol string, price double, volume long);\n" + query)
+    got: list[Event] = []
+    runtime.add_callback("Out", got.extend)
+    runtime.start()
+    assert runtime.context.junctions["S"].checks_senders
+    runtime.get_input_handler("S").send_events([Event(1_700_000_000_000, ["A", 11.0, 2])])
+    runtime.shutdown()
+    assert all(type(e.data) is tuple for e in got)
+
+
+def test_the_sender_check_comes_back_with_a_receiver_that_gets_the_events_themselves():
+    runtime = SiddhiManager().create_siddhi_app_runtime(SENDERS_APP)
+    runtime.start()
+    junction = runtime.context.junctions["S"]
+    assert not junction.checks_senders
+    seen: list[Event] = []
+    runtime.add_callback("S", seen.extend)
+    assert junction.checks_senders
+    runtime.get_input_handler("S").send_events([Event(1_700_000_000_000, ["A", 11.0, 2])])
+    assert [(e.data, e.type) for e in seen] == [(("A", 11.0, 2), 0)]
+    junction.unsubscribe(junction.receivers[junction.owners.index(None)])  # the callback
+    assert not junction.checks_senders
+    runtime.shutdown()
+
+
+def test_a_debugger_sees_checked_events_on_a_stream_read_only_by_select_loops():
+    from srota import QueryTerminal
+
+    runtime = SiddhiManager().create_siddhi_app_runtime(SENDERS_APP)
+    debugger = runtime.debug()
+    seen: list[tuple[str, Any, int]] = []
+    debugger.acquire_break_point("q1", QueryTerminal.IN)
+
+    def on_break(events: Any, query: str, terminal: Any, dbg: Any) -> None:
+        seen.extend((query, e.data, e.type) for e in events)
+        dbg.play()
+
+    debugger.set_debugger_callback(on_break)
+    runtime.get_input_handler("S").send_events([Event(1_700_000_000_000, ["A", 11.0, 2]),
+                                                Event(1_700_000_000_001, ("B", 12.0, 3), 1)])
+    runtime.shutdown()
+    assert seen == [("q1", ("A", 11.0, 2), 0), ("q1", ("B", 12.0, 3), 0)]
+
+
+def test_a_failing_senders_event_on_an_unchecked_stream_is_routed_as_a_tuple(run_app):
+    runtime, got = run_app("""
+    @OnError(action='STREAM')
+    define stream S (symbol string, price double, volume long);
+    from S select symbol, price / volume as v insert into Out;
+    """)
+    faults: list[Any] = []
+    runtime.add_callback("!S", lambda evs: faults.extend(e.data for e in evs))
+    handler = runtime.get_input_handler("S")
+    assert not runtime.context.junctions["S"].checks_senders
+    handler.send_events([Event(1_700_000_000_000, ["A", 11.0, 2]), Event(1_700_000_000_001, ["B", 12.0, "x"])])
+    assert got.rows == [["A", 5.5]]
+    assert len(faults) == 1 and faults[0][:3] == ("B", 12.0, "x") and isinstance(faults[0][3], TypeError)
 
 
 def test_inferred_stream_definition():
