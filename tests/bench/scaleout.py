@@ -275,6 +275,8 @@ async def _main(n: int, keys: int) -> list[dict[str, Any]]:
         root = Path(d)
         broker = KafkaBroker(binary, root)
         broker.start()
+        assert broker.proc is not None  # (start() made it, or raised)
+        broker_pid = broker.proc.pid
         try:
             servers = broker.bootstrap_servers
             source = await broker.create_topic(partitions=PARTITIONS)
@@ -287,7 +289,7 @@ async def _main(n: int, keys: int) -> list[dict[str, Any]]:
                 out = await broker.create_topic(partitions=PARTITIONS)
                 app = W2_APP.format(input=source, output=out, servers=servers, group=f"w2-{workers}",
                                     fast=GROUP)
-                got = await _run(work, app, n, workers, "10 sec", broker_pid=broker.proc.pid)
+                got = await _run(work, app, n, workers, "10 sec", broker_pid=broker_pid)
                 results.append({"bench": "W2 Kafka->Kafka", "system": f"workers-{workers}", "events": n,
                                 "rate": round(got["rate"]), "per_worker": round(got["rate"] / workers),
                                 "measured": got["measured"], "seconds": round(got["seconds"], 2),
@@ -311,7 +313,7 @@ async def _main(n: int, keys: int) -> list[dict[str, Any]]:
                 out = await broker.create_topic(partitions=PARTITIONS)
                 app = KEYED_APP.format(input=keyed, output=out, servers=servers, group=f"keys-{name}",
                                        fast=GROUP)
-                got = await _run(work, app, n, 1, interval, then_add=add, broker_pid=broker.proc.pid)
+                got = await _run(work, app, n, 1, interval, then_add=add, broker_pid=broker_pid)
                 checkpoints = sum(p["checkpoints"] for a in got["apps"][0] for p in a["scaleout"]["partitions"].values())
                 row: dict[str, Any] = {"bench": f"{keys:,} keys", "system": name, "events": n,
                                        "rate": round(got["rate"]), "seconds": round(got["seconds"], 2),
