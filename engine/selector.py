@@ -815,15 +815,19 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         return gen.function("_deferred_chunk", "sel, chunk",
                             _noting_event(body + _ungrouped_loop(prologue, updates, inline, m, cur_on, exp_on),
                                           False))
+    # pending: key -> the event whose row is still to be made, from the states ``S[key]``
+    # (they stay there until the row is made), or ``(the made event,)``.  Made only where the
+    # states are about to change or leave ``S``: an event that is not emitted, a reset.  (A
+    # bare event, not an ``(event, states)`` pair: no tuple per event on the hot path.)
     body += [
-        "pending = {}",  # key -> (event, states) not materialized yet, or the made event
+        "pending = {}",
         "for e in chunk:",
         "    t = e.type",
         "    if t > 1:",
         "        if t == 3:",
         "            for k, v in pending.items():",
-        "                if v.__class__ is tuple:",
-        f"                    pending[k] = {m}(v[0], v[1], k)",
+        "                if v.__class__ is not tuple:",
+        f"                    pending[k] = ({m}(v, S[k], k),)",
         "            sel._reset()",
         "        continue",
     ]
@@ -841,8 +845,8 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         body.append(f"    {'if' if t == 0 else 'else'}:" if t == 1 else "    if t == 0:")
         if not on:
             body += ["        p = pending.get(key)",
-                     "        if p is not None and p.__class__ is tuple:",
-                     f"            pending[key] = {m}(p[0], p[1], key)"]
+                     "        if p is not None and p.__class__ is not tuple:",
+                     f"            pending[key] = ({m}(p, A, key),)"]
         for c in updates:
             lines = inline.get((c, op))
             body += [f"        {line}" for line in lines] if lines else [f"        {c.replace('{op}', op)}"]
@@ -856,12 +860,16 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
                 body.append("            S.pop(key, None)")
             body += ["        else:",
                      "            live[key] = left"]
-        if on:
-            if grouped:
-                body.append("        pending[key] = (e, A)")
-            else:
-                body += ["        pending.pop(key, None)", "        pending[key] = (e, A)"]
-    body.append(f"return [v if v.__class__ is not tuple else {m}(v[0], v[1], k) for k, v in pending.items()]")
+        if on and t == 1 and releasable:
+            # (the states may have left S just now: then the row is made from them at once,
+            # nothing can change them later)
+            body += ["        if key in S:",
+                     "            pending[key] = e",
+                     "        else:",
+                     f"            pending[key] = ({m}(e, A, key),)"]
+        elif on:
+            body.append("        pending[key] = e")
+    body.append(f"return [v[0] if v.__class__ is tuple else {m}(v, S[k], k) for k, v in pending.items()]")
     return gen.function("_deferred_chunk", "sel, chunk", _noting_event(body, False))
 
 

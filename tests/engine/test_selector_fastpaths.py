@@ -27,6 +27,8 @@ QUERIES = [
     "from S#window.externalTime(ts, 40) select sym, count() as n, vol + 1 as w group by sym, vol "
     "insert {t} into Out;",
     "from S[vol > 100]#window.length(5) select sym, sum(price) as p insert {t} into Out;",
+    # groups that leave the window (and their states) and come back within one chunk
+    "from S#window.length(2) select sym, sum(vol) as v, count() as n group by sym insert {t} into Out;",
 ]
 
 
