@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import cProfile
 import json
+import linecache
 import os
 import pstats
 import sys
@@ -105,15 +106,13 @@ def run_profile(workload: str, n: int, chunk: int, top: int = 12) -> dict[str, A
     source of those among the top.  cProfile slows the Python functions it sees more than
     the builtins, so the shares are a guide, not a measurement.
     """
-    import linecache
-
     profile = cProfile.Profile()
     result = run_srota(workload, n, chunk, profile=profile)
     stats = pstats.Stats(profile)
     ranked = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]  # type: ignore[attr-defined]
     generated = {filename: "".join(linecache.getlines(filename))
                  for (filename, _, _), _ in ranked if filename.startswith("<srota-generated-")}
-    return {"workload": workload, "events": n, "seconds": round(result.seconds, 4),
+    return {"workload": workload, "events": n, "seconds": round(result.seconds, 4), "outputs": result.outputs,
             "top": [[_where(func), calls, round(own, 4), round(cumulative, 4)]
                     for func, (_, calls, own, cumulative, _) in ranked],
             "generated": generated}

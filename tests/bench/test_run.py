@@ -38,4 +38,4 @@ def test_the_profiled_run_measures_the_same_outputs_as_the_timed_one() -> None:
     timed = _run("srota", "W3", 5000, 500)
     profiled = _run("profile", "W3", 5000, 500)
 
-    assert timed["outputs"] > 0 and profiled["top"]
+    assert timed["outputs"] > 0 and profiled["outputs"] == timed["outputs"] and profiled["top"]
