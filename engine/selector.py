@@ -832,7 +832,7 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         "        continue",
     ]
     body += ["    " + line for line in prologue]
-    body.append(f"    key = {key_expr if grouped else 'None'}")
+    body.append(f"    key = {key_expr}")
     # A group's states are made here, not by a call of _states_for: after each batch window's
     # reset every group starts over, so this runs as often as the rows are made.
     fresh = ", ".join(f"{gen.ref(factory, 'fac')}()" for factory in plan.factories)
@@ -842,7 +842,7 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         f"        A = S[key] = [{fresh}]",
     ]
     for t, on, op in ((0, cur_on, "add"), (1, exp_on, "remove")):
-        body.append(f"    {'if' if t == 0 else 'else'}:" if t == 1 else "    if t == 0:")
+        body.append("    if t == 0:" if t == 0 else "    else:")
         if not on:
             body += ["        p = pending.get(key)",
                      "        if p is not None and p.__class__ is not tuple:",
@@ -850,9 +850,9 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         for c in updates:
             lines = inline.get((c, op))
             body += [f"        {line}" for line in lines] if lines else [f"        {c.replace('{op}', op)}"]
-        if grouped and t == 0:
+        if t == 0:
             body += ["        if track:", "            live[key] = live.get(key, 0) + 1"]
-        elif grouped:
+        else:
             body += ["        left = live.get(key, 0) - 1",
                      "        if left <= 0:",
                      "            live.pop(key, None)"]
