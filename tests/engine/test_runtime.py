@@ -124,6 +124,24 @@ def test_the_sender_check_stays_where_a_receiver_keeps_or_passes_on_events(query
     assert all(type(e.data) is tuple for e in got)
 
 
+def test_an_async_stream_keeps_the_sender_check_for_the_events_it_buffers():
+    # (its only receiver reads fields, but the buffer keeps the sender's events until the
+    # worker takes them: a list the sender changes meanwhile must not change the output)
+    runtime = SiddhiManager().create_siddhi_app_runtime(
+        "@Async(buffer.size='64', workers='1') define stream S (symbol string, price double, volume long);\n"
+        "from S select symbol, price * volume as value insert into Out;")
+    got: list[tuple] = []
+    runtime.add_callback("Out", lambda evs: got.extend(e.data for e in evs))
+    runtime.start()
+    mutable = ["A", 11.0, 2]
+    with runtime.context.lock:  # the worker waits for the app lock: the event stays buffered
+        runtime.get_input_handler("S").send_events([Event(1_700_000_000_000, mutable)])
+        mutable[:] = ["changed", 1.0, 1]
+    runtime.drain()
+    runtime.shutdown()
+    assert got == [("A", 22.0)]
+
+
 def test_the_sender_check_comes_back_with_a_receiver_that_gets_the_events_themselves():
     runtime = SiddhiManager().create_siddhi_app_runtime(SENDERS_APP)
     runtime.start()
