@@ -59,32 +59,36 @@ def _fmt_rate(r: Result) -> str:
     return f"{r.rate:,.0f}" if r.seconds else "-"
 
 
-def _fastest(python: Path | str, repeat: int, *args: Any) -> Result:
-    """The fastest of ``repeat`` runs of ``tests.bench.run args`` (each in a process of its own).
-
-    On a shared machine one run may catch another tenant's load; the fastest is the one
-    least disturbed (as ``timeit`` takes the minimum), and every system gets the same number
-    of tries.
-    """
-    runs = [_result(_run(python, "tests.bench.run", *args)[0]) for _ in range(max(1, repeat))]
-    return min(runs, key=lambda r: r.seconds)
-
-
 def run_workload(workload: str, n: int, chunk: int, peers: bool, repeat: int = 1) -> list[Result]:
     """Loop, Srota chunked, Srota one by one and the peers on one workload, each the fastest
-    of ``repeat`` runs."""
+    of ``repeat`` runs (each in a process of its own).
+
+    On a shared machine one run may catch another tenant's load; the fastest is the one
+    least disturbed (as ``timeit`` takes the minimum).  The runs go in rounds, every system
+    once per round, so that a spell of load falls on all of them alike: one system's runs
+    back to back could all catch it while the loop's (every figure's denominator) missed
+    it.  A peer that fails is not run again.
+    """
     python = sys.executable
-    results = [_fastest(python, repeat, "loop", workload, n, chunk),
-               _fastest(python, repeat, "srota", workload, n, chunk),
-               _fastest(python, repeat, "srota-1", workload, n),
-               _fastest(python, repeat, "srota-1a", workload, n)]
+    systems: list[tuple[Path | str, str, tuple[Any, ...]]] = [
+        (python, "loop", (n, chunk)), (python, "srota", (n, chunk)),
+        (python, "srota-1", (n,)), (python, "srota-1a", (n,))]
     if peers and workload.startswith("W"):  # the peers run W1..W4 only
-        for peer in PEERS:
+        systems += [(PEER_PYTHON, peer, (n, chunk)) for peer in PEERS]
+    runs: dict[str, list[Result]] = {name: [] for _, name, _ in systems}
+    failed: dict[str, Result] = {}
+    for _ in range(max(1, repeat)):
+        for python_of, name, args in systems:
+            if name in failed:
+                continue
             try:
-                results.append(_fastest(PEER_PYTHON, repeat, peer, workload, n, chunk))
+                runs[name].append(_result(_run(python_of, "tests.bench.run", name, workload, *args)[0]))
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
-                results.append(Result(workload, peer, n, 0.0, 0.0, 0, note=f"failed: {exc}"[:200]))
-    return results
+                if name not in PEERS:
+                    raise
+                failed[name] = Result(workload, name, n, 0.0, 0.0, 0, note=f"failed: {exc}"[:200])
+    return [failed[name] if name in failed else min(runs[name], key=lambda r: r.seconds)
+            for _, name, _ in systems]
 
 
 def check(results: list[Result]) -> None:
