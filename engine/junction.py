@@ -604,10 +604,12 @@ def _timed_chunk(rows: Sequence[Sequence[Any]], timestamp: int, convert: Callabl
 
 
 def advance_clock(clock: Any, chunk: list[Event]) -> None:
-    """Move a playback clock to a chunk's latest time (it starts at the chunk's first)."""
+    """Move a playback clock to the time of a chunk's last event (it starts at the chunk's
+    earliest), as Siddhi's ``InputHandler.send(Event[])`` does: the clock never goes back, so
+    a chunk whose last event is not its latest leaves time at the last one's or where it was."""
     if not clock.started:
         clock.advance(min(map(_timestamp, chunk)))
-    clock.advance(max(map(_timestamp, chunk)))  # (in C: a generator here cost 3 % of W4)
+    clock.advance(chunk[-1].timestamp)
 
 
 def _f32_or_none(value: Any) -> Any:

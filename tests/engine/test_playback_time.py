@@ -158,3 +158,26 @@ def test_time_batch_window_skips_empty_batches_after_a_gap():
     assert out == [([(1,)], []), ([], [(1,)]), ([(2,)], [])]
     assert len(fired) < 10  # not one tick per second of the 30 days
     rt.shutdown()
+
+
+def test_a_chunk_moves_the_playback_clock_to_its_last_events_time_as_siddhi_does():
+    """Siddhi's ``InputHandler.send(Event[])`` sets the playback time to the last event's
+    timestamp, never back: a chunk whose latest event is not its last leaves the clock at the
+    last one's (here the earliest's, where the clock starts), not at the chunk's latest."""
+    from srota.engine import Event
+
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "@app:playback define stream S (sym string); "
+        "from S select sym, currentTimeMillis() as now insert into Out;")
+    got: list = []
+    rt.add_callback("Out", lambda events: got.extend(e.data for e in events))
+    rt.start()
+    h = rt.get_input_handler("S")
+    h.send_events([Event(EPOCH + 2_000, ("late",)), Event(EPOCH + 1_000, ("early",))])
+    h.send_events([Event(EPOCH + 1_500, ("b",)), Event(EPOCH + 3_000, ("c",)), Event(EPOCH + 2_500, ("d",))])
+    h.send_events([Event(EPOCH + 500, ("old",))])  # never back
+    rt.shutdown()
+
+    assert got == [("late", EPOCH + 1_000), ("early", EPOCH + 1_000),
+                   ("b", EPOCH + 2_500), ("c", EPOCH + 2_500), ("d", EPOCH + 2_500),
+                   ("old", EPOCH + 2_500)]
