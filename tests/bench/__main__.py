@@ -193,7 +193,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3,
-                    help="runs of each system on W1..W4 and the X workloads; the fastest is reported")
+                    help="runs of each system on W1..W4 and the X workloads, and of each worker count in S; "
+                         "the fastest is reported")
     ap.add_argument("--chunk", type=int, default=1000)
     ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,S,X1,X1c,X2,X2c")
     ap.add_argument("--scaleout-events", type=int, default=1_200_000)
@@ -215,7 +216,8 @@ def main(argv: list[str]) -> int:
         w = w.strip().upper().replace("X1C", "X1c").replace("X2C", "X2c")
         if w == "S":
             try:
-                scaleout = _run(sys.executable, "tests.bench.scaleout", args.scaleout_events, timeout=3600)
+                scaleout = _run(sys.executable, "tests.bench.scaleout", args.scaleout_events, 100_000, args.repeat,
+                                timeout=3600)
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 print(f"  S failed: {exc}", flush=True)
                 continue
