@@ -215,8 +215,10 @@ def main(argv: list[str]) -> int:
     for w in args.workloads.split(","):
         w = w.strip().upper().replace("X1C", "X1c").replace("X2C", "X2c")
         if w == "S":
+            from tests.bench.scaleout import KEYS
+
             try:
-                scaleout = _run(sys.executable, "tests.bench.scaleout", args.scaleout_events, 100_000, args.repeat,
+                scaleout = _run(sys.executable, "tests.bench.scaleout", args.scaleout_events, KEYS, args.repeat,
                                 timeout=3600)
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 print(f"  S failed: {exc}", flush=True)

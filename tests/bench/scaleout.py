@@ -49,6 +49,7 @@ from tests.conftest import KafkaBroker, _tansu_binary, free_port
 
 SROTA = Path(sys.executable).with_name("srota")
 PARTITIONS = 4
+KEYS = 100_000  # the checkpoint runs' keys, by default
 # Default-like group timeouts: the tests' short ones (2 s sessions) make members of a busy
 # 2-core machine miss heartbeats and rebalance again and again.
 GROUP = "session.timeout.ms:10000,heartbeat.interval.ms:1000,rebalance.timeout.ms:20000"
@@ -351,7 +352,7 @@ async def _main(n: int, keys: int, rounds: int = 3) -> list[dict[str, Any]]:
 
 def main(argv: list[str]) -> int:
     n = int(argv[0]) if argv else 1_200_000
-    keys = int(argv[1]) if len(argv) > 1 else 100_000
+    keys = int(argv[1]) if len(argv) > 1 else KEYS
     rounds = int(argv[2]) if len(argv) > 2 else 3
     results = asyncio.run(_main(n, keys, rounds))
     by = {r["system"]: r for r in results}
