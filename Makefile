@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml tests/extension_example/pyproject.toml
 
 deps: $(STAMP)
 	@bash scripts/system-deps.sh
+	@bash scripts/siddhi-deps.sh
 
 run: $(STAMP)
 	$(BIN)/srota run --config config/demo.yaml

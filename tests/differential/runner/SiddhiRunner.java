@@ -1,0 +1,244 @@
+// The differential tests' runner: runs SiddhiQL apps on the real Siddhi engine and prints what
+// every stream and query callback received, as JSON lines. Used by tests/differential only; it is
+// never shipped.
+//
+// Protocol: one JSON object per line on stdin, one per app:
+//   {"id": "...", "app": "...", "streams": ["O"], "queries": ["q1"], "timeout_ms": 10000,
+//    "steps": [{"stream": "S", "events": [[ts, [v, ...]], ...]},   // one event: send(ts, data);
+//                                                                   // several: send(Event[])
+//              {"query": "from T select *"}]}                       // an on-demand (store) query
+// Answer: one line per app on stdout, prefixed with "@@DIFF " (so nothing the engine logs is
+// taken for an answer):
+//   {"id": "...", "error": null | "Class: message",
+//    "outputs": [{"cb": "stream:O", "events": [[ts, [..], expired], ...]},
+//                {"cb": "query:q1", "ts": t, "in": [[ts, [..]], ...], "out": [...]},
+//                {"cb": "ondemand", "events": [[ts, [..]], ...]}]}
+// An app that runs past its time limit is answered {"error": "timeout"} and the runner exits
+// (status 3), since its thread cannot be stopped; the caller starts a new runner.
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.siddhi.core.SiddhiAppRuntime;
+import io.siddhi.core.SiddhiManager;
+import io.siddhi.core.event.Event;
+import io.siddhi.core.query.output.callback.QueryCallback;
+import io.siddhi.core.stream.input.InputHandler;
+import io.siddhi.core.stream.output.StreamCallback;
+import io.siddhi.query.api.definition.AbstractDefinition;
+import io.siddhi.query.api.definition.Attribute;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+public final class SiddhiRunner {
+    private static final Gson GSON = new GsonBuilder().serializeNulls()
+            .serializeSpecialFloatingPointValues().create();
+
+    public static void main(String[] args) throws Exception {
+        PrintStream answers = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
+                "UTF-8");
+        System.setOut(System.err);  // whatever the engine prints is not an answer
+        SiddhiManager manager = new SiddhiManager();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "differential-app");
+            t.setDaemon(true);
+            return t;
+        });
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.isBlank()) {
+                continue;
+            }
+            JsonObject request = new JsonParser().parse(line).getAsJsonObject();
+            String id = request.has("id") ? request.get("id").getAsString() : "";
+            long timeout = request.has("timeout_ms") ? request.get("timeout_ms").getAsLong() : 10000L;
+            List<Map<String, Object>> outputs = java.util.Collections.synchronizedList(new ArrayList<>());
+            Map<String, Object> answer = new HashMap<>();
+            answer.put("id", id);
+            answer.put("outputs", outputs);
+            Future<String> run = worker.submit(() -> runApp(manager, request, outputs));
+            try {
+                answer.put("error", run.get(timeout, TimeUnit.MILLISECONDS));
+            } catch (TimeoutException e) {
+                answer.put("error", "timeout");
+                answers.println("@@DIFF " + GSON.toJson(answer));
+                answers.flush();
+                Runtime.getRuntime().halt(3);
+            } catch (java.util.concurrent.ExecutionException e) {
+                answer.put("error", describe(e.getCause()));
+            }
+            synchronized (outputs) {
+                answers.println("@@DIFF " + GSON.toJson(answer));
+            }
+            answers.flush();
+        }
+        Runtime.getRuntime().halt(0);
+    }
+
+    private static String describe(Throwable e) {
+        return e.getClass().getSimpleName() + ": " + e.getMessage();
+    }
+
+    private static String runApp(SiddhiManager manager, JsonObject request, List<Map<String, Object>> outputs) {
+        SiddhiAppRuntime runtime;
+        try {
+            runtime = manager.createSiddhiAppRuntime(request.get("app").getAsString());
+        } catch (Throwable e) {
+            return describe(e);
+        }
+        try {
+            if (request.has("streams")) {
+                for (JsonElement s : request.getAsJsonArray("streams")) {
+                    String name = s.getAsString();
+                    runtime.addCallback(name, new StreamCallback() {
+                        @Override
+                        public void receive(Event[] events) {
+                            Map<String, Object> out = new HashMap<>();
+                            out.put("cb", "stream:" + name);
+                            out.put("events", rows(events, true));
+                            outputs.add(out);
+                        }
+                    });
+                }
+            }
+            if (request.has("queries")) {
+                for (JsonElement q : request.getAsJsonArray("queries")) {
+                    String name = q.getAsString();
+                    runtime.addCallback(name, new QueryCallback() {
+                        @Override
+                        public void receive(long timestamp, Event[] inEvents, Event[] removeEvents) {
+                            Map<String, Object> out = new HashMap<>();
+                            out.put("cb", "query:" + name);
+                            out.put("ts", timestamp);
+                            out.put("in", rows(inEvents, false));
+                            out.put("out", rows(removeEvents, false));
+                            outputs.add(out);
+                        }
+                    });
+                }
+            }
+            runtime.start();
+            Map<String, InputHandler> handlers = new HashMap<>();
+            for (JsonElement stepElement : request.getAsJsonArray("steps")) {
+                JsonObject step = stepElement.getAsJsonObject();
+                if (step.has("query")) {
+                    Event[] found = runtime.query(step.get("query").getAsString());
+                    Map<String, Object> out = new HashMap<>();
+                    out.put("cb", "ondemand");
+                    out.put("events", rows(found, false));
+                    outputs.add(out);
+                    continue;
+                }
+                String stream = step.get("stream").getAsString();
+                InputHandler handler = handlers.computeIfAbsent(stream, runtime::getInputHandler);
+                List<Attribute> types = definition(runtime, stream).getAttributeList();
+                JsonArray events = step.getAsJsonArray("events");
+                Event[] chunk = new Event[events.size()];
+                for (int i = 0; i < chunk.length; i++) {
+                    JsonArray e = events.get(i).getAsJsonArray();
+                    chunk[i] = new Event(e.get(0).getAsLong(), values(e.get(1).getAsJsonArray(), types));
+                }
+                if (chunk.length == 1) {
+                    handler.send(chunk[0].getTimestamp(), chunk[0].getData());
+                } else {
+                    handler.send(chunk);
+                }
+            }
+            return null;
+        } catch (Throwable e) {
+            return describe(e);
+        } finally {
+            runtime.shutdown();
+        }
+    }
+
+    private static AbstractDefinition definition(SiddhiAppRuntime runtime, String stream) {
+        AbstractDefinition d = runtime.getStreamDefinitionMap().get(stream);
+        if (d == null) {
+            d = runtime.getWindowDefinitionMap().get(stream);
+        }
+        if (d == null) {
+            d = runtime.getTableDefinitionMap().get(stream);
+        }
+        if (d == null) {
+            throw new IllegalArgumentException("no stream " + stream);
+        }
+        return d;
+    }
+
+    private static Object[] values(JsonArray data, List<Attribute> types) {
+        Object[] out = new Object[data.size()];
+        for (int i = 0; i < out.length; i++) {
+            JsonElement v = data.get(i);
+            if (v.isJsonNull()) {
+                continue;
+            }
+            Attribute.Type type = i < types.size() ? types.get(i).getType() : Attribute.Type.OBJECT;
+            switch (type) {
+                case STRING: out[i] = v.getAsString(); break;
+                case INT: out[i] = v.getAsInt(); break;
+                case LONG: out[i] = v.getAsLong(); break;
+                case FLOAT: out[i] = v.getAsFloat(); break;
+                case DOUBLE: out[i] = v.getAsDouble(); break;
+                case BOOL: out[i] = v.getAsBoolean(); break;
+                default: out[i] = GSON.fromJson(v, Object.class);
+            }
+        }
+        return out;
+    }
+
+    private static List<Object> rows(Event[] events, boolean withExpired) {
+        List<Object> out = new ArrayList<>();
+        if (events == null) {
+            return out;
+        }
+        for (Event e : events) {
+            List<Object> row = new ArrayList<>();
+            row.add(e.getTimestamp());
+            List<Object> data = new ArrayList<>();
+            for (Object v : e.getData()) {
+                data.add(plain(v));
+            }
+            row.add(data);
+            if (withExpired) {
+                row.add(e.isExpired());
+            }
+            out.add(row);
+        }
+        return out;
+    }
+
+    // Floats print as Java prints them (65.1f is "65.1", not its double's digits); other
+    // values as gson writes them.
+    private static Object plain(Object v) {
+        if (v instanceof Float) {
+            Float f = (Float) v;
+            if (f.isNaN() || f.isInfinite()) {
+                return f.toString();
+            }
+            return new java.math.BigDecimal(f.toString());
+        }
+        if (v instanceof Double) {
+            Double d = (Double) v;
+            if (d.isNaN() || d.isInfinite()) {
+                return d.toString();
+            }
+        }
+        return v;
+    }
+}
