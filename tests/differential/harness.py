@@ -17,6 +17,7 @@ import json
 import math
 import signal
 import struct
+import time
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
@@ -76,9 +77,14 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
                 handlers[stream] = runtime.get_input_handler(stream)
             events = step["events"]
             if len(events) == 1:
-                handlers[stream].send(list(events[0][1]), timestamp=events[0][0])
+                ts, data = events[0]
+                if ts is None:  # the engine's own clock
+                    handlers[stream].send(list(data))
+                else:
+                    handlers[stream].send(list(data), timestamp=ts)
             else:
-                handlers[stream].send_events([Event(ts, list(data)) for ts, data in events])
+                now = int(time.time() * 1000)
+                handlers[stream].send_events([Event(now if ts is None else ts, list(data)) for ts, data in events])
     except _Timeout:
         answer["error"] = "timeout"
     except Exception as exc:

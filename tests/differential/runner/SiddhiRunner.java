@@ -4,7 +4,8 @@
 //
 // Protocol: one JSON object per line on stdin, one per app:
 //   {"id": "...", "app": "...", "streams": ["O"], "queries": ["q1"], "timeout_ms": 10000,
-//    "steps": [{"stream": "S", "events": [[ts, [v, ...]], ...]},   // one event: send(ts, data);
+//    "steps": [{"stream": "S", "events": [[ts, [v, ...]], ...]},   // one event: send(ts, data)
+//                                                                   // (a null ts: send(data));
 //                                                                   // several: send(Event[])
 //              {"query": "from T select *"}]}                       // an on-demand (store) query
 // Answer: one line per app on stdout, prefixed with "@@DIFF " (so nothing the engine logs is
@@ -151,7 +152,18 @@ public final class SiddhiRunner {
                 Event[] chunk = new Event[events.size()];
                 for (int i = 0; i < chunk.length; i++) {
                     JsonArray e = events.get(i).getAsJsonArray();
-                    chunk[i] = new Event(e.get(0).getAsLong(), values(e.get(1).getAsJsonArray(), types));
+                    // a null time: the engine's own clock, as InputHandler.send(Object[]) gives
+                    long ts = e.get(0).isJsonNull() ? -1 : e.get(0).getAsLong();
+                    chunk[i] = new Event(ts < 0 ? System.currentTimeMillis() : ts,
+                            values(e.get(1).getAsJsonArray(), types));
+                    if (ts < 0 && events.size() == 1) {
+                        handler.send(chunk[i].getData());
+                        chunk = null;
+                        break;
+                    }
+                }
+                if (chunk == null) {
+                    continue;
                 }
                 if (chunk.length == 1) {
                     handler.send(chunk[0].getTimestamp(), chunk[0].getData());
