@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench lint check clean deps
+.PHONY: run test bench lint check clean deps difftest
 
 $(STAMP): pyproject.toml tests/extension_example/pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -21,6 +21,12 @@ run: $(STAMP)
 
 test: deps
 	$(BIN)/python -m pytest -q --cov --cov-report=term
+
+# Random apps on real Siddhi 5.1.33 and on Srota, compared (tests/differential): make difftest N=2000 SEED=7
+N ?= 400
+SEED ?= 1
+difftest: deps
+	$(BIN)/python -m tests.differential --n $(N) --seed $(SEED)
 
 bench: $(STAMP)
 	@PY=$(PY) bash scripts/bench-env.sh

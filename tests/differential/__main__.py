@@ -1,0 +1,85 @@
+"""Random apps on real Siddhi 5.1.33 and on Srota, compared: ``make difftest N=2000 SEED=7``.
+
+    python -m tests.differential [--n 400] [--seed 1] [--family joins] [--out DIR] [-v]
+
+Prints, per family of the generator, how many apps agree on rows, timestamps and chunks, and
+writes every divergent case with both answers to ``--out`` (default ``.cache/difftest``), where
+``recorded.record`` can keep it as a regression case. An app Siddhi could not finish in its time
+limit is counted apart and not compared. Exits 1 when an app diverges.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from tests.differential.generator import FAMILIES, generate
+from tests.differential.harness import compare, run_srota
+from tests.differential.reference import ROOT, ReferenceSiddhi
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=400, help="how many apps")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--family", choices=FAMILIES, help="only apps of this family")
+    parser.add_argument("--out", type=Path, default=ROOT / ".cache" / "difftest", help="where divergent cases go")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each divergence")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    tally: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    started = time.monotonic()
+    ref = ReferenceSiddhi()
+    try:
+        for index in range(args.n):
+            case = generate(args.seed, index, args.family)
+            family = case["family"]
+            counts = tally[family]
+            counts["apps"] += 1
+            siddhi = ref.run(case)
+            if siddhi.get("error") in ("timeout", "runner died"):
+                counts["siddhi_timeout"] += 1
+                continue
+            srota = run_srota(case)
+            result = compare(siddhi, srota)
+            counts["rows"] += result.rows and result.errors
+            counts["chunks"] += result.agree
+            counts["rejected"] += bool(siddhi.get("error"))
+            if not result.agree:
+                (args.out / f"{case['id']}.json").write_text(
+                    json.dumps({"case": case, "siddhi": siddhi, "srota": srota,
+                                "differences": result.differences}, indent=1, default=repr))
+                if args.verbose:
+                    print(f"DIVERGE {case['id']}\n  " + "\n  ".join(result.differences)[:1500])
+    finally:
+        ref.close()
+    return _report(tally, time.monotonic() - started, args.out)
+
+
+def _report(tally: dict[str, dict[str, int]], seconds: float, out: Path) -> int:
+    print(f"{'family':<16} {'apps':>5} {'rows':>7} {'chunks':>7} {'rejected':>9} {'timeout':>8}")
+    total: dict[str, int] = defaultdict(int)
+    for family in sorted(tally):
+        c = tally[family]
+        for k, v in c.items():
+            total[k] += v
+        print(_line(family, c))
+    print(_line("all", total))
+    compared = total["apps"] - total["siddhi_timeout"]
+    diverged = compared - total["chunks"]
+    print(f"{compared} apps compared in {seconds:.0f} s; {diverged} diverged"
+          + (f" (cases in {out})" if diverged else ""))
+    return 1 if diverged else 0
+
+
+def _line(name: str, c: dict[str, int]) -> str:
+    compared = max(1, c["apps"] - c["siddhi_timeout"])
+    return (f"{name:<16} {c['apps']:>5} {100.0 * c['rows'] / compared:>6.1f}% {100.0 * c['chunks'] / compared:>6.1f}% "
+            f"{c['rejected']:>9} {c['siddhi_timeout']:>8}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

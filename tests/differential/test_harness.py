@@ -1,0 +1,45 @@
+"""The comparison's rules, without a JVM."""
+from __future__ import annotations
+
+from tests.differential.harness import compare, run_srota, same_value
+
+
+def test_a_java_float_and_srotas_32_bit_value_are_the_same() -> None:
+    assert same_value(65.1, 65.0999984741211)
+    assert not same_value(65.1, 65.2)
+    assert not same_value(1, True)
+    assert same_value(["a", "b"], ["b", "a"])  # a Java set prints in hash order
+
+
+def _answer(*chunks: list[list[object]]) -> dict[str, object]:
+    return {"error": None, "outputs": [{"cb": "stream:O", "events": [[ts, data, False] for ts, data in c]}
+                                       for c in chunks]}
+
+
+def test_compare_tells_rows_timestamps_and_chunks_apart() -> None:
+    one = _answer([[1, ["a"]], [2, ["b"]]])
+    assert compare(one, _answer([[1, ["a"]], [2, ["b"]]])).agree
+    split = compare(one, _answer([[1, ["a"]]], [[2, ["b"]]]))
+    assert split.rows and split.timestamps and not split.chunks
+    late = compare(one, _answer([[1, ["a"]], [3, ["b"]]]))
+    assert late.rows and not late.timestamps
+    assert not compare(one, _answer([[1, ["a"]]])).rows
+
+
+def test_both_engines_refusing_an_app_agree() -> None:
+    refused = {"error": "SiddhiParserException: bad", "outputs": []}
+    srota = run_srota({"app": "define stream S (a int); from S select nope insert into O;", "steps": []})
+    assert srota["error"]
+    assert compare(refused, srota).agree
+
+
+def test_run_srota_reports_callbacks_in_the_runners_shape() -> None:
+    case = {"app": "@app:playback define stream S (a int); @info(name='q1') from S#window.length(1) "
+                   "select a insert all events into O;",
+            "streams": ["O"], "queries": ["q1"],
+            "steps": [{"stream": "S", "events": [[1_700_000_000_000, [1]]]},
+                      {"stream": "S", "events": [[1_700_000_000_001, [2]], [1_700_000_000_002, [3]]]}]}
+    answer = run_srota(case)
+    assert answer["error"] is None
+    cbs = [o["cb"] for o in answer["outputs"]]
+    assert "query:q1" in cbs and "stream:O" in cbs
