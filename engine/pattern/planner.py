@@ -213,8 +213,8 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
     scope = PatternScope(states, gen, current=None, default_index=0)
     elements: dict[str, Any] = {}
 
-    def connect(emit: Emit) -> None:
-        rt = PatternRuntime(plan, ctx, emit)
+    def connect(emit: Emit, emit_chunks: Callable[[list[list[Any]]], None] | None = None) -> None:
+        rt = PatternRuntime(plan, ctx, emit, emit_chunks)
         plan.instances.append(rt)
         eid = f"{element_prefix}/pattern"
         elements[eid] = rt
@@ -229,4 +229,14 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
     def merge_outputs(mergeable: Callable[[], bool]) -> None:
         plan.merge = mergeable
 
-    return InputPlan(scope, connect, scope.columns, elements, merge_outputs=merge_outputs)
+    def connect_chunks(emit_chunks: Callable[[list[list[Any]]], None]) -> None:
+        # The selector's process_chunks: its own process() selects one chunk (a match).
+        selector = getattr(emit_chunks, "__self__", None)
+        process = getattr(selector, "process", None)
+        if process is None:
+            def process(chunk: list[Any]) -> None:
+                emit_chunks([chunk])
+        connect(process, emit_chunks)
+
+    return InputPlan(scope, connect, scope.columns, elements, merge_outputs=merge_outputs,
+                     connect_chunks=connect_chunks)

@@ -109,12 +109,15 @@ class _Inner:
 class PatternRuntime:
     """One instance of a pattern/sequence state machine (one per partition key)."""
 
-    def __init__(self, plan: _Plan, ctx: Any, emit: Emit) -> None:
+    def __init__(self, plan: _Plan, ctx: Any, emit: Emit,
+                 emit_chunks: Callable[[list[list[Any]]], None] | None = None) -> None:
         self.plan = plan
         self.ctx = ctx
         self.size = len(plan.states)
         self.counting = any(s.is_count for s in plan.states)   # chains to copy in clones
         self._emit = emit
+        # Selects each chunk on its own and hands their rows on as one chunk (see _emit_group).
+        self._emit_chunks = emit_chunks if emit_chunks is not None else _one_by_one(emit)
         self.dropped = 0
         self.pres: list[_StreamPre] = []
         self.startup: list[Any] = []
@@ -222,8 +225,23 @@ class PatternRuntime:
             plan.receivers[key] = self._gen_receiver(key)
         make = plan.receivers[key]
         if make is not None:
-            return make(self.pres, self._emit, _copy, StateEvent, self.ctx.fault_event, self._merge)
+            return make(self.pres, self._emit, _copy, StateEvent, self.ctx.fault_event, self._merge,
+                        self._emit_group)
         return self._receiver(key)
+
+    def _emit_group(self, group: list[StateEvent]) -> None:
+        """The matches one event completed at one state of a stream read by several states.
+
+        Siddhi reads such a stream with a Pattern/SequenceMultiProcessStreamReceiver: it hands
+        the selector each match on its own as the state processor returns it, while the
+        output rate limiter gives what comes out to a ReturnEventHolder, which sends it on
+        (callbacks, target stream) as one chunk per event and state processor, after the
+        input chunk.  ``group`` holds copies made when the processor returned.
+        """
+        if len(group) == 1:
+            self._emit(group)
+        else:
+            self._emit_chunks([[se] for se in group])
 
     def _merge(self) -> bool:
         """Whether this chunk's matches may go to the selector as one chunk (see _Plan.merge)."""
@@ -248,9 +266,11 @@ class PatternRuntime:
                 or any(p.state_id not in plan.tests for p in procs):
             return None
         order = procs if len(procs) == 1 else procs[::-1]
+        multi = len(procs) > 1
         names = {id(p): f"_r_p{i}" for i, p in enumerate(self.pres)}
         body = [f"{names[id(p)]} = _r_pres[{i}]" for i, p in enumerate(self.pres)]
-        loop = ["_r_matched = None",
+        copy = "_r_copy(_r_se)" if self.counting else "_r_SE(_r_se.timestamp, _r_se.events[:], _r_se.type)"
+        loop = ["_r_groups = None" if multi else "_r_matched = None",
                 "for _r_ev in _r_chunk:",
                 "    if _r_ev.type != 0:",
                 "        continue"]
@@ -260,27 +280,49 @@ class PatternRuntime:
         for p in procs:
             per_event += self._update_lines(p, names)
         for p in order:
-            per_event += self._process_lines(p, names)
+            if not multi:
+                per_event += self._process_lines(p, names)
+                continue
+            # A group per event and state (see _emit_group), copied now: Siddhi selects
+            # these matches as the processor returns them.
+            per_event += ["_r_matched = None",
+                          *self._process_lines(p, names),
+                          "if _r_matched is not None:",
+                          "    if _r_groups is None:",
+                          "        _r_groups = []",
+                          f"    _r_groups.append([{copy} for _r_se in _r_matched])"]
         # One event that raises is faulted alone; the matches made so far (its own) stand.
         loop += ["    try:", *_indent(per_event, 2),
                  "    except Exception as _r_err:",
                  "        if len(_r_chunk) == 1:",
                  "            raise",
                  "        _r_fault(_r_ev, _r_err)"]
-        # Each match goes to the selector on its own, as Siddhi's receiver sends it, copied
-        # (the partial match may still change); together where nothing can tell (_emit_all).
-        copy = "_r_copy(_r_se)" if self.counting else "_r_SE(_r_se.timestamp, _r_se.events[:], _r_se.type)"
-        loop += ["if _r_matched is not None:",
-                 "    if len(_r_matched) > 1 and _r_merge():",
-                 "        try:",
-                 f"            _r_emit([{copy} for _r_se in _r_matched])",
-                 "            return",
-                 "        except Exception:",
-                 "            pass  # one by one, as _emit_all says",
-                 "    for _r_se in _r_matched:",
-                 f"        _r_emit([{copy}])"]
+        if multi:
+            # (all together where nothing can tell, as below; the groups are copies already)
+            loop += ["if _r_groups is not None:",
+                     "    if (len(_r_groups) > 1 or len(_r_groups[0]) > 1) and _r_merge():",
+                     "        try:",
+                     "            _r_emit([_r_se for _r_g in _r_groups for _r_se in _r_g])",
+                     "            return",
+                     "        except Exception:",
+                     "            pass  # group by group, as _emit_all says",
+                     "    for _r_g in _r_groups:",
+                     "        _r_group(_r_g)"]
+        else:
+            # Each match goes to the selector on its own, as Siddhi's SingleProcessStreamReceiver
+            # sends it after the chunk, copied then; together where nothing can tell (_emit_all).
+            loop += ["if _r_matched is not None:",
+                     "    if len(_r_matched) > 1 and _r_merge():",
+                     "        try:",
+                     f"            _r_emit([{copy} for _r_se in _r_matched])",
+                     "            return",
+                     "        except Exception:",
+                     "            pass  # one by one, as _emit_all says",
+                     "    for _r_se in _r_matched:",
+                     f"        _r_emit([{copy}])"]
         body += ["def _pattern_receive(_r_chunk):", *_indent(loop, 1), "return _pattern_receive"]
-        return gen.function("_make_pattern_receive", "_r_pres, _r_emit, _r_copy, _r_SE, _r_fault, _r_merge", body)
+        return gen.function("_make_pattern_receive",
+                            "_r_pres, _r_emit, _r_copy, _r_SE, _r_fault, _r_merge, _r_group", body)
 
     def _expiry_lines(self, p: Any, names: dict[int, str]) -> list[str]:
         """``p.expire_events(now)``, called only when it has something to do."""
@@ -447,6 +489,8 @@ class PatternRuntime:
         expiring = [p for p in pres if p.within >= 0]
 
         fault = self.ctx.fault_event
+        if len(procs) > 1:
+            return self._multi_receiver(order, expiring, single_update)
 
         def receive(chunk: list[Event]) -> None:
             matched: list[StateEvent] = []
@@ -476,6 +520,50 @@ class PatternRuntime:
                 return
             for se in matched:
                 emit([_copy(se)])
+
+        return receive
+
+    def _multi_receiver(self, order: list[Any], expiring: list[Any],
+                        updating: list[Any]) -> Callable[[list[Event]], None]:
+        """:meth:`_receiver` for a stream read by several states: a group of outputs per event
+        and state processor (see :meth:`_emit_group`)."""
+        top = self.top
+        sequence = self.plan.sequence
+        fault = self.ctx.fault_event
+        emit_group = self._emit_group
+
+        def receive(chunk: list[Event]) -> None:
+            groups: list[list[StateEvent]] = []
+            for ev in chunk:
+                if ev.type != CURRENT:
+                    continue
+                try:
+                    ts = ev.timestamp
+                    for p in expiring:
+                        p.expire_events(ts)
+                    if sequence:
+                        top.reset()
+                        top.update()
+                    else:
+                        for p in updating:
+                            p.update_state()
+                    for p in order:
+                        got = p.process_and_return(ev)
+                        if got:
+                            groups.append([_copy(se) for se in got])
+                except Exception as exc:
+                    # this event alone: the matches made so far (its own included) stand
+                    if len(chunk) == 1:
+                        raise
+                    fault(ev, exc)
+            if groups and (len(groups) > 1 or len(groups[0]) > 1) and self._merge():
+                try:   # all together where nothing can tell (see _emit_all)
+                    self._emit([se for group in groups for se in group])
+                    return
+                except Exception:  # noqa: BLE001,S110 -- group by group, as _emit_all says
+                    pass
+            for group in groups:
+                emit_group(group)
 
         return receive
 
@@ -525,6 +613,14 @@ class PatternRuntime:
         for p, s in zip(self.pres, state["pres"], strict=False):
             p.restore(s)
         self.dropped = state.get("dropped", 0)
+
+
+def _one_by_one(emit: Emit) -> Callable[[list[list[Any]]], None]:
+    """``emit_chunks`` for an ``emit`` that selects one chunk: the rows of each chunk apart."""
+    def emit_chunks(chunks: list[list[Any]]) -> None:
+        for chunk in chunks:
+            emit(chunk)
+    return emit_chunks
 
 
 def _waiting(el: AbsentStreamStateElement) -> int:
