@@ -418,15 +418,37 @@ class PartitionRuntime:
             self.ctx.junctions[stream_id].on_error(chunk[:end], exc)
 
     def _range_router(self, stream_id: str, labels_of: Callable[[Event], list[str]]) -> Emit:
+        """The router of a range partition.
+
+        Like Siddhi's PartitionStreamReceiver: the chunk becomes the sequence of (label,
+        event) pairs, event by event and, for an event in several ranges, range by range;
+        consecutive pairs with the same label go to that label's instance as one chunk (a
+        batching selector there emits one row per run, as for a value partition).
+        """
+        def deliver(label: str, run: list[Event], now: int) -> None:
+            inst = self.instances.get(label) or self._create(label)
+            inst.last_seen = now
+            junction = inst.routed.get(stream_id)
+            if junction is not None:
+                junction.send(run)
+
         def route(chunk: list[Event]) -> None:
             now = self.ctx.clock.now()
+            if len(chunk) == 1:
+                for label in labels_of(chunk[0]):
+                    deliver(label, chunk, now)
+                return
+            current: str | None = None
+            run: list[Event] = []
             for e in chunk:
                 for label in labels_of(e):
-                    inst = self.instances.get(label) or self._create(label)
-                    inst.last_seen = now
-                    junction = inst.routed.get(stream_id)
-                    if junction is not None:
-                        junction.send([e])
+                    if label != current:
+                        if run:
+                            deliver(current, run, now)  # type: ignore[arg-type]
+                        current, run = label, []
+                    run.append(e)
+            if run:
+                deliver(current, run, now)  # type: ignore[arg-type]
 
         return route
 
