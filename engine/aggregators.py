@@ -3,7 +3,8 @@
 An aggregator extension's factory checks the argument types and returns ``(result type,
 state class)``.  The selector keeps one state object per aggregator and group key; events add
 to it when current, remove from it when expired, and a reset event clears it (DESIGN.md
-decision 6).  ``add``/``remove`` return the new value.  Nulls are ignored.  State objects
+decision 6).  ``add``/``remove`` return the new value.  Nulls are ignored (but
+``distinctCount`` counts null as a value, as Siddhi does).  State objects
 hold only plain values, so snapshots can keep them as data (:mod:`engine.state_codec`; a
 third-party aggregator's state class registers with ``register_state_type``).
 """
@@ -275,7 +276,13 @@ _min_max("min", False)
 
 
 class _Forever(AggregatorState):
-    """minForever/maxForever: ignores expiry, only a reset clears it... and not even that."""
+    """minForever/maxForever: expired events count as new values (they never leave).
+
+    A reset (a batch window's) clears them as it clears every aggregator: Siddhi's
+    ``processReset`` drops all the states of the query (``cleanGroupByStates``).  What they
+    outlive is a group's window emptying (their ``canDestroy`` is false once they hold a
+    value), so the selector keeps their group's states then.
+    """
 
     __slots__ = ("best", "is_max")
 
@@ -292,8 +299,7 @@ class _Forever(AggregatorState):
         return self.add(value)
 
     def reset(self) -> None:
-        # Siddhi keeps the extreme "forever": resets of batch windows do not clear it.
-        return None
+        self.best = None
 
     def value(self) -> Any:
         return self.best
@@ -306,11 +312,11 @@ def _forever(name: str, is_max: bool) -> None:
         def make() -> _Forever:
             return _Forever(is_max)
 
-        make.survives_reset = True  # type: ignore[attr-defined]  # the selector keeps these states
+        make.outlives_window = True  # type: ignore[attr-defined]  # the selector keeps these states
         return t, make
 
     extension(Kind.AGGREGATOR, name, params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
-              doc=f"The {'largest' if is_max else 'smallest'} value ever seen.")(factory)
+              doc=f"The {'largest' if is_max else 'smallest'} value ever seen (until a batch window's reset).")(factory)
 
 
 _forever("maxForever", True)
@@ -318,18 +324,20 @@ _forever("minForever", False)
 
 
 class _DistinctCount(AggregatorState):
+    """Number of distinct values; null is one of them (Siddhi counts in a HashMap, whose
+    keys may be null)."""
+
     __slots__ = ("counts",)
 
     def __init__(self) -> None:
         self.counts: dict[Any, int] = {}
 
     def add(self, value: Any) -> int:
-        if value is not None:
-            self.counts[value] = self.counts.get(value, 0) + 1
+        self.counts[value] = self.counts.get(value, 0) + 1
         return len(self.counts)
 
     def remove(self, value: Any) -> int:
-        if value is not None and value in self.counts:
+        if value in self.counts:
             left = self.counts[value] - 1
             if left:
                 self.counts[value] = left
@@ -352,45 +360,64 @@ def _distinct_count(args: list[ArgInfo]) -> tuple[AttrType, Any]:
 
 
 class _StdDev(AggregatorState):
-    """Population standard deviation, by Welford's running mean and M2 (stable on removal)."""
+    """Population standard deviation, step by step as Siddhi's ``StdDevAttributeAggregatorExecutor``.
 
-    __slots__ = ("count", "mean", "m2")
+    Siddhi keeps the running sum, the mean as ``sum / count`` and the sum of squared
+    deviations updated by ``(v - old mean) * (v - new mean)``; the same float operations in
+    the same order give the same digits, and the same NaN where rounding drives the sum of
+    squares below zero (Java's ``Math.sqrt`` of a negative number).  The sum of squares is not
+    cleared when a removal leaves one value (the answer is then 0.0, but the next addition
+    goes on from what is left), only when it leaves none.
+    """
+
+    __slots__ = ("count", "mean", "m2", "total")
 
     def __init__(self) -> None:
         self.count = 0
         self.mean = 0.0
         self.m2 = 0.0
+        self.total = 0.0
 
     def add(self, value: Any) -> Any:
         if value is not None:
+            value = float(value)
             self.count += 1
-            delta = value - self.mean
-            self.mean += delta / self.count
-            self.m2 += delta * (value - self.mean)
+            if self.count == 1:
+                self.total = self.mean = value
+                self.m2 = 0.0
+            else:
+                old = self.mean
+                self.total += value
+                self.mean = self.total / self.count
+                self.m2 += (value - old) * (value - self.mean)
         return self.value()
 
     def remove(self, value: Any) -> Any:
-        if value is not None and self.count > 0:
-            if self.count == 1:
-                self.reset()
+        if value is not None:
+            value = float(value)
+            self.count -= 1
+            if self.count == 0:
+                self.total = self.mean = self.m2 = 0.0
             else:
-                delta = value - self.mean
-                self.mean = (self.mean * self.count - value) / (self.count - 1)
-                self.m2 -= delta * (value - self.mean)
-                self.count -= 1
+                old = self.mean
+                self.total -= value
+                self.mean = self.total / self.count
+                self.m2 -= (value - old) * (value - self.mean)
         return self.value()
 
     def reset(self) -> None:
         self.count = 0
         self.mean = 0.0
         self.m2 = 0.0
+        self.total = 0.0
 
     def value(self) -> Any:
         if self.count == 0:
             return None
         if self.count == 1:
             return 0.0
-        return math.sqrt(max(self.m2, 0.0) / self.count)
+        v = self.m2 / self.count
+        return math.sqrt(v) if v >= 0.0 else math.nan  # (Java's Math.sqrt of a negative)
 
 
 @extension(Kind.AGGREGATOR, "stdDev", params=(Param("arg", NUMERIC_TYPES, dynamic=True),),

@@ -87,7 +87,8 @@ class AggregatorSlots:
 
     def __init__(self) -> None:
         self.factories: list[Callable[[], Any]] = []
-        self.survive_reset: list[bool] = []
+        #: per slot: the state outlives its group's window emptying (minForever/maxForever)
+        self.outlives_window: list[bool] = []
         self.calls: list[str] = []  # the generated code of each call, with "{op}"
         self.args: list[str] = []  # the code of each call's argument ("" for none)
 
@@ -110,7 +111,7 @@ class AggregatorSlots:
             register_state_type(factory)
         slot = len(self.factories)
         self.factories.append(factory)
-        self.survive_reset.append(bool(getattr(factory, "survives_reset", False)))
+        self.outlives_window.append(bool(getattr(factory, "outlives_window", False)))
         # One argument is passed as is; several (str:groupConcat(key, sep), map:collect(k, v))
         # as one tuple, so every state keeps the one-argument add/remove interface.
         passed = codes[0] if len(codes) == 1 else (f"({', '.join(codes)},)" if codes else "")
@@ -302,14 +303,10 @@ class QuerySelector:
         return states
 
     def _reset(self) -> None:
-        p = self.plan
-        if any(p.survive_reset):
-            for states in self.states.values():
-                for s in states:
-                    s.reset()
-        else:
-            self.states.clear()
-            self.live.clear()
+        # Siddhi's processReset drops every group's states (cleanGroupByStates), those of
+        # minForever/maxForever too: a batch window's next batch starts them over.
+        self.states.clear()
+        self.live.clear()
 
     def _plain(self, chunk: list[Event]) -> list[Event]:
         p = self.plan
@@ -377,7 +374,7 @@ class QuerySelector:
         groups: dict[Any, Event] = {}
         out: list[Event] | None = [] if not p.batching else None
         has_aggs = bool(p.factories)
-        releasable = not any(p.survive_reset)
+        releasable = not any(p.outlives_window)
         for e in chunk:
             self._current = e
             t = e.type
@@ -497,7 +494,9 @@ class SelectorPlan:
         #: its own (a partition's router fuses it with the key instances' windows)
         self.parts: DeferredParts | None = None
         self.factories: list[Callable[[], Any]] = []
-        self.survive_reset: list[bool] = []
+        #: per aggregator: its state outlives its group's window emptying (Siddhi's
+        #: canDestroy is false once minForever/maxForever hold a value)
+        self.outlives_window: list[bool] = []
         self.current_on = True
         self.expired_on = False
         self.batching = True
@@ -569,7 +568,7 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
         hcompiler = ExpressionCompiler(ctx, hscope, gen, aggregator_hook=slots.hook)
         having_cond = hcompiler.compile_condition(selector.having, "having")
     plan.factories = slots.factories
-    plan.survive_reset = slots.survive_reset
+    plan.outlives_window = slots.outlives_window
 
     if plan.factories:
         # (a row from the aggregators' values, without an update: for recovering from a fault)
@@ -782,7 +781,7 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         *(["_o.group_key = key"] if grouped else []), "return _o"]
     materialize = gen.function("_materialize", "e, A, key", _noting_event(list(prologue) + make, True))
     m = gen.ref(materialize, "mat")
-    releasable = not any(plan.survive_reset)
+    releasable = not any(plan.outlives_window)
     cur_on, exp_on = plan.current_on, plan.expired_on
     # Update statements: the columns that call aggregators (the others are read only when
     # a row is made); a column that is just a call needs no more than the call.
