@@ -226,7 +226,7 @@ class PatternRuntime:
         make = plan.receivers[key]
         if make is not None:
             return make(self.pres, self._emit, _copy, StateEvent, self.ctx.fault_event, self._merge,
-                        self._emit_group)
+                        self._emit_group, _late_times)
         return self._receiver(key)
 
     def _emit_group(self, group: list[StateEvent]) -> None:
@@ -284,13 +284,13 @@ class PatternRuntime:
                 per_event += self._process_lines(p, names)
                 continue
             # A group per event and state (see _emit_group), copied now: Siddhi selects
-            # these matches as the processor returns them.
+            # these matches as the processor returns them (the originals: _late_times).
             per_event += ["_r_matched = None",
                           *self._process_lines(p, names),
                           "if _r_matched is not None:",
                           "    if _r_groups is None:",
                           "        _r_groups = []",
-                          f"    _r_groups.append([{copy} for _r_se in _r_matched])"]
+                          f"    _r_groups.append(([{copy} for _r_se in _r_matched], _r_matched))"]
         # One event that raises is faulted alone; the matches made so far (its own) stand.
         loop += ["    try:", *_indent(per_event, 2),
                  "    except Exception as _r_err:",
@@ -300,6 +300,7 @@ class PatternRuntime:
         if multi:
             # (all together where nothing can tell, as below; the groups are copies already)
             loop += ["if _r_groups is not None:",
+                     "    _r_groups = _r_late(_r_groups)",
                      "    if (len(_r_groups) > 1 or len(_r_groups[0]) > 1) and _r_merge():",
                      "        try:",
                      "            _r_emit([_r_se for _r_g in _r_groups for _r_se in _r_g])",
@@ -322,7 +323,7 @@ class PatternRuntime:
                      f"        _r_emit([{copy}])"]
         body += ["def _pattern_receive(_r_chunk):", *_indent(loop, 1), "return _pattern_receive"]
         return gen.function("_make_pattern_receive",
-                            "_r_pres, _r_emit, _r_copy, _r_SE, _r_fault, _r_merge, _r_group", body)
+                            "_r_pres, _r_emit, _r_copy, _r_SE, _r_fault, _r_merge, _r_group, _r_late", body)
 
     def _expiry_lines(self, p: Any, names: dict[int, str]) -> list[str]:
         """``p.expire_events(now)``, called only when it has something to do."""
@@ -533,7 +534,7 @@ class PatternRuntime:
         emit_group = self._emit_group
 
         def receive(chunk: list[Event]) -> None:
-            groups: list[list[StateEvent]] = []
+            pairs: list[tuple[list[StateEvent], list[StateEvent]]] = []
             for ev in chunk:
                 if ev.type != CURRENT:
                     continue
@@ -550,13 +551,16 @@ class PatternRuntime:
                     for p in order:
                         got = p.process_and_return(ev)
                         if got:
-                            groups.append([_copy(se) for se in got])
+                            pairs.append(([_copy(se) for se in got], got))
                 except Exception as exc:
                     # this event alone: the matches made so far (its own included) stand
                     if len(chunk) == 1:
                         raise
                     fault(ev, exc)
-            if groups and (len(groups) > 1 or len(groups[0]) > 1) and self._merge():
+            if not pairs:
+                return
+            groups = _late_times(pairs)
+            if (len(groups) > 1 or len(groups[0]) > 1) and self._merge():
                 try:   # all together where nothing can tell (see _emit_all)
                     self._emit([se for group in groups for se in group])
                     return
@@ -613,6 +617,22 @@ class PatternRuntime:
         for p, s in zip(self.pres, state["pres"], strict=False):
             p.restore(s)
         self.dropped = state.get("dropped", 0)
+
+
+def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]) -> list[list[StateEvent]]:
+    """The groups of copies, each with its original's timestamp as the chunk leaves it.
+
+    Siddhi's multi receiver hands the callbacks the matched StateEvents themselves after the
+    input chunk: their rows were selected at the match, but a later event of the chunk that
+    extends the same partial match (a count state that matched with none, say) moves its
+    timestamp, and the row goes out with that later time.
+    """
+    groups = []
+    for copies, originals in pairs:
+        for c, o in zip(copies, originals, strict=True):
+            c.timestamp = o.timestamp
+        groups.append(copies)
+    return groups
 
 
 def _one_by_one(emit: Emit) -> Callable[[list[list[Any]]], None]:
