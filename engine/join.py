@@ -416,7 +416,10 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
     chains: list[InputPlan | None] = [None, None]
     for i, s in enumerate(sides):
         if s.kind != "table":
-            chains[i] = plan_single_input(s.inp, ctx, sources, gen, f"{element_prefix}/{('left', 'right')[i]}")
+            # as Siddhi's JoinInputStreamParser: the side's window knows whether the query
+            # outputs expired events (batch windows then emit them)
+            chains[i] = plan_single_input(s.inp, ctx, sources, gen, f"{element_prefix}/{('left', 'right')[i]}",
+                                          expects_expired=expired)
     elements: dict[str, Any] = {}
     window_ids = [f"{element_prefix}/{('left', 'right')[i]}/window" for i in (0, 1)]
 
@@ -452,6 +455,7 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
                 plan.connect(jp.process if jp is not None else _drop)
                 elements.update(plan.elements)
                 holders[i] = plan.elements[window_ids[i]]
+                holders[i].enable_find()  # Siddhi's findToBeExecuted
             else:
                 nowin = _NoWindow(expired, reset=not batch)
                 if jp is not None:

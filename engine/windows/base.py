@@ -109,6 +109,14 @@ class WindowProcessor:
         """The events the window currently holds (what a join probes)."""
         return ()
 
+    def enable_find(self) -> None:
+        """Somebody (a join) will scan :meth:`contents`: keep what Siddhi's ``find`` scans.
+
+        Siddhi builds such a window with ``findToBeExecuted``; a window planned as a plain
+        input learns it here, before its first event.
+        """
+        self.findable = True
+
     def snapshot_state(self) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 

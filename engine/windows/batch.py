@@ -24,7 +24,9 @@ class BatchWindow(WindowProcessor):
         self.length = length
         self.last: list[Event] = []       # the previous chunk, expired at the next one
         self.reset_event: Event | None = None
-        self.keep_last = self.expired or self.findable
+        # Siddhi keeps the chunk (what find scans) only when the query outputs expired events:
+        # a join with current-only output finds nothing in a batch() window.
+        self.keep_last = self.expired
 
     def process(self, chunk: list[Event]) -> None:
         events = [e for e in chunk if e.type == CURRENT]

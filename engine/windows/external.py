@@ -96,6 +96,11 @@ class ExternalTimeBatchWindow(WindowProcessor):
         self.last_event_time = 0
         self.flushed = False
 
+    def enable_find(self) -> None:
+        """A join scans :meth:`contents`: keep the last batch."""
+        super().enable_find()
+        self.store_expired = True
+
     # ------------------------------------------------------------------ processing
     def process(self, chunk: list[Event]) -> None:
         if not chunk:

@@ -72,8 +72,16 @@ class LengthBatchWindow(WindowProcessor):
         self.stream_current = stream_current
         self.count = 0
         self.current: list[Event] = []          # the accumulating batch (non-streaming mode)
-        self.last: list[Event] = []             # what a flush will expire (and what find scans)
+        # What a flush will expire and what find scans: Siddhi's expiredEventQueue, which it
+        # keeps when the query outputs expired events or a join finds in it, and clears only
+        # when it emits it: for a join with current-only output it holds every batch so far.
+        self.last: list[Event] = []
         self.keep_last = self.expired or self.findable
+
+    def enable_find(self) -> None:
+        """A join scans :meth:`contents`: keep the batches (see ``last``)."""
+        super().enable_find()
+        self.keep_last = True
 
     def process(self, chunk: list[Event]) -> None:
         if self.length == 0:
@@ -90,7 +98,7 @@ class LengthBatchWindow(WindowProcessor):
                     now = self.clock.now()
                     if self.expired:
                         out.extend(Event(now, x.data, EXPIRED) for x in self.last)
-                    self.last = []
+                        self.last = []
                     out.append(Event(now, e.data, RESET))
                     self.count = 1
                 out.append(e)
@@ -107,7 +115,10 @@ class LengthBatchWindow(WindowProcessor):
                         out.extend(Event(now, x.data, EXPIRED) for x in self.last)
                     out.append(Event(now, e.data, RESET))
                     out.extend(self.current)
-                    self.last = self.current if self.keep_last else []
+                    if self.expired:
+                        self.last = self.current
+                    elif self.keep_last:
+                        self.last += self.current  # never cleared (see __init__)
                     self.current = []
                     self.count = 0
                     outs.append(out)

@@ -83,9 +83,17 @@ class TimeBatchWindow(WindowProcessor):
         self.stream_current = stream_current
         self.next_emit = -1
         self.current: list[Event] = []      # batch being collected (non-streaming mode)
-        self.last: list[Event] = []         # to expire at the next flush / what find scans
+        # To expire at the next flush, and what find scans: Siddhi's expiredEventQueue, kept
+        # when the query outputs expired events or a join finds in it, and cleared only when
+        # emitted: for a join with current-only output it holds every batch so far.
+        self.last: list[Event] = []
         self.reset_event: Event | None = None
         self.keep_last = self.expired or self.findable
+
+    def enable_find(self) -> None:
+        """A join scans :meth:`contents`: keep the batches (see ``last``)."""
+        super().enable_find()
+        self.keep_last = True
 
     def process(self, chunk: list[Event]) -> None:
         self._run(chunk)
@@ -125,16 +133,16 @@ class TimeBatchWindow(WindowProcessor):
         if send:
             if self.expired and self.last:
                 out.extend(Event(now, x.data, EXPIRED) for x in self.last)
-            self.last = []
+                self.last = []
             if self.reset_event is not None:
                 out.append(self.reset_event)
                 self.reset_event = None
             if self.current:
                 if self.keep_last:
-                    self.last = self.current
+                    self.last += self.current  # cleared only when emitted (see __init__)
                 out.extend(self.current)
                 self.current = []
-            if now >= self.next_emit and not (self.current or self.last or self.reset_event):
+            if now >= self.next_emit and not (self.current or (self.expired and self.last) or self.reset_event):
                 # Behind (a gap in event time, a late timer) with nothing left to flush or
                 # expire: the batches in between would all be empty, so skip to the batch
                 # that holds now instead of ticking through each (DESIGN.md decision 11).
