@@ -16,7 +16,18 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from srota.engine.codegen import CodeGen
-from srota.engine.types import NUMERIC_RANK, f32, java_fdiv, java_fmod, java_idiv, java_imod, math_type
+from srota.engine.types import (
+    NUMERIC_RANK,
+    f32,
+    java_fdiv,
+    java_fmod,
+    java_idiv,
+    java_imod,
+    java_ldiv,
+    math_type,
+    wrap_int,
+    wrap_long,
+)
 from srota.grammar.errors import SiddhiAppCreationError, did_you_mean
 from srota.grammar.model import (
     And,
@@ -38,13 +49,30 @@ from srota.grammar.model import (
     Variable,
 )
 
+
+def _fdiv32(a: float, b: float) -> float | None:
+    """``float`` division: null for a zero divisor, else the 32-bit quotient."""
+    return None if b == 0 else f32(a / b)
+
+
+def _fmod32(a: float, b: float) -> float | None:
+    """``float`` remainder: null for a zero divisor, else the 32-bit remainder."""
+    r = java_fmod(a, b)
+    return r if r is None else f32(r)
+
+
 # Helpers every generated namespace has.
 BASE_NAMESPACE: dict[str, Any] = {
     "_f32": f32,
     "_idiv": java_idiv,
+    "_ldiv": java_ldiv,
     "_imod": java_imod,
     "_fdiv": java_fdiv,
     "_fmod": java_fmod,
+    "_fdiv32": _fdiv32,
+    "_fmod32": _fmod32,
+    "_w32": wrap_int,
+    "_w64": wrap_long,
     "_inf": math.inf,
     "_nan": math.nan,
 }
@@ -166,6 +194,9 @@ class ExpressionCompiler:
 
     # ------------------------------------------------------------------ arithmetic
     def _c_MathOp(self, e: MathOp) -> Compiled:
+        """Siddhi's arithmetic: the wider operand type decides (int < long < float < double);
+        ``int`` and ``long`` results wrap around as Java's do, ``float`` ones are 32-bit, and
+        a division or remainder by zero is null (Siddhi's executors answer null, no error)."""
         left, right = self.compile(e.left), self.compile(e.right)
         for side, node in ((left, e.left), (right, e.right)):
             if side.type not in NUMERIC_RANK:
@@ -175,56 +206,94 @@ class ExpressionCompiler:
             value = _fold(e.op, rtype, left.value, right.value)
             return Compiled(_literal(value), rtype, True, value, value is None)
         op = e.op
+        integral = rtype in (AttrType.INT, AttrType.LONG)
         if (self.nulls_unchecked and rtype is not AttrType.FLOAT and not _null_constant(left, right)
                 and op in (MathOperator.ADD, MathOperator.SUBTRACT, MathOperator.MULTIPLY)):
             # (None + 1 raises TypeError: the caller runs the checked code instead)
-            return Compiled(f"({left.code} {op.value} {right.code})", rtype)
+            core = f"{left.code} {op.value} {right.code}"
+            return Compiled(self._wrap(core, rtype) if integral else f"({core})", rtype)
         a, b = self._operand(left), self._operand(right)
         if rtype is AttrType.FLOAT:
-            # A float attribute holds a 32-bit value even when the sender gave a wider one.
-            a = a if left.constant else _Operand(f"_f32({a.use})", a.check)
-            b = b if right.constant else _Operand(f"_f32({b.use})", b.check)
-        if rtype in (AttrType.INT, AttrType.LONG):
+            # Java converts each operand to float first (an int or long constant too); a float
+            # attribute holds a 32-bit value even when the sender gave a wider one.
+            a = _float_operand(a, left)
+            b = _float_operand(b, right)
+        nullable = False
+        if integral:
             if op is MathOperator.DIVIDE:
-                core = f"_idiv({a.use}, {b.use})"
+                core = f"{'_idiv' if rtype is AttrType.INT else '_ldiv'}({a.use}, {b.use})"
+                nullable = True
             elif op is MathOperator.MOD:
                 core = f"_imod({a.use}, {b.use})"
+                nullable = True
             else:
-                core = f"{a.use} {op.value} {b.use}"
+                core = self._wrap(f"{a.use} {op.value} {b.use}", rtype)
         else:
+            suffix = "32" if rtype is AttrType.FLOAT else ""
             if op is MathOperator.DIVIDE:
-                core = f"_fdiv({a.use}, {b.use})"
+                core = f"_fdiv{suffix}({a.use}, {b.use})"
+                nullable = True
             elif op is MathOperator.MOD:
-                core = f"_fmod({a.use}, {b.use})"
+                core = f"_fmod{suffix}({a.use}, {b.use})"
+                nullable = True
+            elif rtype is AttrType.FLOAT:
+                core = f"_f32({a.use} {op.value} {b.use})"
             else:
                 core = f"{a.use} {op.value} {b.use}"
-            if rtype is AttrType.FLOAT:
-                core = f"_f32({core})"
         checks = [c for c in (a.check, b.check) if c]
         if not checks:
-            return Compiled(f"({core})", rtype, nullable=False)
+            return Compiled(f"({core})", rtype, nullable=nullable)
         return Compiled(f"(None if {' or '.join(checks)} else {core})", rtype)
+
+    def _wrap(self, core: str, rtype: AttrType) -> str:
+        """``core`` (an int or long sum, difference or product) wrapped around as Java's
+        fixed-width arithmetic does; the range test keeps the common case to two compares."""
+        t = self.gen.temp()
+        if rtype is AttrType.INT:
+            return f"({t} if -2147483648 <= ({t} := {core}) <= 2147483647 else _w32({t}))"
+        return f"({t} if -9223372036854775808 <= ({t} := {core}) <= 9223372036854775807 else _w64({t}))"
 
     # ------------------------------------------------------------------ conditions
     def _c_Compare(self, e: Compare) -> Compiled:
+        """Siddhi's comparisons: numbers with numbers (in Java's promoted type: an int or
+        long against a float compares as floats, a long against a double as doubles), a
+        string or a bool only with its own type and ``<``-like ones only on numbers; an
+        ``object`` compares with nothing.  A null operand makes ``!=`` true and the others
+        false (``NotEqualCompareConditionExpressionExecutor``)."""
         left, right = self.compile(e.left), self.compile(e.right)
         lt, rt = left.type, right.type
         numeric = lt in NUMERIC_RANK and rt in NUMERIC_RANK
+        ne = e.op is CompareOperator.NE
         if not numeric:
+            if AttrType.OBJECT in (lt, rt):
+                raise error_at(f"'{e.op.value}' cannot compare {lt.value} with {rt.value}: "
+                               "an object compares with nothing", e)
             if e.op in (CompareOperator.EQ, CompareOperator.NE):
-                if lt != rt and AttrType.OBJECT not in (lt, rt):
+                if lt != rt:
                     raise error_at(f"cannot compare {lt.value} with {rt.value}", e)
-            elif not (lt == rt == AttrType.STRING) and AttrType.OBJECT not in (lt, rt):
-                raise error_at(f"'{e.op.value}' cannot compare {lt.value} with {rt.value}", e)
+            else:
+                raise error_at(f"'{e.op.value}' compares numbers only, found {lt.value} and {rt.value}", e)
+        lconv = rconv = ""
+        if numeric:
+            (left, lconv), (right, rconv) = _promoted(left, rt), _promoted(right, lt)
         if left.constant and right.constant:
             value = _compare(e.op, left.value, right.value)
             return Compiled(repr(value), AttrType.BOOL, True, value, False)
-        if (self.nulls_unchecked and e.op not in (CompareOperator.EQ, CompareOperator.NE)
-                and AttrType.OBJECT not in (lt, rt) and not _null_constant(left, right)):
+        if (self.nulls_unchecked and e.op is not CompareOperator.EQ and not ne
+                and not _null_constant(left, right) and not (lconv or rconv)):
             # (None < 1 raises TypeError, as a str against a null does; == and != do not)
             return Compiled(f"({left.code} {e.op.value} {right.code})", AttrType.BOOL, nullable=False)
         a, b = self._operand(left), self._operand(right)
+        if lconv:
+            a = _Operand(f"{lconv}({a.use})", a.check)
+        if rconv:
+            b = _Operand(f"{rconv}({b.use})", b.check)
         core = f"{a.use} {e.op.value} {b.use}"
+        if ne:
+            checks = [c for c in (a.check, b.check) if c]
+            if not checks:
+                return Compiled(f"({core})", AttrType.BOOL, nullable=False)
+            return Compiled(f"({' or '.join(checks)} or {core})", AttrType.BOOL, nullable=False)
         # Only the trailing test flips: an operand's own code may contain ' is None' too.
         checks = [_not_null(c) for c in (a.check, b.check) if c]
         if not checks:
@@ -305,9 +374,13 @@ class ExpressionCompiler:
         except (TypeError, ValueError) as exc:
             raise error_at(f"{_qual(e)}: {exc}", e) from None
         if isinstance(fn, str):  # an inline template such as "({0} or {1})"
-            return Compiled(fn.format(*codes), rtype)
-        ref = self.gen.ref(fn, "fn")
-        return Compiled(f"{ref}({', '.join(codes)})", rtype)
+            code = fn.format(*codes)
+        else:
+            code = f"{self.gen.ref(fn, 'fn')}({', '.join(codes)})"
+        if rtype is AttrType.BOOL:
+            # Siddhi wraps every bool function in a BoolConditionExpressionExecutor: null is false.
+            return Compiled(f"({code} is True)", rtype, nullable=False)
+        return Compiled(code, rtype)
 
     # ------------------------------------------------------------------ helpers
     def star_args(self, node: Any) -> tuple[Variable, ...]:
@@ -355,6 +428,33 @@ def operators_only(expr: Expression) -> bool:
     return False
 
 
+def _float_operand(operand: _Operand, c: Compiled) -> _Operand:
+    """An operand of ``float`` arithmetic, converted to 32 bits as Java's ``floatValue()``."""
+    if c.constant:
+        return operand if c.value is None else _Operand(_literal(f32(float(c.value))), "")
+    return _Operand(f"_f32({operand.use})", operand.check)
+
+
+def _promotion(c: Compiled, other: AttrType) -> str:
+    """How Java promotes a compared number against ``other``: an int or long against a float
+    becomes a float (16777217 == 16777216f), a long against a double a double; '' if as is."""
+    if c.type in (AttrType.INT, AttrType.LONG) and other is AttrType.FLOAT:
+        return "_f32"
+    if c.type is AttrType.LONG and other is AttrType.DOUBLE:
+        return "float"
+    return ""
+
+
+def _promoted(c: Compiled, other: AttrType) -> tuple[Compiled, str]:
+    """``c`` promoted against ``other`` (see :func:`_promotion`): a constant is converted
+    now; otherwise the conversion's name is returned, for the code to apply past the null test."""
+    name = _promotion(c, other)
+    if not name or not c.constant:
+        return c, name
+    value = None if c.value is None else (f32(float(c.value)) if name == "_f32" else float(c.value))
+    return Compiled(_literal(value), c.type, True, value, value is None), ""
+
+
 def _null_constant(*sides: Compiled) -> bool:
     return any(c.constant and c.value is None for c in sides)
 
@@ -379,6 +479,8 @@ def _fold(op: MathOperator, rtype: AttrType, a: Any, b: Any) -> Any:
     if a is None or b is None:
         return None
     integral = rtype in (AttrType.INT, AttrType.LONG)
+    if rtype is AttrType.FLOAT:
+        a, b = f32(float(a)), f32(float(b))  # Java converts each operand to float first
     if op is MathOperator.ADD:
         v = a + b
     elif op is MathOperator.SUBTRACT:
@@ -386,19 +488,25 @@ def _fold(op: MathOperator, rtype: AttrType, a: Any, b: Any) -> Any:
     elif op is MathOperator.MULTIPLY:
         v = a * b
     elif op is MathOperator.DIVIDE:
-        v = java_idiv(a, b) if integral else java_fdiv(a, b)
+        v = (java_idiv(a, b) if rtype is AttrType.INT else java_ldiv(a, b)) if integral else java_fdiv(a, b)
     else:
         v = java_imod(a, b) if integral else java_fmod(a, b)
-    if rtype is AttrType.FLOAT:
+    if v is None:
+        return None  # a division or remainder by zero
+    if rtype is AttrType.INT:
+        v = wrap_int(v)
+    elif rtype is AttrType.LONG:
+        v = wrap_long(v)
+    elif rtype is AttrType.FLOAT:
         v = f32(v)
-    elif rtype is AttrType.DOUBLE:
+    else:
         v = float(v)
     return v
 
 
 def _compare(op: CompareOperator, a: Any, b: Any) -> bool:
     if a is None or b is None:
-        return False
+        return op is CompareOperator.NE
     return {
         CompareOperator.EQ: a == b, CompareOperator.NE: a != b, CompareOperator.GT: a > b,
         CompareOperator.GE: a >= b, CompareOperator.LT: a < b, CompareOperator.LE: a <= b,

@@ -26,40 +26,64 @@ def math_type(left: AttrType, right: AttrType) -> AttrType:
     return left if NUMERIC_RANK[left] >= NUMERIC_RANK[right] else right
 
 
-def java_idiv(a: int, b: int) -> int:
-    """Java integer division: truncates toward zero; division by zero raises."""
-    if b == 0:
-        raise ZeroDivisionError("/ by zero")
+_INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
+_LONG_MIN, _LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def wrap_int(v: int) -> int:
+    """``v`` as Java's 32-bit ``int`` arithmetic leaves it (two's complement wrap-around)."""
+    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+def wrap_long(v: int) -> int:
+    """``v`` as Java's 64-bit ``long`` arithmetic leaves it (two's complement wrap-around)."""
+    return ((v + 0x8000000000000000) & 0xFFFFFFFFFFFFFFFF) - 0x8000000000000000
+
+
+def _trunc_div(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def java_imod(a: int, b: int) -> int:
-    """Java integer remainder: takes the sign of the dividend."""
+def java_idiv(a: int, b: int) -> int | None:
+    """Siddhi's ``int`` division: truncates toward zero; ``x / 0`` is null (Siddhi's
+    ``DivideExpressionExecutorInt`` answers null rather than throwing); ``MIN / -1`` wraps."""
     if b == 0:
-        raise ZeroDivisionError("/ by zero")
+        return None
+    q = _trunc_div(a, b)
+    return q if q <= _INT_MAX else wrap_int(q)
+
+
+def java_ldiv(a: int, b: int) -> int | None:
+    """Siddhi's ``long`` division (as :func:`java_idiv`, 64 bits)."""
+    if b == 0:
+        return None
+    q = _trunc_div(a, b)
+    return q if q <= _LONG_MAX else wrap_long(q)
+
+
+def java_imod(a: int, b: int) -> int | None:
+    """Siddhi's integer remainder: takes the sign of the dividend; ``x % 0`` is null."""
+    if b == 0:
+        return None
     r = abs(a) % abs(b)
     return r if a >= 0 else -r
 
 
-def java_fdiv(a: float, b: float) -> float:
-    """Java floating division: x/0 is +-Infinity, 0/0 is NaN."""
+def java_fdiv(a: float, b: float) -> float | None:
+    """Siddhi's floating division: ``x / 0.0`` (and ``-0.0``) is null, not Infinity or NaN."""
     if b == 0:
-        if a == 0 or math.isnan(a):
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+        return None
     return a / b
 
 
-def java_fmod(a: float, b: float) -> float:
-    """Java floating remainder (``fmod``; x%0 is NaN)."""
+def java_fmod(a: float, b: float) -> float | None:
+    """Siddhi's floating remainder (Java's ``%`` is C's ``fmod``); ``x % 0.0`` is null."""
     if b == 0:
-        return math.nan
+        return None
+    if math.isinf(a):
+        return math.nan  # Java's answer; Python's fmod raises ValueError here
     return math.fmod(a, b)
-
-
-_INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
-_LONG_MIN, _LONG_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 def coerce(value: Any, type_: AttrType) -> Any:

@@ -104,8 +104,8 @@ def _mul(a: Any, b: Any) -> Any:  # Siddhi: arithmetic with null is null
 NULL_CASES = [
     ("from S[price > 50 and vol < 800] select sym, price * vol as v, vol - 1 as w insert into Out;",
      lambda s, p, v: (_gt(p, 50) and _gt(800, v), (s, _mul(p, v), None if v is None else v - 1))),
-    ("from S[sym >= 'b' or price <= 20.0] select sym, price + vol as t, price > 60 as big insert into Out;",
-     lambda s, p, v: (_gt(s, "a") or (p is not None and p <= 20.0),
+    ("from S[vol >= 500 or price <= 20.0] select sym, price + vol as t, price > 60 as big insert into Out;",
+     lambda s, p, v: (_gt(v, 499) or (p is not None and p <= 20.0),
                       (s, None if p is None or v is None else p + v, _gt(p, 60)))),
 ]
 

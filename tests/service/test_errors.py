@@ -28,8 +28,10 @@ define stream Lots (size int);
 define stream Out (id string, lots int);
 @PrimaryKey('k')
 define table LotSize (k int, size int);
+-- (Siddhi's qty / 0 is null, not an error: the failing division is a Python function's)
+define function div[python] return int {{ int(data[0] / data[1]) }};
 from Lots select 1 as k, size update or insert into LotSize on LotSize.k == k;
-from Orders join LotSize select id, qty / size as lots insert into Out;
+from Orders join LotSize select id, div(qty, size) as lots insert into Out;
 """
 
 
@@ -62,7 +64,7 @@ async def test_store_list_show_replay_and_purge(tmp_path: Path, where: str, requ
             # a chunk's payloads that did not map are routed before its events are processed
             failed, unmapped = sorted(listed["entries"], key=lambda e: e["kind"], reverse=True)
             assert (failed["kind"], failed["stream"], failed["events"]) == ("STREAM", "Orders", 1)
-            assert failed["cause"] == "ZeroDivisionError: / by zero"
+            assert failed["cause"] == "ZeroDivisionError: division by zero"
             assert (unmapped["kind"], unmapped["payload_bytes"]) == ("MAPPING", 30)
             async with http.get(f"{base}/errors/{unmapped['id']}") as r:
                 assert (await r.json())["payload"] == '{"event": {"id": "o2", "qty": '
