@@ -32,6 +32,7 @@ the instances, then their elements find their state.
 from __future__ import annotations
 
 import builtins
+from decimal import Decimal
 import dis
 import logging
 import re
@@ -41,6 +42,7 @@ from typing import Any, NamedTuple
 
 from srota.engine.clock import next_period
 from srota.engine.codegen import CodeGen
+from srota.engine.debugger import QueryTerminal
 from srota.engine.event import Event, RawEvent
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.junction import StreamJunction
@@ -123,9 +125,13 @@ class PartitionSources(Sources):
         if inst is None:
             # the validation instance plans the queries but never runs; it counts who reads
             # each partitioned stream (a router fuses a stream's only reader into its loop)
+            # and notes the global streams the queries read (see _GlobalFanout)
             if not is_inner and not is_fault and stream_id in self.partition.routed_streams:
                 readers = self.partition._readers
                 readers[stream_id] = readers.get(stream_id, 0) + 1
+            elif not is_inner and (is_fault or stream_id not in self.partition.routed_streams):
+                if super().lookup(stream_id, is_inner, is_fault, None)[0] != "window":
+                    self.partition._global_names.setdefault(("!" if is_fault else "") + stream_id, None)
             return
         if is_inner:
             self._inner(stream_id).subscribe(receiver, self.owner)
@@ -145,8 +151,8 @@ class PartitionSources(Sources):
             obj.subscribe(receiver)
             target = obj
         else:
-            target = self.ctx.junctions[("!" if is_fault else "") + stream_id]
-            target.subscribe(receiver, self.owner)
+            target = self.partition._fanouts[("!" if is_fault else "") + stream_id]
+            target.subscribe(inst, receiver, self.owner)
         inst.subscriptions.append((target, receiver))
 
     def _inner(self, stream_id: str) -> StreamJunction:
@@ -246,9 +252,18 @@ class PartitionRuntime:
         self._fusions: dict[str, _Fusion] = {}
         #: per partitioned stream: key -> what the router does with that key's events
         self._records: dict[str, dict[Any, tuple[Any, ...]]] = {}
+        #: global streams the queries read (in the order first read), and their fan-outs
+        self._global_names: dict[str, None] = {}
+        self._fanouts: dict[str, _GlobalFanout] = {}
         self._plan_keys()
         self._validate()
         self._plan_purge()
+        for name in self._global_names:
+            # one receiver per global stream, subscribed now: the partition's place among the
+            # stream's readers is where the partition stands in the app (Siddhi's
+            # PartitionStreamReceiver of a stream without a partition key)
+            fanout = self._fanouts[name] = _GlobalFanout(self, ctx.junctions[name])
+            ctx.junctions[name].subscribe(fanout, None)
         self._routers: dict[str, Emit] = {stream_id: self._make_router(stream_id)
                                           for stream_id in self.routed_streams}
         for stream_id, router in self._routers.items():
@@ -567,6 +582,111 @@ class PartitionRuntime:
         for key, last_seen in state["keys"]:
             inst = self.instances.get(key) or self._create(key)
             inst.last_seen = last_seen
+
+
+# ---------------------------------------------------------------------------- global streams
+def java_key_string(key: Any) -> str:
+    """The partition key as Siddhi holds it: the ``toString()`` of the key's Java value."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, float):
+        # Double.toString: plain between 10^-3 and 10^7, else d.dddE<n>; shortest digits
+        if key != key:
+            return "NaN"
+        if key in (float("inf"), float("-inf")):
+            return "Infinity" if key > 0 else "-Infinity"
+        if key == 0 or 1e-3 <= abs(key) < 1e7:
+            return repr(key) if "e" not in repr(key) else f"{key:f}"
+        sign, digits, exp = Decimal(repr(key)).as_tuple()
+        text = "".join(map(str, digits)).rstrip("0") or "0"
+        point = len(digits) + int(exp) - 1
+        return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{point}"
+    return str(key)
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode()`` (over UTF-16 code units), as an unsigned 32-bit int."""
+    h = 0
+    data = text.encode("utf-16-le")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] | data[i + 1] << 8)) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_set_order(keys: list[Any]) -> list[Any]:
+    """``keys`` (in insertion order) in the iteration order of a Java ``HashSet`` of their
+    strings made from the collection (Siddhi's ``PartitionRuntimeImpl.getPartitionKeys``):
+    by hash bucket, then insertion order."""
+    n = len(keys)
+    cap = 16
+    while cap < max(int(n / 0.75) + 1, 16):
+        cap <<= 1
+    mask = cap - 1
+
+    def bucket(k: Any) -> int:
+        h = java_string_hash(java_key_string(k))
+        return (h ^ (h >> 16)) & mask
+
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]
+
+
+class _GlobalFanout:
+    """The partition's one reader of a global (not partitioned) stream.
+
+    Siddhi's PartitionStreamReceiver of such a stream sends each chunk to every partition
+    key that exists at the time, key after key, in the iteration order of a Java
+    ``HashSet`` of the keys' strings; in each key, to its queries in their order.
+    """
+
+    def __init__(self, partition: PartitionRuntime, junction: StreamJunction) -> None:
+        self.partition = partition
+        self.junction = junction
+        #: per instance (in creation order), its receivers of the stream and their owners
+        self.receivers: dict[int, list[tuple[Emit, str | None]]] = {}
+        self.instances: dict[int, _Instance] = {}
+        self._order: list[list[tuple[Emit, str | None]]] | None = None
+
+    def subscribe(self, inst: _Instance, receiver: Emit, owner: str | None = None) -> None:
+        """Add one of ``inst``'s receivers."""
+        self.instances[id(inst)] = inst
+        self.receivers.setdefault(id(inst), []).append((receiver, owner))
+        self._order = None
+
+    def unsubscribe(self, receiver: Emit) -> None:
+        """Remove a receiver (its instance goes)."""
+        for k, lst in list(self.receivers.items()):
+            lst[:] = [r for r in lst if r[0] != receiver]
+            if not lst:
+                del self.receivers[k]
+                del self.instances[k]
+        self._order = None
+
+    def _ordered(self) -> list[list[tuple[Emit, str | None]]]:
+        order = self._order
+        if order is None:
+            by_key = {self.instances[k].key: k for k in self.receivers}
+            order = self._order = [self.receivers[by_key[key]] for key in java_hash_set_order(list(by_key))]
+        return order
+
+    def __call__(self, chunk: list[Event]) -> None:
+        junction = self.junction
+        ctx = junction.ctx
+        for receivers in self._ordered():
+            for receiver, owner in receivers:
+                try:
+                    if ctx.inspector is not None and owner is not None:
+                        debugger = ctx.debugger
+                        if debugger is not None:
+                            debugger.checkpoint(owner, QueryTerminal.IN, chunk)
+                        statistics = ctx.statistics
+                        if statistics is not None:
+                            statistics.time_query(owner, receiver, chunk)
+                            continue
+                    receiver(chunk)
+                except Exception as exc:  # one failing query must not stop the others
+                    junction.on_error(chunk, exc)
 
 
 # ---------------------------------------------------------------------------- fused routing
