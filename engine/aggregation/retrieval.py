@@ -232,7 +232,9 @@ def run_on_demand(agg: Aggregation, query: OnDemandQuery) -> list[Event]:
     """Evaluate an on-demand find query against ``agg`` (plans are cached per query)."""
     plan = _on_demand_plan(agg, query)
     start, end, per = plan.bounds
-    events = [Event(row[0], row) for row in agg.rows(per, start, end)]
+    # Siddhi's on-demand read joins the rows to an empty matching event (timestamp -1),
+    # whose timestamp every row it returns carries
+    events = [Event(-1, row) for row in agg.rows(per, start, end)]
     if plan.on is not None:
         events = plan.on(events)
     if not events:

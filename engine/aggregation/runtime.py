@@ -278,10 +278,16 @@ class Aggregation:
             for ts, key, row in self.store.scan(per, start, end):
                 merged[(ts, key)] = row
             stored = len(merged)
+            # Event time: Siddhi filters each open bucket on its own start (the finer
+            # executor's AGG_EVENT_TIMESTAMP), then merges it into its ``per`` bucket
+            # (``OutOfOrderEventsDataAggregator``): a second bucket inside ``within`` counts
+            # towards a minute that starts before it.  Arrival time: on the ``per`` bucket.
+            own = spec.time_attribute is not None
             for j in range(i, -1, -1):
                 for (s, key), row in self._levels[j].buckets.items():
                     b = s if j == i else bucket_start(s, per)
-                    if (start is not None and b < start) or (end is not None and b >= end):
+                    t = s if own else b
+                    if (start is not None and t < start) or (end is not None and t >= end):
                         continue
                     k = (b, key)
                     have = merged.get(k)
