@@ -98,7 +98,13 @@ class AllPerEvents(RateLimiter):
 
 
 class FirstPerEvents(RateLimiter):
-    """``output first every N events``: the first event of each block of N."""
+    """``output first every N events``: the first event of each block of N.
+
+    As Siddhi's FirstPerEventOutputRateLimiter, every event of the selector's chunks counts,
+    a reset too (the selector of a batch window without aggregation passes them on): a
+    block whose first event is a reset lets nothing out.  (Siddhi never restarts the count
+    for N = 1 and lets only the very first event through: a plain defect, not copied.)
+    """
 
     def __init__(self, n: int) -> None:
         super().__init__()
@@ -107,13 +113,15 @@ class FirstPerEvents(RateLimiter):
 
     def process(self, chunk: list[Event]) -> None:
         out: list[Event] = []
+        n = self.n
+        counter = self.counter
         for e in chunk:
-            if e.type == CURRENT or e.type == EXPIRED:
-                if self.counter == 0:
-                    out.append(e)
-                self.counter += 1
-                if self.counter == self.n:
-                    self.counter = 0
+            if counter == 0 and (e.type == CURRENT or e.type == EXPIRED):
+                out.append(e)
+            counter += 1
+            if counter == n:
+                counter = 0
+        self.counter = counter
         if out:
             self.next(out)
 
@@ -342,13 +350,17 @@ class FirstPerTime(RateLimiter):
         self.output_time: int | None = None
 
     def process(self, chunk: list[Event]) -> None:
+        # Siddhi's FirstPerTimeOutputRateLimiter takes the chunk's first event whatever its
+        # type: a leading reset (a batch window's, passed on by its selector) starts the
+        # period and lets nothing out
+        if not chunk:
+            return
         now = self.ctx.clock.now()
         if self.output_time is None or self.output_time + self.millis <= now:
-            for e in chunk:
-                if e.type == CURRENT or e.type == EXPIRED:
-                    self.output_time = now
-                    self.next([e])
-                    return
+            self.output_time = now
+            e = chunk[0]
+            if e.type == CURRENT or e.type == EXPIRED:
+                self.next([e])
 
     def snapshot_state(self) -> Any:
         return {"output_time": self.output_time}
