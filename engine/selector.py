@@ -467,6 +467,19 @@ def _failed_event(exc: Exception, chunk: list[Event]) -> tuple[int | None, bool]
     return None, False
 
 
+class _OutputOnlyScope(OutputScope):
+    """``having`` of a single-stream query: output attributes only (Siddhi's HAVING_STATE over
+    a MetaStreamEvent resolves against the output stream definition and nothing else)."""
+
+    def resolve(self, var: Variable) -> tuple[str, AttrType]:
+        if var.stream_id is None and var.stream_index is None:
+            i = self._index.get(var.attribute)
+            if i is not None:
+                return f"o[{i}]", self._types[i]
+        raise error_at(f"having: '{var.attribute}' is not an output attribute (having sees the "
+                       f"selected attributes only: {', '.join(self._index) or 'none'})", var)
+
+
 class SelectorPlan:
     """Everything compiled for a selector; shared by every instance of the query."""
 
@@ -564,7 +577,11 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
     # having may aggregate too (``having sum(price) > 10``): its aggregators share the slots
     having_cond = None
     if selector.having is not None:
-        hscope = OutputScope(names, types, scope)
+        # Siddhi resolves having's attributes against the output (HAVING_STATE); a query over
+        # one stream has no input fallback (ExpressionParser takes the MetaStreamEvent's output
+        # definition only), joins and patterns fall back to their inputs.
+        hscope = (_OutputOnlyScope(names, types, scope) if isinstance(scope, StreamScope)
+                  else OutputScope(names, types, scope))
         hcompiler = ExpressionCompiler(ctx, hscope, gen, aggregator_hook=slots.hook)
         having_cond = hcompiler.compile_condition(selector.having, "having")
     plan.factories = slots.factories

@@ -45,8 +45,15 @@ def test_having_sees_output_names_and_aggregates():
     got = _run("from S select sym, sum(price) + 10 as price having price > 15 insert into O;",
                [[("a", 1.0, 1)], [("a", 5.0, 1)]])
     assert got == [[["a", 16.0]]]
-    got = _run("from S select sym having sum(vol) > 2 insert into O;", [[("a", 1.0, 1)], [("b", 1.0, 2)]])
-    assert got == [[["b"]]]
+    got = _run("from S select sym, vol having sum(vol) > 2 insert into O;", [[("a", 1.0, 1)], [("b", 1.0, 2)]])
+    assert got == [[["b", 2]]]
+
+
+def test_having_of_one_stream_sees_no_input_attribute():
+    # Siddhi resolves a single-stream query's having against the output stream only
+    # (AttributeNotExistException: 'vol' does not exist in 'O')
+    with pytest.raises(SiddhiAppCreationError, match="vol"):
+        _run("from S select sym having sum(vol) > 2 insert into O;", [])
 
 
 def test_order_by_several_keys_stable_with_limit_offset():
