@@ -545,8 +545,9 @@ class PartitionRuntime:
             self._purge_handle = self.ctx.scheduler.schedule(now + self._purge_interval, self._purge)
 
     def _purge(self, at: int) -> None:
+        # idle: more than idle.period since the key's last event (Siddhi compares strictly)
         limit = at - self._idle
-        for key in [k for k, inst in self.instances.items() if inst.last_seen <= limit]:
+        for key in [k for k, inst in self.instances.items() if inst.last_seen < limit]:
             self.purge_key(key)
         if self._started:  # a purge that fell behind runs once, then at its next due time
             nxt = next_period(at, self._purge_interval, self.ctx.clock.now())
