@@ -1,17 +1,21 @@
 """The benchmark suite: ``python -m tests.bench`` (``make bench``).
 
-    python -m tests.bench [--events N] [--workloads W1,W2,W3,W4,W5,S,X1,X1c,X2,X2c] [--no-peers] [--no-memory] [--profile]
+    python -m tests.bench [--events N] [--workloads W1,W2,W3,W4,W5,S,X1,X1c,X2,X2c] [--no-peers] [--no-siddhi]
+                          [--no-memory] [--profile]
     python -m tests.bench backfill [N] [MASTER]      # the Spark backfill benchmark
 
 For each workload W1..W4: the hand-written Python loop (the ceiling for pure Python), Srota
 fed chunks of 1000 events through ``send_events``, Srota fed one event at a time through
 ``send`` (synchronous, and into an ``@Async`` stream: micro-batched), and the peers (Bytewax, Quix Streams, Pathway) that can express it, run with the
-benchmark environment's Python (``.venv-bench``, made by ``scripts/bench-env.sh``).  W5 runs
+benchmark environment's Python (``.venv-bench``, made by ``scripts/bench-env.sh``), and
+Siddhi 5.1.33 on the JVM (:mod:`tests.bench.siddhi`), chunked and one by one, where Java and the
+jars are here (else the reason is printed).  W5 runs
 Kafka -> Srota service -> Kafka against a tansu broker, next to the raw aiokafka
 consume-and-produce rate, with the share of each stage of the service's path.  S runs
 ``srota run --workers 1/2/4`` processes on W2 over Kafka (:mod:`tests.bench.scaleout`).  Every measurement runs in a process of its own; outputs are
 checked equal across systems.  Then a ten-million-event run of W2 and W4 checks that memory
-stays flat, and of an incremental aggregation with its roll-ups in PostgreSQL.  Prints a table with each system's rate as a fraction of the loop's.
+stays flat, and of an incremental aggregation with its roll-ups in PostgreSQL.  Prints a table with each system's rate as a fraction of the loop's,
+and one of Srota against Siddhi.
 """
 from __future__ import annotations
 
@@ -30,6 +34,8 @@ from tests.bench.workloads import TITLES
 ROOT = Path(__file__).resolve().parents[2]
 PEER_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
 PEERS = ("bytewax", "quixstreams", "pathway")
+#: Siddhi 5.1.33 on the JVM: chunks through ``send(Event[])``, one by one through ``send(long, Object[])``.
+SIDDHI = ("siddhi", "siddhi-1")
 
 #: Targets, as fractions of the hand-written loop in the same run: chunked, per workload;
 #: Srota must also be this many times the best peer; one by one (micro-batched) on W1.
@@ -59,15 +65,17 @@ def _fmt_rate(r: Result) -> str:
     return f"{r.rate:,.0f}" if r.seconds else "-"
 
 
-def run_workload(workload: str, n: int, chunk: int, peers: bool, repeat: int = 1) -> list[Result]:
-    """Loop, Srota chunked, Srota one by one and the peers on one workload, each the fastest
-    of ``repeat`` runs (each in a process of its own).
+def run_workload(workload: str, n: int, chunk: int, peers: bool, repeat: int = 1,
+                 siddhi: bool = False) -> list[Result]:
+    """Loop, Srota chunked, Srota one by one, the peers and (``siddhi``) Siddhi on the JVM,
+    chunked and one by one, on one workload, each the fastest of ``repeat`` runs (each in a
+    process of its own).
 
     On a shared machine one run may catch another tenant's load; the fastest is the one
     least disturbed (as ``timeit`` takes the minimum).  The runs go in rounds, every system
     once per round, so that a spell of load falls on all of them alike: one system's runs
     back to back could all catch it while the loop's (every figure's denominator) missed
-    it.  A peer that fails is not run again.
+    it.  A peer (Siddhi too) that fails is not run again.
     """
     python = sys.executable
     systems: list[tuple[Path | str, str, tuple[Any, ...]]] = [
@@ -75,6 +83,8 @@ def run_workload(workload: str, n: int, chunk: int, peers: bool, repeat: int = 1
         (python, "srota-1", (n,)), (python, "srota-1a", (n,))]
     if peers and workload.startswith("W"):  # the peers run W1..W4 only
         systems += [(PEER_PYTHON, peer, (n, chunk)) for peer in PEERS]
+    if siddhi and workload in ("W1", "W2", "W3", "W4"):
+        systems += [(python, name, (n, chunk)) for name in SIDDHI]
     runs: dict[str, list[Result]] = {name: [] for _, name, _ in systems}
     failed: dict[str, Result] = {}
     for _ in range(max(1, repeat)):
@@ -84,7 +94,7 @@ def run_workload(workload: str, n: int, chunk: int, peers: bool, repeat: int = 1
             try:
                 runs[name].append(_result(_run(python_of, "tests.bench.run", name, workload, *args)[0]))
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
-                if name not in PEERS:
+                if name not in PEERS and name not in SIDDHI:
                     raise
                 failed[name] = Result(workload, name, n, 0.0, 0.0, 0, note=f"failed: {exc}"[:200])
     return [failed[name] if name in failed else min(runs[name], key=lambda r: r.seconds)
@@ -92,15 +102,28 @@ def run_workload(workload: str, n: int, chunk: int, peers: bool, repeat: int = 1
 
 
 def check(results: list[Result]) -> None:
-    """Mark each result whose outputs differ from the loop's (``note``)."""
+    """Mark each result whose outputs differ from the loop's (``note``), and each Siddhi run
+    whose outputs differ from Srota's sent the same way (chunked, one by one)."""
     loop = results[0]
+    by = {r.system: r for r in results}
     for r in results[1:]:
         if not r.seconds:
             continue
         # chunks of 1000 change W3's rows (Siddhi's per-chunk semantics); one by one does not
-        want = loop.check_digest if r.system == "srota" else loop.digest
+        want = loop.check_digest if r.system in ("srota", "siddhi") else loop.digest
         if r.digest != want:
-            r.note = (r.note + "; " if r.note else "") + "OUTPUTS DIFFER from the loop's"
+            _add_note(r, "OUTPUTS DIFFER from the loop's")
+        if r.system in SIDDHI:
+            srota = by.get("srota" if r.system == "siddhi" else "srota-1")
+            if srota is not None and srota.seconds and (r.digest, r.outputs) != (srota.digest, srota.outputs):
+                _add_note(r, f"OUTPUTS DIFFER from Srota's ({srota.system}: {srota.outputs:,} outputs, digest "
+                             f"{srota.digest}; siddhi: {r.outputs:,}, {r.digest})")
+            elif srota is not None and srota.seconds:
+                _add_note(r, f"outputs match Srota's ({r.digest})")
+
+
+def _add_note(r: Result, text: str) -> None:
+    r.note = (r.note + "; " if r.note else "") + text
 
 
 def table(results: list[Result], ceiling: dict[str, Result]) -> str:
@@ -114,6 +137,36 @@ def table(results: list[Result], ceiling: dict[str, Result]) -> str:
         lines.append(f"| {r.workload} {TITLES.get(r.workload, '')} | {r.system} | {_fmt_rate(r)} | {ratio} | "
                      f"{peak} | {r.outputs:,} | {r.note} |")
     return "\n".join(lines)
+
+
+def _x(r: Result, base: Result | None) -> str:
+    """``r``'s rate as a fraction of ``base``'s."""
+    return f"{r.rate / base.rate:.2f}" if base is not None and base.seconds and r.seconds else "-"
+
+
+def siddhi_table(results: list[Result], ceiling: dict[str, Result]) -> str:
+    """Srota against Siddhi on the JVM, per workload: chunked, and one by one (synchronous and
+    micro-batched, both against Siddhi's one by one); peak RSS of the whole process during the
+    timed run (the Python process, the JVM)."""
+    by = {(r.workload, r.system): r for r in results}
+    lines = ["| workload | sends | srota events/s | x loop | x Siddhi | srota peak RSS MB | "
+             "siddhi events/s | siddhi x loop | siddhi peak RSS MB | outputs |",
+             "|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+    for w in dict.fromkeys(r.workload for r in results):
+        base = ceiling.get(w)
+        for label, mine, theirs in (("chunks", "srota", "siddhi"), ("one by one", "srota-1", "siddhi-1"),
+                                    ("one by one, `@Async`", "srota-1a", "siddhi-1")):
+            a, b = by.get((w, mine)), by.get((w, theirs))
+            if a is None or b is None:
+                continue
+            if not b.seconds:
+                lines.append(f"| {w} | {label} | {_fmt_rate(a)} | - | - | - | - | - | - | siddhi: {b.note} |")
+                continue
+            same = "match" if (a.digest, a.outputs) == (b.digest, b.outputs) else "DIFFER"
+            lines.append(f"| {w} | {label} | {_fmt_rate(a)} | {_x(a, base)} | {a.rate / b.rate:.2f} | "
+                         f"{a.process_mb:.0f} | {_fmt_rate(b)} | {_x(b, base)} | {b.process_mb:.0f} | "
+                         f"{a.outputs:,} / {b.outputs:,}: {same} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
 
 
 def _met(ok: bool) -> str:
@@ -199,6 +252,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--workloads", default="W1,W2,W3,W4,W5,S,X1,X1c,X2,X2c")
     ap.add_argument("--scaleout-events", type=int, default=1_200_000)
     ap.add_argument("--no-peers", action="store_true", help="skip Bytewax, Quix Streams and Pathway")
+    ap.add_argument("--no-siddhi", action="store_true", help="skip Siddhi 5.1.33 on the JVM")
     ap.add_argument("--no-memory", action="store_true", help="skip the ten-million-event memory runs")
     ap.add_argument("--memory-events", type=int, default=10_000_000)
     ap.add_argument("--json", type=Path, help="also write the results here")
@@ -208,6 +262,14 @@ def main(argv: list[str]) -> int:
     peers = not args.no_peers and PEER_PYTHON.exists()
     if not args.no_peers and not peers:
         print(f"(no {PEER_PYTHON}: run scripts/bench-env.sh for the peers)", flush=True)
+    siddhi = False
+    if not args.no_siddhi:
+        from tests.bench.siddhi import unavailable_reason
+
+        reason = unavailable_reason()
+        siddhi = reason is None
+        if reason:
+            print(f"(Siddhi 5.1.33 skipped: {reason})", flush=True)
     print(f"machine: {machine()}; {args.events:,} events, chunks of {args.chunk}", flush=True)
     results: list[Result] = []
     ceiling: dict[str, Result] = {}
@@ -230,7 +292,7 @@ def main(argv: list[str]) -> int:
             got = [_result(d) for d in _run(sys.executable, "tests.bench.kafka_e2e", args.events)]
             ceiling["W5"] = got[0]
         else:
-            got = run_workload(w, args.events, args.chunk, peers, args.repeat)
+            got = run_workload(w, args.events, args.chunk, peers, args.repeat, siddhi)
             check(got)
             ceiling[w] = got[0]
         for r in got:
@@ -242,6 +304,11 @@ def main(argv: list[str]) -> int:
     print()
     print(table(results, ceiling))
     print()
+    against = siddhi_table(results, ceiling)
+    if against:
+        print("Srota against Siddhi 5.1.33 (JVM):")
+        print(against)
+        print()
     for line in targets(results, ceiling):
         print(line)
     if scaleout:

@@ -53,6 +53,7 @@ class Result:
     digest: str = ""
     check_digest: str = ""  # what a chunked Siddhi run must produce (differs for W3 only)
     note: str = ""
+    process_mb: float = 0.0  # the whole process's peak resident size during the timed run (0: not taken)
 
     @property
     def rate(self) -> float:
@@ -60,6 +61,10 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: The whole process's peak resident size (MB) during the last :func:`measure`.
+last_process_peak_mb = 0.0
 
 
 def measure(run: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -76,4 +81,6 @@ def measure(run: Callable[[], Any]) -> tuple[Any, float, float]:
     start = time.perf_counter()
     result = run()
     seconds = time.perf_counter() - start
-    return result, seconds, max(0.0, peak_rss_mb() - before)
+    global last_process_peak_mb
+    last_process_peak_mb = peak_rss_mb()
+    return result, seconds, max(0.0, last_process_peak_mb - before)

@@ -4,9 +4,10 @@ Prints the :class:`~tests.bench.harness.Result` as one JSON line.  Systems: ``lo
 hand-written Python loop), ``srota`` (chunks of CHUNK events through ``send_events``),
 ``srota-1`` (one event at a time through ``send``), ``srota-1a`` (one at a time into an
 ``@Async`` stream: the micro-batching path, whose worker takes what queued up), ``profile``
-(the chunked run under cProfile: the top functions by own time), and the peers of
+(the chunked run under cProfile: the top functions by own time), the peers of
 :mod:`tests.bench.peers` (``bytewax``, ``quixstreams``, ``pathway``; run these with the
-benchmark environment's Python).
+benchmark environment's Python), and ``siddhi`` / ``siddhi-1`` (Siddhi 5.1.33 on the JVM,
+chunked / one by one: :mod:`tests.bench.siddhi`).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from tests.bench import harness
 from tests.bench.data import START_TS, rows
 from tests.bench.harness import Result, measure
 from tests.bench.workloads import APPS, LOOPS, canonical, chunked_subset, digest
@@ -186,9 +188,14 @@ def main(argv: list[str]) -> int:
         rate = float(argv[3]) if len(argv) > 3 and float(argv[3]) > 0 else None
         print(json.dumps(run_latency(n, rate, workload == "async")), flush=True)
         return 0
+    elif system in ("siddhi", "siddhi-1"):  # Siddhi 5.1.33 in a JVM of its own
+        from tests.bench.siddhi import run_siddhi
+        result = run_siddhi(workload, n, chunk if system == "siddhi" else 1)
     else:
         from tests.bench.peers import run_peer
         result = run_peer(system, workload, n, chunk)
+    if not result.process_mb and result.seconds:
+        result.process_mb = harness.last_process_peak_mb
     print(json.dumps(result.to_dict()), flush=True)
     return 0
 
