@@ -41,6 +41,8 @@ class QueryOutput:
             if debugger is not None:
                 debugger.checkpoint(self.query_name, _OUT, chunk)
         if self.callbacks:
+            # (a chunk of resets only still calls the callbacks, with neither list, at the
+            # last event's time: Siddhi's QueryCallback.receiveStreamEvent)
             current = [e for e in chunk if e.type == CURRENT]
             expired = [e for e in chunk if e.type == EXPIRED]
             ts = chunk[-1].timestamp
@@ -51,13 +53,19 @@ class QueryOutput:
 
 
 def insert_into_stream(junction: Any) -> Callable[[list[Event]], None]:
-    """A target that sends output chunks into a stream as current events."""
+    """A target that sends output chunks into a stream as current events.
+
+    Resets (a batch window's, which a selector without aggregation passes on) stay out, and
+    a chunk left empty is not sent (Siddhi's ``OutputRateLimiter.sendToCallBacks``).
+    """
     send = junction.send
 
     def target(chunk: list[Event]) -> None:
         for e in chunk:
             if e.type != CURRENT:
-                send([Event(x.timestamp, x.data) for x in chunk if x.type <= EXPIRED])
+                rows = [Event(x.timestamp, x.data) for x in chunk if x.type <= EXPIRED]
+                if rows:
+                    send(rows)
                 return
         send(chunk)
 
