@@ -138,6 +138,9 @@ class QuerySelector:
         self.next: Emit = _drop
         # group key -> aggregator states; the no-group-by case uses key None
         self.states: dict[Any, list[Any]] = {}
+        #: the states of having's aggregators (see SelectorPlan.having_from), by group key
+        #: when they are per group, else under None
+        self.having_states: dict[Any, list[Any]] = {}
         self.live: dict[Any, int] = {}
         #: count events per group (to release a group's state when its window empties);
         #: the query planner turns it off for inputs that never expire events
@@ -298,7 +301,16 @@ class QuerySelector:
     def _states_for(self, key: Any) -> list[Any]:
         states = self.states.get(key)
         if states is None:
-            states = [f() for f in self.plan.factories]
+            p = self.plan
+            if p.having_from is None:
+                states = [f() for f in p.factories]
+            else:
+                # having's aggregators: states of their own, kept by _reset (see SelectorPlan)
+                hkey = key if p.having_per_group else None
+                having = self.having_states.get(hkey)
+                if having is None:
+                    having = self.having_states[hkey] = [f() for f in p.factories[p.having_from:]]
+                states = [f() for f in p.factories[:p.having_from]] + having
             self.states[key] = states
         return states
 
@@ -417,11 +429,12 @@ class QuerySelector:
 
     # ------------------------------------------------------------------ state
     def snapshot_state(self) -> Any:
-        return {"states": self.states, "live": self.live}
+        return {"states": self.states, "live": self.live, "having": self.having_states}
 
     def restore_state(self, state: Any) -> None:
         self.states = state["states"]
         self.live = state["live"]
+        self.having_states = state.get("having", {})
 
 
 def _drop(chunk: list[Event]) -> None:
@@ -507,6 +520,16 @@ class SelectorPlan:
         #: its own (a partition's router fuses it with the key instances' windows)
         self.parts: DeferredParts | None = None
         self.factories: list[Callable[[], Any]] = []
+        #: the slot of having's first aggregator (``factories[having_from:]`` are having's), or
+        #: None when having calls none.  Siddhi parses having's aggregators apart from the
+        #: select list's (SelectorParser.generateHavingExecutor: groupBy false), so outside a
+        #: partition one state serves every group; and its RESET never reaches them (the
+        #: selector evaluates having for current and expired events only), so a batch
+        #: window's reset leaves them as they are.
+        self.having_from: int | None = None
+        #: having's aggregators keep a state per group (inside a partition, where Siddhi's
+        #: PartitionStateHolder keys every state by the group-by flow too)
+        self.having_per_group = False
         #: per aggregator: its state outlives its group's window emptying (Siddhi's
         #: canDestroy is false once minForever/maxForever hold a value)
         self.outlives_window: list[bool] = []
@@ -583,7 +606,11 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
         hscope = (_OutputOnlyScope(names, types, scope) if isinstance(scope, StreamScope)
                   else OutputScope(names, types, scope))
         hcompiler = ExpressionCompiler(ctx, hscope, gen, aggregator_hook=slots.hook)
+        n_select = len(slots.factories)
         having_cond = hcompiler.compile_condition(selector.having, "having")
+        if len(slots.factories) > n_select:
+            plan.having_from = n_select
+            plan.having_per_group = getattr(ctx, "partition", None) is not None
     plan.factories = slots.factories
     plan.outlives_window = slots.outlives_window
 
