@@ -33,6 +33,20 @@ class _Timed:
         scheduled.add(at)
         self.rt.ctx.scheduler.schedule(at, self._fire)
 
+    def _from_start(self, callback: Any, from_zero: bool = True) -> None:
+        """Run ``callback(now)`` when the app (or partition key) starts, as Siddhi's
+        ``partitionCreated`` arms a leading absent state at ``currentTime() + t``.
+
+        A playback clock that has seen no event yet reads 0 in Siddhi, so the wait runs from
+        0 and its timer fires as the first event sets the time.  ``from_zero=False`` waits
+        from the first event instead (where Siddhi's answer from 0 is a hang, see start).
+        """
+        clock = self.rt.ctx.clock
+        if from_zero and getattr(clock, "playback", False) and not clock.started:
+            callback(0)
+        else:
+            clock.on_start(callback)
+
     def _fire(self, at: int) -> None:
         self.__dict__.setdefault("_scheduled", set()).discard(at)
         self.process_timer(at)  # type: ignore[attr-defined]
@@ -170,8 +184,10 @@ class _AbsentStreamPre(_Timed, _StreamPre):
         if not self.started:
             self.started = True
             if self.is_start and self.waiting != -1 and self.active:
-                # from the app's start; under playback from the first event's time
-                self.rt.ctx.clock.on_start(self._wait_from)
+                # From the app's start (0 under playback, see _from_start).  A leading 'every
+                # not S for t' waits from the first event instead: Siddhi re-arms it at each
+                # timer's time + t and replays every period from 0 to the first event (hangs).
+                self._from_start(self._wait_from, from_zero=self.post.next_every_pre is None)
 
     def _wait_from(self, now: int) -> None:
         if self.active:
@@ -344,5 +360,5 @@ class _AbsentLogicalPre(_Timed, _LogicalPre):
         if not self.started:
             self.started = True
             if self.is_start and self.waiting != -1 and self.active:
-                # from the app's start; under playback from the first event's time
-                self.rt.ctx.clock.on_start(lambda now: self._notify_at(now + self.waiting))
+                # from the app's start (0 under playback, see _from_start)
+                self._from_start(lambda now: self._notify_at(now + self.waiting))
