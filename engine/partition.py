@@ -263,7 +263,7 @@ class PartitionRuntime:
             # stream's readers is where the partition stands in the app (Siddhi's
             # PartitionStreamReceiver of a stream without a partition key)
             fanout = self._fanouts[name] = _GlobalFanout(self, ctx.junctions[name])
-            ctx.junctions[name].subscribe(fanout, None)
+            ctx.junctions[name].subscribe(fanout, None, chunk_invariant=True)  # (no key yet)
         self._routers: dict[str, Emit] = {stream_id: self._make_router(stream_id)
                                           for stream_id in self.routed_streams}
         for stream_id, router in self._routers.items():
@@ -654,6 +654,7 @@ class _GlobalFanout:
         self.instances[id(inst)] = inst
         self.receivers.setdefault(id(inst), []).append((receiver, owner))
         self._order = None
+        self._note_receivers()
 
     def unsubscribe(self, receiver: Emit) -> None:
         """Remove a receiver (its instance goes)."""
@@ -663,6 +664,18 @@ class _GlobalFanout:
                 del self.receivers[k]
                 del self.instances[k]
         self._order = None
+        self._note_receivers()
+
+    def _note_receivers(self) -> None:
+        """Tell the stream whether the fan-out cares how its events are chunked: not while
+        no key's query reads it (senders may merge chunks then: engine/coalesce.py)."""
+        invariant = self.junction.invariant_receivers
+        if bool(self.receivers) == (id(self) in invariant):
+            if self.receivers:
+                invariant.discard(id(self))
+            else:
+                invariant.add(id(self))
+            self.junction.ctx.coalescing_planned = False
 
     def _ordered(self) -> list[list[tuple[Emit, str | None]]]:
         order = self._order
