@@ -181,6 +181,19 @@ class WindowProcessor:
 
 
 # ---------------------------------------------------------------------------- validation
+def expire_held(held: Sequence[Event], found: int, now: int) -> list[Event]:
+    """The held batch leaving a batch window as EXPIRED events, stamped ``now``...
+
+    ...except the first ``found``: Siddhi's lengthBatch, timeBatch and batch windows stamp
+    the time walking their expiredEventQueue on from its cursor, without resetting it, and a
+    find (a join's probe, an on-demand query) leaves that cursor past the events it scanned:
+    those leave with their own timestamps.
+    """
+    if not found:
+        return [Event(now, x.data, EXPIRED) for x in held]
+    return [Event(x.timestamp if i < found else now, x.data, EXPIRED) for i, x in enumerate(held)]
+
+
 def _accepts(param: Param, info: ArgInfo) -> str | None:
     """Why ``info`` does not fit ``param`` (None when it does)."""
     if info.type not in param.types:

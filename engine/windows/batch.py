@@ -7,7 +7,7 @@ from typing import Any
 from srota.engine.cron import CronSchedule
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.registry import Kind, Param, extension
-from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value
+from srota.engine.windows.base import WindowProcessor, WindowSpec, expire_held, int_value
 from srota.grammar.model import AttrType
 
 
@@ -24,6 +24,7 @@ class BatchWindow(WindowProcessor):
         self.length = length
         self.last: list[Event] = []       # the previous chunk, expired at the next one
         self.reset_event: Event | None = None
+        self.found = 0  # how many of `last` a find has scanned since the last chunk (see expire_held)
         # Siddhi keeps the chunk (what find scans) only when the query outputs expired events:
         # a join with current-only output finds nothing in a batch() window.
         self.keep_last = self.expired
@@ -36,11 +37,12 @@ class BatchWindow(WindowProcessor):
         out: list[Event] = []
         now = self.clock.now()
         if self.expired and self.last:
-            out.extend(Event(now, x.data, EXPIRED) for x in self.last)
+            out += expire_held(self.last, self.found, now)
             if self.reset_event is not None:
                 out.append(self.reset_event)
                 self.reset_event = None
         self.last = list(events) if self.keep_last else []
+        self.found = 0
         n = self.length
         pieces = [events] if n <= 0 else [events[i:i + n] for i in range(0, len(events), n)]
         for piece in pieces:
@@ -55,6 +57,7 @@ class BatchWindow(WindowProcessor):
             self.next(o)
 
     def contents(self) -> Iterable[Event]:
+        self.found = len(self.last)  # a find walks the whole queue (see expire_held)
         return self.last
 
     def snapshot_state(self) -> Any:
@@ -63,6 +66,7 @@ class BatchWindow(WindowProcessor):
     def restore_state(self, state: Any) -> None:
         self.last = list(state["last"])
         self.reset_event = state["reset"]
+        self.found = 0  # a restored queue has a fresh cursor
 
 
 @extension(Kind.WINDOW, "batch",

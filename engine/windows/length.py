@@ -6,7 +6,7 @@ from typing import Any
 
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.registry import Kind, Param, extension
-from srota.engine.windows.base import BufferWindow, WindowProcessor, WindowSpec, int_value
+from srota.engine.windows.base import BufferWindow, WindowProcessor, WindowSpec, expire_held, int_value
 from srota.grammar.model import AttrType
 
 
@@ -76,6 +76,7 @@ class LengthBatchWindow(WindowProcessor):
         # keeps when the query outputs expired events or a join finds in it, and clears only
         # when it emits it: for a join with current-only output it holds every batch so far.
         self.last: list[Event] = []
+        self.found = 0  # how many of `last` a find has scanned since the last flush (see expire_held)
         self.keep_last = self.expired or self.findable
 
     def enable_find(self) -> None:
@@ -97,8 +98,9 @@ class LengthBatchWindow(WindowProcessor):
                 if self.count == self.length + 1:
                     now = self.clock.now()
                     if self.expired:
-                        out.extend(Event(now, x.data, EXPIRED) for x in self.last)
+                        out += expire_held(self.last, self.found, now)
                         self.last = []
+                        self.found = 0
                     out.append(Event(now, e.data, RESET))
                     self.count = 1
                 out.append(e)
@@ -112,7 +114,8 @@ class LengthBatchWindow(WindowProcessor):
                 if self.count == self.length:
                     now = self.clock.now()
                     if self.expired and self.last:
-                        out.extend(Event(now, x.data, EXPIRED) for x in self.last)
+                        out += expire_held(self.last, self.found, now)
+                        self.found = 0
                     out.append(Event(now, e.data, RESET))
                     out.extend(self.current)
                     if self.expired:
@@ -138,6 +141,7 @@ class LengthBatchWindow(WindowProcessor):
             self.next(out)
 
     def contents(self) -> Iterable[Event]:
+        self.found = len(self.last)  # a find walks the whole queue (see expire_held)
         return self.last
 
     def snapshot_state(self) -> Any:
@@ -147,6 +151,7 @@ class LengthBatchWindow(WindowProcessor):
         self.count = state["count"]
         self.current = list(state["current"])
         self.last = list(state["last"])
+        self.found = 0  # a restored queue has a fresh cursor
 
 
 @extension(Kind.WINDOW, "lengthBatch",

@@ -14,7 +14,7 @@ from typing import Any
 
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.registry import Kind, Param, extension
-from srota.engine.windows.base import BufferWindow, WindowProcessor, WindowSpec, int_value
+from srota.engine.windows.base import BufferWindow, WindowProcessor, WindowSpec, expire_held, int_value
 from srota.grammar.model import AttrType
 
 _INT_LONG = (AttrType.INT, AttrType.LONG)
@@ -87,6 +87,7 @@ class TimeBatchWindow(WindowProcessor):
         # when the query outputs expired events or a join finds in it, and cleared only when
         # emitted: for a join with current-only output it holds every batch so far.
         self.last: list[Event] = []
+        self.found = 0  # how many of `last` a find has scanned since the last flush (see expire_held)
         self.reset_event: Event | None = None
         self.keep_last = self.expired or self.findable
 
@@ -132,8 +133,9 @@ class TimeBatchWindow(WindowProcessor):
                 self.shed(self.current, None, now)
         if send:
             if self.expired and self.last:
-                out.extend(Event(now, x.data, EXPIRED) for x in self.last)
+                out += expire_held(self.last, self.found, now)
                 self.last = []
+                self.found = 0
             if self.reset_event is not None:
                 out.append(self.reset_event)
                 self.reset_event = None
@@ -152,6 +154,7 @@ class TimeBatchWindow(WindowProcessor):
             self.next(out)
 
     def contents(self) -> Iterable[Event]:
+        self.found = len(self.last)  # a find walks the whole queue (see expire_held)
         return self.last
 
     def snapshot_state(self) -> Any:
@@ -162,6 +165,7 @@ class TimeBatchWindow(WindowProcessor):
         self.next_emit = state["next_emit"]
         self.current = list(state["current"])
         self.last = list(state["last"])
+        self.found = 0  # a restored queue has a fresh cursor
         self.reset_event = state["reset"]
         self._timer_at = None
         if self.next_emit != -1:
