@@ -14,13 +14,21 @@ from typing import Any
 
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
-from srota.engine.types import coerce, python_type_ok
+from srota.engine.types import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
+    coerce,
+    f32,
+    java_double_str,
+    java_float32_str,
+    python_type_ok,
+    wrap_int,
+)
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import AttrType
 
-_TYPE_NAMES = {t.value: t for t in AttrType}
-_TYPE_NAMES["boolean"] = AttrType.BOOL
-_TYPE_NAMES["integer"] = AttrType.INT
 _PRIMITIVES = (AttrType.STRING, AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE, AttrType.BOOL)
 
 FunctionImpl = tuple[AttrType, "Callable[..., Any] | str"]
@@ -45,16 +53,6 @@ def _same_types(name: str, args: list[ArgInfo]) -> AttrType:
     return first
 
 
-def _type_name_arg(name: str, arg: ArgInfo) -> AttrType:
-    if not arg.constant or arg.type is not AttrType.STRING:
-        raise _err(f"{name}() needs a constant string type name as its second argument")
-    found = _TYPE_NAMES.get(str(arg.value).lower())
-    if found is None:
-        raise _err(f"{name}(): unknown type '{arg.value}'; expected one of "
-                   "string, int, long, float, double, bool, object")
-    return found
-
-
 @extension(Kind.FUNCTION, "coalesce", params=(Param("args", ANY_TYPE, dynamic=True, repeat=True),),
            doc="The first argument that is not null.", pure=True)
 def _coalesce(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
@@ -77,6 +75,8 @@ def _coalesce(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
            doc="The attribute, or the default when the attribute is null.", pure=True)
 def _default(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("default", args, 2)
+    if not args[1].constant:
+        raise _err("default(): the default must be a constant")
     if args[0].type != args[1].type:
         raise _err(f"default(): the default ({args[1].type.value}) must have the attribute's "
                    f"type ({args[0].type.value})")
@@ -131,13 +131,81 @@ _instance_of("instanceOfDouble", lambda v, t: isinstance(v, float) and t is not 
 _instance_of("instanceOfFloat", lambda v, t: isinstance(v, float) and t is AttrType.FLOAT)
 
 
+_CAST_NAMES = {"int": AttrType.INT, "long": AttrType.LONG, "float": AttrType.FLOAT, "double": AttrType.DOUBLE,
+               "bool": AttrType.BOOL, "string": AttrType.STRING}
+
+
 @extension(Kind.FUNCTION, "cast",
            params=(Param("to.be.caster", ANY_TYPE, dynamic=True), Param("cast.to", (AttrType.STRING,))),
            doc="Declares the value's type (no conversion: use convert for that).", pure=True)
 def _cast(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("cast", args, 2)
-    target = _type_name_arg("cast", args[1])
+    if not args[1].constant:
+        raise _err("cast(): the second argument has to be a string constant naming one of the types "
+                   "int, long, float, double, bool, string")
+    # Siddhi's CastFunctionExecutor: these six names, in any case (no 'object', 'boolean', 'integer')
+    target = _CAST_NAMES.get(str(args[1].value).lower())
+    if target is None:
+        raise _err("cast(): type must be one of int, long, float, double, bool, string, "
+                   f"found '{args[1].value}'")
     return target, "{0}"
+
+
+# convert()'s type names: Siddhi compares them with Attribute.Type's names, ignoring case
+_CONVERT_NAMES = {"string": AttrType.STRING, "int": AttrType.INT, "long": AttrType.LONG, "float": AttrType.FLOAT,
+                  "double": AttrType.DOUBLE, "bool": AttrType.BOOL}
+
+
+def _java_d2i(value: float, low: int, high: int) -> int:
+    """Java's ``(int)``/``(long)`` of a float or double: truncated, NaN 0, saturated at the ends."""
+    if value != value:
+        return 0
+    if value >= high:
+        return high
+    if value <= low:
+        return low
+    return int(value)
+
+
+def _converter(source: AttrType, target: AttrType) -> Callable[[Any], Any] | None:
+    """``ConvertFunctionExecutor``'s conversion of a non-null ``source`` value to ``target``
+    (None when the value needs none); a string that does not parse gives null."""
+    from srota.engine.extensions._checks import java_str
+    from srota.engine.extensions.math import java_parse_double, java_parse_int
+
+    def parsed(parse: Callable[[str], Any]) -> Callable[[Any], Any]:
+        def convert(value: Any) -> Any:
+            try:
+                return parse(value)
+            except ValueError:  # NumberFormatException: null
+                return None
+        return convert
+
+    if source is target:
+        return None
+    if target is AttrType.STRING:
+        return {AttrType.FLOAT: java_float32_str, AttrType.DOUBLE: java_double_str, AttrType.BOOL: java_str,
+                AttrType.OBJECT: java_str}.get(source, str)
+    if source is AttrType.STRING:
+        return parsed({
+            AttrType.INT: lambda v: java_parse_int(v, INT_MIN, INT_MAX),
+            AttrType.LONG: lambda v: java_parse_int(v, LONG_MIN, LONG_MAX),
+            AttrType.FLOAT: lambda v: f32(java_parse_double(v)),
+            AttrType.DOUBLE: java_parse_double,
+            # Boolean.parseBoolean: "true" in any case, anything else false (never null)
+            AttrType.BOOL: lambda v: v.lower() == "true",
+        }[target])
+    if source is AttrType.BOOL:
+        return {AttrType.INT: int, AttrType.LONG: int, AttrType.FLOAT: float, AttrType.DOUBLE: float}[target]
+    if target is AttrType.BOOL:
+        return lambda v: v == 1  # Siddhi: a number is true when it is 1 (not when it is non-zero)
+    if target is AttrType.INT:
+        return wrap_int if source is AttrType.LONG else (lambda v: _java_d2i(v, INT_MIN, INT_MAX))
+    if target is AttrType.LONG:
+        return None if source is AttrType.INT else (lambda v: _java_d2i(v, LONG_MIN, LONG_MAX))
+    if target is AttrType.FLOAT:
+        return lambda v: f32(float(v))
+    return float  # to double
 
 
 @extension(Kind.FUNCTION, "convert",
@@ -145,17 +213,24 @@ def _cast(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
            doc="Converts the value to the given type (null when it cannot).", pure=True)
 def _convert(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("convert", args, 2)
-    target = _type_name_arg("convert", args[1])
-    if target is AttrType.OBJECT:
-        raise _err("convert(): cannot convert to object")
+    if args[1].type is not AttrType.STRING or not args[1].constant:
+        raise _err("convert(): the second argument must be a string constant, one of "
+                   "(STRING, INT, LONG, FLOAT, DOUBLE, BOOL)")
+    target = _CONVERT_NAMES.get(str(args[1].value).lower())
+    if target is None:
+        raise _err("convert(): the second argument must be one of (STRING, INT, LONG, FLOAT, DOUBLE, BOOL), "
+                   f"found '{args[1].value}'")
+    source = args[0].type
+    if source is AttrType.OBJECT and target is not AttrType.STRING:
+        raise _err(f"convert(): an object converts to 'string' only, not '{args[1].value}'")
+    convert = _converter(source, target)
+    if convert is None:
+        return target, "{0}"
 
-    def convert(value: Any, _type: Any = None) -> Any:
-        try:
-            return coerce(value, target)
-        except (ValueError, TypeError, OverflowError):
-            return None
+    def impl(value: Any, _type: Any = None) -> Any:
+        return None if value is None else convert(value)
 
-    return target, convert
+    return target, impl
 
 
 def _extreme(name: str, pick: Callable[..., Any]) -> None:

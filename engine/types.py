@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from srota.grammar.model import AttrType
@@ -26,8 +27,10 @@ def math_type(left: AttrType, right: AttrType) -> AttrType:
     return left if NUMERIC_RANK[left] >= NUMERIC_RANK[right] else right
 
 
-_INT_MIN, _INT_MAX = -(2 ** 31), 2 ** 31 - 1
-_LONG_MIN, _LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+#: Java's int and long ranges.
+INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
+LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+_INT_MIN, _INT_MAX, _LONG_MIN, _LONG_MAX = INT_MIN, INT_MAX, LONG_MIN, LONG_MAX
 
 
 def wrap_int(v: int) -> int:
@@ -94,7 +97,7 @@ def coerce(value: Any, type_: AttrType) -> Any:
         if isinstance(value, bool):
             return "true" if value else "false"
         if isinstance(value, float):
-            return java_float_str(value)
+            return java_double_str(value)
         return str(value)
     if type_ in (AttrType.INT, AttrType.LONG):
         if isinstance(value, bool):
@@ -123,15 +126,126 @@ def coerce(value: Any, type_: AttrType) -> Any:
     return value
 
 
-def java_float_str(value: float) -> str:
-    """Format a float the way Java's ``Double.toString`` does for common values."""
-    if math.isnan(value):
+def _java_sci_or_plain(digits: str, exp10: int, negative: bool) -> str:
+    """Java's layout of ``0.<digits> x 10^exp10`` (``FloatingDecimal.getChars``): plain from
+    1e-3 to below 1e7 (with at least one digit after the point), else ``d.ddddE<n>``."""
+    sign = "-" if negative else ""
+    if 0 < exp10 <= 7:
+        whole = digits[:exp10].ljust(exp10, "0")
+        return f"{sign}{whole}.{digits[exp10:] or '0'}"
+    if -3 < exp10 <= 0:
+        return f"{sign}0.{'0' * -exp10}{digits}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exp10 - 1}"
+
+
+def _long_digits(value: int, insignificant: int) -> tuple[str, int]:
+    """``FloatingDecimal.developLongDigits``: an integral value's digits, the last
+    ``insignificant`` ones rounded away (half up), as ``(digits, exponent)``."""
+    exp10 = 0
+    if insignificant:
+        pow10 = 10 ** insignificant
+        value, residue = divmod(value, pow10)
+        exp10 = insignificant
+        if residue >= pow10 >> 1:
+            value += 1
+    text = str(value)
+    return text.rstrip("0") or "0", len(text) + exp10
+
+
+def _java_fp_str(value: float, significant_bits: int, shortest: str) -> str:
+    """``Double.toString``/``Float.toString`` of JDK 17 (``FloatingDecimal``).
+
+    An integral value below 2^63 prints all its digits but those past the binary precision
+    (``1.23456792E8`` for the float 123456792, where the shortest would be ``1.2345679E8``);
+    other values print their shortest round-trip digits (``shortest``: Python's ``repr`` of
+    the double or of the float's shortest form).
+    """
+    if value != value:
         return "NaN"
-    if math.isinf(value):
+    if value in (math.inf, -math.inf):
         return "Infinity" if value > 0 else "-Infinity"
-    if value == int(value) and abs(value) < 1e7:
-        return f"{value:.1f}"
-    return repr(value)
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    negative = value < 0
+    mag = -value if negative else value
+    bin_exp = math.frexp(mag)[1] - 1
+    if mag.is_integer() and bin_exp <= 62 and mag >= 2.0 ** -1022:
+        # FloatingDecimal's "easy" case: the value fits a long
+        p2 = bin_exp - significant_bits - 1
+        insignificant = len(str(2 ** p2)) - 1 if bin_exp > significant_bits and 1 < p2 < 64 else 0
+        digits, exp10 = _long_digits(int(mag), insignificant)
+        return _java_sci_or_plain(digits, exp10, negative)
+    mantissa, _, exp = shortest.lstrip("-").partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    # as 0.<digits> x 10^exp10: the point moves left past the leading zeros
+    exp10 = len(whole) + (int(exp) if exp else 0) - (len(whole + frac) - len(digits))
+    digits = digits.rstrip("0") or "0"
+    if len(digits) == 1 and not -3 < exp10 <= 8:
+        # In E notation FloatingDecimal does not stop at the first digit: it goes on with
+        # the exact value's digits (2e23 prints as 1.9999999999999998E23, 4.9E-324).
+        digits, exp10 = _steele_white_two_digits(mag, significant_bits, exp10)
+    return _java_sci_or_plain(digits, exp10, negative)
+
+
+def _steele_white_two_digits(mag: float, significant_bits: int, exp10: int) -> tuple[str, int]:
+    """The exact value's digits from the first, stopping (from the second on) once the rest
+    is within half an ulp of either end, rounding up when nearer the upper one."""
+    exact = Fraction(mag)
+    bin_exp = max(math.frexp(mag)[1] - 1, -1022 if significant_bits == 53 else -126)
+    half_ulp = Fraction(2) ** (bin_exp - significant_bits)
+    point = exp10 - 1  # the first digit's power of ten
+    while Fraction(10) ** point > exact:
+        point -= 1
+    while Fraction(10) ** (point + 1) <= exact:
+        point += 1
+    scale = Fraction(10) ** point
+    b, m = exact / scale, half_ulp / scale
+    q = int(b)
+    b -= q
+    out = [q]
+    while True:
+        b, m = b * 10, m * 10
+        q = int(b)
+        b -= q
+        out.append(q)
+        low, high = b < m, b + m > 1
+        if low or high:
+            break
+    if high and (not low or 2 * b >= 1):
+        i = len(out) - 1
+        out[i] += 1
+        while out[i] == 10 and i > 0:
+            out[i] = 0
+            i -= 1
+            out[i] += 1
+        if out[0] == 10:
+            out[0:1] = [1, 0]
+            point += 1
+    digits = "".join(map(str, out)).rstrip("0") or "0"
+    return digits, point + 1
+
+
+def java_double_str(value: float) -> str:
+    """``Double.toString`` (JDK 17): ``1.0E10``, ``1.0E-5``, ``0.001``, ``NaN``, ``Infinity``."""
+    return _java_fp_str(float(value), 53, repr(float(value)))
+
+
+def java_float32_str(value: float) -> str:
+    """``Float.toString`` (JDK 17) of a 32-bit value: ``65.1`` for the float nearest 65.1."""
+    value = float(value)
+    if value != value or value in (math.inf, -math.inf) or value == 0:
+        return _java_fp_str(value, 24, "")
+    for precision in range(1, 10):
+        text = f"{value:.{precision}g}"
+        if f32(float(text)) == value:
+            return _java_fp_str(value, 24, repr(float(text)))
+    return _java_fp_str(value, 24, repr(value))
+
+
+def java_float_str(value: float) -> str:
+    """``Double.toString`` (kept under its old name for callers that format doubles)."""
+    return java_double_str(value)
 
 
 def python_type_ok(value: Any, type_: AttrType) -> bool:
