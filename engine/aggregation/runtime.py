@@ -53,7 +53,7 @@ from srota.engine.aggregation.store import MemoryStore, SqliteStore, Store, Stor
 from srota.engine.clock import next_period
 from srota.engine.event import CURRENT, Event
 from srota.engine.expression import error_at
-from srota.engine.types import hashmap_order, java_float_str
+from srota.engine.types import hashmap_order, java_float_str, java_hash
 from srota.grammar.model import AggregationDefinition, Attribute, TimeDuration, find_annotation
 
 _log = logging.getLogger("srota.engine.aggregation")
@@ -300,7 +300,17 @@ class Aggregation:
         if spec.time_attribute is None and not self.store.sharded:
             # (dicts keep insertion order: the table's rows come first, then the open buckets)
             memory = items[stored:]
-            order = list(range(stored)) + [stored + n for n in hashmap_order([_java_memory_key(k) for k, _ in memory])]
+            table_order = list(range(stored))
+            if spec.group_by and isinstance(self.store, MemoryStore):
+                # Siddhi's in-memory table keys rows by the primary key string
+                # "<AGG_TIMESTAMP>:-:<group values>:-:" in a HashMap sized by the whole table,
+                # and a find walks that map (a lone numeric key is a TreeMap: time order)
+                # (rows sharing a slot keep their insertion order: by bucket, and a bucket's
+                # groups in the HashMap order of their keys, as the executor dispatched them)
+                cap = _hashmap_capacity(self.store.size(per))
+                table_order.sort(key=lambda n: (_hash_slot(_java_key(items[n][0]), cap), items[n][0][0],
+                                                _hash_slot(_java_group_key(items[n][0][1]), 16), n))
+            order = table_order + [stored + n for n in hashmap_order([_java_memory_key(k) for k, _ in memory])]
         else:
             order = hashmap_order([_java_key(k) for k, _ in items])
         return [finalize(items[n][0][0], items[n][0][1], items[n][1]) for n in order]
@@ -550,6 +560,24 @@ def _java_key(k: Key) -> str:
     for v in k[1]:
         parts.append(_java_str(v))
     return "".join(p + ":-:" for p in parts)
+
+
+def _hashmap_capacity(size: int) -> int:
+    """The table length of a ``java.util.HashMap`` that has held ``size`` entries."""
+    cap = 16
+    while size > cap * 0.75:
+        cap *= 2
+    return cap
+
+
+def _hash_slot(key: str, cap: int) -> int:
+    h = java_hash(key)
+    return (h ^ (h >> 16)) & (cap - 1)
+
+
+def _java_group_key(group: tuple[Any, ...]) -> str:
+    """``GroupByKeyGenerator``'s key: each value and ``:-:``."""
+    return "".join(_java_str(v) + ":-:" for v in group)
 
 
 def _java_memory_key(k: Key) -> str:

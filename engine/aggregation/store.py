@@ -166,6 +166,10 @@ class MemoryStore(Store):
         table = self._tables[duration]
         return max((ts for ts, _ in table), default=None)
 
+    def size(self, duration: TimeDuration) -> int:
+        """How many rows ``duration``'s table holds."""
+        return len(self._tables[duration])
+
     def delete_before(self, duration: TimeDuration, before: int) -> int:
         table = self._tables[duration]
         gone = [k for k in table if k[0] < before]
