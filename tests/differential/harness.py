@@ -40,7 +40,9 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
         runtime = SiddhiManager().create_siddhi_app_runtime(case["app"])
     except Exception as exc:  # a rejected app is an answer
         answer["error"] = f"{type(exc).__name__}: {exc}"
+        answer["created"] = False
         return answer
+    answer["created"] = True
 
     def stream_callback(name: str) -> Any:
         def receive(events: list[Any]) -> None:
@@ -61,10 +63,14 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
-        for name in case.get("streams", ()):
-            runtime.add_callback(name, stream_callback(name))
-        for name in case.get("queries", ()):
-            runtime.add_query_callback(name, query_callback(name))
+        try:
+            for name in case.get("streams", ()):
+                runtime.add_callback(name, stream_callback(name))
+            for name in case.get("queries", ()):
+                runtime.add_query_callback(name, query_callback(name))
+        except Exception:  # a callback on a query or stream the app does not have
+            answer["created"] = False
+            raise
         runtime.start()
         handlers: dict[str, Any] = {}
         for step in case["steps"]:
@@ -175,8 +181,8 @@ def compare(siddhi: Answer, srota: Answer) -> Comparison:
     result = Comparison()
     s_err, p_err = siddhi.get("error"), srota.get("error")
     if s_err or p_err:
-        created_s = not (s_err and _creation_error(s_err))
-        created_p = not (p_err and _creation_error(p_err))
+        created_s = siddhi.get("created", not (s_err and _creation_error(s_err)))
+        created_p = srota.get("created", not (p_err and _creation_error(p_err)))
         if created_s != created_p or (s_err is None) != (p_err is None):
             result.errors = False
             result.differences.append(f"errors: Siddhi {s_err!r}, Srota {p_err!r}")

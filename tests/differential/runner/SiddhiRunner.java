@@ -10,7 +10,8 @@
 //              {"query": "from T select *"}]}                       // an on-demand (store) query
 // Answer: one line per app on stdout, prefixed with "@@DIFF " (so nothing the engine logs is
 // taken for an answer):
-//   {"id": "...", "error": null | "Class: message",
+//   {"id": "...", "error": null | "Class: message", "created": false when the app or a callback
+//    was refused (the error is then a creation error),
 //    "outputs": [{"cb": "stream:O", "events": [[ts, [..], expired], ...]},
 //                {"cb": "query:q1", "ts": t, "in": [[ts, [..]], ...], "out": [...]},
 //                {"cb": "ondemand", "events": [[ts, [..]], ...]}]}
@@ -72,7 +73,8 @@ public final class SiddhiRunner {
             Map<String, Object> answer = new HashMap<>();
             answer.put("id", id);
             answer.put("outputs", outputs);
-            Future<String> run = worker.submit(() -> runApp(manager, request, outputs));
+            answer.put("created", true);
+            Future<String> run = worker.submit(() -> runApp(manager, request, outputs, answer));
             try {
                 answer.put("error", run.get(timeout, TimeUnit.MILLISECONDS));
             } catch (TimeoutException e) {
@@ -95,43 +97,50 @@ public final class SiddhiRunner {
         return e.getClass().getSimpleName() + ": " + e.getMessage();
     }
 
-    private static String runApp(SiddhiManager manager, JsonObject request, List<Map<String, Object>> outputs) {
+    private static String runApp(SiddhiManager manager, JsonObject request, List<Map<String, Object>> outputs,
+                                 Map<String, Object> answer) {
         SiddhiAppRuntime runtime;
         try {
             runtime = manager.createSiddhiAppRuntime(request.get("app").getAsString());
         } catch (Throwable e) {
+            answer.put("created", false);
             return describe(e);
         }
         try {
-            if (request.has("streams")) {
-                for (JsonElement s : request.getAsJsonArray("streams")) {
-                    String name = s.getAsString();
-                    runtime.addCallback(name, new StreamCallback() {
-                        @Override
-                        public void receive(Event[] events) {
-                            Map<String, Object> out = new HashMap<>();
-                            out.put("cb", "stream:" + name);
-                            out.put("events", rows(events, true));
-                            outputs.add(out);
-                        }
-                    });
+            try {
+                if (request.has("streams")) {
+                    for (JsonElement s : request.getAsJsonArray("streams")) {
+                        String name = s.getAsString();
+                        runtime.addCallback(name, new StreamCallback() {
+                            @Override
+                            public void receive(Event[] events) {
+                                Map<String, Object> out = new HashMap<>();
+                                out.put("cb", "stream:" + name);
+                                out.put("events", rows(events, true));
+                                outputs.add(out);
+                            }
+                        });
+                    }
                 }
-            }
-            if (request.has("queries")) {
-                for (JsonElement q : request.getAsJsonArray("queries")) {
-                    String name = q.getAsString();
-                    runtime.addCallback(name, new QueryCallback() {
-                        @Override
-                        public void receive(long timestamp, Event[] inEvents, Event[] removeEvents) {
-                            Map<String, Object> out = new HashMap<>();
-                            out.put("cb", "query:" + name);
-                            out.put("ts", timestamp);
-                            out.put("in", rows(inEvents, false));
-                            out.put("out", rows(removeEvents, false));
-                            outputs.add(out);
-                        }
-                    });
+                if (request.has("queries")) {
+                    for (JsonElement q : request.getAsJsonArray("queries")) {
+                        String name = q.getAsString();
+                        runtime.addCallback(name, new QueryCallback() {
+                            @Override
+                            public void receive(long timestamp, Event[] inEvents, Event[] removeEvents) {
+                                Map<String, Object> out = new HashMap<>();
+                                out.put("cb", "query:" + name);
+                                out.put("ts", timestamp);
+                                out.put("in", rows(inEvents, false));
+                                out.put("out", rows(removeEvents, false));
+                                outputs.add(out);
+                            }
+                        });
+                    }
                 }
+            } catch (Throwable e) {  // a callback on a query or stream the app does not have
+                answer.put("created", false);
+                return describe(e);
             }
             runtime.start();
             Map<String, InputHandler> handlers = new HashMap<>();
