@@ -149,7 +149,7 @@ def run_find_query_across(ctxs: list[Any], text: str) -> list[Event]:
     rows: list[Event] = []
     for ctx, find in finds:
         with ctx.lock:
-            rows.extend(r if r.type == 0 else Event(r.timestamp, r.data) for r in find())
+            rows.extend(Event(-1, r.data) for r in find())
     got: list[Event] = []
     if rows:
         selector = selector_plan.instantiate()
@@ -206,7 +206,9 @@ def _plan(ctx: Any, query: OnDemandQuery) -> _Plan:
         if rows:
             selector = selector_plan.instantiate()
             selector.next = got.extend
-            selector.process([r if r.type == 0 else Event(r.timestamp, r.data) for r in rows])
+            # Siddhi selects over a fresh StateEvent per row whose time is never set, so every
+            # row a store query answers has timestamp -1 (OnDemandQueryRuntimeUtil.executeSelector)
+            selector.process([Event(-1, r.data) for r in rows])
         if target is not None:
             if got:
                 target(got)
