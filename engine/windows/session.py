@@ -182,9 +182,10 @@ class SessionWindow(WindowProcessor):
 
     # ------------------------------------------------------------------ state
     def contents(self) -> Iterable[Event]:
-        for cur, prev in self.sessions.values():
-            yield from prev.events
-            yield from cur.events
+        """Nothing: Siddhi's find scans the session window's expiredEventChunk, which holds the
+        closed sessions only while a chunk is processed (it is emitted and cleared before the
+        chunk goes on), so a join or an on-demand query never finds a session window's events."""
+        return ()
 
     def snapshot_state(self) -> Any:
         return {"sessions": {k: (c.__getstate__(), p.__getstate__()) for k, (c, p) in self.sessions.items()}}
