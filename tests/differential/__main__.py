@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
                 counts["siddhi_timeout"] += 1
                 continue
             srota = run_srota(case)
-            result = compare(siddhi, srota)
+            result = compare(siddhi, srota, case.get("unordered", ()))
             counts["rows"] += result.rows and result.errors
             counts["chunks"] += result.agree
             counts["rejected"] += bool(siddhi.get("error"))

@@ -43,3 +43,11 @@ def test_run_srota_reports_callbacks_in_the_runners_shape() -> None:
     assert answer["error"] is None
     cbs = [o["cb"] for o in answer["outputs"]]
     assert "query:q1" in cbs and "stream:O" in cbs
+
+
+def test_unordered_callbacks_compare_each_chunk_as_a_multiset() -> None:
+    siddhi = _answer([[1, ["a"]], [1, ["b"]]], [[2, ["c"]]])
+    srota = _answer([[1, ["b"]], [1, ["a"]]], [[2, ["c"]]])
+    assert not compare(siddhi, srota).agree
+    assert compare(siddhi, srota, ["stream:O"]).agree
+    assert not compare(siddhi, _answer([[1, ["b"]]], [[1, ["a"]], [2, ["c"]]]), ["stream:O"]).agree
