@@ -22,16 +22,38 @@ if TYPE_CHECKING:
 
 
 class _Timed:
-    """Scheduling for absent states (Siddhi's Scheduler + EntryValveProcessor)."""
+    """Scheduling for absent states: Siddhi's Scheduler, one per absent state processor.
+
+    The times asked for wait in a FIFO queue (Siddhi's LinkedBlockingQueue, duplicates kept),
+    not in time order: when time moves, the queue fires from its head while the head is due
+    (``sendTimerEvents``), so a time asked for later but earlier than the head waits behind
+    it, and each timer event carries its own time.  The app scheduler only wakes the queue
+    when its head is due (one wake-up at a time).
+    """
 
     rt: PatternRuntime
 
     def _notify_at(self, at: int) -> None:
-        scheduled = self.__dict__.setdefault("_scheduled", set())
-        if at in scheduled:
+        queue = self.__dict__.get("_queue")
+        if queue is None:
+            queue = self.__dict__["_queue"] = []
+        queue.append(at)
+        if len(queue) == 1 and not self.__dict__.get("_firing"):
+            self.rt.ctx.scheduler.schedule(at, self._wake)
+
+    def _wake(self, at: int) -> None:
+        queue = self.__dict__.get("_queue")
+        if not queue or self.__dict__.get("_firing"):
             return
-        scheduled.add(at)
-        self.rt.ctx.scheduler.schedule(at, self._fire)
+        now = self.rt.ctx.clock.now()
+        self.__dict__["_firing"] = True
+        try:
+            while queue and queue[0] <= now:
+                self.process_timer(queue.pop(0))  # type: ignore[attr-defined]
+        finally:
+            self.__dict__["_firing"] = False
+            if queue:
+                self.rt.ctx.scheduler.schedule(queue[0], self._wake)
 
     def _from_start(self, callback: Any, from_zero: bool = True) -> None:
         """Run ``callback(now)`` when the app (or partition key) starts, as Siddhi's
@@ -47,22 +69,25 @@ class _Timed:
         else:
             clock.on_start(callback)
 
-    def _fire(self, at: int) -> None:
-        self.__dict__.setdefault("_scheduled", set()).discard(at)
-        self.process_timer(at)  # type: ignore[attr-defined]
-
     def restore(self, state: dict[str, Any]) -> None:
-        """Restore, then arm again the timers the restored state waits for (timers are not state)."""
+        """Restore, then wake the restored queue when its head is due (timers are not state)."""
         super().restore(state)  # type: ignore[misc]
-        self.__dict__["_scheduled"] = set()
-        waiting = getattr(self, "waiting", -1)
-        last = getattr(self, "last_scheduled", 0)
-        if last > 0:
-            self._notify_at(last)
-        if waiting is not None and waiting >= 0:
-            for se in (*self.pending, *self.new_every):  # type: ignore[attr-defined]
-                if se.timestamp != -1:
-                    self._notify_at(se.timestamp + waiting)
+        self.__dict__["_firing"] = False
+        queue = self.__dict__.get("_queue")
+        if queue is None:
+            # A snapshot without the queue: the times its partial matches wait for.
+            times = set()
+            waiting = getattr(self, "waiting", -1)
+            last = getattr(self, "last_scheduled", 0)
+            if last > 0:
+                times.add(last)
+            if waiting is not None and waiting >= 0:
+                for se in (*self.pending, *self.new_every):  # type: ignore[attr-defined]
+                    if se.timestamp != -1:
+                        times.add(se.timestamp + waiting)
+            queue = self.__dict__["_queue"] = sorted(times)
+        if queue:
+            self.rt.ctx.scheduler.schedule(queue[0], self._wake)
 
 
 class _AbsentStreamPost(_StreamPost):

@@ -327,7 +327,7 @@ class _StreamPre:
 
 
 _STATE_FIELDS = frozenset({"pending", "new_every", "state_changed", "initialized", "success",
-                           "start_reset", "active", "last_scheduled", "last_arrival"})
+                           "start_reset", "active", "last_scheduled", "last_arrival", "_queue"})
 
 
 def _remove_identical(items: list[Any], x: Any) -> bool:
