@@ -146,14 +146,19 @@ class JoinScope:
 
 
 class _NoWindow:
-    """The window of a join side that has none: the event passes, expires at once, resets."""
+    """The window of a join side that has none: the event passes, expires at once, resets.
 
-    __slots__ = ("next", "expired", "reset")
+    As Siddhi's EmptyWindowProcessor, the expired and reset copies carry the time the chunk
+    arrived (the app clock), not the event's own timestamp.
+    """
 
-    def __init__(self, expired: bool, reset: bool = True) -> None:
+    __slots__ = ("next", "expired", "reset", "clock")
+
+    def __init__(self, expired: bool, reset: bool = True, clock: Any = None) -> None:
         self.next: Emit = _drop
         self.expired = expired
         self.reset = reset
+        self.clock = clock
 
     def process(self, chunk: list[Event]) -> None:
         if not self.reset and not self.expired:
@@ -161,14 +166,16 @@ class _NoWindow:
             self.next([e for e in chunk if e.type <= EXPIRED])
             return
         out: list[Event] = []
+        now = self.clock.now() if self.clock is not None else None
         for e in chunk:
             if e.type > EXPIRED:
                 continue
             out.append(e)
+            ts = e.timestamp if now is None else now
             if self.expired:
-                out.append(Event(e.timestamp, e.data, EXPIRED))
+                out.append(Event(ts, e.data, EXPIRED))
             if self.reset:
-                out.append(Event(e.timestamp, e.data, RESET))
+                out.append(Event(ts, e.data, RESET))
         if out:
             self.next(out)
 
@@ -457,7 +464,7 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
                 holders[i] = plan.elements[window_ids[i]]
                 holders[i].enable_find()  # Siddhi's findToBeExecuted
             else:
-                nowin = _NoWindow(expired, reset=not batch)
+                nowin = _NoWindow(expired, reset=not batch, clock=ctx.clock)
                 if jp is not None:
                     nowin.next = jp.process
                     plan.connect(nowin.process)
