@@ -212,6 +212,10 @@ class ExpressionBatchWindow(WindowProcessor):
         self.stream_current = stream_current
         self.current: list[Event] = []
         self.expired_q: list[Event] = []
+        # How many of `current` a find (which scans it) has walked past since it was last
+        # cleared: Siddhi's flush walks currentEventQueue on from that cursor without a
+        # reset(), so those events leave with their own timestamps and never expire.
+        self.found = 0
 
     def _includes(self, e: Event) -> bool:
         if self.include_getter is not None:
@@ -243,6 +247,7 @@ class ExpressionBatchWindow(WindowProcessor):
     def _reevaluate(self, now: int, outs: list[list[Event]]) -> None:
         if not self.stream_current:
             held, self.current = self.current, []
+            self.found = 0
             for e in held:
                 self._batch(e, now, outs)
         else:
@@ -264,10 +269,17 @@ class ExpressionBatchWindow(WindowProcessor):
             out.extend(Event(now, x.data, EXPIRED) for x in self.expired_q)
             self.expired_q = []
         if self.current:
-            batch = [Event(now, x.data, CURRENT) for x in self.current]
+            found = self.found
+            if found:
+                # (see `found`) the events a find walked past go on as they are, unexpired
+                out.extend(self.current[:found])
+                batch = [Event(now, x.data, CURRENT) for x in self.current[found:]]
+            else:
+                batch = [Event(now, x.data, CURRENT) for x in self.current]
             self.expired_q = list(batch)
             out.extend(batch)
             self.current = []
+            self.found = 0
             if self._includes(e):
                 out.append(e)
                 self.expired_q.append(Event(now, e.data, CURRENT))
@@ -321,6 +333,8 @@ class ExpressionBatchWindow(WindowProcessor):
             outs.append(out)
 
     def contents(self) -> Iterable[Event]:
+        if not self.stream_current:
+            self.found = len(self.current)  # a find walks the whole queue (see `found`)
         return self.current
 
     def snapshot_state(self) -> Any:
@@ -331,6 +345,7 @@ class ExpressionBatchWindow(WindowProcessor):
         self.cond = self.source.for_text(self.text) if self.text is not None else self.source.initial()
         self.current = list(state["current"])
         self.expired_q = list(state["expired"])
+        self.found = 0  # a restored queue has a fresh cursor
         assert self.cond is not None
         held = self.current if not self.stream_current else self.expired_q
         if held:
