@@ -1,12 +1,13 @@
 // The benchmark's Siddhi 5.1.33 runner (python -m tests.bench: the `siddhi` and `siddhi-1` rows).
 // Compiled into .cache/siddhi/bench-classes by tests/bench/siddhi/__init__.py; never shipped.
 //
-//   java SiddhiBench APP_FILE EVENTS_FILE chunked|single CHUNK WARMUP_ROUNDS WARMUP_EVENTS OUT_FILE
+//   java SiddhiBench APP_FILE EVENTS_FILE chunked|single CHUNK WARMUP_ROUNDS WARMUP_EVENTS WARMUP_SECONDS OUT_FILE
 //
 // Reads the app's SiddhiQL and all the events (tests/bench/data.py's rows, written by the Python
 // side: int n, then per event writeUTF(symbol), double price, long volume, long ts) into memory,
-// then runs WARMUP_ROUNDS untimed rounds over the first WARMUP_EVENTS events (JIT warm-up) and
-// one timed round over all of them, each round on a new app runtime. `chunked` sends
+// then runs untimed rounds over the first WARMUP_EVENTS events (JIT warm-up: WARMUP_ROUNDS of
+// them, fewer where they take more than WARMUP_SECONDS together, at least one) and one timed
+// round over all the events, each round on a new app runtime. `chunked` sends
 // InputHandler.send(Event[]) of CHUNK events (made before the clock starts, as Srota's chunks
 // are); `single` sends send(ts, Object[]) per event. A StreamCallback on `Out` keeps the output
 // events (as Srota's benchmark callback keeps its rows). After the timed round the outputs go
@@ -51,10 +52,16 @@ public final class SiddhiBench {
         int chunk = Integer.parseInt(args[3]);
         int warmupRounds = Integer.parseInt(args[4]);
         int warmupEvents = Math.min(rows.length, Integer.parseInt(args[5]));
-        String outFile = args[6];
+        double warmupSeconds = Double.parseDouble(args[6]);
+        String outFile = args[7];
 
         SiddhiManager manager = new SiddhiManager();
+        long warmupStart = System.nanoTime();
+        int warmedUp = 0;
         for (int round = 0; round <= warmupRounds; round++) {
+            if (round > 0 && (System.nanoTime() - warmupStart) / 1e9 >= warmupSeconds) {
+                round = warmupRounds;  // the budget is spent: the timed round
+            }
             boolean timed = round == warmupRounds;
             int n = timed ? rows.length : warmupEvents;
             // The inputs are made before the clock starts, anew each round.
@@ -118,7 +125,10 @@ public final class SiddhiBench {
                 writeOutputs(outFile, types, kept);
                 answers.println("@@BENCH {\"seconds\": " + seconds / 1e9 + ", \"outputs\": " + kept.size()
                         + ", \"rss_before_mb\": " + before + ", \"peak_mb\": " + peak
-                        + ", \"cpu_seconds\": " + cpu + ", \"events\": " + n + "}");
+                        + ", \"cpu_seconds\": " + cpu + ", \"events\": " + n
+                        + ", \"warmup_rounds\": " + warmedUp + "}");
+            } else {
+                warmedUp++;
             }
             runtime.shutdown();
         }
