@@ -14,9 +14,11 @@ Ports of Siddhi's ``OutputRateLimiter`` family (conformance note 15):
   at every tick.
 
 Limiters receive the selector's output chunks (events typed CURRENT or EXPIRED, RESET when
-unbatched, :class:`~engine.selector.GroupedEvent` when grouped) and call ``next`` with
-what to emit.  Ticks use the app clock and scheduler (in playback they start with the first
-event, so event time does not have to crawl up from zero).
+unbatched or passed on by a selector without aggregation or ``group by`` in a
+:class:`~engine.output.WithResets` chunk, :class:`~engine.selector.GroupedEvent` when
+grouped) and call ``next`` with what to emit.  Ticks use the app clock and scheduler (in
+playback they start with the first event, so event time does not have to crawl up from
+zero).
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from typing import Any
 from srota.engine.clock import next_period
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.expression import error_at
+from srota.engine.output import WithResets
 from srota.engine.registry import Kind, registry
 from srota.grammar.model import (
     EventOutputRate,
@@ -101,9 +104,11 @@ class FirstPerEvents(RateLimiter):
     """``output first every N events``: the first event of each block of N.
 
     As Siddhi's FirstPerEventOutputRateLimiter, every event of the selector's chunks counts,
-    a reset too (the selector of a batch window without aggregation passes them on): a
-    block whose first event is a reset lets nothing out.  (Siddhi never restarts the count
-    for N = 1 and lets only the very first event through: a plain defect, not copied.)
+    a reset too (the selector of a batch window without aggregation passes them on), and a
+    block's first event goes out whatever its type: a reset reaches the query callbacks
+    (called with neither list when it is alone) but no target.  (Siddhi never restarts
+    the count for N = 1 and lets only the very first event through: a plain defect, not
+    copied.)
     """
 
     def __init__(self, n: int) -> None:
@@ -112,11 +117,11 @@ class FirstPerEvents(RateLimiter):
         self.counter = 0
 
     def process(self, chunk: list[Event]) -> None:
-        out: list[Event] = []
+        out: list[Event] = WithResets() if chunk.__class__ is WithResets else []
         n = self.n
         counter = self.counter
         for e in chunk:
-            if counter == 0 and (e.type == CURRENT or e.type == EXPIRED):
+            if counter == 0:
                 out.append(e)
             counter += 1
             if counter == n:
@@ -350,17 +355,17 @@ class FirstPerTime(RateLimiter):
         self.output_time: int | None = None
 
     def process(self, chunk: list[Event]) -> None:
-        # Siddhi's FirstPerTimeOutputRateLimiter takes the chunk's first event whatever its
-        # type: a leading reset (a batch window's, passed on by its selector) starts the
-        # period and lets nothing out
+        # Siddhi's FirstPerTimeOutputRateLimiter takes the chunk's first event of any type:
+        # a leading reset (a batch window's, passed on by its selector) starts the period
+        # and goes out alone (the query callbacks are called with neither list)
         if not chunk:
-            return
+            return  # (an aggregating selector's chunk that offset/limit emptied: Siddhi's
+            # next() throws there, after starting the period; its defect, not copied)
         now = self.ctx.clock.now()
         if self.output_time is None or self.output_time + self.millis <= now:
             self.output_time = now
             e = chunk[0]
-            if e.type == CURRENT or e.type == EXPIRED:
-                self.next([e])
+            self.next(WithResets((e,)) if e.type == RESET else [e])
 
     def snapshot_state(self) -> Any:
         return {"output_time": self.output_time}
