@@ -9,7 +9,12 @@ Semantics follow Siddhi's ``QuerySelector`` (conformance notes 1, 2 and 8):
 * with ``group by``, one event per key is emitted per chunk: the last for that key, in order
   of the key's first appearance in the chunk;
 * then ``order by`` (stable), ``offset`` and ``limit`` apply per chunk;
-* ``having`` sees output names first (an alias shadows an input attribute).
+* ``having`` sees output names first (an alias shadows an input attribute);
+* without aggregators or ``group by``, a batch window's RESET events stay in the chunk and go
+  on with its rows (Siddhi's processNoGroupBy): ``output first`` limiters count them and
+  query callbacks are called for a chunk of resets only (see :class:`engine.output.WithResets`);
+* an aggregating (or grouped) selector whose ``offset``/``limit`` removed every row still
+  hands on the empty chunk (a query callback is called with neither list).
 
 ``batching=False`` (used by ``output snapshot``) emits a row for every event instead.
 The projection and the whole no-aggregation path are generated code.
@@ -26,6 +31,7 @@ from typing import Any, NamedTuple
 from srota.engine.codegen import CodeGen
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event, RawEvent
 from srota.engine.expression import ArgInfo, Compiled, ExpressionCompiler, error_at, operators_only
+from srota.engine.output import WithResets
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import OutputScope, StreamScope
 from srota.engine.state_codec import register_state_type
@@ -173,7 +179,7 @@ class QuerySelector:
         if out:
             if p.post is not None:
                 out = p.post(out)
-                if not out:
+                if not out and not p.empty_goes_on:
                     return
             self.next(out)
 
@@ -192,8 +198,8 @@ class QuerySelector:
             self.process(chunks[0])
             return
         nxt = self.next
-        rows: list[Event] = []
-        self.next = rows.extend
+        pieces: list[list[Event]] = []
+        self.next = pieces.append
         try:
             for i, chunk in enumerate(chunks):
                 try:
@@ -204,8 +210,11 @@ class QuerySelector:
                     on_error(i, exc)
         finally:
             self.next = nxt
-            if rows:
-                nxt(rows)
+            # (a chunk that selected nothing hands nothing on; one whose offset/limit left
+            # it empty still counts: Siddhi merges the chunks its selector returned, empty
+            # or not, and passes the merged chunk on)
+            if pieces:
+                nxt(pieces[0] if len(pieces) == 1 else _merged(pieces))
 
     def _recover(self, chunk: list[Event], exc: Exception) -> list[Event]:
         """The output of ``chunk`` when one of its events raised: that event is faulted alone.
@@ -224,9 +233,13 @@ class QuerySelector:
             out: list[Event] = []
             for e in chunk:
                 try:
-                    out += select([e])
+                    got = select([e])
                 except Exception as one:
                     fault(e, one)
+                    continue
+                if got.__class__ is WithResets and out.__class__ is not WithResets:
+                    out = WithResets(out)
+                out += got
             if grouped and p.batching:  # one row per group and chunk: the last
                 return list({ev.group_key: ev for ev in out}.values())  # type: ignore[attr-defined]
             return out
@@ -441,6 +454,17 @@ def _drop(chunk: list[Event]) -> None:
     return None
 
 
+def _merged(pieces: list[list[Event]]) -> list[Event]:
+    """One chunk of ``pieces``' rows, marked :class:`WithResets` if any piece is."""
+    rows: list[Event] = []
+    marked = False
+    for piece in pieces:
+        if piece.__class__ is WithResets:
+            marked = True
+        rows += piece
+    return WithResets(rows) if marked else rows
+
+
 def _unplanned(*args: Any) -> tuple[Any, ...]:
     raise AssertionError("a selector projection used before it was planned")
 
@@ -536,6 +560,9 @@ class SelectorPlan:
         self.current_on = True
         self.expired_on = False
         self.batching = True
+        #: an output chunk that order by/offset/limit left empty still goes on (Siddhi's
+        #: batching selectors with aggregators or group by return the empty chunk, not null)
+        self.empty_goes_on = False
 
     def instantiate(self) -> QuerySelector:
         return QuerySelector(self)
@@ -644,6 +671,7 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
         plan.group_key = gen.function("_group_key", "e", body + [f"return {key_expr}"])
 
     plan.post = _plan_post(selector, names + hidden, types, ctx, gen, visible=len(names) if hidden else None)
+    plan.empty_goes_on = batching and (bool(plan.factories) or plan.group_key is not None)
 
     if not plan.factories and plan.group_key is None and batching:
         unchecked = None
@@ -938,6 +966,7 @@ def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: 
     checked.  A filter's null tests are about a tenth of its loop.
     """
     gen.ns.setdefault("_RawEvent", RawEvent)
+    gen.ns.setdefault("_WithResets", WithResets)
     if plan.current_on and plan.expired_on:
         type_test = "e.type <= 1"
         etype = "e.type"
@@ -966,13 +995,25 @@ def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: 
 
 def _select_loop(source: str, prologue: tuple[str, ...], type_test: str, where: str | None, row_code: str,
                  having: str | None, etype: str) -> list[str]:
-    """``for e in source:`` appending the output event of each event that passes."""
+    """``for e in source:`` appending the output event of each event that passes.
+
+    Where the input may carry other than current events (``type_test``), a RESET goes on
+    as it is (Siddhi's processNoGroupBy keeps a batch window's resets in its chunk, for the
+    rate limiter and the query callbacks): the first turns ``out`` into a
+    :class:`~engine.output.WithResets`.  That test runs only for events the type test
+    skips, so a query whose input has none pays nothing for it.
+    """
     tests = [t for t in (type_test, where) if t]
     body = [f"for e in {source}:"]
-    if type_test and prologue:
-        # skip timer/reset events before the prologue reads their data
-        body.append(f"    if not ({type_test}):")
-        body.append("        continue")
+    if type_test:
+        # skip timer/expired events before the prologue reads their data; pass resets on
+        body += [f"    if not ({type_test}):",
+                 "        if e.type == 3:",
+                 "            if out.__class__ is not _WithResets:",
+                 "                out = _WithResets(out)",
+                 "                append = out.append",
+                 "            append(e)",
+                 "        continue"]
         tests = [t for t in tests if t is not type_test]
     body += ["    " + line for line in prologue]
     indent = "    "
@@ -1031,6 +1072,8 @@ def _plan_post(selector: Selector, names: list[str], types: list[AttrType], ctx:
         return None
 
     def post(chunk: list[Event]) -> list[Event]:
+        if chunk.__class__ is WithResets:
+            return _post_with_resets(chunk, order, offset, limit, visible)
         if order:
             # Siddhi (QuerySelector.orderEventChunk) sorts each run of events of one type
             # (current, expired) on its own with List.sort: stable, so ties keep their arrival
@@ -1056,6 +1099,37 @@ def _plan_post(selector: Selector, names: list[str], types: list[AttrType], ctx:
         return chunk
 
     return post
+
+
+def _post_with_resets(chunk: list[Event], order: list[tuple[int, bool]], offset: int | None,
+                      limit: int | None, visible: int | None) -> list[Event]:
+    """order by, offset and limit over a chunk holding RESET events, as Siddhi's
+    QuerySelector does: a run of resets splits the runs that are sorted (and is not sorted
+    itself), offset and limit count and remove rows only, the resets stay."""
+    if order:
+        runs: list[list[Event]] = []
+        for ev in chunk:
+            if runs and runs[-1][0].type == ev.type:
+                runs[-1].append(ev)
+            else:
+                runs.append([ev])
+        chunk = [ev for run in runs for ev in (run if run[0].type == RESET else _sorted(run, order))]
+    out: list[Event] = WithResets()
+    skip = offset or 0
+    room = limit
+    for ev in chunk:
+        if ev.type != RESET:
+            if skip:
+                skip -= 1
+                continue
+            if room is not None:
+                if room <= 0:
+                    continue
+                room -= 1
+            if visible is not None:
+                ev.data = ev.data[:visible]
+        out.append(ev)
+    return out
 
 
 def _sorted(chunk: list[Event], order: list[tuple[int, bool]]) -> list[Event]:
