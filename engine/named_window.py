@@ -4,7 +4,7 @@ One window processor shared by every query that inserts into it (``insert into W
 from it (``from W ...``, which receives what the window emits) and joins with it (which
 probes its contents), as Siddhi's ``Window``.  What the window emits is fanned out through a
 private :class:`~engine.junction.StreamJunction`, filtered by the definition's ``output``
-clause; RESET events pass so that aggregating readers clear with each batch.
+clause; only current and expired events leave it (as Siddhi's), never a batch's resets.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from srota.engine.codegen import CodeGen
-from srota.engine.event import CURRENT, EXPIRED, RESET, Event
+from srota.engine.event import CURRENT, EXPIRED, Event
 from srota.engine.expression import BASE_NAMESPACE, error_at
 from srota.engine.junction import InputHandler, StreamJunction
 from srota.engine.scope import StreamScope
@@ -59,12 +59,14 @@ class NamedWindow:
 
     # ------------------------------------------------------------------ output
     def _emit(self, chunk: list[Event]) -> None:
+        # Only current and expired events leave a named window, as Siddhi's
+        # Window.StreamPublishProcessor keeps: its readers never see a batch window's resets
+        # (an aggregating reader over a lengthBatch window keeps counting across batches).
         cur, exp = self._current, self._expired
         if cur and exp:
-            out = [e for e in chunk if e.type <= RESET and e.type != 2]
+            out = [e for e in chunk if e.type <= EXPIRED]
         else:
-            out = [e for e in chunk if (e.type == CURRENT and cur) or (e.type == EXPIRED and exp)
-                   or e.type == RESET]
+            out = [e for e in chunk if (e.type == CURRENT and cur) or (e.type == EXPIRED and exp)]
         if out:
             self._junction.send(out)
 
