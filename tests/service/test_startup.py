@@ -83,8 +83,8 @@ def test_every_config_problem_is_collected():
     assert "did you mean 'logging'" in str(info.value.errors[0])
 
 
-def test_the_log_sink_writes_name_value_pairs_exactly():
-    sink = LogSink({"prefix": "ALERT"}, name="App/Alerts/sink0")
+def test_the_log_sink_writes_name_value_pairs_exactly_with_format_fields():
+    sink = LogSink({"prefix": "ALERT", "format": "fields"}, name="App/Alerts/sink0")
     sink.set_attributes(["device", "kind", "value", "note", "missing"])
     row = ("sensor-01", "overheat", 30.144000000000005, "two words", None)
     assert sink.render(row) == 'device=sensor-01 kind=overheat value=30.144000000000005 note="two words" missing=null'

@@ -512,9 +512,8 @@ async def test_jsonSinkMapperTestCaseForNestedJson(run: Any) -> None:
         r.send("DataStream", ("WSO2", "IBM", "FOO", "BAR"))
         await until(lambda: any(e.get("log_level") == "info" and "recipientData" in e["event"] for e in logs))
     assert [row for chunk in got for row in chunk] == [("WSO2", "IBM", "FOO", "BAR")]
-    # The log sink writes "<prefix> <payload>" (Siddhi: "<app> : <stream> : <payload>"): the
-    # payload is the template, valid JSON, wrapped in {"event": ...}.
+    # The log sink writes "<app> : <stream> : <payload>", as Siddhi's LogSink: the payload is the
+    # template, valid JSON, wrapped in {"event": ...}.
     lines = [e["event"] for e in logs if "recipientData" in e["event"]]
-    assert len(lines) == 1
-    assert lines[0].endswith(' {"event":{"alertTypeData":{"PublisherName":"WSO2","AlertCategory":"IBM",'
-                             '"AlertType":"FOO"},"recipientData":{"recipientType":"BAR"}}}')
+    assert lines == ['PreDefinedProducerApp : DataWriteStream : {"event":{"alertTypeData":{"PublisherName":"WSO2",'
+                     '"AlertCategory":"IBM","AlertType":"FOO"},"recipientData":{"recipientType":"BAR"}}}']
