@@ -7,7 +7,15 @@ pause and statistics endpoints under ``/apps/{app}`` (:mod:`srota.service.debug_
 (on-demand queries: off unless ``http.query.enabled``; queries that change tables need the
 configured query token as ``Authorization: Bearer <token>``).  When ``http.token`` or a query
 token is configured, every endpoint but the probes (/health, /ready) needs a token: reads
-accept either, changes only the query token.
+accept either, changes only the query token.  Siddhi Runner's REST API (``/siddhi-apps``,
+``/stores/query``: :mod:`srota.service.siddhi_api`) is served here too, and HTTP basic auth
+(``http.username``/``http.password``, as ``curl -u admin:admin`` sends it) is accepted wherever
+a token is.
+
+Nothing that changes anything answers without credentials when the server listens beyond
+loopback: with no token and no basic auth configured, the server makes a token for the
+changing requests (every method but GET, HEAD and OPTIONS), writes it to a file only the
+service's user can read, and logs where (``srota status`` and the probes keep working).
 
 aiohttp serves from the service's own asyncio loop with no extra server process or ASGI
 layer, which keeps the admin port in step with the host's lifecycle.
@@ -15,10 +23,17 @@ layer, which keeps the admin port in step with the host's lifecycle.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import hmac
+import ipaddress
+import os
+import secrets
+from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
+import structlog
 from aiohttp import web
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import OnDemandQueryType
@@ -40,7 +55,13 @@ class Host(Protocol):
     def describe(self) -> list[dict[str, Any]]: ...
 
 
+log = structlog.get_logger("srota.service.admin")
+
 _LOGIN = "/playground/login"
+#: Methods that only read; every other one may change something.
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: The file a made-up admin token is written to (in the directory of the state database).
+TOKEN_FILE = "admin-token"
 _OPEN = frozenset({"/health", "/ready", _LOGIN})
 #: The cookie a browser carries the admin token in, after the playground's login form.
 _COOKIE = "srota_token"
@@ -59,6 +80,11 @@ class AdminServer:
         self.config = config
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
+        #: The token this server made for changing requests (beyond loopback, nothing configured).
+        self.made_token: str | None = None
+        self.made_token_file: Path | None = None
+        if not _loopback(config.host) and not (config.token or config.query_token or config.username):
+            self._make_token()
         app = web.Application(client_max_size=1 << 20)
         app.router.add_get("/health", self._health)
         app.router.add_get("/ready", self._ready)
@@ -66,6 +92,10 @@ class AdminServer:
         app.router.add_get("/apps", self._apps)
         app.router.add_get("/version", self._version)
         app.router.add_post("/query", self._query)
+        if getattr(host, "deployments", None) is not None:
+            from srota.service.siddhi_api import SiddhiRunnerAPI
+
+            SiddhiRunnerAPI(host).add_routes(app)  # /siddhi-apps, /stores/query (docs/siddhi-runner-api.md)
         from srota.service.debug_api import DebugAPI
 
         DebugAPI(host).add_routes(app)  # /apps/{app}/debug..., /pause, /statistics (docs/debugging.md)
@@ -91,11 +121,33 @@ class AdminServer:
         /health and /ready stay open: orchestrators probe them without credentials, and they
         say nothing about the data.
         """
-        if request.path not in _OPEN and self._read_token() and not self._authorised(request, read=True):
-            if request.path.startswith("/playground") and "/api/" not in request.path:
-                raise web.HTTPFound(_LOGIN)  # a browser: sign in once, then the cookie carries the token
-            return json_response({"error": "this endpoint needs 'Authorization: Bearer TOKEN' (http.token)"}, 401)
+        if request.path in _OPEN:
+            return await handler(request)
+        if self._read_token() or self.config.username:
+            if not self._authorised(request, read=True):
+                if request.path.startswith("/playground") and "/api/" not in request.path:
+                    raise web.HTTPFound(_LOGIN)  # a browser: sign in once, then the cookie carries the token
+                return _refused("this endpoint needs 'Authorization: Bearer TOKEN' (http.token) or basic auth "
+                                "(http.username, http.password)")
+        elif self.made_token is not None and request.method not in _READS \
+                and not self._authorised(request, read=True):
+            return _refused(f"the admin server listens beyond loopback with no http.token: changes need "
+                            f"'Authorization: Bearer TOKEN' with the token in {self.made_token_file}")
         return await handler(request)
+
+    def _make_token(self) -> None:
+        """Make a token for changing requests and write it where the service's user can read it."""
+        database = getattr(getattr(getattr(self.host, "config", None), "persistence", None), "database", None)
+        folder = Path(database).parent if database else Path("data")
+        self.made_token = secrets.token_urlsafe(24)
+        self.made_token_file = (folder / TOKEN_FILE).absolute()
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.made_token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(self.made_token + "\n")
+        log.warning("admin server listens beyond loopback without http.token: requests that change anything "
+                    "need the token written to the file named here (or set http.token)",
+                    host=self.config.host, token_file=str(self.made_token_file))
 
     async def _login_page(self, request: web.Request) -> web.Response:
         return web.Response(text=_LOGIN_PAGE, content_type="text/html")
@@ -103,7 +155,7 @@ class AdminServer:
     async def _login(self, request: web.Request) -> web.Response:
         """Check the token from the form and keep it in an HttpOnly, same-site cookie."""
         token = str((await request.post()).get("token", ""))
-        tokens = [t for t in (self.config.token, self.config.query_token) if t]
+        tokens = [t for t in (self.config.token, self.config.query_token, self.made_token) if t]
         if not any(hmac.compare_digest(token.encode(), t.encode()) for t in tokens):
             return web.Response(text=_LOGIN_PAGE.replace("<form", "<p><b>Wrong token.</b></p><form"),
                                 content_type="text/html", status=401)
@@ -178,10 +230,17 @@ class AdminServer:
             return json_response({"error": str(exc)}, 400)
         return json_response({"events": [{"timestamp": e.timestamp, "data": list(e.data)} for e in events]})
 
+    def authorised_to_change(self, request: web.Request) -> bool:
+        """Whether the request may change tables (the query token, or basic auth)."""
+        return self._authorised(request)
+
     def _authorised(self, request: web.Request, read: bool = False) -> bool:
-        """Whether the request carries the query token (or, for reads, the read token)."""
-        tokens = [self.config.query_token, self.config.token if read else None]
+        """Whether the request carries the query token (or, for reads, the read token), or
+        the basic-auth credentials (which may do anything, as Siddhi Runner's admin user)."""
+        tokens = [self.config.query_token, self.config.token if read else None, self.made_token]
         given = request.headers.get("Authorization", "")
+        if given.startswith("Basic "):
+            return self._basic(given[6:])
         if given.startswith("Bearer "):
             given = given[7:]
         elif read and _COOKIE in request.cookies:  # the playground's pages and calls from a browser
@@ -191,6 +250,36 @@ class AdminServer:
         # Compare against every configured token: the time taken says nothing about which matched.
         results = [hmac.compare_digest(given.encode(), t.encode()) for t in tokens if t]
         return any(results)
+
+    def _basic(self, encoded: str) -> bool:
+        """``Authorization: Basic`` against ``http.username``/``http.password``."""
+        username, password = self.config.username, self.config.password
+        if not username or password is None:
+            return False
+        try:
+            user, _, given = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        # Both compared every time: the time taken says nothing about which one differed.
+        ok_user = hmac.compare_digest(user.encode(), username.encode())
+        ok_password = hmac.compare_digest(given.encode(), password.encode())
+        return ok_user and ok_password
+
+
+def _refused(message: str) -> web.Response:
+    response = json_response({"error": message}, 401)
+    response.headers["WWW-Authenticate"] = 'Basic realm="srota"'
+    return response
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` (a bind address or name) is only reachable from this machine."""
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve beyond loopback
 
 
 def version_info() -> dict[str, str]:

@@ -896,6 +896,14 @@ class AppHost:
             states[b.state_key] = _connector_entry(b.transport, b.state_taken)
         return state, offsets, marks, {k: v for k, v in states.items() if v is not None}
 
+    async def restore_state(self, state: bytes) -> list[str]:
+        """Restore a snapshot into the running app, between chunks (the Siddhi Runner API's
+        ``restore``); returns the ids of elements that could not be restored."""
+        async with self._engine_gate:
+            if self._engine_thread is None:
+                return self.runtime.restore(state)
+            return await asyncio.get_running_loop().run_in_executor(self._engine_thread, self.runtime.restore, state)
+
     def _take_sink_state(self, b: _SinkBinding) -> None:
         """Take the sink's state if it has just flushed up to a checkpoint's point."""
         if b.state_at is not None and b.flushed_seq >= b.state_at:

@@ -92,6 +92,21 @@ class HttpConfig:
     query_token: str | None = field(default=None, repr=False)
     #: Serve the browser playground at /playground (docs/playground.md).
     playground_enabled: bool = False
+    #: HTTP basic auth, as Siddhi Runner's clients send it (``curl -u admin:admin``): accepted
+    #: wherever the token is (docs/siddhi-runner-api.md).
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class DeploymentConfig:
+    """``deployment:`` -- the apps folder of the Siddhi Runner API and hot deploy
+    (docs/siddhi-runner-api.md).  ``dir`` None: the first directory listed under ``apps``."""
+
+    dir: Path | None = None
+    #: Poll the folder: a ``.siddhi`` file added, changed or removed deploys, redeploys or undeploys.
+    hot: bool = True
+    interval_ms: int = 1_000
 
 
 @dataclass(frozen=True)
@@ -186,6 +201,7 @@ class ServiceConfig:
     #: ``"namespace:name"`` -> {parameter: text} (``rdbms:cud: {perform.CUD.operations: true}``).
     extensions: dict[str, dict[str, str]] = field(default_factory=dict)
     statistics: StatisticsConfig = StatisticsConfig()
+    deployment: DeploymentConfig = DeploymentConfig()
     #: The error store (``errors.database``): an SQLite file, or a PostgreSQL/MySQL URL that
     #: replicas share; failed events of streams with ``@OnError(action='STORE')`` and sinks
     #: with ``on.error='STORE'`` (``srota errors``).
@@ -198,6 +214,10 @@ class ServiceConfig:
     #: The file this config was read from (None: built in code); the playground hands it to
     #: sandboxed apps that attach the service's connectors.
     source: Path | None = field(default=None, compare=False)
+    #: Settings of a Siddhi Runner deployment.yaml read as this config that Srota has no
+    #: counterpart for (service/runner_config.py), one ``<yaml path>: <why>`` line each;
+    #: ``srota run`` logs them as warnings.
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def app_files(self) -> list[Path]:
         """Every app file: listed files, and ``*.siddhi`` in listed directories (sorted)."""
@@ -213,7 +233,8 @@ class ServiceConfig:
 
 # ---------------------------------------------------------------------------- loading
 _TOP_KEYS = {"apps", "refs", "http", "persistence", "logging", "limits", "shutdown", "workers", "scaleout",
-             "shard.id", "datasources", "extensions", "statistics", "errors", "gc"}
+             "shard.id", "datasources", "extensions", "statistics", "errors", "gc",
+             "deployment"}
 
 # Connector options that name files: a relative value is relative to the config file.
 _PATH_OPTIONS = {"file.uri", "dir.uri", "move.after.process", "move.after.failure",
@@ -234,6 +255,8 @@ def load_config(path: str | Path | None, env: dict[str, str] | None = None) -> S
 
     Relative paths in the file (apps, ``persistence.database``, file options of refs) are
     relative to the file's directory, so the config works from any working directory.
+    A Siddhi Runner ``deployment.yaml`` is recognised by its shape and read through
+    :mod:`srota.service.runner_config`; what it holds that Srota cannot use is in ``warnings``.
     Raises :class:`ConfigError` carrying every problem of the file (``errors``) and its name.
     """
     if path is None:
@@ -256,7 +279,14 @@ def load_config(path: str | Path | None, env: dict[str, str] | None = None) -> S
             mark = getattr(exc, "problem_mark", None)
             where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
             raise ConfigError("", f"{where}not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
-        return dataclasses.replace(parse_config(raw, base_dir=p.absolute().parent, env=env), source=p.absolute())
+        warnings: tuple[str, ...] = ()
+        from srota.service.runner_config import convert_runner_deployment, is_runner_deployment
+
+        if is_runner_deployment(raw):  # Siddhi Runner's deployment.yaml: what Srota has a counterpart for
+            conversion = convert_runner_deployment(raw)
+            raw, warnings = conversion.config, tuple(conversion.warnings)
+        return dataclasses.replace(parse_config(raw, base_dir=p.absolute().parent, env=env), source=p.absolute(),
+                                   warnings=warnings)
     except ConfigError as exc:
         for e in exc.errors:
             e.file = p
@@ -291,7 +321,7 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         refs[str(name)] = props
 
     h = d.take({}, d.mapping, root.get("http", {}), "http")
-    d.only(h, "http", {"enabled", "host", "port", "token", "query", "playground"})
+    d.only(h, "http", {"enabled", "host", "port", "token", "query", "playground", "username", "password"})
     q = d.take({}, d.mapping, h.get("query", {}), "http.query")
     d.only(q, "http.query", {"enabled", "token"})
     pg = d.take({}, d.mapping, h.get("playground", {}), "http.playground")
@@ -304,7 +334,19 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         query_enabled=d.take(False, d.boolean, q.get("enabled", False), "http.query.enabled"),
         query_token=d.take(None, d.secret, q.get("token"), "http.query.token"),
         playground_enabled=d.take(False, d.boolean, pg.get("enabled", False), "http.playground.enabled"),
+        username=d.take(None, d.secret, h.get("username"), "http.username"),
+        password=d.take(None, d.secret, h.get("password"), "http.password"),
     )
+    if (http.username is None) != (http.password is None):
+        d.fail("http.username" if http.username is None else "http.password",
+               "basic auth needs both http.username and http.password")
+    dc = d.take({}, d.mapping, root.get("deployment", {}), "deployment")
+    d.only(dc, "deployment", {"dir", "hot", "interval"})
+    deployment_dir = d.take(None, d.string, dc.get("dir"), "deployment.dir") if dc.get("dir") is not None else None
+    deployment = DeploymentConfig(
+        dir=Path(_resolve(deployment_dir, base_dir)) if deployment_dir else None,
+        hot=d.take(True, d.boolean, dc.get("hot", True), "deployment.hot"),
+        interval_ms=d.take(1_000, d.duration, dc.get("interval", "1 sec"), "deployment.interval"))
     pc = d.take({}, d.mapping, root.get("persistence", {}), "persistence")
     d.only(pc, "persistence", {"enabled", "database", "interval", "revisions", "held_acks", "older_snapshot"})
     persistence = PersistenceConfig(
@@ -411,7 +453,7 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
     return ServiceConfig(
         errors_database=errors_database, gc_threshold=gc_threshold,
         scaleout=scaleout, shard_id=shard_id or None, datasources=datasources, extensions=extensions,
-        statistics=statistics,
+        statistics=statistics, deployment=deployment,
         apps=apps, refs=refs, http=http, persistence=persistence,
         logging=LoggingConfig(fmt, level), limits=limits,
         shutdown_timeout_ms=shutdown, base_dir=base_dir,

@@ -58,6 +58,9 @@ class ServiceHost:
             (p, substitute_env(p.read_text(encoding="utf-8"), str(p))) for p in app_paths]
         self._texts.extend((None, t) for t in app_texts)
         self._gc_before: tuple[int, ...] | None = None
+        #: Apps added, replaced and removed while the service runs (the Siddhi Runner API, hot
+        #: deploy: srota.service.hotdeploy); set by start().
+        self.deployments: Any = None
 
     @property
     def runtimes(self) -> dict[str, SiddhiAppRuntime]:
@@ -114,6 +117,11 @@ class ServiceHost:
         app_class = AppHost
         if self.config.scaleout.enabled:  # state per Kafka partition, checkpointed to Kafka
             from srota.service.scaleout import PartitionedAppHost as app_class
+        from srota.service.hotdeploy import Deployments, deployment_folder
+
+        self.deployments = Deployments(self)
+        given = {p.resolve() for p, _text in self._texts if p is not None}
+        folder = deployment_folder(self.config)
         for path, text in self._texts:
             try:
                 app = app_class(path, text, self.config, self.metrics)
@@ -124,6 +132,7 @@ class ServiceHost:
                 raise SiddhiAppCreationError(f"two apps are named '{app.name}' (use @app:name)")
             app.on_failure = self._app_failed
             self.apps[app.name] = app
+            self.deployments.note_started(app.name, path.read_text(encoding="utf-8") if path else text, path)
         if self.config.http.enabled:
             # First, so that /health answers (and /ready says not yet) while sinks connect.
             from srota.service.admin import AdminServer
@@ -146,8 +155,14 @@ class ServiceHost:
                 await app.start((saved.state, saved.offsets), saved.marks, saved.connectors)
             else:
                 await app.start()
+        if folder is not None and folder.is_dir():  # apps deployed earlier (the API, files dropped in)
+            for path in sorted(folder.glob("*.siddhi")):
+                if path.resolve() not in given:
+                    await self.deployments.deploy_file(path, path.read_text(encoding="utf-8"))
         if self.store is not None:
             self._snapshotter = asyncio.create_task(self._snapshot_loop(), name="srota-snapshots")
+        if folder is not None and self.config.deployment.hot and not self.config.scaleout.enabled:
+            self.deployments.watch(folder, self.config.deployment.interval_ms)
 
     async def snapshot(self) -> None:
         """Persist every app's state with the offsets of the events it includes.
@@ -157,7 +172,7 @@ class ServiceHost:
         """
         if self.store is None:
             return
-        for app in self.apps.values():
+        for app in list(self.apps.values()):  # (apps may be deployed or removed meanwhile)
             await self.checkpoint(app)
 
     async def checkpoint(self, app: AppHost) -> None:
@@ -186,6 +201,8 @@ class ServiceHost:
         """Stop consuming, drain, flush, commit, snapshot and close, within the shutdown timeout."""
         timeout = self.config.shutdown_timeout_ms / 1000.0
         log.info("shutting down", timeout_s=timeout)
+        if self.deployments is not None:
+            await self.deployments.close()
         if self._snapshotter is not None:
             self._snapshotter.cancel()
             with contextlib.suppress(asyncio.CancelledError):

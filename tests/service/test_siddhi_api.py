@@ -1,0 +1,258 @@
+"""Siddhi Runner's REST API on the admin server (service/siddhi_api.py), over real HTTP against a
+service started in the test: Siddhi's paths, status codes and JSON answers, the apps folder
+(deployed apps run again after a restart), a bad app's 400 with line and column while the
+running app goes on, and the credentials every route needs."""
+from __future__ import annotations
+
+import base64
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from srota.service.config import DeploymentConfig, HttpConfig, PersistenceConfig, ServiceConfig
+from srota.service.host import ServiceHost
+
+from tests.integration.support import wait_until
+
+APP = """@app:name('Stock')
+define stream In (symbol string, price double);
+define table Prices (symbol string, price double);
+from In select symbol, price insert into Prices;
+@info(name='avg') from In#window.length(3) select symbol, avg(price) as avgPrice insert into Avg;
+"""
+
+BASIC = {"Authorization": "Basic " + base64.b64encode(b"admin:admin").decode()}
+
+
+def service_config(tmp_path: Path, *, persistence: bool = False, **http: Any) -> ServiceConfig:
+    return ServiceConfig(
+        http=HttpConfig(port=0, **http),
+        persistence=PersistenceConfig(enabled=persistence, database=str(tmp_path / "state.db")),
+        deployment=DeploymentConfig(dir=tmp_path / "siddhi-files", interval_ms=100),
+        errors_database=str(tmp_path / "errors.db"))
+
+
+class Service:
+    """A started ServiceHost with an HTTP session on its admin port."""
+
+    def __init__(self, cfg: ServiceConfig, *apps: str) -> None:
+        self.host = ServiceHost(cfg, app_texts=list(apps))
+        self.http: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> Service:
+        await self.host.start()
+        self.http = aiohttp.ClientSession(f"http://127.0.0.1:{self.host.admin.port}")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.http is not None
+        await self.http.close()
+        await self.host.stop()
+
+    async def call(self, method: str, path: str, body: str | bytes | dict[str, Any] | None = None,
+                   headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        assert self.http is not None
+        kwargs: dict[str, Any] = {"headers": headers or {}}
+        if isinstance(body, dict):
+            kwargs["json"] = body
+        elif body is not None:
+            kwargs["data"] = body
+            kwargs["headers"] = {"Content-Type": "text/plain", **kwargs["headers"]}
+        async with self.http.request(method, path, **kwargs) as r:
+            text = await r.text()
+            return r.status, (await r.json() if text and r.content_type == "application/json" else text)
+
+
+def send(host: ServiceHost, app: str, *rows: tuple[Any, ...]) -> None:
+    handler = host.apps[app].runtime.get_input_handler("In")
+    for row in rows:
+        handler.send(list(row))
+
+
+async def test_create_list_get_status_delete_as_siddhi_answers(tmp_path: Path) -> None:
+    async with Service(service_config(tmp_path)) as s:
+        status, body = await s.call("POST", "/siddhi-apps", APP)
+        assert (status, body) == (201, {"type": "success", "message": "Siddhi App saved successfully and will be "
+                                                                      "deployed in next deployment cycle"})
+        assert (tmp_path / "siddhi-files" / "Stock.siddhi").read_text() == APP
+        assert "Stock" in s.host.apps
+        status, body = await s.call("POST", "/siddhi-apps", APP)
+        assert (status, body) == (409, {"type": "conflict",
+                                        "message": "There is a Siddhi App already exists with same name"})
+        assert await s.call("GET", "/siddhi-apps") == (200, ["Stock"])
+        assert await s.call("GET", "/siddhi-apps?isActive=true") == (200, ["Stock"])
+        assert await s.call("GET", "/siddhi-apps?isActive=false") == (200, [])
+        assert await s.call("GET", "/siddhi-apps/Stock") == (200, {"content": APP})
+        assert await s.call("GET", "/siddhi-apps/Stock/status") == (200, {"status": "active"})
+        missing = {"type": "not-found", "message": "There is no Siddhi App exist with provided name : Nope"}
+        assert await s.call("GET", "/siddhi-apps/Nope") == (404, missing)
+        assert await s.call("GET", "/siddhi-apps/Nope/status") == (404, missing)
+        assert await s.call("DELETE", "/siddhi-apps/Nope") == (404, missing)
+
+        send(s.host, "Stock", ("IBM", 10.0), ("WSO2", 20.0))
+        status, body = await s.call("POST", "/stores/query",
+                                    {"appName": "Stock", "query": "from Prices select symbol, price", "details": True})
+        assert status == 200
+        assert body == {"records": [["IBM", 10.0], ["WSO2", 20.0]],
+                        "details": [{"name": "symbol", "dataType": "STRING"}, {"name": "price", "dataType": "DOUBLE"}]}
+        status, body = await s.call("POST", "/stores/query", {"appName": "Stock", "query": "from Prices select *"})
+        assert (status, list(body)) == (200, ["records"])
+        assert await s.call("POST", "/stores/query", {"appName": "Nope", "query": "from Prices select *"}) == \
+            (404, {"code": 1, "type": "error", "message": "Cannot find an active SiddhiApp with name: Nope"})
+        assert await s.call("POST", "/stores/query", {"appName": "Stock"}) == \
+            (400, {"code": 1, "type": "error", "message": "Query cannot be empty or null"})
+
+        status, body = await s.call("DELETE", "/siddhi-apps/Stock")
+        assert (status, body) == (200, "")
+        assert "Stock" not in s.host.apps
+        assert not (tmp_path / "siddhi-files" / "Stock.siddhi").exists()
+        assert await s.call("GET", "/siddhi-apps") == (200, [])
+
+
+async def test_put_updates_or_creates(tmp_path: Path) -> None:
+    async with Service(service_config(tmp_path)) as s:
+        status, body = await s.call("PUT", "/siddhi-apps", APP)
+        assert status == 201 and body["type"] == "success"
+        changed = APP.replace("length(3)", "length(5)")
+        assert await s.call("PUT", "/siddhi-apps", changed) == \
+            (200, {"type": "success",
+                   "message": "Siddhi App updated successfully and will be deployed in next deployment cycle"})
+        assert (tmp_path / "siddhi-files" / "Stock.siddhi").read_text() == changed
+        assert await s.call("GET", "/siddhi-apps/Stock") == (200, {"content": changed})
+
+
+async def test_a_bad_app_gets_400_with_line_and_column_and_the_running_app_goes_on(tmp_path: Path) -> None:
+    async with Service(service_config(tmp_path)) as s:
+        assert (await s.call("POST", "/siddhi-apps", APP))[0] == 201
+        runtime = s.host.apps["Stock"].runtime
+        bad = APP.replace("select symbol, price insert", "select symbol, prize insert")
+        status, body = await s.call("PUT", "/siddhi-apps", bad)
+        assert status == 400
+        assert body["code"] == 800101 and body["type"] == "validation error"
+        assert body["line"] == 4 and body["column"] == 24, body
+        assert "@ Line: 4. Position: 24" in body["message"] and "prize" in body["message"]
+        assert s.host.apps["Stock"].runtime is runtime  # untouched
+        assert (tmp_path / "siddhi-files" / "Stock.siddhi").read_text() == APP
+        send(s.host, "Stock", ("IBM", 10.0))
+        status, body = await s.call("POST", "/stores/query", {"appName": "Stock", "query": "from Prices select *"})
+        assert body == {"records": [["IBM", 10.0]]}
+        # a syntax error, and an app without a name
+        status, body = await s.call("POST", "/siddhi-apps", "@app:name('X')\ndefine stream In (a int);\nfrom In selec a;")
+        assert status == 400 and body["line"] == 3, body
+        status, body = await s.call("POST", "/siddhi-apps", "define stream In (a int);")
+        assert (status, body) == (400, {"code": 800101, "type": "validation error",
+                                        "message": "Siddhi App name must be provided as @App:name('name')."})
+        assert list(s.host.apps) == ["Stock"]
+
+
+async def test_deployed_apps_run_again_after_a_restart(tmp_path: Path) -> None:
+    cfg = service_config(tmp_path, persistence=True)
+    async with Service(cfg) as s:
+        assert (await s.call("POST", "/siddhi-apps", APP))[0] == 201
+        send(s.host, "Stock", ("IBM", 10.0))
+    async with Service(cfg) as s:
+        assert list(s.host.apps) == ["Stock"]
+        assert await s.call("GET", "/siddhi-apps/Stock/status") == (200, {"status": "active"})
+        status, body = await s.call("POST", "/stores/query", {"appName": "Stock", "query": "from Prices select *"})
+        assert body == {"records": [["IBM", 10.0]]}  # its state came back with it (persistence on)
+
+
+async def test_statistics_on_and_off(tmp_path: Path) -> None:
+    async with Service(service_config(tmp_path), APP) as s:
+        runtime = s.host.apps["Stock"].runtime
+        assert runtime.statistics() is None
+        status, body = await s.call("PUT", "/siddhi-apps/Stock/statistics", {"statsEnable": "true"})
+        assert (status, body) == (200, {"type": "success", "message": "Sucessfully updated Aiddhi App : Stock"})
+        assert runtime.statistics() is not None
+        status, body = await s.call("PUT", "/siddhi-apps/Stock/statistics", {"statsEnable": True})
+        assert status == 200 and body["message"].startswith("Stats level is already set to :")
+        status, body = await s.call("GET", "/siddhi-apps/statistics")
+        assert status == 200 and body[0]["appName"] == "Stock" and body[0]["isStatEnabled"] is True
+        assert body[0]["status"] == "active"
+        status, body = await s.call("PUT", "/siddhi-apps/Stock/statistics", {"statsEnable": "false"})
+        assert status == 200 and runtime.statistics() is None
+        assert (await s.call("PUT", "/siddhi-apps/Nope/statistics", {"statsEnable": "true"}))[0] == 404
+        assert await s.call("PUT", "/siddhi-apps/statistics", {"enabledStatLevel": "BASIC"}) == \
+            (200, {"type": "success", "message": "All siddhi apps Sucessfully updated."})
+        assert runtime.statistics() is not None
+
+
+async def test_backup_and_restore(tmp_path: Path) -> None:
+    async with Service(service_config(tmp_path), APP) as s:
+        assert await s.call("POST", "/siddhi-apps/Stock/backup") == \
+            (500, {"code": 800102, "type": "file processing error",
+                   "message": "No persistence store assigned for siddhi app Stock"})
+    async with Service(service_config(tmp_path, persistence=True), APP) as s:
+        send(s.host, "Stock", ("IBM", 10.0))
+        status, body = await s.call("POST", "/siddhi-apps/Stock/backup")
+        assert status == 201 and set(body) == {"revision"}
+        revision = body["revision"]
+        send(s.host, "Stock", ("WSO2", 20.0))
+        query = {"appName": "Stock", "query": "from Prices select symbol"}
+        assert (await s.call("POST", "/stores/query", query))[1] == {"records": [["IBM"], ["WSO2"]]}
+        assert await s.call("POST", f"/siddhi-apps/Stock/restore?revision={revision}") == \
+            (200, {"type": "success", "message": f"State restored to revision {revision} for Siddhi App :Stock"})
+        assert (await s.call("POST", "/stores/query", query))[1] == {"records": [["IBM"]]}
+        assert (await s.call("POST", "/siddhi-apps/Nope/backup"))[0] == 404
+        assert await s.call("POST", "/siddhi-apps/Stock/restore") == \
+            (200, {"type": "success", "message": "State restored to last revision for Siddhi App :Stock"})
+
+
+CHANGING = [("POST", "/siddhi-apps"), ("PUT", "/siddhi-apps"), ("DELETE", "/siddhi-apps/Stock"),
+            ("PUT", "/siddhi-apps/Stock/statistics"), ("PUT", "/siddhi-apps/statistics"),
+            ("POST", "/siddhi-apps/Stock/backup"), ("POST", "/siddhi-apps/Stock/restore"),
+            ("POST", "/stores/query")]
+
+
+async def test_with_credentials_configured_every_route_needs_them_and_basic_auth_is_accepted(tmp_path: Path) -> None:
+    cfg = service_config(tmp_path, token="s3cret", username="admin", password="admin")
+    async with Service(cfg, APP) as s:
+        wrong = {"Authorization": "Basic " + base64.b64encode(b"admin:nope").decode()}
+        for method, path in [*CHANGING, ("GET", "/siddhi-apps"), ("GET", "/siddhi-apps/Stock"),
+                             ("GET", "/siddhi-apps/Stock/status"), ("GET", "/siddhi-apps/statistics")]:
+            for headers in ({}, wrong, {"Authorization": "Bearer nope"}):
+                status, _ = await s.call(method, path, APP if method in ("POST", "PUT") else None, headers)
+                assert status == 401, (method, path, headers)
+        assert list(s.host.apps) == ["Stock"]
+        assert await s.call("GET", "/siddhi-apps", headers=BASIC) == (200, ["Stock"])
+        assert await s.call("GET", "/siddhi-apps", headers={"Authorization": "Bearer s3cret"}) == (200, ["Stock"])
+        assert (await s.call("PUT", "/siddhi-apps", APP.replace("(3)", "(4)"), BASIC))[0] == 200
+        assert (await s.call("DELETE", "/siddhi-apps/Stock", headers=BASIC))[0] == 200
+
+
+@pytest.mark.parametrize("bind", ["0.0.0.0"])
+async def test_beyond_loopback_no_changing_route_answers_without_credentials(tmp_path: Path, bind: str) -> None:
+    """No token configured and the server listens beyond loopback: the server makes a token for
+    changes (written to a file), every changing route refuses without it; reads stay open."""
+    cfg = dataclasses.replace(service_config(tmp_path), http=HttpConfig(host=bind, port=0))
+    async with Service(cfg, APP) as s:
+        routes = [(r.method, r.resource.canonical) for r in s.host.admin.app.router.routes()
+                  if r.method not in ("GET", "HEAD", "OPTIONS", "*") and r.resource is not None]
+        assert len(routes) > len(CHANGING)
+        for method, canonical in routes:
+            path = canonical.replace("{name}", "Stock").replace("{app}", "Stock")
+            path = path.replace("{query}", "avg").replace("{id}", "1")
+            path = "/".join("x" if p.startswith("{") else p for p in path.split("/"))
+            status, _ = await s.call(method, path, APP if method in ("POST", "PUT") else None)
+            assert status == 401, (method, path, status)
+        assert list(s.host.apps) == ["Stock"] and not s.host.apps["Stock"].runtime.paused
+        assert await s.call("GET", "/siddhi-apps") == (200, ["Stock"])
+        token_file = tmp_path / "admin-token"
+        token = token_file.read_text().strip()
+        assert token_file.stat().st_mode & 0o077 == 0
+        ok = {"Authorization": f"Bearer {token}"}
+        assert (await s.call("PUT", "/siddhi-apps", APP.replace("(3)", "(4)"), ok))[0] == 200
+        assert (await s.call("POST", "/apps/Stock/pause", headers=ok))[0] == 200
+
+
+async def test_the_siddhi_name_check_runs_before_the_folder_is_needed(tmp_path: Path) -> None:
+    """Without an apps folder a deploy is refused with Siddhi's file processing error (500),
+    and nothing changes."""
+    cfg = dataclasses.replace(service_config(tmp_path), deployment=DeploymentConfig())
+    async with Service(cfg) as s:
+        status, body = await s.call("POST", "/siddhi-apps", APP)
+        assert status == 500 and body["code"] == 800102 and "deployment.dir" in body["message"]
+        assert s.host.apps == {}
+        await wait_until(lambda: True)
