@@ -29,7 +29,7 @@ from srota.service.config import ConfigError, ServiceConfig, substitute_env
 
 log = structlog.get_logger("srota.service.deploy")
 
-__all__ = ["Deployments", "FolderWatcher", "deployment_folder", "state_shape_change"]
+__all__ = ["Deployments", "FolderWatcher", "ShapeChange", "deployment_folder", "state_shape_change"]
 
 
 def deployment_folder(config: ServiceConfig) -> Path | None:
@@ -43,29 +43,45 @@ def deployment_folder(config: ServiceConfig) -> Path | None:
     return None
 
 
-def state_shape_change(snapshot: bytes, runtime: Any) -> str | None:
-    """Why ``snapshot`` cannot carry over to ``runtime`` as a whole, or None when it can.
+@dataclass(frozen=True)
+class ShapeChange:
+    """How the stateful elements of a new version differ from a snapshot of the running one
+    (element ids of :mod:`srota.engine.snapshot`)."""
 
-    The shape is the set of stateful elements (by their stable ids) with the kind and the
-    fingerprint of the definition each was built from (:mod:`srota.engine.snapshot`): a
-    window of another length, a query added or removed, changes it.
+    #: Elements in both whose kind or definition changed: their state cannot be carried over.
+    changed: tuple[str, ...] = ()
+    #: Elements only the new version has (they start empty).
+    added: tuple[str, ...] = ()
+    #: Elements only the snapshot has (their state is dropped).
+    removed: tuple[str, ...] = ()
+
+    @property
+    def reset_reason(self) -> str | None:
+        """Why the state must be reset as a whole, or None when it carries over."""
+        if not self.changed:
+            return None
+        return "the app's state changed in shape: " + ", ".join(self.changed) + \
+            " changed (a definition, window or query of a stateful element)"
+
+
+def state_shape_change(snapshot: bytes, runtime: Any) -> ShapeChange:
+    """Compare the stateful elements of ``snapshot`` with those of ``runtime``.
+
+    An element is its stable id with the kind and the fingerprint of the definition it was
+    built from (:mod:`srota.engine.snapshot`).  Where one changed (a window of another length,
+    unnamed queries renumbered), restoring the others would leave the state inconsistent (a
+    selector's sums over another window), so the state is reset as a whole; elements only
+    added or removed leave the others' state consistent.
     """
     from srota.engine.snapshot import read_snapshot
 
     old = read_snapshot(snapshot)["elements"]
     new = read_snapshot(runtime.snapshot())["elements"]
-    reasons = []
-    removed = sorted(old.keys() - new.keys())
-    added = sorted(new.keys() - old.keys())
-    changed = sorted(e for e in old.keys() & new.keys()
-                     if (old[e]["kind"], old[e]["fingerprint"]) != (new[e]["kind"], new[e]["fingerprint"]))
-    if changed:
-        reasons.append("changed: " + ", ".join(changed))
-    if removed:
-        reasons.append("removed: " + ", ".join(removed))
-    if added:
-        reasons.append("added: " + ", ".join(added))
-    return "; ".join(reasons) or None
+    return ShapeChange(
+        changed=tuple(sorted(e for e in old.keys() & new.keys()
+                             if (old[e]["kind"], old[e]["fingerprint"]) != (new[e]["kind"], new[e]["fingerprint"]))),
+        added=tuple(sorted(new.keys() - old.keys())),
+        removed=tuple(sorted(old.keys() - new.keys())))
 
 
 def app_name_of(text: str) -> str | None:
@@ -290,16 +306,19 @@ class Deployments:
     async def _replace(self, old: Any, new: Any) -> None:
         name = old.name
         state, offsets, marks, connectors = await self._retire(old)
+        shape = ShapeChange()
         try:
-            why = state_shape_change(state, new.runtime)
+            shape = state_shape_change(state, new.runtime)
+            why = shape.reset_reason
         except ValueError as exc:  # an unreadable snapshot: start empty rather than not at all
             why = f"the running version's snapshot cannot be read ({exc})"
         if why is None:
             await self._start(new, restore_saved=False, state=((state, offsets), marks, connectors))
-            log.info("app redeployed; state carried over", app=name)
+            log.info("app redeployed; state carried over", app=name, started_empty=list(shape.added),
+                     dropped=list(shape.removed))
         else:
             await self._start(new, restore_saved=False)
-            log.warning("app redeployed; state reset", app=name, reason=f"the app's state changed in shape: {why}")
+            log.warning("app redeployed; state reset", app=name, reason=why)
 
 
 async def _discard(app: Any) -> None:
