@@ -206,8 +206,13 @@ class AdminServer:
     async def _query(self, request: web.Request) -> web.Response:
         if not self.config.query_enabled:
             return json_response({"error": "on-demand queries are disabled (http.query.enabled)"}, 403)
+        raw = await request.read()
         try:
-            body = orjson.loads(await request.read())
+            body = orjson.loads(raw)
+            if isinstance(body, dict) and "appName" in body and "app" not in body:
+                from srota.service.siddhi_api import store_query
+
+                return await store_query(self.host, request, raw)  # Siddhi Runner's POST /query
             app_name, text = body["app"], body["query"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
             return json_response({"error": 'expected {"app": NAME, "query": TEXT}'}, 400)

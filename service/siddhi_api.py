@@ -62,10 +62,17 @@ def _store_error(message: str, status: int) -> web.Response:
 
 
 def validation_error(exc: SiddhiAppCreationError, name: str | None) -> web.Response:
-    """A text that does not compile: 400 with Siddhi's wording of where (``@ Line: L.
-    Position: C``); ``line`` and ``column`` are given as numbers too."""
-    where = f" @ Line: {exc.line}. Position: {exc.column}" if exc.line is not None else ""
-    message = f"Error on '{name or 'SiddhiApp'}'{where}. {exc.message}"
+    """A text that does not compile: 400 with Siddhi's wording of where (a syntax error: ``You
+    have an error in your SiddhiQL at line L:C, ...``; another: ``Error on 'App' @ Line: L.
+    Position: C, ...``); ``line`` and ``column`` are given as numbers too."""
+    from srota.grammar.errors import SiddhiParserError
+
+    if isinstance(exc, SiddhiParserError):
+        where = f" at line {exc.line}:{exc.column}" if exc.line is not None else ""
+        message = f"You have an error in your SiddhiQL{where}, {exc.message}"
+    else:
+        where = f" @ Line: {exc.line}. Position: {exc.column}" if exc.line is not None else ""
+        message = f"Error on '{name or 'SiddhiApp'}'{where}, {exc.message}"
     return _coded(VALIDATION_ERROR, message, 400, line=exc.line, column=exc.column)
 
 

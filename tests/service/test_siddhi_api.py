@@ -256,3 +256,63 @@ async def test_the_siddhi_name_check_runs_before_the_folder_is_needed(tmp_path: 
         assert status == 500 and body["code"] == 800102 and "deployment.dir" in body["message"]
         assert s.host.apps == {}
         await wait_until(lambda: True)
+
+
+async def test_siddhi_docs_curl_examples(tmp_path: Path) -> None:
+    """The curl commands of Siddhi's REST API guide (siddhi.io, rest-guides/siddhi-app-api and
+    store-api), with http:// and the service's port for https://localhost:9443."""
+    import asyncio
+    import json
+    import shlex
+
+    (tmp_path / "TestSiddhiApp.siddhi").write_text(APP.replace("'Stock'", "'TestSiddhiApp'"))
+    cfg = service_config(tmp_path, username="admin", password="admin")
+    async with Service(cfg) as s:
+        base = f"http://127.0.0.1:{s.host.admin.port}"
+
+        async def curl(command: str) -> tuple[int, Any]:
+            args = shlex.split(command.replace("https://localhost:9443", base)
+                               .replace("https://localhost:7443", base))
+            proc = await asyncio.create_subprocess_exec(*args, "-s", "-w", "\n%{http_code}", cwd=tmp_path,
+                                                        stdout=asyncio.subprocess.PIPE)
+            out, _ = await proc.communicate()
+            body, _, code = out.decode().rpartition("\n")
+            return int(code), (json.loads(body) if body else "")
+
+        assert await curl('curl -X POST "https://localhost:9443/siddhi-apps" -H "accept: application/json" '
+                          '-H "Content-Type: text/plain" --data-binary @TestSiddhiApp.siddhi -u admin:admin -k') \
+            == (201, {"type": "success",
+                      "message": "Siddhi App saved successfully and will be deployed in next deployment cycle"})
+        status, body = await curl('curl -X POST "https://localhost:9443/siddhi-apps" -H "accept: application/json" '
+                                  '-H "Content-Type: text/plain" --data-binary @TestSiddhiApp.siddhi -u admin:wrong -k')
+        assert status == 401
+        assert await curl('curl -X GET "https://localhost:9443/siddhi-apps" -H "accept: application/json" '
+                          '-u admin:admin -k') == (200, ["TestSiddhiApp"])
+        assert await curl('curl -X GET "https://localhost:9443/siddhi-apps?isActive=true" '
+                          '-H "accept: application/json" -u admin:admin -k') == (200, ["TestSiddhiApp"])
+        status, body = await curl('curl -X GET "https://localhost:9443/siddhi-apps/TestSiddhiApp" '
+                                  '-H "accept: application/json" -u admin:admin -k')
+        assert status == 200 and body["content"].startswith("@app:name('TestSiddhiApp')")
+        assert await curl('curl -X GET "https://localhost:9443/siddhi-apps/TestSiddhiApp/status" '
+                          '-H "accept: application/json" -u admin:admin -k') == (200, {"status": "active"})
+        assert (await curl('curl -X PUT "https://localhost:9443/siddhi-apps/TestSiddhiApp/statistics" '
+                           '-H "accept: application/json" -H "Content-Type: application/json" '
+                           '-d "{\\"statsEnable\\":\\"true\\"}" -u admin:admin -k'))[0] == 200
+        send(s.host, "TestSiddhiApp", ("IBM", 10.0))
+        assert await curl('curl -X POST https://localhost:7443/stores/query -H "content-type: application/json" '
+                          '-u "admin:admin" -d \'{"appName" : "TestSiddhiApp", "query" : "from Prices select *" }\' '
+                          '-k') == (200, {"records": [["IBM", 10.0]]})
+        assert await curl('curl -X DELETE "https://localhost:9443/siddhi-apps/TestSiddhiApp" '
+                          '-H "accept: application/json" -u admin:admin -k') == (200, "")
+        assert s.host.apps == {}
+
+
+async def test_post_query_answers_siddhi_shaped_bodies_as_siddhi_does(tmp_path: Path) -> None:
+    """Siddhi Runner's ``POST /query`` takes the stores API's body; Srota's own ``{"app", ...}``
+    body keeps its answer."""
+    async with Service(service_config(tmp_path, query_enabled=True), APP) as s:
+        send(s.host, "Stock", ("IBM", 10.0))
+        assert await s.call("POST", "/query", {"appName": "Stock", "query": "from Prices select symbol"}) == \
+            (200, {"records": [["IBM"]]})
+        status, body = await s.call("POST", "/query", {"app": "Stock", "query": "from Prices select symbol"})
+        assert status == 200 and body["events"][0]["data"] == ["IBM"]
