@@ -1,4 +1,4 @@
-"""The ``srota`` command: ``run``, ``validate``, ``test``, ``debug``, ``playground``, ``errors``, ``extensions`` and the ``aggregation`` batch jobs.
+"""The ``srota`` command: ``run``, ``validate``, ``test``, ``debug``, ``playground``, ``errors``, ``extensions``, ``config convert`` and the ``aggregation`` batch jobs.
 
 A user error (a bad config, an invalid app, a file that is not there, a port in use) is one
 line naming the file and the problem, with exit code 2.  Anything else is a bug: the traceback
@@ -87,6 +87,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = dataclasses.replace(config, logging=dataclasses.replace(
         config.logging, format=args.log_format or config.logging.format, level=args.log_level or config.logging.level))
     configure_logging(config.logging.format, config.logging.level)
+    if config.warnings:  # a Siddhi Runner deployment.yaml: say what of it Srota does not use
+        import structlog
+
+        log = structlog.get_logger("srota.config")
+        for warning in config.warnings:
+            log.warning(f"deployment.yaml setting not used: {warning}", config=str(config.source))
     apps = [Path(a) for a in args.apps] or config.app_files()
     if not apps:
         raise UserError("no apps to run (name .siddhi files or list them under 'apps' in the config)")
@@ -96,6 +102,32 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         return run_workers(config, apps)
     return run_service(config, apps)
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    """``srota config convert deployment.yaml``: a Siddhi Runner deployment.yaml as a Srota config
+    (YAML on stdout, or ``--output``); what has no counterpart is listed on stderr and in the
+    file's header comments."""
+    import yaml
+    from srota.service.runner_config import convert_runner_deployment, is_runner_deployment, render_yaml
+
+    path = Path(args.file)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if not is_runner_deployment(raw):
+        raise UserError(f"{path}: not a Siddhi Runner deployment.yaml (no wso2.carbon, siddhi, refs, "
+                        "extensions or dataSources of its shape)")
+    conversion = convert_runner_deployment(raw)
+    text = render_yaml(conversion, str(path))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    for warning in conversion.warnings:
+        print(f"srota: {path}: warning: {warning}", file=sys.stderr)
+    return 0
 
 
 def _admin_base(config_path: str | None) -> tuple[str, str | None]:
@@ -281,6 +313,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, help="worker processes in the Kafka source's consumer group, each "
                      "owning some input partitions and their state (overrides the config's workers)")
     run.set_defaults(func=cmd_run)
+    conf = sub.add_parser("config", help="convert a Siddhi Runner deployment.yaml into a Srota config")
+    conf_sub = conf.add_subparsers(dest="action", required=True)
+    convert = conf_sub.add_parser("convert", help="print the Srota config of a Siddhi Runner deployment.yaml "
+                                                  "(refs, data sources, extension properties); what has no "
+                                                  "counterpart is listed on stderr")
+    convert.add_argument("file", help="the runner's deployment.yaml (srota run --config also reads it as it is)")
+    convert.add_argument("--output", "-o", help="write the config here instead of stdout")
+    convert.set_defaults(func=cmd_config)
     val = sub.add_parser("validate", help="check apps and configs; print every problem as file:line:col")
     val.add_argument("files", nargs="+", help=".siddhi apps and .yaml configs (apps are checked "
                                               "against the refs of the configs given with them)")

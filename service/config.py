@@ -438,7 +438,9 @@ def parse_config(raw: Any, base_dir: Path = Path("."), env: dict[str, str] | Non
         d.only(entry, f"datasources.{name}", {"url", "jdbc.url", "username", "password", "max.outage"})
         if "url" not in entry and "jdbc.url" not in entry:
             d.fail(f"datasources.{name}", "needs url: jdbc:postgresql://host:port/db (or jdbc:mysql://, jdbc:mariadb://)")
-        datasources[str(name)] = {("jdbc.url" if k == "url" else k): str(v) for k, v in entry.items()}
+        # (values substituted like every other string: a database URL or password from ${ENV})
+        datasources[str(name)] = {("jdbc.url" if k == "url" else k): d.take("", d.scalar, v, f"datasources.{name}.{k}")
+                                  for k, v in entry.items()}
     extensions: dict[str, dict[str, str]] = {}
     for ext_name, body in d.take({}, d.mapping, root.get("extensions", {}), "extensions").items():
         if str(ext_name).count(":") != 1:
