@@ -141,10 +141,15 @@ class AdminServer:
         folder = Path(database).parent if database else Path("data")
         self.made_token = secrets.token_urlsafe(24)
         self.made_token_file = (folder / TOKEN_FILE).absolute()
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.made_token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(self.made_token + "\n")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.made_token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(self.made_token + "\n")
+        except OSError as exc:  # nowhere to say the token: refuse to start rather than run unguarded
+            raise OSError(f"the admin server listens on {self.config.host} without http.token, and the token made "
+                          f"for it cannot be written to {self.made_token_file} ({exc.strerror or exc}): set "
+                          "http.token, or bind http.host to 127.0.0.1") from None
         log.warning("admin server listens beyond loopback without http.token: requests that change anything "
                     "need the token written to the file named here (or set http.token)",
                     host=self.config.host, token_file=str(self.made_token_file))

@@ -316,3 +316,14 @@ async def test_post_query_answers_siddhi_shaped_bodies_as_siddhi_does(tmp_path: 
             (200, {"records": [["IBM"]]})
         status, body = await s.call("POST", "/query", {"app": "Stock", "query": "from Prices select symbol"})
         assert status == 200 and body["events"][0]["data"] == ["IBM"]
+
+
+async def test_beyond_loopback_without_a_place_for_the_token_the_service_refuses_to_start(tmp_path: Path) -> None:
+    blocked = tmp_path / "ro"
+    blocked.write_text("a file, not a directory")
+    cfg = dataclasses.replace(service_config(tmp_path), http=HttpConfig(host="0.0.0.0", port=0),
+                              persistence=PersistenceConfig(database=str(blocked / "state.db")))
+    host = ServiceHost(cfg, app_texts=[APP])
+    with pytest.raises(OSError, match="without http.token, and the token made for it cannot be written"):
+        await host.start()
+    await host.stop()
