@@ -9,12 +9,17 @@ select item            base values (table columns)                 read as
 =====================  ==========================================  ======================
 group-by attribute     the key column                              the key
 ``sum(x)``             ``AGG_SUM_x``                               the sum (long/double)
-``count()``            ``AGG_COUNT``                               the count (long)
-``avg(x)``             ``AGG_SUM_x``, ``AGG_COUNT_x``              sum / count (double)
+``count()``            ``AGG_COUNT`` (every event)                 the count (long)
+``avg(x)``             ``AGG_SUM_x``, ``AGG_COUNT`` (shared)       sum / count (double)
 ``min(x)``/``max(x)``  ``AGG_MIN_x`` / ``AGG_MAX_x``               the value
-``distinctCount(x)``   ``AGG_DISTINCT_x`` (a set; JSON in tables)  its size (long)
+``distinctCount(x)``   ``AGG_SET_x`` (a set)                       its size (long)
 any other expression   a column named like the output              value of the latest event
 =====================  ==========================================  ======================
+
+These are siddhi-core 5.1's base attributes (``*IncrementalAttributeAggregator``), names and
+sharing included: ``count(x)`` is ``count()`` (Siddhi warns and counts every event), and
+``avg(x)`` divides the sum of the non-null values by ``AGG_COUNT``, the count of every event,
+so a base value shared by several select items is stored once.
 
 The latest event is the one with the greatest event time; on a tie the later arrival wins
 (conformance note 18).  Its time is ``AGG_LAST_EVENT_TIMESTAMP``.
@@ -237,17 +242,14 @@ def _aggregate_output(name: str, call: FunctionCall, compiler: ExpressionCompile
     if fname == "count":
         if len(args) > 1:
             raise error_at("count() takes at most one argument", call)
-        if not args:
-            return OutputColumn(name, AttrType.LONG, "count", (base("count", None, None, None, AttrType.LONG,
-                                                                        "AGG_COUNT", name),))
-        code = f"(0 if {args[0].code} is None else 1)"
-        return OutputColumn(name, AttrType.LONG, "count",
-                            (base("count", call.args[0], code, args[0].type, AttrType.LONG, "AGG_COUNT", name),))
+        # Siddhi's CountIncrementalAttributeAggregator: count(x) "will be considered as count()"
+        return OutputColumn(name, AttrType.LONG, "count", (base("count", None, None, None, AttrType.LONG,
+                                                                    "AGG_COUNT", name),))
     if len(args) != 1:
         raise error_at(f"{call.name}() takes exactly one argument, {len(args)} given", call)
     arg, c = call.args[0], args[0]
     if fname == "distinctcount":
-        i = base("distinct", arg, c.code, c.type, AttrType.STRING, "AGG_DISTINCT", name)
+        i = base("distinct", arg, c.code, c.type, AttrType.STRING, "AGG_SET", name)
         return OutputColumn(name, AttrType.LONG, "distinctCount", (i,))
     if c.type not in _NUMERIC:
         raise error_at(f"{call.name}() needs a numeric argument, found {c.type.value}", call)
@@ -257,7 +259,8 @@ def _aggregate_output(name: str, call: FunctionCall, compiler: ExpressionCompile
         return OutputColumn(name, t, "sum", (base("sum", arg, c.code, c.type, t, "AGG_SUM", name),))
     if fname == "avg":
         s = base("sum", arg, c.code, c.type, AttrType.LONG if integral else AttrType.DOUBLE, "AGG_SUM", name)
-        n = base("count", arg, f"(0 if {c.code} is None else 1)", c.type, AttrType.LONG, "AGG_COUNT", name)
+        # AvgIncrementalAttributeAggregator: AGG_SUM_x over AGG_COUNT, the count of every event
+        n = base("count", None, None, None, AttrType.LONG, "AGG_COUNT", name)
         return OutputColumn(name, AttrType.DOUBLE, "avg", (s, n))
     op = fname
     return OutputColumn(name, c.type, op, (base(op, arg, c.code, c.type, c.type, f"AGG_{op.upper()}", name),))

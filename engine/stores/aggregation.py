@@ -1,8 +1,10 @@
 """Incremental-aggregation roll-ups in PostgreSQL or MySQL/MariaDB, with Siddhi's shard ids.
 
 ``define aggregation`` with ``@store(type='rdbms', jdbc.url=...)`` keeps the tables
-``<Agg>_SECONDS`` ... ``<Agg>_YEARS`` in the database, with the same base-value columns as the
-SQLite store (decision 9: averages are computed on read).
+``<Agg>_SECONDS`` ... ``<Agg>_YEARS`` in the database in Siddhi 5.1's own layout (table and
+column names, types per database, primary key: :class:`SiddhiAggregationSchema`), so the tables a
+Siddhi deployment wrote are read, continued and purged as they are, and a Siddhi node and a
+Srota node can share them (DESIGN.md decision 16; averages are computed on read, decision 9).
 
 **Shards.** With ``@PartitionById(enable='true')`` every process writes its own rows under its
 shard id (a ``SHARD_ID`` column, part of the primary key, as in Siddhi's distributed
@@ -37,10 +39,13 @@ from srota.engine.aggregation.store import (
     SqliteSchema,
     Store,
     StoredRow,
+    decode_distinct,
+    encode_distinct,
     split_writes,
     table_name,
 )
 from srota.engine.stores.database import Database, StoreError, StoreUnavailableError
+from srota.engine.types import f32
 from srota.grammar.model import AttrType, TimeDuration
 
 _log = logging.getLogger("srota.engine.aggregation")
@@ -50,55 +55,183 @@ SHARD = "SHARD_ID"
 _ROWS_PER_STATEMENT = 500
 
 
-class SqlAggregationSchema(SqliteSchema):
-    """The SQLite layout's columns with a server database's types (and ``SHARD_ID``)."""
+#: siddhi-store-rdbms's ``rdbms-table-config.xml`` type mapping (``typeMapping``) per database.
+_SIDDHI_TYPES = {
+    "postgresql": {AttrType.INT: "INTEGER", AttrType.LONG: "BIGINT", AttrType.FLOAT: "REAL",
+                   AttrType.DOUBLE: "DOUBLE PRECISION", AttrType.BOOL: "BOOLEAN", AttrType.OBJECT: "BYTEA",
+                   AttrType.STRING: "VARCHAR"},
+    "mysql": {AttrType.INT: "INTEGER", AttrType.LONG: "BIGINT", AttrType.FLOAT: "FLOAT",
+              AttrType.DOUBLE: "DOUBLE", AttrType.BOOL: "TINYINT(1)", AttrType.OBJECT: "BLOB",
+              AttrType.STRING: "VARCHAR"},
+}
+#: siddhi-store-rdbms's ``stringSize`` (VARCHAR(254) unless ``field.length`` says otherwise).
+_STRING_SIZE = 254
 
-    def __init__(self, spec: Any, db: Database, sharded: bool) -> None:
-        super().__init__(spec)
-        dialect = db.dialect
+
+def _decode_set(value: Any) -> set[Any]:
+    """An ``AGG_SET_x`` value as Srota writes it (the set as JSON, in the binary column)."""
+    if value is None:
+        return set()
+    if isinstance(value, memoryview):
+        value = value.tobytes()
+    if isinstance(value, bytes):
+        if value[:2] == b"\xac\xed":
+            raise StoreError("a distinctCount column (AGG_SET_*) holds a Java-serialized set written by "
+                             "Siddhi, which Srota cannot read")
+        value = value.decode()
+    return decode_distinct(value)
+
+
+def _encode_set(values: set[Any]) -> bytes:
+    return encode_distinct(values).encode()
+
+
+class SiddhiAggregationSchema:
+    """The tables siddhi-core 5.1 defines for an aggregation (``AggregationParser.initDefaultTables``)
+    and siddhi-store-rdbms creates, and the conversion of Srota's bucket rows to and from them.
+
+    Columns, in order: ``AGG_TIMESTAMP``, ``SHARD_ID`` (``@PartitionById``), ``AGG_EVENT_TIMESTAMP``
+    (``aggregate by`` an attribute), the group-by attributes, the latest-value select items,
+    ``AGG_LAST_EVENT_TIMESTAMP`` (event time with latest values), then the base values in the order
+    the select items first need them (:mod:`srota.engine.aggregation.spec`).  Primary key:
+    ``AGG_TIMESTAMP``, ``SHARD_ID``, ``AGG_EVENT_TIMESTAMP``, the group-by attributes.
+
+    Siddhi writes ``AGG_TIMESTAMP`` as the bucket its root executor was in when the row was written
+    and ``AGG_EVENT_TIMESTAMP`` as the event time's own bucket, so a late event is a row of its own
+    (same ``AGG_EVENT_TIMESTAMP``, a later ``AGG_TIMESTAMP``) and readers add such rows up.  Srota
+    writes the bucket into both (its late events are merged into the bucket's row) and reads any
+    number of rows per bucket, key and shard; a bucket row's time is ``AGG_EVENT_TIMESTAMP`` for
+    event time and ``AGG_TIMESTAMP`` for arrival time, which is what ``within`` and purging compare.
+    """
+
+    def __init__(self, spec: Any, db: Database, sharded: bool, lengths: dict[str, int] | None = None) -> None:
+        self.spec = spec
         self.q = db.q
-        keys = {name for name, _ in spec.group_by}
-
-        def sql_type(name: str, t: Any) -> str:
-            if t == "TEXT":  # a distinct set (JSON) or the time zone
-                return "TEXT" if name != "AGG_TIMEZONE" else "VARCHAR(16)"
-            attr = {"INTEGER": AttrType.LONG, "REAL": AttrType.DOUBLE}.get(t)
-            if attr is not None:
-                return dialect.column_type(attr, None, name in keys)
-            return dialect.column_type(t, None, name in keys)
-
-        types = {n: t for n, t in spec.group_by}
-        types.update({n: t for n, t in spec.latest})
-        cols: list[tuple[str, str]] = []
-        for name, sqlite_type in self.columns:
-            attr_type = types.get(name)
-            if attr_type is AttrType.STRING:
-                cols.append((name, dialect.column_type(AttrType.STRING, None, name in keys)))
-            elif attr_type is AttrType.OBJECT:
-                cols.append((name, dialect.column_type(AttrType.OBJECT, None, False)))
-            else:
-                # booleans are stored 0/1 and floats as doubles: the SQLite layout's values,
-                # exactly (a 32-bit float is exact in a double), for both databases and Spark
-                cols.append((name, sql_type(name, sqlite_type)))
         self.sharded = sharded
-        self.coerce_times = True  # whatever number type a server driver returns
+        self.event_time = spec.time_attribute is not None
+        self.has_last = self.event_time and bool(spec.latest)
+        types = _SIDDHI_TYPES["postgresql" if db.dialect.name == "postgresql" else "mysql"]
+        lengths = lengths or {}
+        cols: list[tuple[str, AttrType]] = [("AGG_TIMESTAMP", AttrType.LONG)]
         if sharded:
-            cols.append((SHARD, "VARCHAR(64)"))
-        self.columns = cols
+            cols.append((SHARD, AttrType.STRING))
+        if self.event_time:
+            cols.append(("AGG_EVENT_TIMESTAMP", AttrType.LONG))
+        cols += list(spec.group_by)
+        cols += list(spec.latest)
+        if self.has_last:
+            cols.append(("AGG_LAST_EVENT_TIMESTAMP", AttrType.LONG))
+        cols += [(b.name, AttrType.OBJECT if b.op == "distinct" else b.type) for b in spec.bases]
+        self.key_columns = [name for name, _ in spec.group_by]
+        self.key_names = [c for c, _ in cols[:len(cols) - len(spec.latest) - int(self.has_last) - len(spec.bases)]]
+        self.attr_types = cols
+
+        def sql_type(name: str, t: AttrType) -> str:
+            if t is AttrType.STRING:
+                return f"VARCHAR({lengths.get(name, _STRING_SIZE)})"
+            return types[t]
+
+        self.columns = [(c, sql_type(c, t) + (" NOT NULL" if c in self.key_names else "")) for c, t in cols]
         self.column_names = [c for c, _ in cols]
-        self.key_names = ["AGG_TIMESTAMP", *self.key_columns] + ([SHARD] if sharded else [])
+        #: the column a bucket row's time is in (what within, purging and recreation compare)
+        self.time_column = "AGG_EVENT_TIMESTAMP" if self.event_time else "AGG_TIMESTAMP"
+        self.key_positions = list(range(len(self.key_names)))
+        self.shard_position = 1 if sharded else None
+        self._to = self._compile_to_params()
+        self._from = self._compile_from_params()
 
     def create(self, table: str, suffix: str) -> str:
+        """siddhi-store-rdbms's ``CREATE TABLE`` (``tableCreateQuery``) for ``table``."""
         q = self.q
         cols = ", ".join(f"{q(c)} {t}" for c, t in self.columns)
         return (f"CREATE TABLE IF NOT EXISTS {q(table)} ({cols}, "
                 f"PRIMARY KEY ({', '.join(q(c) for c in self.key_names)})){suffix}")
 
+    def indexes(self, table: str) -> list[str]:
+        """The ``@Index`` Siddhi puts on a new table (``indexCreateQuery``): AGG_LAST_EVENT_TIMESTAMP."""
+        if not self.has_last:
+            return []
+        q = self.q
+        return [f"CREATE INDEX {q(table + '_INDEX_1')} ON {q(table)} ({q('AGG_LAST_EVENT_TIMESTAMP')})"]
+
     def create_undo(self, table: str, suffix: str) -> str:
         q = self.q
-        cols = ", ".join(f"{q(c)} {t}" for c, t in self.columns)
+        cols = ", ".join(f"{q(c)} {t.replace(' NOT NULL', '')}" for c, t in self.columns)
         return (f"CREATE TABLE IF NOT EXISTS {q(table + '__undo')} "
                 f"(srota_seq BIGINT NOT NULL, srota_existed SMALLINT NOT NULL, {cols}){suffix}")
+
+    # ------------------------------------------------------------------ row conversion
+    def to_params(self, start: int, key: tuple[Any, ...], row: list[Any], shard: str | None) -> tuple[Any, ...]:
+        """A bucket row as the table's record (columns in order)."""
+        return self._to(start, key, row, shard)
+
+    def from_params(self, rec: Sequence[Any]) -> StoredRow:
+        """A record as ``(bucket start, key, row)``."""
+        return self._from(rec)
+
+    def blank_params(self, start: int, key: tuple[Any, ...], shard: str | None) -> tuple[Any, ...]:
+        """A record with only the primary key set (the undo table's "there was no row")."""
+        full = self.to_params(start, key, self._blank_row(), shard)
+        return (*full[:len(self.key_names)], *([None] * (len(self.column_names) - len(self.key_names))))
+
+    def _blank_row(self) -> list[Any]:
+        spec = self.spec
+        return [0, 0, *([None] * len(spec.latest)), *[set() if b.op == "distinct" else None for b in spec.bases]]
+
+    def _compile_to_params(self) -> Any:
+        spec = self.spec
+        parts = ["start"]
+        if self.sharded:
+            parts.append("shard")
+        if self.event_time:
+            parts.append("start")
+        parts += [f"(None if key[{i}] is None else bool(key[{i}]))" if t is AttrType.BOOL else f"key[{i}]"
+                  for i, (_, t) in enumerate(spec.group_by)]
+        for i, (_, t) in enumerate(spec.latest):
+            v = f"row[{2 + i}]"
+            parts.append(f"(None if {v} is None else bool({v}))" if t is AttrType.BOOL else v)
+        if self.has_last:
+            parts.append("row[0]")
+        for j, b in enumerate(spec.bases):
+            v = f"row[{spec.base_offset + j}]"
+            parts.append(f"_enc({v})" if b.op == "distinct" else v)
+        code = f"def to_params(start, key, row, shard):\n    return ({', '.join(parts)},)\n"
+        ns: dict[str, Any] = {"_enc": _encode_set}
+        exec(compile(code, f"<siddhi to_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
+        return ns["to_params"]
+
+    def _compile_from_params(self) -> Any:
+        spec = self.spec
+
+        def value(i: int, t: AttrType) -> str:
+            v = f"v[{i}]"
+            if t is AttrType.BOOL:
+                return f"(None if {v} is None else bool({v}))"
+            if t is AttrType.FLOAT:  # MariaDB's FLOAT reads back as its shortest decimal
+                return f"(None if {v} is None else _f32(float({v})))"
+            if t is AttrType.DOUBLE:
+                return f"(None if {v} is None else float({v}))"
+            if t is AttrType.LONG or t is AttrType.INT:
+                return f"(None if {v} is None else int({v}))"
+            return v
+
+        at = 1 + int(self.sharded)
+        start = f"int(v[{at}])" if self.event_time else "int(v[0])"
+        at += int(self.event_time)
+        key = "".join(value(at + i, t) + ", " for i, (_, t) in enumerate(spec.group_by))
+        at += len(spec.group_by)
+        latest = [value(at + i, t) for i, (_, t) in enumerate(spec.latest)]
+        at += len(spec.latest)
+        last = f"int(v[{at}])" if self.has_last else "ts"
+        at += int(self.has_last)
+        bases = [f"_dec(v[{at + j}])" if b.op == "distinct" else value(at + j, b.type)
+                 for j, b in enumerate(spec.bases)]
+        code = ("def from_params(v):\n"
+                f"    ts = {start}\n"
+                f"    return ts, ({key}), [{last}, 0, {''.join(p + ', ' for p in latest + bases)}]\n")
+        ns: dict[str, Any] = {"_dec": _decode_set, "_f32": f32}
+        exec(compile(code, f"<siddhi from_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
+        return ns["from_params"]
 
 
 class SqlAggregationStore(QueuedWriter, Store):
@@ -109,7 +242,7 @@ class SqlAggregationStore(QueuedWriter, Store):
     rewinds_with_snapshot = True
 
     def __init__(self, spec: Any, db: Database, shard_id: str | None, sharded: bool,
-                 batch_size: int = 5000, max_queued: int = 10_000) -> None:
+                 batch_size: int = 5000, max_queued: int = 10_000, lengths: dict[str, int] | None = None) -> None:
         if sharded and not shard_id:
             raise StoreError("@PartitionById needs a shard id: SiddhiManager(shard_id=...), `shard.id` in "
                              "the service config, or one per worker under --workers")
@@ -117,7 +250,10 @@ class SqlAggregationStore(QueuedWriter, Store):
         self.db = db
         self.database = db.url.display()
         self.shard_id = shard_id if sharded else None
-        self.schema = SqlAggregationSchema(spec, db, sharded)
+        self.schema = SiddhiAggregationSchema(spec, db, sharded, lengths)
+        # the rows Spark hands over are in the SQLite layout's column order (write_params)
+        self._srota = SqliteSchema(spec)
+        self._srota.coerce_times = True
         self.tables = {d: table_name(spec.id, d) for d in spec.durations}
         self.errors = 0
         self.failed_writes = 0
@@ -129,6 +265,7 @@ class SqlAggregationStore(QueuedWriter, Store):
         q = db.q
         names = self.schema.column_names
         self._select = f"SELECT {', '.join(q(c) for c in names)} FROM "
+        self._time = q(self.schema.time_column)
         self._upsert = {d: db.dialect.upsert(t, names, self.schema.key_names) for d, t in self.tables.items()}
         self._shard_where = f" AND {q(SHARD)} = {ph}" if sharded else ""
         self._max_written: dict[TimeDuration, int | None] = {}
@@ -170,13 +307,25 @@ class SqlAggregationStore(QueuedWriter, Store):
         self.db.dialect.serialize_ddl(cur)
         suffix = self.db.dialect.create_table_suffix()
         for t in self.tables.values():
-            cur.execute(self.schema.create(t, suffix))
             have = self.db.dialect.existing_columns(cur, t)
-            if have is not None and [c.lower() for c in have] != [c.lower() for c in self.schema.column_names]:
-                raise StoreError(f"aggregation table '{t}' in {self.database} has columns {have}, the app "
-                                 f"needs {self.schema.column_names}" + (
-                                     " (@PartitionById adds SHARD_ID)" if self.schema.sharded or SHARD in have
-                                     else "") + ": migrate or drop it")
+            if have is None:
+                cur.execute(self.schema.create(t, suffix))
+                for sql in self.schema.indexes(t):
+                    cur.execute(sql)
+                continue
+            # As siddhi-store-rdbms: an existing table (a Siddhi node's) is used as it is; every
+            # statement names its columns, so only the columns the app needs must be there.
+            present = {c.lower() for c in have}
+            missing = [c for c in self.schema.column_names if c.lower() not in present]
+            if missing:
+                hint = ""
+                if "agg_timezone" in present:
+                    hint = (" (it is in the layout earlier Srota versions wrote, not Siddhi's: move its rows into "
+                            "Siddhi's columns or drop it)")
+                elif SHARD in missing or (SHARD.lower() in present and not self.schema.sharded):
+                    hint = " (@PartitionById adds SHARD_ID)"
+                raise StoreError(f"aggregation table '{t}' in {self.database} has columns {have}; the app "
+                                 f"needs {self.schema.column_names}, missing {missing}{hint}: migrate or drop it")
         cur.execute(f"CREATE TABLE IF NOT EXISTS {self.db.q('srota_meta')} "
                     f"(name VARCHAR(200) PRIMARY KEY, value BIGINT)")
         ph = self.db.dialect.placeholder
@@ -261,13 +410,14 @@ class SqlAggregationStore(QueuedWriter, Store):
         found = {}
         for rec in cur.fetchall():
             ts, key, row = self.schema.from_params(rec)
-            if (ts, key) in wanted:
+            # only the row Srota writes (AGG_TIMESTAMP is the bucket); the rows Siddhi wrote for
+            # late events (a later AGG_TIMESTAMP) stay as they are and are added up on read
+            if (ts, key) in wanted and int(rec[0]) == ts:
                 found[(ts, key)] = row
         return found
 
     def _params(self, ts: int, key: tuple[Any, ...], row: list[Any]) -> tuple[Any, ...]:
-        p = self.schema.to_params(ts, key, row)
-        return (*p, self.shard_id) if self.schema.sharded else p
+        return self.schema.to_params(ts, key, row, self.shard_id)
 
     def _apply_once(self, cur: Any, writes: list[tuple[Any, ...]]) -> None:
         copy, merge = self.spec.copy_row, self.spec.merge
@@ -354,21 +504,12 @@ class SqlAggregationStore(QueuedWriter, Store):
         sql = (f"INSERT INTO {q(self.tables[duration] + '__undo')} (srota_seq, srota_existed, "
                f"{', '.join(q(c) for c in names)}) VALUES ({ph}, {ph}, {', '.join(ph for _ in names)})")
         params = []
-        n_key = 1 + len(self.spec.group_by)
         for ts, key, before in undo:
             if before is not None:
                 params.append((seq, 1, *self._params(ts, key, before)))
             else:
-                blank: list[Any] = [None] * len(names)
-                blank[:n_key] = [ts, *self.schema.to_params(ts, key, self._blank_row())[1:n_key]]
-                if self.schema.sharded:
-                    blank[-1] = self.shard_id
-                params.append((seq, 0, *blank))
+                params.append((seq, 0, *self.schema.blank_params(ts, key, self.shard_id)))
         cur.executemany(sql, params)
-
-    def _blank_row(self) -> list[Any]:
-        spec = self.spec
-        return [0, 0, *([None] * len(spec.latest)), *[set() if b.op == "distinct" else None for b in spec.bases]]
 
     def _call(self, fn: Callable[[Any], Any]) -> Any:
         """Run ``fn(cursor)`` on the writer thread after the queued writes; return its result."""
@@ -434,7 +575,7 @@ class SqlAggregationStore(QueuedWriter, Store):
                         cur.execute(self._upsert[d], tuple(values))
                     else:
                         where = " AND ".join(f"{q(c)} = {ph}" for c in self.schema.key_names)
-                        key = [values[i] for i in range(1 + len(self.spec.group_by))] + list(shard)
+                        key = [values[i] for i in self.schema.key_positions]
                         cur.execute(f"DELETE FROM {q(t)} WHERE {where}", tuple(key))
                     changed += 1
                 cur.execute(f"DELETE FROM {undo} WHERE srota_seq > {ph}{self._shard_where}", (mark, *shard))
@@ -461,31 +602,31 @@ class SqlAggregationStore(QueuedWriter, Store):
         self._put_job(work)
 
     def write_params(self, duration: TimeDuration, params: Iterable[Sequence[Any]], mode: str = "replace") -> int:
-        """Write rows already in column order (the Spark jobs' fallback); returns how many."""
-        # booleans are stored 0/1 (the SQLite layout's values; Spark hands them over as bool)
-        rows = [tuple(int(v) if isinstance(v, bool) else v for v in p) for p in params]
-        if self.schema.sharded:
-            rows = [(*r, self.shard_id) for r in rows]
+        """Write rows given in the SQLite layout's column order (what the Spark jobs compute:
+        ``AGG_TIMESTAMP``, keys, ``AGG_TIMEZONE``, ``AGG_LAST_EVENT_TIMESTAMP``, latest values,
+        base values) into Siddhi's columns, replacing rows with the same key; returns how many."""
+        from_srota = self._srota.from_params
+        rows = [self._params(*from_srota(p)) for p in params]
         sql = self._upsert[duration]
         return int(self._call(lambda cur: (cur.executemany(sql, rows), len(rows))[1]))
 
     def _records(self, duration: TimeDuration, start: int | None, end: int | None, own: bool) -> list[Any]:
-        """The table's records (columns in order, ``SHARD_ID`` last when sharded) in a time range."""
+        """The table's records (columns in order) whose bucket is in a time range."""
         q = self.db.q
         ph = self.db.dialect.placeholder
         where: list[str] = []
         args: list[Any] = []
         if start is not None:
-            where.append(f"{q('AGG_TIMESTAMP')} >= {ph}")
+            where.append(f"{self._time} >= {ph}")
             args.append(start)
         if end is not None:
-            where.append(f"{q('AGG_TIMESTAMP')} < {ph}")
+            where.append(f"{self._time} < {ph}")
             args.append(end)
         if own and self.shard_id:
             where.append(f"{q(SHARD)} = {ph}")
             args.append(self.shard_id)
         sql = self._select + q(self.tables[duration]) + (" WHERE " + " AND ".join(where) if where else "")
-        sql += f" ORDER BY {q('AGG_TIMESTAMP')}"
+        sql += f" ORDER BY {self._time}, {q('AGG_TIMESTAMP')}"
 
         def read(cur: Any) -> list[Any]:
             cur.execute(sql, tuple(args))
@@ -495,9 +636,8 @@ class SqlAggregationStore(QueuedWriter, Store):
 
     def _scan(self, duration: TimeDuration, start: int | None, end: int | None, own: bool) -> list[StoredRow]:
         records = self._records(duration, start, end, own)
-        if not self.schema.sharded or own:
-            return [self.schema.from_params(r) for r in records]
-        # compose the shards' base values into the rows one process would hold
+        # compose the shards' base values (and the rows Siddhi wrote for late events) into
+        # the rows one process would hold
         merged: dict[Any, list[Any]] = {}
         merge, copy = self.spec.merge, self.spec.copy_row
         for rec in records:
@@ -523,15 +663,28 @@ class SqlAggregationStore(QueuedWriter, Store):
         """Every shard's rows as stored, not composed: ``(AGG_TIMESTAMP, key, shard id, row)``,
         oldest first (a distributed read tells which shard has rolled what up)."""
         from_params = self.schema.from_params
-        out = []
+        merge, copy = self.spec.merge, self.spec.copy_row
+        at = self.schema.shard_position
+        out: dict[Any, tuple[int, tuple[Any, ...], str, list[Any]]] = {}
         for rec in self._records(duration, start, end, own=False):
             ts, key, row = from_params(rec)
-            out.append((ts, key, rec[-1], row))
-        return out
+            shard = rec[at] if at is not None else ""
+            have = out.get((ts, key, shard))
+            if have is None:
+                out[(ts, key, shard)] = (ts, key, shard, copy(row))
+            else:  # a late event's row Siddhi wrote
+                merge(have[3], row)
+        return list(out.values())
 
-    def latest(self, duration: TimeDuration) -> int | None:
-        sql = f"SELECT MAX({self.db.q('AGG_TIMESTAMP')}) FROM {self.db.q(self.tables[duration])}"
-        value = self._call(lambda cur: (cur.execute(sql), cur.fetchone())[1][0])
+    def latest(self, duration: TimeDuration, own: bool = False) -> int | None:
+        """The newest bucket's start (every shard's, or this shard's with ``own``)."""
+        q = self.db.q
+        sql = f"SELECT MAX({self._time}) FROM {q(self.tables[duration])}"
+        args: tuple[Any, ...] = ()
+        if own and self.shard_id:
+            sql += f" WHERE {q(SHARD)} = {self.db.dialect.placeholder}"
+            args = (self.shard_id,)
+        value = self._call(lambda cur: (cur.execute(sql, args), cur.fetchone())[1][0])
         return None if value is None else int(value)
 
     @property
@@ -540,7 +693,8 @@ class SqlAggregationStore(QueuedWriter, Store):
         return _OwnShard(self)
 
     def delete_before(self, duration: TimeDuration, before: int) -> int:
-        sql = f"DELETE FROM {self.db.q(self.tables[duration])} WHERE {self.db.q('AGG_TIMESTAMP')} < " \
+        # every shard's rows, by the bucket's time, as Siddhi's IncrementalDataPurger deletes
+        sql = f"DELETE FROM {self.db.q(self.tables[duration])} WHERE {self._time} < " \
               f"{self.db.dialect.placeholder}"
         n = self._call(lambda cur: (cur.execute(sql, (before,)), cur.rowcount)[1])
         self._max_written.pop(duration, None)
@@ -559,14 +713,15 @@ class _OwnShard(Store):
         return self._store._scan(duration, start, end, own=True)
 
     def latest(self, duration: TimeDuration) -> int | None:
-        store = self._store
-        return store._call(lambda cur: store._max(cur, duration))
+        return self._store.latest(duration, own=True)
 
 
 def open_sql_aggregation_store(spec: Any, options: dict[str, str], shard_id: str | None, sharded: bool,
                                datasources: dict[str, dict[str, str]] | None = None) -> SqlAggregationStore:
     """The ``@store(type='rdbms')`` of an aggregation."""
     from srota.engine.stores.database import max_outage, url_from_options
+    from srota.engine.stores.sqltable import _field_lengths
 
+    lengths = _field_lengths(options.get("field.length", ""))
     db = Database(url_from_options(options, datasources), f"aggregation '{spec.id}'", max_outage(options))
-    return SqlAggregationStore(spec, db, shard_id, sharded)
+    return SqlAggregationStore(spec, db, shard_id, sharded, lengths=lengths)

@@ -299,7 +299,7 @@ def test_partialAggregationTest7(rdbms_url: str) -> None:
     app = STREAMS_NO_TS + _agg(rdbms_url, SEL_LAST, "sec...year", by_timestamp=False)
     with _shards(app, app, app) as rts:
         _send(rts, SENDS_7[:-1], now=True)
-        time.sleep(0.05)  # the last event is the latest by arrival time on every shard's clock
+        time.sleep(1.0)  # upstream's Thread.sleep(1000): the last event's second is a later one
         _send(rts, SENDS_7[-1:], now=True)
         _wait(now=True)
         got = _rows(rts[0].query("from stockAggregation within 0L, "
@@ -333,7 +333,7 @@ def test_partialAggregationTest8(rdbms_url: str) -> None:
         got: list[tuple[Any, ...]] = []
         rts[0].add_query_callback("query1", lambda ts, ins, rem: got.extend(tuple(e.data) for e in ins or ()))
         _send(rts, SENDS_7[:-1], now=True)
-        time.sleep(0.05)
+        time.sleep(1.0)  # upstream's Thread.sleep(1000)
         _send(rts, SENDS_7[-1:], now=True)
         _wait(now=True)
         year = datetime.date.today().year + 2

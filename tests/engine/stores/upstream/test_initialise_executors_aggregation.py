@@ -58,12 +58,10 @@ def _create_tables(url: str) -> None:
 
 
 def _insert(table: str, ts: int, symbol: str) -> str:
-    """Upstream's ``INSERT INTO <table> VALUES (ts, ts, symbol, 100, 1)``: Siddhi's columns are
-    (AGG_TIMESTAMP, AGG_EVENT_TIMESTAMP, symbol, AGG_SUM_price, AGG_COUNT); Srota's tables have other
-    columns besides (AGG_TIMEZONE ...), name the event time AGG_LAST_EVENT_TIMESTAMP and avg's count AGG_COUNT_price, so the
-    columns are named here."""
-    return (f"INSERT INTO {table} (AGG_TIMESTAMP, AGG_LAST_EVENT_TIMESTAMP, symbol, AGG_SUM_price, AGG_COUNT_price) "
-            f"VALUES ({ts}, {ts}, '{symbol}', 100, 1)")
+    """Upstream's statement as it is: ``INSERT INTO <table> VALUES (ts, ts, symbol, 100, 1)``, the
+    columns of Siddhi's table in order (AGG_TIMESTAMP, AGG_EVENT_TIMESTAMP, symbol, AGG_SUM_price,
+    AGG_COUNT), which are the columns Srota's rdbms tables have."""
+    return f"INSERT INTO {table} VALUES ({ts}, {ts}, '{symbol}', 100, 1)"
 
 
 def _unsorted_match(got: list[tuple[Any, ...]], expected: list[tuple[Any, ...]]) -> bool:
