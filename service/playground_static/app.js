@@ -100,6 +100,35 @@ $("save").onclick = () => {
   URL.revokeObjectURL(link.href);
 };
 
+// ------------------------------------------------------------------ deploy to server
+// Under a service's admin server (http.playground.enabled) the page can deploy the app there
+// through Siddhi Runner's API, as Siddhi Tooling's "Deploy to server" does; the button shows
+// only where that API answers (not under a stand-alone `srota playground`).
+const SIDDHI_APPS = new URL("../siddhi-apps", new URL(".", location.href)).pathname;
+fetch(SIDDHI_APPS, { credentials: "same-origin" })
+  .then((r) => { if (r.ok) $("deploy").hidden = false; })
+  .catch(() => {});
+$("deploy").onclick = async () => {
+  const status = $("deploy-status");
+  status.textContent = "deploying…";
+  try {
+    const r = await fetch(SIDDHI_APPS, {
+      method: "PUT", credentials: "same-origin", headers: { "Content-Type": "text/plain" },
+      body: editor.state.doc.toString(),
+    });
+    let body = {};
+    try { body = await r.json(); } catch { /* no JSON body */ }
+    if (r.ok) {
+      status.textContent = r.status === 201 ? "deployed to the server" : "updated on the server";
+    } else {
+      const where = body.line ? ` (line ${body.line}, column ${body.column})` : "";
+      status.textContent = `not deployed${where}: ${body.message || body.error || r.statusText}`;
+    }
+  } catch (e) {
+    status.textContent = `not deployed: ${e}`;
+  }
+};
+
 // ------------------------------------------------------------------ run and stop
 async function run() {
   say("starting…");
