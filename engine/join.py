@@ -363,6 +363,36 @@ def _row_wise(ctx: Any, query: Query | None) -> bool:
         not (sel.having is not None and has_aggregator(sel.having))
 
 
+def _output_data(query: Query | None, scope: JoinScope, i: int, side: JoinSide) -> list[int | None] | None:
+    """The attributes of side ``i`` in its events' output data, as Siddhi lays them out: the
+    distinct attributes of that side the selector outputs as plain variables, in select order
+    (``select *``: all).  A frequency window without key attributes keys by them.  None when
+    the query is unknown."""
+    if query is None:
+        return None
+    sel = query.selector
+    if sel.attributes is None:
+        return list(range(len(side.attributes)))
+    slots: list[int | None] = []
+    for oa in sel.attributes:
+        var = oa.expression
+        if not isinstance(var, Variable) or var.stream_index is not None:
+            continue
+        try:
+            if var.stream_id is not None:
+                if scope._side_of(var.stream_id, var) != i:
+                    continue
+            elif var.attribute not in scope._index[i] or any(
+                    var.attribute in idx for j, idx in enumerate(scope._index) if j != i):
+                continue
+        except Exception:  # noqa: BLE001 - the selector reports it
+            continue
+        j = scope._index[i].get(var.attribute)
+        if j is not None and j not in slots:
+            slots.append(j)
+    return slots
+
+
 def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeGen,
                     element_prefix: str) -> InputPlan:
     """Plan a join: both sides' chains, the probe functions and the join scope."""
@@ -420,6 +450,7 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
 
     # Each stream/window side's chain (filters, functions, window), planned once.
     expired, batch = output_needs(ctx, inp)
+    query_of = _query_of(ctx, inp)
     chains: list[InputPlan | None] = [None, None]
     for i, s in enumerate(sides):
         if s.kind != "table":
@@ -427,6 +458,7 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
             # outputs expired events (batch windows then emit them)
             chains[i] = plan_single_input(s.inp, ctx, sources, gen, f"{element_prefix}/{('left', 'right')[i]}",
                                           expects_expired=expired)
+    output_slots = [_output_data(query_of, scope, i, sides[i]) for i in (0, 1)]
     elements: dict[str, Any] = {}
     window_ids = [f"{element_prefix}/{('left', 'right')[i]}/window" for i in (0, 1)]
 
@@ -463,6 +495,10 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
                 elements.update(plan.elements)
                 holders[i] = plan.elements[window_ids[i]]
                 holders[i].enable_find()  # Siddhi's findToBeExecuted
+                # (with no output data at all Siddhi's generateKey fails on a null array for
+                # every event: the window keeps its all-attribute key instead)
+                if output_slots[i] and hasattr(holders[i], "key_by_output"):
+                    holders[i].key_by_output(output_slots[i])
             else:
                 nowin = _NoWindow(expired, reset=not batch, clock=ctx.clock)
                 if jp is not None:
