@@ -1,0 +1,1148 @@
+"""A seeded random generator of SiddhiQL apps and their input events, for differential tests.
+
+``generate(seed, index)`` makes one case (the shape ``runner/SiddhiRunner.java`` reads): an app
+whose first line is ``@app:playback``, the stream and query callbacks to register, and steps
+(chunks of events, one event sent alone or 2-6 as one chunk, and on-demand queries). The same
+``(seed, index)`` always makes the same case: every choice comes from
+``random.Random(f"{seed}:{index}")``. ``family=`` forces a family; by default ``index`` picks
+one in turn, so any ``len(FAMILIES)`` consecutive indexes cover them all.
+
+Events: timestamps start near 1_700_000_000_000 (2023-11-14 22:13:20 UTC) and never go back;
+gaps are 0 ms to a few seconds, now and then a jump past every window length (and, for
+aggregations, past a minute), so time windows, ``within``, absent patterns and aggregation
+buckets fire. Values come from a few symbols (so joins, patterns and group-bys match), ints,
+longs, floats and doubles with one decimal, bools, and in some families an occasional null.
+
+Nothing whose output depends on more than the app and its events (checked by running every
+case twice on Siddhi 5.1.33): no UUID(), no cron, no ``select *`` or several-row join on a
+primary-key or ``@Index`` table without an ``order by`` over every column (their rows sit in
+hash maps and identity hash sets), no expired events out of frequent windows (a hash map's
+order), and these Siddhi 5.1.33 behaviours are kept out of the way:
+
+* a periodic trigger ticks on the wall clock even under playback (``PeriodicTrigger`` is a
+  ``scheduleAtFixedRate``): triggers here are ``at 'start'`` and ``at every 10 min|1 hour``,
+  which never ticks during a run;
+* a closed second's or minute's aggregation bucket is written to its table on another thread
+  (waited for at hours only), so a read ``per 'seconds'`` or ``'minutes'`` races it: reads
+  here are per hours, days, months or years, whose buckets never close during a run (events
+  span less than 40 minutes from 22:13:20);
+* a time-based output rate (``output ... every 2 sec``, ``output snapshot ...``) starts its
+  period at ``System.currentTimeMillis()``, so under playback with these timestamps it never
+  emits: it is generated (it is valid SiddhiQL, and Siddhi's silence is its answer) but only
+  as an app's second query, after one counting events;
+* an aggregation ``from S[filter]`` aggregates nothing: aggregations here have no filter;
+* a join on a ``delay`` window, and a chunk reaching a ``delay`` window while an earlier event
+  is still delayed, hang: no joins on delay windows, and an app with one sends events alone;
+* an on-demand query on a batch named window that outputs current events fails (a
+  NullPointerException): batch named windows here output all or expired events;
+* ``hopping`` is no window of Siddhi 5.1.33 (``HopingWindowProcessor`` is an abstract base
+  class, no extension is named ``hopping``): not generated.
+
+Families (``FAMILIES``):
+
+* ``filter``: filters and projections: arithmetic on every pair of int/long/float/double
+  (``+ - * / %``), comparisons, ``and``/``or``/``not``, ``is null``, and the core functions
+  convert, cast, ifThenElse, coalesce, instanceOf*, maximum, minimum, default, eventTimestamp(),
+  currentTimeMillis() (the playback clock); chained queries through an intermediate stream.
+* ``window``: every core window: length, lengthBatch (and its stream-current flag), time,
+  timeBatch (start time, stream-current flag), timeLength, externalTime, externalTimeBatch
+  (start time, timeout), sort, frequent, lossyFrequent, session (key, allowed latency), batch,
+  delay, expression, expressionBatch; ``insert current|expired|all events into``.
+* ``aggregate``: every core aggregator (sum, count, avg, min, max, stdDev, distinctCount,
+  maxForever, minForever, and, or, unionSet with createSet/sizeOfSet) with group by, having,
+  order by, limit and offset, over a window or none.
+* ``rate``: output rate limiting: ``output [all|first|last] every N events``, ``... every N sec``,
+  ``output snapshot every N sec``, with and without group by and windows.
+* ``join``: stream-stream joins: ``join``, ``left|right|full outer join``, ``unidirectional``,
+  sliding and batch windows on both sides, windowless unidirectional sides, cross joins,
+  aggregates over joins.
+* ``join_store``: a stream joined with a table, a named window (inner and outer joins) or an
+  incremental aggregation (``within ... per ...``).
+* ``pattern``: patterns (``->``): counts ``<n:m>``, logical ``and``/``or``, absent
+  ``not S[...] for t`` (alone and with ``and``), ``within``, ``every`` at the start, around a
+  group, later, or nowhere.
+* ``sequence``: sequences (``,``): ``+ * ?`` and ``<n:m>``, logical and absent elements,
+  ``within``, ``every`` or not.
+* ``partition``: value partitions (one or two streams) and range partitions (disjoint or
+  overlapping), with inner streams (``#Inner``), windows, aggregates, joins and patterns.
+  Their queries are named but get no query callback (Siddhi finds none inside a partition).
+* ``table``: tables (plain, ``@PrimaryKey``, ``@Index``): insert, ``update`` (with and without
+  ``set``), ``update or insert into``, ``delete``, ``in`` conditions, joins, and on-demand
+  queries (select, ``on``, group by).
+* ``named_window``: ``define window`` with its output events kind, read by queries, joins and
+  on-demand queries.
+* ``trigger``: ``define trigger Boot at 'start'`` (its one event, at the playback clock's time
+  then, read alone and kept in a window that stream events join) and a periodic trigger
+  (above), read alone and in a unidirectional join.
+* ``aggregation``: ``define aggregation`` (group by or not, ``aggregate by ts`` or the event
+  time, duration ranges and lists) read by on-demand ``within ... per ...`` queries (select,
+  ``on``, group by) and by stream joins ``within ... per ...``.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Case = dict[str, Any]
+
+BASE_TS = 1_700_000_000_000
+_ALL_SYMBOLS = ("IBM", "WSO2", "GOOG", "ORCL")
+_NUMERIC = ("int", "long", "float", "double")
+_RANK = {"int": 0, "long": 1, "float": 2, "double": 3}
+_COMPARE = (">", "<", ">=", "<=", "==", "!=")
+
+
+# ---------------------------------------------------------------------------------------------
+# Streams, values and events
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """An input or inner stream's definition and how its events' values are made."""
+
+    name: str
+    attrs: tuple[tuple[str, str], ...]
+    nullable: frozenset[str] = frozenset()
+
+    def define(self, kind: str = "stream") -> str:
+        body = ", ".join(f"{a} {t}" for a, t in self.attrs)
+        return f"define {kind} {self.name} ({body});"
+
+    def type_of(self, attr: str) -> str:
+        return dict(self.attrs)[attr]
+
+    def numeric(self) -> list[str]:
+        return [a for a, t in self.attrs if t in _NUMERIC]
+
+    def of_type(self, *types: str) -> list[str]:
+        return [a for a, t in self.attrs if t in types]
+
+    def names(self) -> list[str]:
+        return [a for a, _ in self.attrs]
+
+
+def _stock(rng: random.Random, name: str, *, ts: bool = False, flag: bool | None = None,
+           extra: bool | None = None, nulls: bool = False) -> _Stream:
+    """``name (sym string, price float|double, vol int|long[, qty <numeric>][, ok bool][, ts long])``."""
+    attrs: list[tuple[str, str]] = [("sym", "string"), ("price", rng.choice(("double", "double", "float"))),
+                                    ("vol", rng.choice(("int", "int", "long")))]
+    if extra if extra is not None else rng.random() < 0.5:
+        attrs.append(("qty", rng.choice(_NUMERIC)))
+    if flag if flag is not None else rng.random() < 0.4:
+        attrs.append(("ok", "bool"))
+    if ts:
+        attrs.append(("ts", "long"))
+    nullable = frozenset(a for a, _ in attrs[1:] if nulls and a != "ts" and rng.random() < 0.5)
+    return _Stream(name, tuple(attrs), nullable)
+
+
+def _same_as(stream: _Stream, name: str) -> _Stream:
+    return _Stream(name, stream.attrs, stream.nullable)
+
+
+class _Values:
+    """Attribute values: a few symbols, small numbers with one decimal, now and then a null."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.symbols = rng.sample(_ALL_SYMBOLS, rng.choice((2, 3, 3, 4)))
+        self.null_rate = rng.choice((0.03, 0.06, 0.1))
+
+    def value(self, attr: str, typ: str, ts: int, nullable: bool) -> Any:
+        rng = self.rng
+        if nullable and rng.random() < self.null_rate:
+            return None
+        if attr == "ts":
+            return ts
+        if typ == "string":
+            return rng.choice(self.symbols)
+        if typ == "bool":
+            return rng.random() < 0.5
+        if typ in ("int", "long"):
+            hi = 60 if attr == "vol" else 100
+            return rng.randint(1, hi) if rng.random() < 0.9 else rng.randint(1, 5)
+        return round(rng.uniform(1.0, 100.0), 1)
+
+    def row(self, stream: _Stream, ts: int) -> list[Any]:
+        return [self.value(a, t, ts, a in stream.nullable) for a, t in stream.attrs]
+
+
+def _gap(rng: random.Random, long_gaps: bool = False) -> int:
+    r = rng.random()
+    if r < 0.2:
+        return 0
+    if r < 0.7:
+        return rng.randint(1, 900)
+    if r < 0.93:
+        return rng.randint(900, 3000)
+    if long_gaps and r < 0.97:
+        return rng.randint(20_000, 70_000)  # past a minute's bucket
+    return rng.randint(3000, 9000)
+
+
+# ---------------------------------------------------------------------------------------------
+# The app under construction
+
+
+@dataclass
+class _App:
+    """An app's text, its queries' names and the callbacks to register."""
+
+    rng: random.Random
+    values: _Values
+    definitions: list[str] = field(default_factory=list)
+    elements: list[str] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    streams: list[str] = field(default_factory=list)
+    named: int = 0
+    #: send every event alone: Siddhi 5.1.33 hangs on a chunk (send(Event[])) that reaches a
+    #: delay window while an earlier event is still delayed
+    singles: bool = False
+
+    def define(self, text: str) -> None:
+        self.definitions.append(text)
+
+    def query_text(self, body: str, callback: bool = True) -> str:
+        """``body`` as a named query (``@info(name='qN')``), without adding it to the app;
+        ``callback=False`` for a query in a partition (Siddhi finds no query callback there)."""
+        self.named += 1
+        name = f"q{self.named}"
+        if callback:
+            self.queries.append(name)
+        return f"@info(name='{name}')\n{body};"
+
+    def query(self, body: str) -> None:
+        self.elements.append(self.query_text(body))
+
+    def watch(self, *streams: str) -> None:
+        for s in streams:
+            if s not in self.streams:
+                self.streams.append(s)
+
+    def text(self) -> str:
+        return "\n".join(["@app:playback", *self.definitions, "", *self.elements]) + "\n"
+
+
+def _steps(app: _App, inputs: Sequence[tuple[_Stream, float]], *, count: tuple[int, int] = (10, 40),
+           ondemand: Sequence[str] = (), long_gaps: bool = False) -> list[dict[str, Any]]:
+    """Steps sending ``count`` events to ``inputs`` (stream, weight), alone or in chunks of 2-6
+    (alone only when ``app.singles``), with the on-demand queries now and then in between and
+    each once at the end."""
+    rng, values = app.rng, app.values
+    total = rng.randint(*count)
+    ts = start = BASE_TS + rng.randint(0, 5000)
+    streams = [s for s, _ in inputs]
+    weights = [w for _, w in inputs]
+    chunk_rate = 0.0 if app.singles else rng.choice((0.15, 0.3, 0.5))
+    steps: list[dict[str, Any]] = []
+    sent = 0
+    while sent < total:
+        stream = rng.choices(streams, weights)[0]
+        size = rng.randint(2, 6) if rng.random() < chunk_rate else 1
+        size = min(size, total - sent) or 1
+        ts += _gap(rng, long_gaps and ts - start < 30 * 60_000)
+        events = []
+        for i in range(size):
+            if i:
+                ts += rng.choice((0, 0, rng.randint(1, 300)))
+            events.append([ts, values.row(stream, ts)])
+        steps.append({"stream": stream.name, "events": events})
+        sent += size
+        if ondemand and rng.random() < 0.12:
+            steps.append({"query": rng.choice(ondemand)})
+    for q in ondemand:
+        steps.append({"query": q})
+    return steps
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+
+
+def _const(rng: random.Random, typ: str, lo: int = 1, hi: int = 20) -> str:
+    if typ == "int":
+        return str(rng.randint(lo, hi))
+    if typ == "long":
+        return f"{rng.randint(lo, hi)}L"
+    if typ == "float":
+        return f"{rng.randint(lo * 10, hi * 10) / 10}f"
+    if typ == "double":
+        return f"{rng.randint(lo * 10, hi * 10) / 10}"
+    if typ == "bool":
+        return rng.choice(("true", "false"))
+    return f"'{rng.choice(_ALL_SYMBOLS)}'"
+
+
+def _promote(a: str, b: str) -> str:
+    return a if _RANK[a] >= _RANK[b] else b
+
+
+def _arith(rng: random.Random, s: _Stream, depth: int = 2, prefix: str = "") -> tuple[str, str]:
+    """A numeric expression over ``s``'s attributes and its type (Siddhi's promotion)."""
+    nums = s.numeric()
+    if depth <= 0 or rng.random() < 0.3:
+        if rng.random() < 0.75:
+            a = rng.choice(nums)
+            return prefix + a, s.type_of(a)
+        typ = rng.choice(_NUMERIC)
+        return _const(rng, typ), typ
+    op = rng.choice("+-*/%")
+    left, lt = _arith(rng, s, depth - 1, prefix)
+    if op in "/%":  # the divisor is an attribute (never 0 unless null) or a constant, not a difference
+        if rng.random() < 0.7:
+            a = _other(rng, nums, left.removeprefix(prefix))
+            right, rt = prefix + a, s.type_of(a)
+        else:
+            rt = rng.choice(_NUMERIC)
+            right = _const(rng, rt)
+    else:
+        right, rt = _arith(rng, s, depth - 1, prefix)
+        if right == left and len(nums) > 1 and right.removeprefix(prefix) in nums:
+            a = _other(rng, nums, right.removeprefix(prefix))
+            right, rt = prefix + a, s.type_of(a)
+    return f"({left} {op} {right})", _promote(lt, rt)
+
+
+def _other(rng: random.Random, items: Sequence[str], avoid: str) -> str:
+    """One of ``items``, not ``avoid`` when there is another."""
+    rest = [x for x in items if x != avoid]
+    return rng.choice(rest or list(items))
+
+
+def _cond(rng: random.Random, s: _Stream, depth: int = 2, prefix: str = "") -> str:
+    """A boolean condition over ``s``'s attributes."""
+    if depth > 0 and rng.random() < 0.45:
+        kind = rng.random()
+        if kind < 0.45:
+            return f"({_cond(rng, s, depth - 1, prefix)} and {_cond(rng, s, depth - 1, prefix)})"
+        if kind < 0.85:
+            return f"({_cond(rng, s, depth - 1, prefix)} or {_cond(rng, s, depth - 1, prefix)})"
+        return f"not ({_cond(rng, s, depth - 1, prefix)})"
+    r = rng.random()
+    nums = s.numeric()
+    if r < 0.2:
+        return f"{prefix}sym {rng.choice(('==', '!='))} '{rng.choice(_ALL_SYMBOLS)}'"
+    if r < 0.3 and s.nullable:
+        a = rng.choice(sorted(s.nullable))
+        return f"{prefix}{a} is null" if rng.random() < 0.5 else f"not ({prefix}{a} is null)"
+    if r < 0.38 and s.of_type("bool"):
+        return rng.choice((f"{prefix}ok", f"{prefix}ok == {_const(rng, 'bool')}", f"not {prefix}ok"))
+    if r < 0.5:
+        a = rng.choice(nums)
+        b = _other(rng, nums, a)
+        return f"{prefix}{a} {rng.choice(_COMPARE)} {prefix}{b}"
+    if r < 0.6:
+        expr, _ = _arith(rng, s, 1, prefix)
+        return f"{expr} {rng.choice(_COMPARE)} {_const(rng, rng.choice(_NUMERIC), 5, 80)}"
+    a = rng.choice(nums)
+    hi = 60 if a == "vol" else 90
+    return f"{prefix}{a} {rng.choice(_COMPARE[:4])} {_const(rng, rng.choice(_NUMERIC), 5, hi)}"
+
+
+def _simple_cond(rng: random.Random, s: _Stream) -> str:
+    """A condition that about half the events pass."""
+    r = rng.random()
+    if r < 0.3:
+        return f"sym {rng.choice(('==', '!='))} '{rng.choice(_ALL_SYMBOLS)}'"
+    a = rng.choice(s.numeric())
+    hi = 60 if a == "vol" else 100
+    bound = _const(rng, rng.choice(_NUMERIC), hi // 4, hi * 3 // 4)
+    return f"{a} {rng.choice(('>', '<', '>=', '<='))} {bound}"
+
+
+def _function(rng: random.Random, s: _Stream) -> str:
+    """A core function call over ``s``'s attributes (no UUID())."""
+    nums = s.numeric()
+    a = rng.choice(nums)
+    t = s.type_of(a)
+    kind = rng.randrange(11)
+    if kind == 0:
+        target = rng.choice(("string", "int", "long", "float", "double"))
+        return f"convert({a}, '{target}')"
+    if kind == 1:
+        b = rng.choice(s.names())
+        return f"convert({b}, 'string')" if rng.random() < 0.5 else f"cast({b}, '{s.type_of(b)}')"
+    if kind == 2:
+        same = [b for b in nums if s.type_of(b) == t]
+        other = rng.choice(same) if rng.random() < 0.5 else _const(rng, t)
+        return f"ifThenElse({_cond(rng, s, 1)}, {a}, {other})"
+    if kind == 3:
+        return f"ifThenElse({_cond(rng, s, 0)}, sym, '{rng.choice(_ALL_SYMBOLS)}')"
+    if kind == 4:
+        same = [b for b in nums if s.type_of(b) == t and b != a]
+        rest = ", ".join([*same[:1], _const(rng, t)])
+        return f"coalesce({a}, {rest})"
+    if kind == 5:
+        fn = rng.choice(("instanceOfInteger", "instanceOfLong", "instanceOfFloat", "instanceOfDouble",
+                         "instanceOfString", "instanceOfBoolean"))
+        return f"{fn}({rng.choice(s.names())})"
+    if kind in (6, 7):
+        same = [b for b in nums if s.type_of(b) == t and b != a]
+        args = [a, *same[:1], _const(rng, t, 10, 60)]
+        return f"{'maximum' if kind == 6 else 'minimum'}({', '.join(args)})"
+    if kind == 8:
+        return f"default({a}, {_const(rng, t)})"
+    if kind == 9:
+        return "eventTimestamp()" if rng.random() < 0.7 else "currentTimeMillis()"
+    expr, _ = _arith(rng, s, 1)
+    return f"convert({expr}, 'double')"
+
+
+def _projection(rng: random.Random, s: _Stream, count: int | None = None) -> str:
+    """``sym, <expression> as e1, <function> as f2, ...`` or ``*``."""
+    if rng.random() < 0.12:
+        return "*"
+    items = ["sym"] if rng.random() < 0.8 else []
+    for i in range(count or rng.randint(1, 4)):
+        r = rng.random()
+        if r < 0.4:
+            items.append(f"{_arith(rng, s)[0]} as e{i}")
+        elif r < 0.8:
+            items.append(f"{_function(rng, s)} as f{i}")
+        elif r < 0.9:
+            items.append(f"{_cond(rng, s, 1)} as c{i}")
+        else:
+            items.append(rng.choice(s.names()[1:]))
+    return ", ".join(dict.fromkeys(items))
+
+
+# ---------------------------------------------------------------------------------------------
+# Windows and aggregators
+
+
+def _time(rng: random.Random, options: Sequence[str] = ("500 millisec", "1 sec", "2 sec", "3 sec")) -> str:
+    return rng.choice(options)
+
+
+def _window(rng: random.Random, s: _Stream, kinds: Sequence[str] | None = None) -> tuple[str, str]:
+    """``#window.x(...)`` over ``s`` and its kind (the window's name)."""
+    all_kinds = ["length", "lengthBatch", "time", "timeBatch", "timeLength", "sort", "frequent",
+                 "lossyFrequent", "session", "batch", "delay", "expression", "expressionBatch"]
+    if s.of_type("long") and "ts" in s.names():
+        all_kinds += ["externalTime", "externalTimeBatch"]
+    kind = rng.choice(list(kinds) if kinds else all_kinds)
+    n = rng.randint(2, 5)
+    num = rng.choice(s.numeric())
+    if kind == "length":
+        args = str(n)
+    elif kind == "lengthBatch":
+        args = f"{n}, true" if rng.random() < 0.3 else str(n)
+    elif kind == "time":
+        args = _time(rng)
+    elif kind == "timeBatch":
+        r = rng.random()
+        t = _time(rng, ("1 sec", "2 sec", "3 sec"))
+        args = f"{t}, {rng.randint(0, 999)}" if r < 0.3 else f"{t}, true" if r < 0.45 else t
+    elif kind == "timeLength":
+        args = f"{_time(rng)}, {n}"
+    elif kind == "externalTime":
+        args = f"ts, {_time(rng)}"
+    elif kind == "externalTimeBatch":
+        t = _time(rng, ("1 sec", "2 sec", "3 sec"))
+        r = rng.random()
+        start = f"{BASE_TS + rng.randint(0, 999)}L"
+        args = (f"ts, {t}, {start}" if r < 0.3 else f"ts, {t}, {start}, {_time(rng, ('1 sec', '2 sec'))}"
+                if r < 0.5 else f"ts, {t}")
+    elif kind == "sort":
+        second = f", {rng.choice(s.numeric())}, '{rng.choice(('asc', 'desc'))}'" if rng.random() < 0.4 else ""
+        args = f"{n}, {num}, '{rng.choice(('asc', 'desc'))}'{second}"
+    elif kind == "frequent":
+        args = f"{rng.randint(2, 3)}, sym" if rng.random() < 0.6 else str(rng.randint(2, 4))
+    elif kind == "lossyFrequent":
+        sup, err = rng.choice(((0.1, 0.01), (0.3, 0.05), (0.25, 0.1), (0.5, 0.1)))
+        args = f"{sup}, {err}, sym" if rng.random() < 0.6 else f"{sup}, {err}"
+    elif kind == "session":
+        t = _time(rng, ("1 sec", "2 sec"))
+        r = rng.random()
+        latency = _time(rng, ("500 millisec", "1 sec"))
+        args = f"{t}, sym" if r < 0.4 else f"{t}, sym, {latency}" if r < 0.6 else t
+    elif kind == "batch":
+        args = str(n) if rng.random() < 0.5 else ""
+    elif kind == "delay":
+        args = _time(rng, ("500 millisec", "1 sec", "2 sec"))
+    elif kind == "expression":
+        expr = rng.choice((f"count() <= {n}", f"sum({num}) < 150", f"count() < {n} and sum({num}) < 200",
+                           "eventTimestamp(last) - eventTimestamp(first) < 2000"))
+        args = f"'{expr}'"
+    else:  # expressionBatch
+        expr = rng.choice((f"count() <= {n}", f"sum({num}) < 150", f"count() < {n} and sum({num}) < 200"))
+        args = f"'{expr}'" + (f", {rng.choice(('true', 'false'))}" if rng.random() < 0.3 else "")
+    return f"#window.{kind}({args})", kind
+
+
+def _aggregators(rng: random.Random, s: _Stream, count: int, prefix: str = "",
+                 kinds: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """``count`` distinct core aggregators over ``s`` as (expression, output name)."""
+    nums = s.numeric()
+
+    def num() -> str:
+        return prefix + rng.choice(nums)
+
+    table: dict[str, Callable[[], str]] = {
+        "sum": lambda: f"sum({num()})",
+        "count": lambda: "count()" if rng.random() < 0.7 else f"count({num()})",
+        "avg": lambda: f"avg({num()})",
+        "min": lambda: f"min({num()})",
+        "max": lambda: f"max({num()})",
+        "stdDev": lambda: f"stdDev({num()})",
+        "distinctCount": lambda: f"distinctCount({rng.choice((prefix + 'sym', num()))})",
+        "maxForever": lambda: f"maxForever({num()})",
+        "minForever": lambda: f"minForever({num()})",
+        "and": lambda: f"and({prefix}ok)" if s.of_type("bool") else f"and({num()} > 30)",
+        "or": lambda: f"or({prefix}ok)" if s.of_type("bool") else f"or({num()} > 70)",
+        "unionSet": lambda: f"sizeOfSet(unionSet(createSet({rng.choice((prefix + 'sym', num())) })))",
+    }
+    names = rng.sample(list(kinds or table), min(count, len(kinds or table)))
+    return [(table[k](), f"{k.lower()}{i}") for i, k in enumerate(names)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Families
+
+
+def _filter(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S", flag=rng.random() < 0.5, nulls=rng.random() < 0.5)
+    app.define(s.define())
+    outs = []
+    for i in range(rng.randint(1, 3)):
+        out = f"O{i + 1}"
+        where = f"[{_cond(rng, s)}]" if rng.random() < 0.8 else ""
+        app.query(f"from S{where}\nselect {_projection(rng, s)}\ninsert into {out}")
+        outs.append(out)
+    if rng.random() < 0.35:
+        # a second step over an intermediate stream of known attributes
+        mid = _Stream("Mid", (("sym", "string"), ("x", rng.choice(_NUMERIC)), ("y", rng.choice(_NUMERIC))))
+        x, _ = _arith(rng, s, 1)
+        y, _ = _arith(rng, s, 1)
+        app.query(f"from S[{_cond(rng, s, 1)}]\nselect sym, convert({x}, '{mid.type_of('x')}') as x, "
+                  f"convert({y}, '{mid.type_of('y')}') as y\ninsert into Mid")
+        app.query(f"from Mid[{_cond(rng, mid, 1)}]\nselect {_projection(rng, mid, 2)}\ninsert into O9")
+        outs.append("O9")
+        if rng.random() < 0.5:
+            app.watch("Mid")
+    app.watch(*outs)
+    if rng.random() < 0.1:
+        app.watch("S")
+    return _steps(app, [(s, 1.0)])
+
+
+def _insert_kind(rng: random.Random, current_only: bool = False) -> str:
+    if current_only:
+        return rng.choice(("insert into", "insert current events into"))
+    return rng.choice(("insert into", "insert into", "insert current events into",
+                       "insert expired events into", "insert all events into"))
+
+
+def _window_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S", ts=rng.random() < 0.3, nulls=rng.random() < 0.2)
+    app.define(s.define())
+    for i in range(rng.randint(1, 2)):
+        window, kind = _window(rng, s)
+        app.singles = app.singles or kind == "delay"
+        current_only = kind in ("frequent", "lossyFrequent")  # their expiry order is a hash map's
+        where = f"[{_cond(rng, s, 1)}]" if rng.random() < 0.25 else ""
+        r = rng.random()
+        group = ""
+        if r < 0.4:
+            select = "*"
+        elif r < 0.6:
+            select = ", ".join(["sym", *rng.sample(s.names()[1:], rng.randint(1, 2))])
+        else:
+            aggs = _aggregators(rng, s, rng.randint(1, 3), kinds=("sum", "count", "avg", "min", "max"))
+            select = ", ".join(["sym", *(f"{e} as {n}" for e, n in aggs)])
+            if rng.random() < 0.5:
+                group = "\ngroup by sym"
+        out = f"O{i + 1}"
+        app.query(f"from S{where}{window}\nselect {select}{group}\n{_insert_kind(rng, current_only)} {out}")
+        app.watch(out)
+    return _steps(app, [(s, 1.0)])
+
+
+def _aggregate_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S", flag=rng.random() < 0.5, nulls=rng.random() < 0.2)
+    app.define(s.define())
+    for i in range(rng.randint(1, 2)):
+        window = ""
+        if rng.random() < 0.8:
+            window, _ = _window(rng, s, ("length", "lengthBatch", "time", "timeBatch", "timeLength", "batch"))
+        aggs = _aggregators(rng, s, rng.randint(2, 5))
+        grouped = rng.random() < 0.7
+        select = ", ".join([*(["sym"] if grouped else []), *(f"{e} as {n}" for e, n in aggs)])
+        tail = "\ngroup by sym" if grouped else ""
+        if rng.random() < 0.4:
+            e, n = rng.choice(aggs)
+            if e.startswith(("and(", "or(")):
+                tail += f"\nhaving {n} == {rng.choice(('true', 'false'))}"
+            else:
+                tail += f"\nhaving {n} {rng.choice(('>', '>=', '<'))} {_threshold(rng, n, e)}"
+        if rng.random() < 0.5:
+            keys = [f"{n} {rng.choice(('asc', 'desc'))}" for _, n in rng.sample(aggs, 1)]
+            if grouped:
+                keys.insert(rng.randint(0, 1), "sym" + rng.choice(("", " desc")))
+            tail += "\norder by " + ", ".join(keys)
+        if rng.random() < 0.35:
+            tail += f"\nlimit {rng.randint(1, 3)}"
+            if rng.random() < 0.5:
+                tail += f"\noffset {rng.randint(0, 2)}"
+        elif rng.random() < 0.1:
+            tail += f"\noffset {rng.randint(1, 2)}"
+        out = f"O{i + 1}"
+        app.query(f"from S{window}\nselect {select}{tail}\n{_insert_kind(rng)} {out}")
+        app.watch(out)
+    return _steps(app, [(s, 1.0)])
+
+
+def _threshold(rng: random.Random, name: str, expr: str) -> int:
+    """A threshold that some values of aggregator ``expr`` (output as ``name``) pass and some
+    do not (vol is 1-60, the other numbers 1-100)."""
+    if name.startswith(("count", "distinctcount", "unionset")):
+        return rng.randint(1, 3)
+    if name.startswith("stddev"):
+        return rng.randint(5, 30)
+    hi = 60 if "vol" in expr else 100
+    if name.startswith("sum"):
+        return rng.randint(hi // 3, hi * 2)
+    return rng.randint(hi // 5, hi * 3 // 4)
+
+
+def _rate_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S")
+    app.define(s.define())
+    for i in range(rng.choice((1, 2, 2))):
+        window = ""
+        if rng.random() < 0.6:
+            window, _ = _window(rng, s, ("length", "lengthBatch", "time", "timeBatch"))
+        grouped = rng.random() < 0.5
+        if rng.random() < 0.5:
+            aggs = _aggregators(rng, s, rng.randint(1, 2), kinds=("sum", "count", "avg", "max"))
+            select = ", ".join(["sym", *(f"{e} as {n}" for e, n in aggs)])
+        else:
+            select = ", ".join(["sym", *rng.sample(s.numeric(), rng.randint(1, 2))])
+        group = "\ngroup by sym" if grouped else ""
+        # Siddhi 5.1.33 never emits a time-based rate under playback with these timestamps (its
+        # rate limiters start their period at System.currentTimeMillis()), so an app's first
+        # query counts events and only a second one may count time
+        r = 0.0 if i == 0 else rng.random()
+        if r < 0.45:
+            rate = f"output {rng.choice(('all ', 'first ', 'last ', ''))}every {rng.randint(2, 4)} events"
+        elif r < 0.8:
+            period = _time(rng, ("1 sec", "2 sec", "3 sec"))
+            rate = f"output {rng.choice(('all ', 'first ', 'last ', ''))}every {period}"
+        else:
+            rate = f"output snapshot every {_time(rng, ('1 sec', '2 sec', '3 sec'))}"
+        if rate.startswith("output snapshot"):  # Siddhi: a snapshot can only insert all events
+            insert = rng.choice(("insert into", "insert all events into"))
+        else:
+            insert = _insert_kind(rng)
+        out = f"O{i + 1}"
+        app.query(f"from S{window}\nselect {select}{group}\n{rate}\n{insert} {out}")
+        app.watch(out)
+    return _steps(app, [(s, 1.0)])
+
+
+# no delay(): Siddhi 5.1.33 hangs (the runner times out) on a join with a delay window
+_JOIN_WINDOWS = ("length", "lengthBatch", "time", "timeBatch", "timeLength", "sort", "batch", "session")
+
+
+def _join_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S", extra=False, flag=False, nulls=rng.random() < 0.2)
+    r_ = _stock(rng, "R", extra=False, flag=False)
+    app.define(s.define())
+    app.define(r_.define())
+    for i in range(rng.randint(1, 2)):
+        join = rng.choice(("join", "join", "left outer join", "right outer join", "full outer join"))
+        uni = rng.random()
+        left_uni = " unidirectional" if uni < 0.2 and join in ("join", "left outer join") else ""
+        right_uni = " unidirectional" if 0.2 <= uni < 0.35 and join in ("join", "right outer join") else ""
+        lw = _window(rng, s, _JOIN_WINDOWS)[0] if not (left_uni and rng.random() < 0.3) else ""
+        rw = _window(rng, r_, _JOIN_WINDOWS)[0] if not (right_uni and rng.random() < 0.3) else ""
+        on = ""
+        c = rng.random()
+        if c < 0.55:
+            on = "\non a.sym == b.sym"
+        elif c < 0.85:
+            on = (f"\non a.sym == b.sym and a.{rng.choice(s.numeric())} {rng.choice(_COMPARE[:4])} "
+                  f"b.{rng.choice(r_.numeric())}")
+        elif c < 0.93:
+            on = f"\non a.{rng.choice(s.numeric())} > b.{rng.choice(r_.numeric())}"
+        group = ""
+        if rng.random() < 0.3:
+            select = f"a.sym as sym, count() as n, sum(b.{rng.choice(r_.numeric())}) as total"
+            group = "\ngroup by a.sym"
+        else:
+            select = (f"a.sym as asym, b.sym as bsym, a.{rng.choice(s.numeric())} as av, "
+                      f"b.{rng.choice(r_.numeric())} as bv")
+            if rng.random() < 0.3:
+                select += ", a.price + b.price as both"
+        out = f"O{i + 1}"
+        app.query(f"from S{lw} as a{left_uni} {join} R{rw} as b{right_uni}{on}\nselect {select}{group}\n"
+                  f"{_insert_kind(rng)} {out}")
+        app.watch(out)
+    return _steps(app, [(s, 1.0), (r_, 1.0)])
+
+
+def _join_store_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    store = rng.choice(("table", "window", "aggregation"))
+    s = _stock(rng, "S", extra=False, flag=False, ts=store == "aggregation" and rng.random() < 0.5)
+    r_ = _Stream("R", (("sym", "string"), ("vol", rng.choice(("int", "long")))))
+    app.define(s.define())
+    app.define(r_.define())
+    ondemand: list[str] = []
+    rw = _window(rng, r_, ("length", "time", "lengthBatch"))[0] if rng.random() < 0.3 else ""
+    if store == "table":
+        app.define("define table T (sym string, price double, vol long);")
+        app.query("from S select sym, convert(price, 'double') as price, convert(vol, 'long') as vol\n"
+                  "insert into T")
+        join = rng.choice(("join", "left outer join"))
+        on = rng.choice(("on r.sym == t.sym", "on r.sym == t.sym and t.price > 20.0", "on t.vol > r.vol", ""))
+        app.query(f"from R{rw} as r {join} T as t {on}\n"
+                  "select r.sym as sym, r.vol as rv, t.price as price, t.vol as tv\ninsert into O1")
+        ondemand.append("from T on price > 50.0 select sym, price, vol")
+    elif store == "window":
+        window, kind = _window(rng, s, ("length", "time", "lengthBatch", "timeBatch", "timeLength"))
+        output = _window_output(rng, kind)
+        app.define(f"define window W ({', '.join(f'{a} {t}' for a, t in s.attrs)}) {window[8:]}{output};")
+        app.query("from S insert into W")
+        join = rng.choice(("join", "join", "left outer join", "right outer join", "full outer join"))
+        uni = " unidirectional" if join == "join" and rng.random() < 0.4 else ""
+        app.query(f"from R{rw if not uni else ''} as r{uni} {join} W as w on r.sym == w.sym\n"
+                  "select r.sym as rsym, w.sym as wsym, w.price as price, r.vol as rv\n"
+                  f"{_insert_kind(rng)} O1")
+        ondemand.append("from W select *")
+    else:
+        read, _ = _aggregation(app, s, True, [("sum(price)", "total"), ("count()", "n"), ("max(vol)", "mv")])
+        on = "on r.sym == a.sym " if rng.random() < 0.8 else ""
+        app.query(f"from R as r join A as a {on}{read}\n"
+                  "select a.AGG_TIMESTAMP as bucket, r.sym as rsym, a.sym as sym, a.total as total, "
+                  "a.n as n\norder by bucket, sym\ninsert into O1")
+        ondemand.append(f"from A {read} select AGG_TIMESTAMP, sym, total, n order by AGG_TIMESTAMP, sym")
+    app.watch("O1")
+    return _steps(app, [(s, 2.0), (r_, 1.0)], ondemand=ondemand[: rng.randint(0, 1)],
+                  long_gaps=store == "aggregation")
+
+
+# Patterns and sequences --------------------------------------------------------------------
+
+
+@dataclass
+class _Element:
+    """One element of a pattern or sequence: its text and what the select clause may read."""
+
+    text: str
+    selects: list[str]
+    alias: str | None = None  # the alias later filters may refer to (not for counted elements)
+
+
+def _state_filter(rng: random.Random, s: _Stream, earlier: list[str], lenient: bool) -> str:
+    """``[...]`` for a state element (maybe empty when ``lenient``, as a sequence needs its
+    elements to match one after another)."""
+    parts = []
+    if earlier and rng.random() < (0.4 if lenient else 0.6):
+        ref = rng.choice(earlier)
+        parts.append(rng.choice((f"sym == {ref}.sym", f"price > {ref}.price", f"vol != {ref}.vol")))
+    if not parts and (not lenient or rng.random() < 0.5) or rng.random() < (0.15 if lenient else 0.4):
+        parts.append(_simple_cond(rng, s) if rng.random() < 0.85 else _cond(rng, s, 0))
+    return f"[{' and '.join(parts)}]" if parts else ""
+
+
+def _state_element(rng: random.Random, streams: list[_Stream], i: int, earlier: list[str], *,
+                   sequence: bool, first: bool, last: bool, absent: bool = True) -> _Element:
+    """Element ``i``: plain, counted, logical, or (when ``absent``) absent."""
+    s = rng.choice(streams)
+    alias = f"e{i}"
+    r = rng.random()
+    if r < 0.5 or r >= 0.85 and not absent:
+        return _Element(f"{alias}={s.name}{_state_filter(rng, s, earlier, sequence)}",
+                        [f"{alias}.sym", f"{alias}.price"], alias)
+    if r < 0.7:
+        if sequence:
+            mark = rng.choice(("+", "*", "?", f"<{rng.randint(1, 2)}:{rng.randint(2, 4)}>"))
+        else:
+            lo = rng.randint(1, 2)
+            mark = rng.choice((f"<{lo}:{lo + rng.randint(0, 3)}>", f"<{lo}:>", f"<:{rng.randint(2, 3)}>",
+                               f"<{lo}>"))
+        if last and mark in ("*", "?", "<:2>", "<:3>") or first and mark in ("*", "?"):
+            mark = "+" if sequence else "<1:3>"
+        return _Element(f"{alias}={s.name}{_state_filter(rng, s, earlier, sequence)}{mark}",
+                        [f"{alias}[0].price", f"{alias}[1].price", f"{alias}[last].price"])
+    if r < 0.85:
+        other = rng.choice(streams)
+        op = rng.choice(("and", "or"))
+        a2 = f"e{i}b"
+        return _Element(f"{alias}={s.name}{_state_filter(rng, s, earlier, sequence)} {op} {a2}={other.name}"
+                        f"{_state_filter(rng, other, earlier, sequence)}", [f"{alias}.price", f"{a2}.price"],
+                        alias if op == "and" else None)
+    # absent
+    if last or rng.random() < 0.5:
+        wait = _time(rng, ("500 millisec", "1 sec", "2 sec"))
+        return _Element(f"not {s.name}{_state_filter(rng, s, earlier, sequence)} for {wait}", [])
+    other = rng.choice(streams)
+    return _Element(f"not {s.name}{_state_filter(rng, s, earlier, sequence)} and {alias}={other.name}"
+                    f"{_state_filter(rng, other, earlier, sequence)}", [f"{alias}.price"], alias)
+
+
+def _states(app: _App, sequence: bool) -> list[dict[str, Any]]:
+    rng = app.rng
+    count = rng.choice((1, 2, 2) if sequence else (1, 2, 2, 3))
+    base = _stock(rng, "S1", extra=False, flag=False)
+    streams = [_same_as(base, f"S{k + 1}") for k in range(count)]
+    for st in streams:
+        app.define(st.define())
+    for q in range(rng.randint(1, 2)):
+        n = rng.choice((2, 2, 2, 3))
+        elements: list[_Element] = []
+        earlier: list[str] = []
+        for i in range(1, n + 1):
+            # Siddhi's grammar takes no two absent elements in a row (in a sequence, no second one)
+            absent_ok = not any(e.text.startswith("not ") for e in (elements if sequence else elements[-1:]))
+            el = _state_element(rng, streams, i, earlier, sequence=sequence, first=i == 1, last=i == n,
+                                absent=absent_ok)
+            elements.append(el)
+            if el.alias:
+                earlier.append(el.alias)
+        if not any(e.selects for e in elements):
+            alias = f"e{n + 1}"
+            elements.append(_Element(f"{alias}={streams[0].name}", [f"{alias}.sym", f"{alias}.price"], alias))
+        joiner = ", " if sequence else " -> "
+        texts = [e.text for e in elements]
+        where = rng.random()
+        absent_first = texts[0].startswith("not ")
+        if where < (0.75 if sequence else 0.55) and not absent_first:
+            logical = " and " in texts[0] or " or " in texts[0]
+            texts[0] = f"every ({texts[0]})" if logical and not sequence else f"every {texts[0]}"
+            body = joiner.join(texts)
+        elif where < 0.75 and not absent_first and not sequence:
+            body = f"every ({texts[0]}{joiner}{texts[1]})" + "".join(joiner + t for t in texts[2:])
+        elif where < 0.85 and not sequence and not texts[1].startswith("not "):
+            t1 = texts[1] if " and " not in texts[1] and " or " not in texts[1] else f"({texts[1]})"
+            body = joiner.join([texts[0], f"every {t1}", *texts[2:]])
+        else:
+            body = joiner.join(texts)
+        within = f"\nwithin {_time(rng, ('2 sec', '3 sec', '5 sec'))}" if rng.random() < 0.4 else ""
+        selects = [x for e in elements for x in e.selects]
+        chosen = rng.sample(selects, min(len(selects), rng.randint(1, 4)))
+        select = ", ".join(f"{x} as v{k}" for k, x in enumerate(chosen))
+        out = f"O{q + 1}"
+        app.query(f"from {body}{within}\nselect {select}\ninsert into {out}")
+        app.watch(out)
+    return _steps(app, [(st, 1.0) for st in streams], count=(30, 50) if sequence else (20, 40))
+
+
+def _pattern_family(app: _App) -> list[dict[str, Any]]:
+    return _states(app, sequence=False)
+
+
+def _sequence_family(app: _App) -> list[dict[str, Any]]:
+    return _states(app, sequence=True)
+
+
+def _partition_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S", extra=False, ts=rng.random() < 0.3)
+    app.define(s.define())
+    inputs = [(s, 1.0)]
+    inner: list[str] = []
+    kind = rng.random()
+    if kind < 0.45:
+        key = "sym of S"
+    elif kind < 0.7:
+        r_ = _same_as(s, "R")
+        app.define(r_.define())
+        inputs.append((r_, 1.0))
+        key = "sym of S, sym of R"
+    else:
+        attr = rng.choice(s.numeric())
+        hi = 60 if attr == "vol" else 100
+        cut = rng.randint(hi // 4, hi * 3 // 4)
+        if rng.random() < 0.5:
+            key = f"{attr} < {cut} as 'low' or {attr} >= {cut} as 'high' of S"
+        else:
+            key = f"{attr} < {cut} as 'low' or {attr} >= {cut // 2} as 'high' of S"  # overlapping ranges
+    two = len(inputs) == 2
+    r = rng.random()
+    if two and r < 0.35:
+        left, right = (_window(rng, s, ("length", "time"))[0] for _ in range(2))
+        inner.append(app.query_text(
+            f"from S{left} as a join R{right} as b on a.price > b.price\n"
+            "select a.sym as sym, a.price as ap, b.price as bp\ninsert into O1", callback=False))
+    elif two and r < 0.7:
+        inner.append(app.query_text(
+            f"from every e1=S -> e2=R[price > e1.price]{rng.choice(('', ' within 3 sec'))}\n"
+            f"select e1.sym as sym, e1.price as p1, e2.price as p2\ninsert into O1", callback=False))
+    else:
+        kinds = ["length", "lengthBatch", "time", "timeBatch", "session"]
+        window = _window(rng, s, [*kinds, "externalTime"] if "ts" in s.names() else kinds)[0]
+        window = window if rng.random() < 0.8 else ""
+        aggs = _aggregators(rng, s, rng.randint(1, 3),
+                            kinds=("sum", "count", "avg", "min", "max", "distinctCount"))
+        select = ", ".join(f"{e} as {n}" for e, n in aggs)
+        inner.append(app.query_text(f"from S{window}\nselect sym, {select}\ninsert into #Inner",
+                                    callback=False))
+        expr, first = aggs[0]
+        cond = f"{first} {rng.choice(('>', '>=', '<='))} {_threshold(rng, first, expr)}"
+        inner.append(app.query_text(f"from #Inner[{cond}]\nselect *\ninsert into O1", callback=False))
+        if rng.random() < 0.4:
+            inner.append(app.query_text(
+                f"from #Inner#window.length({rng.randint(2, 3)})\nselect sym, count() as c\ninsert into O2",
+                callback=False))
+            app.watch("O2")
+        if two:
+            inner.append(app.query_text(f"from R[{_cond(rng, s, 1)}]\nselect sym, price\ninsert into O3",
+                                        callback=False))
+            app.watch("O3")
+    app.watch("O1")
+    app.elements.append(f"partition with ({key})\nbegin\n" + "\n".join(inner) + "\nend;")
+    if rng.random() < 0.3:
+        app.query("from O1 select * insert into Outside")
+        app.watch("Outside")
+    return _steps(app, inputs)
+
+
+def _table_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _Stream("S", (("sym", "string"), ("price", "double"), ("vol", "int")))
+    u = _same_as(s, "U")
+    d = _Stream("D", (("sym", "string"), ("price", "double")))
+    q = _Stream("Q", (("sym", "string"), ("price", "double")))
+    for st in (s, u, d, q):
+        app.define(st.define())
+    key = rng.random()
+    primary = key < 0.3
+    annotation = "@PrimaryKey('sym')\n" if primary else "@Index('sym')\n" if key < 0.5 else ""
+    app.define(f"{annotation}define table T (sym string, price double, vol int);")
+    inputs: list[tuple[_Stream, float]] = [(s, 2.0), (q, 1.5)]
+    app.query(rng.choice(("from S insert into T", "from S select sym, price, vol insert into T",
+                          "from S[vol > 5] select sym, price * 2 as price, vol insert into T")))
+    if rng.random() < 0.7:
+        inputs.append((u, 1.0))
+        app.query(rng.choice((
+            "from U select sym, price, vol\nupdate T\non T.sym == sym",
+            "from U\nupdate T set T.price = price, T.vol = vol\non T.sym == sym",
+            "from U\nupdate T set T.price = T.price + price\non T.sym == sym and T.vol < vol",
+            "from U\nupdate or insert into T\non T.sym == sym",
+            "from U select sym, price, vol\nupdate or insert into T set T.price = price\non T.sym == sym",
+        )))
+    if rng.random() < 0.6:
+        inputs.append((d, 0.6))
+        app.query(rng.choice(("from D\ndelete T\non T.sym == sym",
+                              "from D\ndelete T\non T.sym == sym and T.price < price",
+                              "from D\ndelete T\non T.price > price")))
+    # an @Index table keeps its rows in hash sets (and a primary key's in a hash map): their
+    # order is Siddhi's own accident, so what reads several rows of one sorts them fully
+    hashed = annotation != ""
+    reads = rng.sample(("in", "not in", "join", "outer"), rng.randint(1, 2))
+    for i, read in enumerate(reads):
+        out = f"O{i + 1}"
+        if read == "in":
+            app.query(f"from Q[(sym == T.sym) in T]\nselect sym, price\ninsert into {out}")
+        elif read == "not in":
+            app.query(f"from Q[not ((sym == T.sym and T.price > price) in T)]\nselect sym, price\n"
+                      f"insert into {out}")
+        else:
+            join = "left outer join" if read == "outer" and not (hashed and not primary) else "join"
+            on = "q.sym == t.sym" if primary or rng.random() < 0.7 else "q.price < t.price"
+            order = "\norder by sym, qp, tp, tv" if hashed and not primary else ""
+            app.query(f"from Q as q {join} T as t on {on}\n"
+                      "select q.sym as sym, q.price as qp, t.price as tp, "
+                      f"t.vol as tv{order}\ninsert into {out}")
+        app.watch(out)
+    ondemand = ["from T select sym, price, vol order by sym, price, vol" if hashed else "from T select *"]
+    ondemand.append(rng.choice((
+        "from T on price > 50.0 select sym, price" + (" order by sym, price" if hashed else ""),
+        "from T select sym, sum(price) as total, count() as n group by sym order by sym",
+        "from T on sym == 'IBM' select vol, price" + (" order by vol, price" if hashed else ""))))
+    return _steps(app, inputs, ondemand=ondemand)
+
+
+def _window_output(rng: random.Random, kind: str) -> str:
+    """A named window's ``output ... events`` (not ``current`` for a batch window: Siddhi 5.1.33
+    fails every on-demand query on one with a NullPointerException)."""
+    batch = kind in ("lengthBatch", "timeBatch", "batch", "externalTimeBatch")
+    return rng.choice(("", " output all events", " output expired events",
+                       *(() if batch else (" output current events",))))
+
+
+def _named_window_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S", extra=False, ts=rng.random() < 0.2)
+    r_ = _Stream("R", (("sym", "string"), ("vol", s.type_of("vol"))))
+    app.define(s.define())
+    app.define(r_.define())
+    reads = rng.sample(("plain", "agg", "join"), rng.randint(1, 2))
+    kinds = ["length", "lengthBatch", "time", "timeBatch", "timeLength", "sort", "session", "batch",
+             "expression"]
+    if "ts" in s.names():
+        kinds.append("externalTime")
+    if "join" not in reads:  # Siddhi 5.1.33 hangs on a join with a delay window
+        kinds.append("delay")
+    window, kind = _window(rng, s, kinds)
+    app.singles = kind == "delay"
+    output = _window_output(rng, kind)
+    app.define(f"define window W ({', '.join(f'{a} {t}' for a, t in s.attrs)}) {window[8:]}{output};")
+    app.query(rng.choice(("from S insert into W", f"from S[{_cond(rng, s, 1)}] insert into W")))
+    inputs: list[tuple[_Stream, float]] = [(s, 2.0)]
+    for i, read in enumerate(reads):
+        out = f"O{i + 1}"
+        if read == "plain":
+            app.query(f"from W[{_cond(rng, s, 1)}]\nselect *\n{_insert_kind(rng)} {out}")
+        elif read == "agg":
+            aggs = _aggregators(rng, s, rng.randint(1, 3), kinds=("sum", "count", "avg", "min", "max"))
+            group = "\ngroup by sym" if rng.random() < 0.5 else ""
+            select = ", ".join(f"{e} as {n}" for e, n in aggs)
+            app.query(f"from W\nselect sym, {select}{group}\n{_insert_kind(rng)} {out}")
+        else:
+            inputs.append((r_, 1.0))
+            join = rng.choice(("join", "left outer join"))
+            app.query(f"from R as r {join} W as w on r.sym == w.sym\n"
+                      "select r.sym as sym, r.vol as rv, w.price as wp\n"
+                      f"insert into {out}")
+        app.watch(out)
+    ondemand = rng.sample(["from W select *", "from W on price > 50.0 select sym, price",
+                           "from W select sym, count() as n group by sym order by sym"], rng.randint(1, 2))
+    return _steps(app, inputs, ondemand=ondemand)
+
+
+def _trigger_family(app: _App) -> list[dict[str, Any]]:
+    """Siddhi 5.1.33's ``at every`` trigger ticks on the wall clock even under playback
+    (``PeriodicTrigger`` is a ``scheduleAtFixedRate`` on the app's executor), so its output
+    would depend on how fast the run is: a periodic trigger here has a period (10 min, 1 hour)
+    longer than any run's event time, and never ticks on either engine. ``at 'start'`` sends
+    one event when the app starts, at the playback clock's time then (0 in Siddhi), and that
+    event is kept in a window that the stream's events join."""
+    rng = app.rng
+    s = _stock(rng, "S", extra=False, flag=False)
+    app.define(s.define())
+    app.define("define trigger Boot at 'start';")
+    app.define(f"define trigger T at every {rng.choice(('10 min', '1 hour'))};")
+    uses = rng.sample(("start", "join_start", "periodic", "periodic_join"), rng.randint(2, 3))
+    if not {"start", "join_start"} & set(uses):
+        uses.append("join_start")
+    for i, use in enumerate(uses):
+        out = f"O{i + 1}"
+        if use == "start":
+            app.query(f"from Boot\nselect triggered_time, eventTimestamp() as et, 'boot' as tag\n"
+                      f"insert into {out}")
+        elif use == "join_start":
+            window = _window(rng, s, ("length", "time", "lengthBatch"))[0] if rng.random() < 0.5 else ""
+            uni = " unidirectional" if not window else ""
+            app.query(f"from S{window} as s{uni} join Boot#window.length(1) as b\n"
+                      f"select s.sym as sym, s.price as price, b.triggered_time as boot\ninsert into {out}")
+        elif use == "periodic":
+            app.query(f"from T\nselect triggered_time\ninsert into {out}")
+        else:
+            window = _window(rng, s, ("length", "time", "lengthBatch", "timeBatch"))[0]
+            app.query(f"from T unidirectional join S{window} as s\n"
+                      "select T.triggered_time as tt, s.sym as sym, sum(s.price) as total\n"
+                      f"insert into {out}")
+        app.watch(out)
+    if rng.random() < 0.5:
+        app.query(f"from S[{_cond(rng, s, 1)}]\nselect sym, price\ninsert into Plain")
+        app.watch("Plain")
+    return _steps(app, [(s, 1.0)], count=(10, 30))
+
+
+# (durations, the ``per`` values a read may use): reads are per hours or coarser, whose buckets
+# never close during a run (a run's events span less than 40 minutes from 22:13:20 UTC): Siddhi
+# 5.1.33 writes each closed second's and minute's bucket to its table on another thread
+# (IncrementalExecutor's executorService, waited for at hours only), so a read per 'seconds' or
+# 'minutes' right after a bucket closes races that write, and its rows differ from run to run.
+_AGGREGATION_PLANS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("sec ... hour", ("hours",)),
+    ("sec ... day", ("hours", "days")),
+    ("min ... day", ("hours", "days")),
+    ("sec, min, hour", ("hours",)),
+    ("sec, hour, day", ("hours", "days")),
+    ("hour ... year", ("hours", "days", "months", "years")),
+    ("sec ... year", ("hours", "days", "months", "years")),
+)
+
+
+def _aggregation(app: _App, s: _Stream, grouped: bool, aggs: list[tuple[str, str]]) -> tuple[str, str]:
+    """Defines aggregation A over ``s`` (no filter: Siddhi 5.1.33's aggregation ``from S[...]``
+    aggregates nothing); returns a ``within ... per ...`` clause for reading it."""
+    rng = app.rng
+    select = ", ".join([*(["sym"] if grouped else []), *(f"{e} as {n}" for e, n in aggs)])
+    by = " by ts" if "ts" in s.names() and rng.random() < 0.7 else ""
+    durations, pers = rng.choice(_AGGREGATION_PLANS)
+    group = "\ngroup by sym" if grouped else ""
+    app.define(f"define aggregation A\nfrom S\nselect {select}{group}\naggregate{by} every {durations};")
+    per = rng.choice(pers)
+    within = rng.choice(("within 1672531200000L, 1704067200000L",) if per in ("months", "years") else
+                        ("within 1672531200000L, 1704067200000L", "within 1699920000000L, 1700006400000L",
+                         "within 1699999200000L, 1700002800000L" if per == "hours" else
+                         "within 1699920000000L, 1700006400000L"))
+    return f"{within} per '{per}'", per
+
+
+def _aggregation_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S", ts=rng.random() < 0.5, extra=False, flag=False)
+    r_ = _Stream("R", (("sym", "string"), ("n", "int")))
+    app.define(s.define())
+    app.define(r_.define())
+    grouped = rng.random() < 0.75
+    aggs = [("sum(price)", "total"), ("count()", "n")]
+    aggs += rng.sample([("avg(price)", "ap"), ("min(price)", "lo"), ("max(price)", "hi"), ("sum(vol)", "sv"),
+                        ("max(vol)", "mv"), ("distinctCount(vol)", "dv")], rng.randint(1, 3))
+    read, _ = _aggregation(app, s, grouped, aggs)
+    names = ", ".join(n for _, n in aggs)
+    order = "AGG_TIMESTAMP, sym" if grouped else "AGG_TIMESTAMP"
+    cols = f"AGG_TIMESTAMP, {'sym, ' if grouped else ''}{names}"
+    ondemand = [f"from A {read} select {cols} order by {order}"]
+    if rng.random() < 0.3:
+        ondemand.append(f"from A {read} select sum(total) as total" +
+                        (", sym group by sym order by sym" if grouped else ""))
+    if grouped and rng.random() < 0.3:
+        ondemand.append(f"from A on sym == '{rng.choice(app.values.symbols)}' {read} "
+                        "select AGG_TIMESTAMP, sym, total order by AGG_TIMESTAMP")
+    inputs: list[tuple[_Stream, float]] = [(s, 3.0)]
+    if rng.random() < 0.6:
+        inputs.append((r_, 1.0))
+        on = "on r.sym == a.sym " if grouped and rng.random() < 0.8 else ""
+        sym = ", a.sym as sym" if grouped else ""
+        app.query(f"from R as r join A as a {on}{read}\n"
+                  f"select a.AGG_TIMESTAMP as bucket, r.sym as rsym{sym}, a.total as total, a.n as n\n"
+                  f"order by bucket{', sym' if grouped else ''}\ninsert into O1")
+        app.watch("O1")
+    return _steps(app, inputs, ondemand=ondemand, long_gaps=True)
+
+
+_FAMILY_BUILDERS: dict[str, Callable[[_App], list[dict[str, Any]]]] = {
+    "filter": _filter,
+    "window": _window_family,
+    "aggregate": _aggregate_family,
+    "rate": _rate_family,
+    "join": _join_family,
+    "join_store": _join_store_family,
+    "pattern": _pattern_family,
+    "sequence": _sequence_family,
+    "partition": _partition_family,
+    "table": _table_family,
+    "named_window": _named_window_family,
+    "trigger": _trigger_family,
+    "aggregation": _aggregation_family,
+}
+
+FAMILIES: tuple[str, ...] = tuple(_FAMILY_BUILDERS)
+
+
+def generate(seed: int, index: int, family: str | None = None) -> Case:
+    """The case ``(seed, index)``: an app and its events; ``family`` forces the family
+    (by default the index picks one in turn)."""
+    if family is None:
+        family = FAMILIES[index % len(FAMILIES)]
+    elif family not in _FAMILY_BUILDERS:
+        raise ValueError(f"unknown family {family!r}; the families are {', '.join(FAMILIES)}")
+    rng = random.Random(f"{seed}:{index}")
+    app = _App(rng, _Values(rng))
+    steps = _FAMILY_BUILDERS[family](app)
+    return {"id": f"{seed}-{index}-{family}", "family": family, "app": app.text(),
+            "streams": list(app.streams), "queries": list(app.queries), "steps": steps}
