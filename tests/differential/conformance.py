@@ -12,7 +12,6 @@ import argparse
 import importlib.util
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from tests.differential.reference import ROOT, ReferenceSiddhi

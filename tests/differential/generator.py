@@ -626,8 +626,9 @@ def _rate_family(app: _App) -> list[dict[str, Any]]:
             select = ", ".join(["sym", *rng.sample(s.numeric(), rng.randint(1, 2))])
         group = "\ngroup by sym" if grouped else ""
         # Siddhi 5.1.33 never emits a time-based rate under playback with these timestamps (its
-        # rate limiters start their period at System.currentTimeMillis()), so an app's first
-        # query counts events and only a second one may count time
+        # rate limiters start their period at System.currentTimeMillis(): a defect kept out of
+        # Srota, docs/siddhi-differences.md), so an app's first query counts events, and a
+        # second one that counts time runs on both engines with its output not compared
         r = 0.0 if i == 0 else rng.random()
         if r < 0.45:
             rate = f"output {rng.choice(('all ', 'first ', 'last ', ''))}every {rng.randint(2, 4)} events"
@@ -641,8 +642,11 @@ def _rate_family(app: _App) -> list[dict[str, Any]]:
         else:
             insert = _insert_kind(rng)
         out = f"O{i + 1}"
-        app.query(f"from S{window}\nselect {select}{group}\n{rate}\n{insert} {out}")
-        app.watch(out)
+        by_time = r >= 0.45
+        app.elements.append(app.query_text(f"from S{window}\nselect {select}{group}\n{rate}\n{insert} {out}",
+                                           callback=not by_time))
+        if not by_time:
+            app.watch(out)
     return _steps(app, [(s, 1.0)])
 
 

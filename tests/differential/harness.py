@@ -132,7 +132,7 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return False
-        if all(same_value(x, y) for x, y in zip(a, b)):
+        if all(same_value(x, y) for x, y in zip(a, b, strict=True)):
             return True
         # a Java set prints in its hash order: the same members are the same set
         return Counter(json.dumps(x, sort_keys=True) for x in a) == Counter(json.dumps(y, sort_keys=True) for y in b)
@@ -203,12 +203,12 @@ def compare(siddhi: Answer, srota: Answer, unordered_callbacks: tuple[str, ...] 
         w_rows = [r for c in w for r in c]
         g_rows = [r for c in g for r in c]
         if len(w_rows) != len(g_rows) or not all(
-                x[2] == y[2] and same_value(x[1], y[1]) for x, y in zip(w_rows, g_rows)):
+                x[2] == y[2] and same_value(x[1], y[1]) for x, y in zip(w_rows, g_rows, strict=True)):
             result.rows = False
             result.differences.append(f"{key}: rows differ\n  Siddhi {len(w_rows)}: {_show(w_rows)}\n"
                                       f"  Srota  {len(g_rows)}: {_show(g_rows)}")
             continue
-        if any(x[0] != y[0] for x, y in zip(w_rows, g_rows)):
+        if any(x[0] != y[0] for x, y in zip(w_rows, g_rows, strict=True)):
             result.timestamps = False
             result.differences.append(f"{key}: timestamps differ\n  Siddhi {[r[0] for r in w_rows][:20]}\n"
                                       f"  Srota  {[r[0] for r in g_rows][:20]}")
