@@ -24,11 +24,16 @@ if TYPE_CHECKING:
 class _Timed:
     """Scheduling for absent states: Siddhi's Scheduler, one per absent state processor.
 
-    The times asked for wait in a FIFO queue (Siddhi's LinkedBlockingQueue, duplicates kept),
-    not in time order: when time moves, the queue fires from its head while the head is due
+    The times asked for wait in a FIFO queue (Siddhi's LinkedBlockingQueue), not in time
+    order: when time moves, the queue fires from its head while the head is due
     (``sendTimerEvents``), so a time asked for later but earlier than the head waits behind
     it, and each timer event carries its own time.  The app scheduler only wakes the queue
     when its head is due (one wake-up at a time).
+
+    Siddhi also queues a time already queued; a second timer event at one time finds nothing
+    left to do, except where each one re-arms: there Siddhi's queue grows with every period
+    ('every not S for t' after several partial matches) until it never catches up.  Srota
+    queues a time once.
     """
 
     rt: PatternRuntime
@@ -37,6 +42,8 @@ class _Timed:
         queue = self.__dict__.get("_queue")
         if queue is None:
             queue = self.__dict__["_queue"] = []
+        elif at in queue:
+            return
         queue.append(at)
         if len(queue) == 1 and not self.__dict__.get("_firing"):
             self.rt.ctx.scheduler.schedule(at, self._wake)
@@ -64,7 +71,8 @@ class _Timed:
         from the first event instead (where Siddhi's answer from 0 is a hang, see start).
         """
         clock = self.rt.ctx.clock
-        if from_zero and getattr(clock, "playback", False) and not clock.started:
+        if from_zero and getattr(clock, "playback", False) and not clock.started \
+                and not _replays_from_zero(self):
             callback(0)
         else:
             clock.on_start(callback)
@@ -88,6 +96,23 @@ class _Timed:
             queue = self.__dict__["_queue"] = sorted(times)
         if queue:
             self.rt.ctx.scheduler.schedule(queue[0], self._wake)
+
+
+def _replays_from_zero(pre: Any) -> bool:
+    """Whether a wait from 0 at ``pre`` would reach an ``every not S for t`` through timers.
+
+    A state handed on by a timer carries the timer's time, and ``every not S for t`` re-arms
+    at that time + t: from 0 Siddhi replays every period up to the first event (it hangs).
+    There the wait starts from the first event instead.
+    """
+    seen: set[int] = set()
+    nxt = pre.post.next_pre
+    while nxt is not None and getattr(nxt, "absent", False) and id(nxt) not in seen:
+        seen.add(id(nxt))
+        if isinstance(nxt, _AbsentStreamPre) and nxt.post.next_every_pre is not None:
+            return True
+        nxt = nxt.post.next_pre
+    return False
 
 
 class _AbsentStreamPost(_StreamPost):
