@@ -500,7 +500,9 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
                 if output_slots[i] and hasattr(holders[i], "key_by_output"):
                     holders[i].key_by_output(output_slots[i])
             else:
-                nowin = _NoWindow(expired, reset=not batch, clock=ctx.clock)
+                # every event leaves a reset behind, as Siddhi's EmptyWindowProcessor: a query
+                # callback is called for it even where nothing matched (with neither list)
+                nowin = _NoWindow(expired, clock=ctx.clock)
                 if jp is not None:
                     nowin.next = jp.process
                     plan.connect(nowin.process)
