@@ -312,7 +312,10 @@ class PatternRuntime:
         else:
             # Each match goes to the selector on its own, as Siddhi's SingleProcessStreamReceiver
             # sends it after the chunk, copied then; together where nothing can tell (_emit_all).
+            # (a match returned twice in a chunk goes once: see _unique)
             loop += ["if _r_matched is not None:",
+                     "    if len(_r_matched) > 1:",
+                     "        _r_matched = list({id(_r_se): _r_se for _r_se in _r_matched}.values())",
                      "    if len(_r_matched) > 1 and _r_merge():",
                      "        try:",
                      f"            _r_emit([{copy} for _r_se in _r_matched])",
@@ -517,6 +520,8 @@ class PatternRuntime:
                     if len(chunk) == 1:
                         raise
                     fault(ev, exc)
+            if len(matched) > 1:
+                matched = _unique(matched)
             if len(matched) > 1 and self._merge() and self._emit_all(matched):
                 return
             for se in matched:
@@ -633,6 +638,17 @@ def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]) -> list[
             c.timestamp = o.timestamp
         groups.append(copies)
     return groups
+
+
+def _unique(matched: list[StateEvent]) -> list[StateEvent]:
+    """``matched`` with each state event once, at its first place.
+
+    Siddhi's SingleProcessStreamReceiver links the state events returned in a chunk into one
+    list for the end of the chunk; adding one already in it closes a loop, which
+    ComplexEventChunk.getLastEvent detaches: a match completed again by a later event of the
+    chunk (``e1=C*, e2=A?``: each C meets e2's minimum of 0) goes out once.
+    """
+    return list({id(se): se for se in matched}.values())
 
 
 def _one_by_one(emit: Emit) -> Callable[[list[list[Any]]], None]:
