@@ -226,10 +226,11 @@ class _App:
 
 
 def _steps(app: _App, inputs: Sequence[tuple[_Stream, float]], *, count: tuple[int, int] = (10, 40),
-           ondemand: Sequence[str] = (), long_gaps: bool = False) -> list[dict[str, Any]]:
+           ondemand: Sequence[str] = (), long_gaps: bool = False,
+           distinct_times: bool = False) -> list[dict[str, Any]]:
     """Steps sending ``count`` events to ``inputs`` (stream, weight), alone or in chunks of 2-6
     (alone only when ``app.singles``), with the on-demand queries now and then in between and
-    each once at the end."""
+    each once at the end. ``distinct_times``: no two events share a millisecond."""
     rng, values = app.rng, app.values
     total = rng.randint(*count)
     ts = start = BASE_TS + rng.randint(0, 5000)
@@ -242,11 +243,11 @@ def _steps(app: _App, inputs: Sequence[tuple[_Stream, float]], *, count: tuple[i
         stream = rng.choices(streams, weights)[0]
         size = rng.randint(2, 6) if rng.random() < chunk_rate else 1
         size = min(size, total - sent) or 1
-        ts += _gap(rng, long_gaps and ts - start < 30 * 60_000)
+        ts += _gap(rng, long_gaps and ts - start < 30 * 60_000) or int(distinct_times)
         events = []
         for i in range(size):
             if i:
-                ts += rng.choice((0, 0, rng.randint(1, 300)))
+                ts += rng.choice((0, 0, rng.randint(1, 300))) or int(distinct_times)
             events.append([ts, values.row(stream, ts)])
         steps.append({"stream": stream.name, "events": events})
         sent += size
@@ -472,6 +473,10 @@ def _window(rng: random.Random, s: _Stream, kinds: Sequence[str] | None = None) 
     return f"#window.{kind}({args})", kind
 
 
+_AGGREGATOR_KINDS = ("sum", "count", "avg", "min", "max", "stdDev", "distinctCount", "maxForever", "minForever",
+                     "and", "or", "unionSet")
+
+
 def _aggregators(rng: random.Random, s: _Stream, count: int, prefix: str = "",
                  kinds: Sequence[str] | None = None) -> list[tuple[str, str]]:
     """``count`` distinct core aggregators over ``s`` as (expression, output name)."""
@@ -495,6 +500,7 @@ def _aggregators(rng: random.Random, s: _Stream, count: int, prefix: str = "",
         "unionSet": lambda: f"sizeOfSet(unionSet(createSet({rng.choice((prefix + 'sym', num())) })))",
     }
     names = rng.sample(list(kinds or table), min(count, len(kinds or table)))
+    assert set(names) <= set(_AGGREGATOR_KINDS)
     return [(table[k](), f"{k.lower()}{i}") for i, k in enumerate(names)]
 
 
@@ -570,7 +576,11 @@ def _aggregate_family(app: _App) -> list[dict[str, Any]]:
         window = ""
         if rng.random() < 0.8:
             window, _ = _window(rng, s, ("length", "lengthBatch", "time", "timeBatch", "timeLength", "batch"))
-        aggs = _aggregators(rng, s, rng.randint(2, 5))
+        # Siddhi 5.1.33 defects kept out of Srota (docs/siddhi-differences.md): unionSet keeps
+        # values that left a window; and/or of a null throw inside Siddhi
+        kinds = [k for k in _AGGREGATOR_KINDS if not (k == "unionSet" and window)
+                 and not (k in ("and", "or") and s.nullable)]
+        aggs = _aggregators(rng, s, rng.randint(2, 5), kinds=kinds)
         grouped = rng.random() < 0.7
         select = ", ".join([*(["sym"] if grouped else []), *(f"{e} as {n}" for e, n in aggs)])
         tail = "\ngroup by sym" if grouped else ""
@@ -585,14 +595,16 @@ def _aggregate_family(app: _App) -> list[dict[str, Any]]:
             if grouped:
                 keys.insert(rng.randint(0, 1), "sym" + rng.choice(("", " desc")))
             tail += "\norder by " + ", ".join(keys)
-        if rng.random() < 0.35:
+        limited = rng.random() < 0.35
+        if limited:
             tail += f"\nlimit {rng.randint(1, 3)}"
             if rng.random() < 0.5:
                 tail += f"\noffset {rng.randint(0, 2)}"
         elif rng.random() < 0.1:
             tail += f"\noffset {rng.randint(1, 2)}"
         out = f"O{i + 1}"
-        app.query(f"from S{window}\nselect {select}{tail}\n{_insert_kind(rng)} {out}")
+        # Siddhi's limit lets every expired event through (a defect, docs/siddhi-differences.md)
+        app.query(f"from S{window}\nselect {select}{tail}\n{_insert_kind(rng, current_only=limited)} {out}")
         app.watch(out)
     return _steps(app, [(s, 1.0)])
 
@@ -882,7 +894,9 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
             f"from every e1=S -> e2=R[price > e1.price]{rng.choice(('', ' within 3 sec'))}\n"
             f"select e1.sym as sym, e1.price as p1, e2.price as p2\ninsert into O1", callback=False))
     else:
-        kinds = ["length", "lengthBatch", "time", "timeBatch", "session"]
+        # no timeBatch: Siddhi 5.1.33 keeps its next emit time on the window processor, not per
+        # key, so only the first key's batches come out (docs/siddhi-differences.md)
+        kinds = ["length", "lengthBatch", "time", "session"]
         window = _window(rng, s, [*kinds, "externalTime"] if "ts" in s.names() else kinds)[0]
         window = window if rng.random() < 0.8 else ""
         aggs = _aggregators(rng, s, rng.randint(1, 3),
@@ -907,7 +921,9 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
     if rng.random() < 0.3:
         app.query("from O1 select * insert into Outside")
         app.watch("Outside")
-    return _steps(app, inputs)
+    # distinct times: Siddhi 5.1.33's playback scheduler collapses the timers of several keys
+    # due at one millisecond into one (docs/siddhi-differences.md)
+    return _steps(app, inputs, distinct_times=True)
 
 
 def _table_family(app: _App) -> list[dict[str, Any]]:
@@ -981,8 +997,9 @@ def _named_window_family(app: _App) -> list[dict[str, Any]]:
     app.define(s.define())
     app.define(r_.define())
     reads = rng.sample(("plain", "agg", "join"), rng.randint(1, 2))
-    kinds = ["length", "lengthBatch", "time", "timeBatch", "timeLength", "sort", "session", "batch",
-             "expression"]
+    # no session: Siddhi 5.1.33's session window inside a named window throws on every event
+    # (a NullPointerException on its onAfterWindowData; docs/siddhi-differences.md)
+    kinds = ["length", "lengthBatch", "time", "timeBatch", "timeLength", "sort", "batch", "expression"]
     if "ts" in s.names():
         kinds.append("externalTime")
     if "join" not in reads:  # Siddhi 5.1.33 hangs on a join with a delay window

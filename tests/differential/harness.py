@@ -26,8 +26,9 @@ from typing import Any
 Answer = dict[str, Any]
 
 
-class _Timeout(Exception):
-    pass
+class _Timeout(BaseException):
+    """The app ran past its time limit (a BaseException, so the engine's handlers of failing
+    events and timer callbacks do not take it for an error of the app's and carry on)."""
 
 
 def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
