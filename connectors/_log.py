@@ -63,6 +63,7 @@ class LogSink(Sink):
     type_name = "log"
     PARAMS = _PARAMS
     payload_kind = "any"
+    wants_timestamps = True  # Siddhi's line prints the event's own timestamp
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "", **kw: Any) -> None:
         super().__init__(options, name=name, **kw)

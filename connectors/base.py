@@ -353,6 +353,9 @@ class Sink(_Configured, ABC):
     #: (by name) of the event the item carries (its first, for an array): a transport whose
     #: replies answer requests passes them on (http-call, as Siddhi's ``getTrpProperties``).
     wants_events: ClassVar[bool] = False
+    #: Whether the sink's payloads of row mappers (passThrough) carry their events' own
+    #: timestamps (``mappers.TimedRow``): the log sink prints them, as Siddhi's does.
+    wants_timestamps: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, name: str = "",
                  pos: Pos | None = None) -> None:

@@ -136,8 +136,8 @@ class PassThroughSinkMapper(SinkMapper):
     produces_bytes = False
 
     def map(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
-        """The rows as tuples."""
-        return [r if r.__class__ is tuple else tuple(r) for r in rows]
+        """The rows as tuples (a ``TimedRow`` kept as it is, with its timestamp)."""
+        return [r if isinstance(r, tuple) else tuple(r) for r in rows]
 
 
 def _check_no_options(annotation: Annotation | None, where: str) -> None:

@@ -254,7 +254,8 @@ class AppHost:
         then never includes the effect of an output that a checkpoint does not wait for.
         """
         rows: list[tuple[Any, ...]]
-        if binding.mapper.wants_timestamps:  # (the binary format writes each event's time)
+        # (the binary format writes each event's time; the log sink prints it)
+        if binding.mapper.wants_timestamps or binding.sink.wants_timestamps:
             rows = [mappers.TimedRow.of(e.timestamp, e.data) for e in events]
         else:
             rows = [e.data for e in events]

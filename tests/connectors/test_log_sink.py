@@ -100,9 +100,6 @@ async def test_the_service_logs_siddhis_line(run: Any) -> None:
     assert lines["warning"] == 'JSON : {"event":{"symbol":"WSO2","price":55.6,"volume":100}}'
 
 
-@pytest.mark.xfail(strict=True, reason="the host hands the log sink rows without their events' timestamps "
-                                       "(service/apphost.py makes TimedRows only for a mapper that wants them): "
-                                       "the time of logging stands in for the event's")
 async def test_the_service_logs_the_events_own_timestamp(run: Any) -> None:
     r = await run("@App:name('LogTs')\ndefine stream FooStream (symbol string);\n"
                   "@sink(type='log')\ndefine stream BarStream (symbol string);\n"
