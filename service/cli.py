@@ -94,8 +94,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         for warning in config.warnings:
             log.warning(f"deployment.yaml setting not used: {warning}", config=str(config.source))
     apps = [Path(a) for a in args.apps] or config.app_files()
-    if not apps:
-        raise UserError("no apps to run (name .siddhi files or list them under 'apps' in the config)")
+    if not apps and config.deployment.dir is None:  # (an empty deployment folder waits for apps)
+        raise UserError("no apps to run (name .siddhi files, list them under 'apps' in the config, "
+                        "or give a deployment.dir to deploy into)")
     _check_apps(apps)
     if config.scaleout.workers > 1:
         from srota.service.workers import run_workers

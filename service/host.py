@@ -67,7 +67,10 @@ class ServiceHost:
         return {name: a.runtime for name, a in self.apps.items()}
 
     def is_ready(self) -> bool:
-        return bool(self.apps) and all(a.is_ready() for a in self.apps.values())
+        # A service that deploys into a folder is ready with no app yet (Siddhi Runner starts
+        # empty); one whose apps are given must have them all running.
+        waits_for_deploys = self.deployments is not None and self.config.deployment.dir is not None
+        return (bool(self.apps) or waits_for_deploys) and all(a.is_ready() for a in self.apps.values())
 
     def _app_failed(self, reason: str) -> None:
         """An app stopped by itself: the process stops (exit code 1) rather than run without it."""

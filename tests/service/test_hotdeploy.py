@@ -130,3 +130,28 @@ def test_state_shape_change_names_what_changed() -> None:
     change = state_shape_change(old.snapshot(), longer)
     assert change.changed == ("avg/selector", "avg/window")
     assert change.reset_reason is not None and "avg/window" in change.reset_reason
+
+
+async def test_a_service_deploying_into_an_empty_folder_is_ready(tmp_path: Path) -> None:
+    (tmp_path / "siddhi-files").mkdir()
+    async with Service(service_config(tmp_path)) as s:
+        assert s.host.apps == {} and s.host.is_ready()  # as Siddhi Runner, it starts empty
+        assert (await s.call("GET", "/ready"))[0] == 200
+
+
+def test_srota_run_takes_a_config_whose_deployment_folder_is_empty(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "apps").mkdir()
+    cfg = tmp_path / "srota.yaml"
+    cfg.write_text("deployment:\n  dir: apps\nhttp:\n  port: 0\npersistence:\n  enabled: false\n")
+    proc = subprocess.Popen([sys.executable, "-m", "srota.service.cli", "run", "--config", str(cfg)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proc.wait(timeout=4)
+    except subprocess.TimeoutExpired:  # still running: it started and waits for apps
+        proc.terminate()
+        proc.wait(timeout=30)
+        return
+    raise AssertionError(f"srota run exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
