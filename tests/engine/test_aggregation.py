@@ -172,7 +172,7 @@ def test_sqlite_tables_hold_base_values_keyed_by_time_and_group(tmp_path):
     info = conn.execute('PRAGMA table_info("A_SECONDS")').fetchall()
     cols = {r[1]: r[5] for r in info}  # name -> primary key position
     assert cols == {"AGG_TIMESTAMP": 1, "k": 2, "AGG_TIMEZONE": 0, "AGG_LAST_EVENT_TIMESTAMP": 0, "nxt": 0,
-                    "AGG_SUM_v": 0, "AGG_COUNT_v": 0, "AGG_DISTINCT_v": 0}
+                    "AGG_SUM_v": 0, "AGG_COUNT": 0, "AGG_SET_v": 0}
     assert conn.execute('SELECT * FROM "A_MINUTES"').fetchall() == [
         (_ts("2018-01-01 05:59:00"), "a", "+00:00", _ts(SEED_EVENTS[2]), 1.0, 1.0, 3, "[0.0,1.0]")]
     assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} == {
