@@ -20,6 +20,7 @@ Tests can drive a :class:`PlaybackClock` directly with :meth:`PlaybackClock.adva
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import logging
@@ -100,13 +101,17 @@ class PlaybackClock(Clock):
             self._on_start.append(callback)
 
     def advance(self, timestamp: int) -> None:
-        """Move time forward to ``timestamp`` (no-op if it is in the past), firing due timers."""
+        """Move time forward to ``timestamp`` (no-op if it is in the past), firing due timers.
+
+        As Siddhi's timestamp generator, a timestamp equal to the current time notifies the
+        schedulers too: a timer armed at or before now (by a rank that had had its turn, or by
+        an event) fires at the next event, whether or not that event moves time.
+        """
         if not self.started:
             self._begin(timestamp)
         if timestamp >= self._now:
             self._last_wall = time.monotonic()
             self._seen = True
-        if timestamp > self._now:
             self._now = timestamp
             if self.scheduler is not None:
                 self.scheduler.fire_until(timestamp, self)
@@ -152,14 +157,35 @@ class Scheduler:
 
     ``schedule(at, callback)`` arranges ``callback(at)`` once time reaches ``at``.  The returned
     handle can be passed to :meth:`cancel`.  Callbacks run under ``lock``.
+
+    Every timer belongs to a *rank*: Siddhi gives each processor that needs timers (a window,
+    an absent pattern state, a time-based rate limiter, an aggregation) its own ``Scheduler``,
+    registered with the app's timestamp generator when the processor is created.  Under
+    playback, when time moves, each of those schedulers in turn (in the order they were
+    created) fires everything of its own that is due, before the next one looks at its own
+    timers: a window created first fires its timer due at 7329 before a window created after
+    it fires one due at 7180.  A rank stands for one such scheduler; :meth:`rank_of` hands them
+    out in planning order (aggregations, named windows, then the queries in app order, each
+    query's windows before its rate limiter).  A callback's rank is ``rank`` if given, else the
+    ``timer_rank`` of the object whose bound method it is, else :attr:`default_rank` (-1, before
+    every query, unless a planner set it while it builds one).  Within one rank timers fire in
+    time order.  Live, the timer thread fires them in time order (Siddhi's are separate
+    executor tasks whose order is the threads').
     """
 
     def __init__(self, clock: Clock, lock: threading.RLock) -> None:
         self.clock = clock
         self.lock = lock
-        self._heap: list[tuple[int, int, TimerCallback]] = []
+        # One heap of (at, handle, callback) per rank; the ranks with a heap, sorted.
+        self._heaps: dict[int, list[tuple[int, int, TimerCallback]]] = {}
+        self._ranks: list[int] = []
+        # No timer is due before this (a lower bound: the fast path of ``fire_until``).
+        self._earliest: float = float("inf")
         self._cancelled: set[int] = set()
         self._seq = itertools.count()
+        self._rank_keys: dict[tuple[int, str], tuple[int, object]] = {}
+        #: The rank of a timer whose owner has none (see the class docstring).
+        self.default_rank = -1
         self._cond = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         self._running = False
@@ -167,11 +193,38 @@ class Scheduler:
         if isinstance(clock, PlaybackClock):
             clock.scheduler = self
 
-    def schedule(self, at: int, callback: TimerCallback) -> int:
+    def rank_of(self, node: object, part: str = "") -> int:
+        """The rank of the timer owner planned from ``node`` (a model node; ``part`` names
+        one of several owners planned from it).
+
+        The first request makes a new rank after all existing ones, so ranks follow the order
+        in which the planner asks.  Nodes count by identity (two queries with equal windows
+        have two ranks), so every instance planned from the same node (each partition key's
+        copy of a query) shares its rank, as Siddhi's partition keys share their query's
+        Scheduler.
+        """
+        key = (id(node), part)
+        entry = self._rank_keys.get(key)
+        if entry is None:
+            # (the node is kept so that its id is not reused while the app runs)
+            entry = self._rank_keys[key] = (len(self._rank_keys), node)
+        return entry[0]
+
+    def schedule(self, at: int, callback: TimerCallback, rank: int | None = None) -> int:
         """Run ``callback(at)`` when time reaches ``at``; returns a handle for :meth:`cancel`."""
+        if rank is None:
+            rank = getattr(getattr(callback, "__self__", None), "timer_rank", None)
+            if rank is None:
+                rank = self.default_rank
         handle = next(self._seq)
         with self._cond:
-            heapq.heappush(self._heap, (at, handle, callback))
+            heap = self._heaps.get(rank)
+            if heap is None:
+                heap = self._heaps[rank] = []
+                bisect.insort(self._ranks, rank)
+            heapq.heappush(heap, (at, handle, callback))
+            if at < self._earliest:
+                self._earliest = at
             self._cond.notify()
         return handle
 
@@ -181,19 +234,40 @@ class Scheduler:
 
     # ---------------------------------------------------------------- playback
     def fire_until(self, timestamp: int, clock: PlaybackClock) -> None:
-        """Fire, in order, every timer due at or before ``timestamp`` (playback mode)."""
-        heap = self._heap
-        if not heap or heap[0][0] > timestamp:  # the common case, without taking the lock
+        """Fire every timer due at or before ``timestamp`` (playback mode), rank by rank.
+
+        As Siddhi's schedulers answer a time change one after the other, each rank fires all
+        its due timers (time order) before the next rank starts, and a timer armed meanwhile
+        fires in this pass if its rank has not had its turn yet or is the one firing; one armed
+        in a rank already done waits for the next time change.
+        """
+        if timestamp < self._earliest:  # the common case, without taking the lock
             return
+        heaps = self._heaps
+        i = 0
         while True:
             with self._cond:
-                if not self._heap or self._heap[0][0] > timestamp:
+                if i >= len(self._ranks):
+                    self._earliest = min((h[0][0] for h in heaps.values() if h), default=float("inf"))
                     return
-                at, handle, callback = heapq.heappop(self._heap)
+                heap = heaps[self._ranks[i]]
+                if not heap or heap[0][0] > timestamp:
+                    i += 1
+                    continue
+                at, handle, callback = heapq.heappop(heap)
                 if handle in self._cancelled:
                     self._cancelled.discard(handle)
                     continue
             self._run(callback, at)
+
+    def _head(self) -> list[tuple[int, int, TimerCallback]] | None:
+        """The heap whose head is the earliest timer (ties: the lower rank), for the live thread."""
+        best: list[tuple[int, int, TimerCallback]] | None = None
+        for rank in self._ranks:
+            heap = self._heaps[rank]
+            if heap and (best is None or heap[0][0] < best[0][0]):
+                best = heap
+        return best
 
     # ---------------------------------------------------------------- live mode
     def start(self) -> None:
@@ -236,15 +310,16 @@ class Scheduler:
     def _loop(self) -> None:
         while self._running:
             with self._cond:
-                if not self._heap:
+                heap = self._head()
+                if heap is None:
                     self._cond.wait(0.5)
                     continue
-                at, handle, callback = self._heap[0]
+                at, handle, callback = heap[0]
                 delay = (at - self.clock.now()) / 1000.0
                 if delay > 0:
                     self._cond.wait(min(delay, 0.5))
                     continue
-                heapq.heappop(self._heap)
+                heapq.heappop(heap)
                 if handle in self._cancelled:
                     self._cancelled.discard(handle)
                     continue
@@ -264,4 +339,4 @@ class Scheduler:
     def pending(self) -> int:
         """How many timers wait (for metrics and tests)."""
         with self._cond:
-            return len(self._heap) - len(self._cancelled)
+            return sum(len(h) for h in self._heaps.values()) - len(self._cancelled)

@@ -295,9 +295,18 @@ def _stream_function_stage(handler: StreamFunction, scope: StreamScope, ctx: Any
         if a.name in names:
             raise error_at(f"stream function output '{a.name}' clashes with an input attribute", handler)
     new_scope = StreamScope(scope.stream_id, [*scope.attributes, *extra], list(scope.names), scope.data)
+    # A stream function with timers (a SchedulingProcessor in Siddhi) takes its turn in
+    # planning order, as its Scheduler is created when the query is parsed (engine.clock).
+    rank_of = getattr(getattr(ctx, "scheduler", None), "rank_of", None)
+    rank = None if rank_of is None else rank_of(handler)
 
     def make() -> Any:
         proc = make_processor()
+        if rank is not None:
+            try:
+                proc.timer_rank = rank
+            except AttributeError:  # (a processor with __slots__ has no timers of its own)
+                pass
         elements[eid] = proc
         return proc
 

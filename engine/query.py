@@ -76,6 +76,7 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     element_prefix = f"{sources.prefix}{name}"
     out_type = query_output_event_type(query)
     inp = query.input
+    pattern_rank: int | None = None
     if isinstance(inp, SingleInputStream):
         plan = plan_single_input(inp, ctx, sources, gen, element_prefix,
                                  expects_expired=out_type is not OutputEventType.CURRENT)
@@ -83,6 +84,10 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
         plan = plan_join_input(inp, ctx, sources, gen, element_prefix)
     elif isinstance(inp, StateInputStream):
         plan = plan_state_input(inp, ctx, sources, gen, element_prefix)
+        # Absent states wait on timers: their turn comes after the windows planned before and
+        # before this query's rate limiter, as Siddhi creates their Schedulers while parsing
+        # the input (one rank for the query's absent states; Siddhi has one per state).
+        pattern_rank = _rank_of(ctx, inp, "pattern")
     else:  # pragma: no cover - the model has no other input kinds
         raise error_at(f"unsupported input {type(inp).__name__}", inp)
 
@@ -102,6 +107,8 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     if query.output_rate is not None:
         from srota.engine.ratelimit import build_rate_limiter
         limiter = build_rate_limiter(query.output_rate, query, selector, ctx, element_prefix)
+        # Siddhi's time-based limiters own a Scheduler, created after the input's.
+        limiter.timer_rank = _rank_of(ctx, query.output_rate)
         runtime.elements[f"{element_prefix}/rate"] = limiter
         selector.next = limiter.process
         limiter.next = output
@@ -115,6 +122,11 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     output.target = plan_output(query, selector_plan.output_attributes, ctx, sources, gen, all_current)
     # The receivers this query subscribes belong to it (debugger IN checkpoints, statistics).
     outer_owner, sources.owner = sources.owner, name
+    scheduler = getattr(ctx, "scheduler", None)
+    outer_rank = getattr(scheduler, "default_rank", None)
+    if pattern_rank is not None:
+        # (timers the pattern's states arm while being built)
+        scheduler.default_rank = pattern_rank  # type: ignore[union-attr]
     try:
         if selector_plan.fused and plan.connect_unfiltered is not None:
             plan.connect_unfiltered(selector.process)
@@ -124,6 +136,12 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
             plan.connect(selector.process)
     finally:
         sources.owner = outer_owner
+        if outer_rank is not None:
+            scheduler.default_rank = outer_rank  # type: ignore[union-attr]
+    if pattern_rank is not None:
+        for element in plan.elements.values():
+            for pre in getattr(element, "pres", ()):
+                pre.timer_rank = pattern_rank
     if selector_plan.copies_fields and isinstance(inp, SingleInputStream) and not sources.prefix:
         # (marks the selector only where it is the receiver itself, with no processor before it)
         junction = ctx.junctions.get(source_key(inp.stream_id, inp.is_inner, inp.is_fault))
@@ -141,6 +159,12 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     for eid, element in runtime.elements.items():
         ctx.register_element(eid, element, version)
     return runtime
+
+
+def _rank_of(ctx: Any, node: Any, part: str = "") -> int | None:
+    """The timer rank of an owner planned from ``node`` (None without a ranking scheduler)."""
+    rank_of = getattr(getattr(ctx, "scheduler", None), "rank_of", None)
+    return None if rank_of is None else rank_of(node, part)
 
 
 def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: Sources,

@@ -89,4 +89,9 @@ def build_window(handler: WindowHandler, scope: Any, ctx: Any, gen: CodeGen, *,
     args = compile_args(handler, params, infos, compiled, scope, gen)
     named = {a.param.name: a for a in args if a.param is not None and not a.param.repeat}
     spec = WindowSpec(handler, args, named, scope, ctx, gen, expired, findable)
+    # The window's timers take their turn in planning order (one rank per window handler,
+    # shared by every partition key's instance), as Siddhi creates one Scheduler per window.
+    rank_of = getattr(getattr(ctx, "scheduler", None), "rank_of", None)
+    if rank_of is not None:
+        spec.timer_rank = rank_of(handler)
     return ext.factory(spec)

@@ -72,6 +72,10 @@ class WindowSpec:
     expired: bool = True
     findable: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The rank of the window's timers (see :class:`engine.clock.Scheduler`): Siddhi gives
+    #: each window its own Scheduler when the query is parsed, and under playback the
+    #: schedulers fire one after another in that order.
+    timer_rank: int | None = None
 
     def error(self, message: str, node: Any = None) -> Exception:
         """A creation error at ``node`` (default: the window call)."""
@@ -95,6 +99,8 @@ class WindowProcessor:
         self.ctx = spec.ctx
         self.clock = spec.ctx.clock
         self.scheduler = spec.ctx.scheduler
+        #: Read by the scheduler for this window's timers (its Siddhi Scheduler's turn).
+        self.timer_rank = spec.timer_rank
         self.expired = spec.expired
         self.findable = spec.findable
         self.next: Emit = _drop
