@@ -22,9 +22,11 @@ from srota.engine.selector import comprehension_bindings
 from srota.grammar.model import (
     Attribute,
     Filter,
+    Selector,
     SingleInputStream,
     StreamDefinition,
     StreamFunction,
+    Variable,
     WindowHandler,
 )
 
@@ -131,8 +133,13 @@ class InputPlan:
 
 
 def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: CodeGen,
-                      element_prefix: str, scope_data: str = "d", expects_expired: bool = True) -> InputPlan:
-    """``from S[filter]#fn()#window.w()[filter] as a``: a chain of processors per instance."""
+                      element_prefix: str, scope_data: str = "d", expects_expired: bool = True,
+                      selector: Selector | None = None) -> InputPlan:
+    """``from S[filter]#fn()#window.w()[filter] as a``: a chain of processors per instance.
+
+    ``selector``: the query's selector, when the input is a query's only input (a frequency
+    window without key attributes keys by what it outputs, see :func:`output_data_slots`).
+    """
     kind, obj = sources.lookup(inp.stream_id, inp.is_inner, inp.is_fault, inp)
     if kind == "table":
         raise error_at(f"table '{inp.stream_id}' can only be joined or queried on demand", inp)
@@ -148,6 +155,8 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
     elements: dict[str, Any] = {}
     windows = 0
     conditions: list[str] = []  # of the filters, while the input has nothing but filters
+    window_scope: StreamScope | None = None
+    key_slots: list[list[int | None] | None] = [None]  # (filled once the input is planned)
     unchecked: list[str] = []  # the same without null tests, while they are operators only
     for n, handler in enumerate(inp.handlers):
         if isinstance(handler, Filter):
@@ -164,7 +173,9 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
                 raise error_at("a stream can have only one window", handler)
             from srota.engine.windows import build_window
             eid = f"{element_prefix}/window"
-            stages.append(_window_stage(build_window, handler, scope, ctx, gen, eid, elements, expects_expired))
+            window_scope = scope
+            stages.append(_window_stage(build_window, handler, scope, ctx, gen, eid, elements, expects_expired,
+                                        key_slots))
         elif isinstance(handler, StreamFunction):
             stage, scope = _stream_function_stage(handler, scope, ctx, gen, f"{element_prefix}/fn{n}",
                                                   elements)
@@ -173,6 +184,8 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
             raise error_at(f"unsupported stream handler {type(handler).__name__}", handler)
 
     stream_id, is_inner, is_fault = inp.stream_id, inp.is_inner, inp.is_fault
+    if selector is not None and window_scope is not None:
+        key_slots[0] = output_data_slots(selector, window_scope, scope)
 
     def connect(emit: Emit) -> None:
         processors = [make() for make in stages]
@@ -258,13 +271,39 @@ def _filter_stage(handler: Filter, scope: StreamScope, ctx: Any, gen: CodeGen,
     return make, cond
 
 
+def output_data_slots(selector: Selector, window_scope: StreamScope,
+                      final_scope: StreamScope) -> list[int | None]:
+    """The event's output data as Siddhi lays it out for a single-stream query, as indexes
+    into the window's input: one slot per output attribute, in select order, duplicates kept
+    (SelectorParser's addOutputDataAllowingDuplicate); a slot is None (``null``) where the
+    output is not a plain attribute, or one the window does not see (made by a stream
+    function after it).  ``select *`` outputs every attribute of the input's last definition.
+    """
+    if selector.attributes is None:
+        return [window_scope.index(a.name) for a in final_scope.attributes]
+    slots: list[int | None] = []
+    for oa in selector.attributes:
+        var = oa.expression
+        if (not isinstance(var, Variable) or var.stream_index is not None
+                or (var.stream_id is not None and var.stream_id not in window_scope.names)):
+            slots.append(None)
+        else:
+            slots.append(window_scope.index(var.attribute))
+    return slots
+
+
 def _window_stage(build_window: Any, handler: WindowHandler, scope: StreamScope, ctx: Any, gen: CodeGen,
-                  eid: str, elements: dict[str, Any], expects_expired: bool = True) -> Callable[[], Any]:
+                  eid: str, elements: dict[str, Any], expects_expired: bool = True,
+                  key_slots: list[list[int | None] | None] | None = None) -> Callable[[], Any]:
     # A single-stream query never scans its window; only batch windows care about `expired`.
     factory = build_window(handler, scope, ctx, gen, expired=expects_expired, findable=False)
 
     def make() -> Any:
         window = factory()
+        slots = key_slots[0] if key_slots is not None else None
+        if slots is not None and hasattr(window, "key_by_output"):
+            # Siddhi's frequency windows without key attributes key by the output data
+            window.key_by_output(slots)
         elements[eid] = window
         return window
 

@@ -79,7 +79,8 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     pattern_rank: int | None = None
     if isinstance(inp, SingleInputStream):
         plan = plan_single_input(inp, ctx, sources, gen, element_prefix,
-                                 expects_expired=out_type is not OutputEventType.CURRENT)
+                                 expects_expired=out_type is not OutputEventType.CURRENT,
+                                 selector=query.selector)
     elif isinstance(inp, JoinInputStream):
         plan = plan_join_input(inp, ctx, sources, gen, element_prefix)
     elif isinstance(inp, StateInputStream):
