@@ -55,8 +55,27 @@ class _WindowExpressionScope:
         raise error_at("eventTimestamp() takes first or last here", node)
 
 
+def _reset_answer(name: str, rtype: AttrType, old: Any) -> Any:
+    """What Siddhi's ``reset`` of the aggregator ``name`` returns: the value a condition that
+    reaches it during a reset compares (``count() < 2`` sees 0; ``sum`` gives 0 over int/long
+    and null over float/double; the ``*Forever`` ones answer their old value)."""
+    if name in ("count", "distinctCount"):
+        return 0
+    if name == "sum":
+        return 0 if rtype is AttrType.LONG else None
+    if name in ("and", "or"):
+        return False
+    if name in ("maxForever", "minForever"):
+        return old.value()
+    if name == "unionSet":
+        return set()
+    return None
+
+
 class CompiledCondition:
-    """A window condition: ``add(e, first, last)``, ``remove(...)`` and ``reset()`` of its aggregators."""
+    """A window condition: ``add(e, first, last)``, ``remove(...)`` and ``reset(...)`` of its
+    aggregators, each evaluating the condition as Siddhi's executor tree does (``and``/``or``
+    short-circuit, so an aggregator behind a decided operand is neither updated nor reset)."""
 
     def __init__(self, text: str, scope: Any, ctx: Any, node: Any) -> None:
         from srota.engine.selector import AggregatorSlots
@@ -70,7 +89,15 @@ class CompiledCondition:
             raise error_at(f"invalid window expression '{text}': {exc}", node) from None
         gen = CodeGen(BASE_NAMESPACE)
         slots = AggregatorSlots()
-        compiler = ExpressionCompiler(ctx, _WindowExpressionScope(scope), gen, aggregator_hook=slots.hook)
+        kinds: list[tuple[str, AttrType]] = []  # per slot: the aggregator's name and type
+
+        def hook(call: Any, compiler: ExpressionCompiler) -> Any:
+            c = slots.hook(call, compiler)
+            if c is not None:
+                kinds.append((call.name, c.type))
+            return c
+
+        compiler = ExpressionCompiler(ctx, _WindowExpressionScope(scope), gen, aggregator_hook=hook)
         try:
             code = compiler.compile_condition(expr, "window expression")
         except SiddhiAppCreationError as exc:
@@ -80,6 +107,20 @@ class CompiledCondition:
         self._add = gen.function("_wexpr_add", "e, first, last, A", [f"return {code.replace('{op}', 'add')}"])
         self._remove = gen.function("_wexpr_remove", "e, first, last, A",
                                     [f"return {code.replace('{op}', 'remove')}"])
+        # Siddhi's RESET event: each aggregator it reaches drops its state for a new one
+        # (StateHolder.cleanGroupByStates) and answers its reset value.
+        factories = self.factories
+
+        def reset_slot(states: list[Any], slot: int) -> Any:
+            old = states[slot]
+            states[slot] = factories[slot]()
+            return _reset_answer(kinds[slot][0], kinds[slot][1], old)
+
+        rs = gen.ref(reset_slot, "_wreset")
+        reset_code = code
+        for slot in sorted(range(len(slots.calls)), key=lambda i: -len(slots.calls[i])):
+            reset_code = reset_code.replace(slots.calls[slot], f"{rs}(A, {slot})")
+        self._reset = gen.function("_wexpr_reset", "e, first, last, A", [f"return {reset_code}"])
         self.states = [f() for f in self.factories]
 
     def fresh(self) -> CompiledCondition:
@@ -95,9 +136,9 @@ class CompiledCondition:
     def remove(self, e: Event, first: Event, last: Event) -> bool:
         return self._remove(e, first, last, self.states) is True
 
-    def reset(self) -> None:
-        for s in self.states:
-            s.reset()
+    def reset(self, e: Event, first: Event, last: Event) -> None:
+        """Siddhi's RESET pass over the condition (its answer is not used)."""
+        self._reset(e, first, last, self.states)
 
 
 class _ConditionSource:
@@ -262,7 +303,7 @@ class ExpressionBatchWindow(WindowProcessor):
         if cond.add(e, first, e):
             self.current.append(e)
             return
-        cond.reset()
+        cond.reset(e, first, e)
         cond.add(e, first, e)
         out: list[Event] = []
         if self.expired_q:
@@ -304,7 +345,7 @@ class ExpressionBatchWindow(WindowProcessor):
                 out.append(e)
                 outs.append(out)
             return
-        cond.reset()
+        cond.reset(e, first, e)
         cond.add(e, first, e)
         if self.expired_q:
             held = [Event(now, x.data, EXPIRED) for x in self.expired_q]
