@@ -205,12 +205,24 @@ def _events_held(query: Any) -> int | None:
     for element in elements.values():
         size = getattr(element, "size", None)
         if callable(getattr(element, "contents", None)) and not callable(size):
-            total += len(element.contents())
+            total += _held(element)
             found = True
         elif hasattr(element, "pending"):
             total += int(element.pending)
             found = True
     return total if found else None
+
+
+def _held(element: Any) -> int:
+    """The events a window (or named window) holds, counted without reading them as a find
+    does: a batch window that a find scanned expires those events with their own timestamps,
+    so ``contents()`` would change the query's output."""
+    count = getattr(element, "held_count", None)
+    if count is None:  # a named window: its window processor counts
+        count = getattr(getattr(element, "processor", None), "held_count", None)
+    if callable(count):
+        return int(count())
+    return len(element.contents())
 
 
 def format_report(report: dict[str, Any]) -> str:

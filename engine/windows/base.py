@@ -115,6 +115,19 @@ class WindowProcessor:
         """The events the window currently holds (what a join probes)."""
         return ()
 
+    def held_count(self) -> int:
+        """How many events :meth:`contents` answers, read without being a find (statistics).
+
+        A batch window that a find scanned keeps those events' own timestamps when they expire
+        (its ``found`` cursor, see :func:`expire_held`), so a mere count puts the cursor back.
+        """
+        found = getattr(self, "found", None)
+        held = self.contents()
+        n = len(held) if hasattr(held, "__len__") else sum(1 for _ in held)
+        if found is not None:
+            self.found = found
+        return n
+
     def enable_find(self) -> None:
         """Somebody (a join) will scan :meth:`contents`: keep what Siddhi's ``find`` scans.
 
