@@ -7,6 +7,13 @@ decision 6).  ``add``/``remove`` return the new value.  Nulls are ignored (but
 ``distinctCount`` counts null as a value, as Siddhi does).  State objects
 hold only plain values, so snapshots can keep them as data (:mod:`engine.state_codec`; a
 third-party aggregator's state class registers with ``register_state_type``).
+
+Counts may go below zero: in a join an event that leaves one side's window takes back every
+match it has with the other side's window *now*, which may be more than it made when it
+came.  Siddhi's aggregators follow the arithmetic wherever it goes (``count()`` -2, ``sum``
+-12) and Siddhi drops an aggregator's state only when its ``canDestroy`` holds after an
+update, that is when the state is as a new one; ``can_destroy`` says the same here, and the
+selector drops a group's states only when all of them can go.
 """
 from __future__ import annotations
 
@@ -35,6 +42,12 @@ class AggregatorState:
 
     def value(self) -> Any:
         raise NotImplementedError
+
+    def can_destroy(self) -> bool:
+        """Whether the state is as a new one (Siddhi's ``State.canDestroy``): the selector may
+        then drop it with its group.  The default keeps the selector's older rule for
+        states that do not say (their group goes when its window holds none of its events)."""
+        return True
 
     def __getstate__(self) -> dict[str, Any]:
         return {s: getattr(self, s) for s in self._all_slots()}
@@ -79,6 +92,11 @@ def _inline_total_count_replace(state: str, old: str, new: str) -> list[str]:
 
 
 class _Sum(AggregatorState):
+    """Siddhi's ``SumAttributeAggregatorExecutor``: the sum is null only while the count of
+    non-null values is exactly 0, after a removal or a null (a count below zero, in a join,
+    gives the sum); an addition returns the sum whatever the count (a count back to 0 from -1
+    gives the sum, 0 or not).  The state goes when count and sum are both 0."""
+
     __slots__ = ("total", "count", "integral")
 
     @staticmethod
@@ -98,28 +116,47 @@ class _Sum(AggregatorState):
 
     # add/remove compute the value inline: they run once per event and aggregator.
     def add(self, value: Any) -> Any:
-        if value is not None:
-            self.total += value
-            self.count += 1
-        return self.total if self.count > 0 else None
+        if value is None:
+            return self.total if self.count else None
+        self.total += value
+        self.count += 1
+        return self.total
 
     def remove(self, value: Any) -> Any:
         if value is not None:
             self.total -= value
             self.count -= 1
-        return self.total if self.count > 0 else None
+        return self.total if self.count else None
 
     def reset(self) -> None:
         self.total = 0 if self.integral else 0.0
         self.count = 0
 
     def value(self) -> Any:
-        return self.total if self.count > 0 else None
+        return self.total if self.count else None
+
+    def value_after(self, added: bool) -> Any:
+        """What the last update returned: ``added`` says it added a non-null value."""
+        return self.total if self.count or added else None
+
+    def can_destroy(self) -> bool:
+        return self.count == 0 and self.total == 0
+
+    @staticmethod
+    def inline_can_destroy(state: str) -> str:
+        """An expression equal to ``can_destroy()`` of ``state``."""
+        return f"{state}.count == 0 and {state}.total == 0"
 
     @staticmethod
     def inline_value(state: str, temp: str) -> str:
         """An expression equal to ``value()`` of ``state``, evaluated once (bound to ``temp``)."""
-        return f"({temp}.total if ({temp} := {state}).count > 0 else None)"
+        return f"({temp}.total if ({temp} := {state}).count else None)"
+
+    @staticmethod
+    def inline_value_after(state: str, temp: str, added: str) -> str:
+        """An expression equal to ``value_after(added)`` of ``state`` (``added`` is evaluated
+        only when the count is 0)."""
+        return f"({temp}.total if ({temp} := {state}).count or {added} else None)"
 
 
 @extension(Kind.AGGREGATOR, "sum", params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
@@ -159,6 +196,14 @@ class _Count(AggregatorState):
 
     def value(self) -> int:
         return self.count
+
+    def can_destroy(self) -> bool:
+        return self.count == 0
+
+    @staticmethod
+    def inline_can_destroy(state: str) -> str:
+        """An expression equal to ``can_destroy()`` of ``state``."""
+        return f"{state}.count == 0"
 
     @staticmethod
     def inline_value(state: str, temp: str) -> str:
@@ -209,6 +254,14 @@ class _Avg(AggregatorState):
 
     def value(self) -> Any:
         return self.total / self.count if self.count else None
+
+    def can_destroy(self) -> bool:
+        return self.count == 0 and self.total == 0.0
+
+    @staticmethod
+    def inline_can_destroy(state: str) -> str:
+        """An expression equal to ``can_destroy()`` of ``state``."""
+        return f"{state}.count == 0 and {state}.total == 0.0"
 
     @staticmethod
     def inline_value(state: str, temp: str) -> str:
@@ -261,6 +314,9 @@ class _MinMax(AggregatorState):
     def value(self) -> Any:
         return self.best
 
+    def can_destroy(self) -> bool:
+        return not self.counts
+
 
 def _min_max(name: str, is_max: bool) -> None:
     def factory(args: list[ArgInfo]) -> tuple[AttrType, Any]:
@@ -304,16 +360,14 @@ class _Forever(AggregatorState):
     def value(self) -> Any:
         return self.best
 
+    def can_destroy(self) -> bool:
+        return self.best is None
+
 
 def _forever(name: str, is_max: bool) -> None:
     def factory(args: list[ArgInfo]) -> tuple[AttrType, Any]:
         t = _one_arg(name, args, NUMERIC_TYPES)
-
-        def make() -> _Forever:
-            return _Forever(is_max)
-
-        make.outlives_window = True  # type: ignore[attr-defined]  # the selector keeps these states
-        return t, make
+        return t, lambda: _Forever(is_max)
 
     extension(Kind.AGGREGATOR, name, params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
               doc=f"The {'largest' if is_max else 'smallest'} value ever seen (until a batch window's reset).")(factory)
@@ -351,6 +405,9 @@ class _DistinctCount(AggregatorState):
     def value(self) -> int:
         return len(self.counts)
 
+    def can_destroy(self) -> bool:
+        return not self.counts
+
 
 @extension(Kind.AGGREGATOR, "distinctCount", params=(Param("arg", ANY_TYPE, dynamic=True),),
            doc="Number of distinct values (a long).")
@@ -367,7 +424,9 @@ class _StdDev(AggregatorState):
     the same order give the same digits, and the same NaN where rounding drives the sum of
     squares below zero (Java's ``Math.sqrt`` of a negative number).  The sum of squares is not
     cleared when a removal leaves one value (the answer is then 0.0, but the next addition
-    goes on from what is left), only when it leaves none.
+    goes on from what is left), only when it leaves none.  The count may go below zero (a
+    join): an addition that brings it back to 0 changes nothing else and answers null, as
+    Siddhi's ``processAdd`` does.
     """
 
     __slots__ = ("count", "mean", "m2", "total")
@@ -385,6 +444,8 @@ class _StdDev(AggregatorState):
             if self.count == 1:
                 self.total = self.mean = value
                 self.m2 = 0.0
+            elif self.count == 0:
+                return None
             else:
                 old = self.mean
                 self.total += value
@@ -410,6 +471,9 @@ class _StdDev(AggregatorState):
         self.mean = 0.0
         self.m2 = 0.0
         self.total = 0.0
+
+    def can_destroy(self) -> bool:
+        return self.count == 0 and self.total == 0.0 and self.mean == 0.0 and self.m2 == 0.0
 
     def value(self) -> Any:
         if self.count == 0:
@@ -453,6 +517,10 @@ class _BoolAgg(AggregatorState):
 
     def reset(self) -> None:
         self.trues = self.falses = 0
+
+    def can_destroy(self) -> bool:
+        # (Siddhi's ``or`` counts the true values only)
+        return self.trues == 0 and (self.falses == 0 or not self.is_and)
 
     def value(self) -> bool:
         if self.is_and:
@@ -498,6 +566,9 @@ class _UnionSet(AggregatorState):
 
     def value(self) -> set[Any]:
         return set(self.counts)
+
+    def can_destroy(self) -> bool:
+        return not self.counts
 
 
 @extension(Kind.AGGREGATOR, "unionSet", params=(Param("set", (AttrType.OBJECT,), dynamic=True),),

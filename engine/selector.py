@@ -28,6 +28,7 @@ import tokenize
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from srota.engine.aggregators import AggregatorState
 from srota.engine.codegen import CodeGen
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event, RawEvent
 from srota.engine.expression import ArgInfo, Compiled, ExpressionCompiler, error_at, operators_only
@@ -93,8 +94,6 @@ class AggregatorSlots:
 
     def __init__(self) -> None:
         self.factories: list[Callable[[], Any]] = []
-        #: per slot: the state outlives its group's window emptying (minForever/maxForever)
-        self.outlives_window: list[bool] = []
         self.calls: list[str] = []  # the generated code of each call, with "{op}"
         self.args: list[str] = []  # the code of each call's argument ("" for none)
 
@@ -117,7 +116,6 @@ class AggregatorSlots:
             register_state_type(factory)
         slot = len(self.factories)
         self.factories.append(factory)
-        self.outlives_window.append(bool(getattr(factory, "outlives_window", False)))
         # One argument is passed as is; several (str:groupConcat(key, sep), map:collect(k, v))
         # as one tuple, so every state keeps the one-argument add/remove interface.
         passed = codes[0] if len(codes) == 1 else (f"({', '.join(codes)},)" if codes else "")
@@ -126,11 +124,40 @@ class AggregatorSlots:
         self.args.append(passed)
         return Compiled(f"A[{slot}].{{op}}({passed})", rtype)
 
-    def value_code(self, code: str) -> str:
-        """``code`` reading each aggregator's current value instead of updating it."""
+    def value_code(self, code: str, event_type: str = "e.type") -> str:
+        """``code`` reading each aggregator's value instead of updating it: the value its
+        last update returned, that update being the one of the event ``e`` whose type is
+        ``event_type`` (code: ``"0"``/``"1"`` where the row is made for current/expired events
+        only).  Mostly that is ``value()``; a state class whose update answers other than its
+        value (Siddhi's ``sum``: the sum after an addition, even at a count of 0) offers
+        ``inline_value_after(state, temp, added)``, ``added`` being code saying the update
+        added a non-null value."""
         for slot in sorted(range(len(self.calls)), key=lambda i: -len(self.calls[i])):
-            code = code.replace(self.calls[slot], f"A[{slot}].value()")
+            after = getattr(type(self.factories[slot]()), "inline_value_after", None)
+            if after is None:
+                value = f"A[{slot}].value()"
+            else:
+                arg = self.args[slot]
+                added = {"0": f"({arg}) is not None", "1": "False"}.get(
+                    event_type, f"({event_type} == 0 and ({arg}) is not None)")
+                value = after(f"A[{slot}]", f"_qa{slot}", added)
+            code = code.replace(self.calls[slot], value)
         return code
+
+    def destroyable_code(self) -> str | None:
+        """An expression over the states ``A`` saying every one is as a new one (Siddhi drops
+        an aggregator's state of a group when its ``canDestroy`` holds after an update, so a
+        group may go when all of them do); None when it always holds."""
+        tests = []
+        for slot, factory in enumerate(self.factories):
+            cls = type(factory())
+            inline = getattr(cls, "inline_can_destroy", None)
+            if inline is not None:
+                tests.append(f"({inline(f'A[{slot}]')})")
+            elif getattr(cls, "can_destroy", AggregatorState.can_destroy) is not AggregatorState.can_destroy:
+                # (a state class that does not say keeps the older rule: its group may go)
+                tests.append(f"A[{slot}].can_destroy()")
+        return " and ".join(tests) or None
 
 
 _AggregatorSlots = AggregatorSlots  # the name other modules used first
@@ -399,7 +426,7 @@ class QuerySelector:
         groups: dict[Any, Event] = {}
         out: list[Event] | None = [] if not p.batching else None
         has_aggs = bool(p.factories)
-        releasable = not any(p.outlives_window)
+        destroyable = p.destroyable
         for e in chunk:
             self._current = e
             t = e.type
@@ -422,10 +449,12 @@ class QuerySelector:
                     ok = p.having_remove is None or p.having_remove(e, row, states)
                     left = self.live.get(key, 0) - 1
                     if left <= 0:
-                        # the window emptied this group: release its state (unless an
-                        # aggregator such as maxForever must outlive the window)
+                        # the window holds none of this group's events: its states go if
+                        # every one is as a new one (Siddhi drops each aggregator's state
+                        # when its canDestroy holds; a count below zero, a float sum's
+                        # rounding or maxForever's value keep it)
                         self.live.pop(key, None)
-                        if releasable:
+                        if destroyable is None or destroyable(states):
                             self.states.pop(key, None)
                     else:
                         self.live[key] = left
@@ -554,9 +583,9 @@ class SelectorPlan:
         #: having's aggregators keep a state per group (inside a partition, where Siddhi's
         #: PartitionStateHolder keys every state by the group-by flow too)
         self.having_per_group = False
-        #: per aggregator: its state outlives its group's window emptying (Siddhi's
-        #: canDestroy is false once minForever/maxForever hold a value)
-        self.outlives_window: list[bool] = []
+        #: ``(states) -> bool``: every state of a group is as a new one, so the group may be
+        #: dropped (None: always); see AggregatorSlots.destroyable_code
+        self.destroyable: Callable[[list[Any]], bool] | None = None
         self.current_on = True
         self.expired_on = False
         self.batching = True
@@ -639,14 +668,18 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
             plan.having_from = n_select
             plan.having_per_group = getattr(ctx, "partition", None) is not None
     plan.factories = slots.factories
-    plan.outlives_window = slots.outlives_window
+    row_type = _row_event_type(plan)
 
     if plan.factories:
+        destroyable = slots.destroyable_code()
+        if destroyable is not None:
+            plan.destroyable = gen.function("_destroyable", "A", [f"return {destroyable}"])
         # (a row from the aggregators' values, without an update: for recovering from a fault)
-        plan.project_value = gen.function("_project_value", "e, A", body + [f"return {slots.value_code(row)}"])
+        plan.project_value = gen.function("_project_value", "e, A",
+                                          body + [f"return {slots.value_code(row, row_type)}"])
         if having_cond is not None:
             plan.having_value = gen.function("_having_value", "e, o, A",
-                                             body + [f"return {slots.value_code(having_cond)}"])
+                                             body + [f"return {slots.value_code(having_cond, row_type)}"])
         plan.project_add = gen.function("_project_add", "e, A", body + [f"return {row.replace('{op}', 'add')}"])
         plan.project_remove = gen.function("_project_remove", "e, A",
                                            body + [f"return {row.replace('{op}', 'remove')}"])
@@ -687,6 +720,14 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
     elif plan.factories and batching and having_cond is None:
         plan.deferred = _deferred_path(plan, prologue, row, codes, slots, key_expr, gen)
     return plan
+
+
+def _row_event_type(plan: SelectorPlan) -> str:
+    """The type of the events an aggregating selector makes rows for, as code: ``"0"`` or
+    ``"1"`` where it outputs one type only, else ``"e.type"``."""
+    if plan.current_on and plan.expired_on:
+        return "e.type"
+    return "0" if plan.current_on else "1"
 
 
 def _inline_updates(slots: AggregatorSlots) -> dict[tuple[str, str], list[str]]:
@@ -844,7 +885,7 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
     gen.ns.setdefault("_RawGroupedEvent", RawGroupedEvent)
     gen.ns.setdefault("_RawEvent", RawEvent)
     grouped = key_expr is not None
-    row_value = slots.value_code(row)
+    row_value = slots.value_code(row, _row_event_type(plan))
     gen.ns.setdefault("_EventError", EventError)
     # (made without __init__, the aggregators' values read inline where they say how: this
     # runs once per group and chunk, as often as the updates on a tumbling window)
@@ -853,7 +894,7 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         *(["_o.group_key = key"] if grouped else []), "return _o"]
     materialize = gen.function("_materialize", "e, A, key", _noting_event(list(prologue) + make, True))
     m = gen.ref(materialize, "mat")
-    releasable = not any(plan.outlives_window)
+    destroyable = slots.destroyable_code()
     cur_on, exp_on = plan.current_on, plan.expired_on
     # Update statements: the columns that call aggregators (the others are read only when
     # a row is made); a column that is just a call needs no more than the call.
@@ -924,14 +965,19 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
         if t == 0:
             body += ["        if track:", "            live[key] = live.get(key, 0) + 1"]
         else:
+            # (the group's states go when the window holds none of its events and every
+            # state is as a new one: see QuerySelector._grouped_loop)
             body += ["        left = live.get(key, 0) - 1",
                      "        if left <= 0:",
                      "            live.pop(key, None)"]
-            if releasable:
+            if destroyable is None:
                 body.append("            S.pop(key, None)")
+            else:
+                body += [f"            if {destroyable}:",
+                         "                S.pop(key, None)"]
             body += ["        else:",
                      "            live[key] = left"]
-        if on and t == 1 and releasable:
+        if on and t == 1:
             # (the states may have left S just now: then the row is made from them at once,
             # nothing can change them later)
             body += ["        if key in S:",
