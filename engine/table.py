@@ -573,6 +573,8 @@ def plan_table_output(out: DeleteStream | UpdateStream | UpdateOrInsertStream,
     upsert = isinstance(out, UpdateOrInsertStream)
     if upsert:
         _check_table_schema(table, attributes, out)
+        if not getattr(table, "sql_backed", False):
+            return _plan_in_memory_upsert(out, table, scope, var, find, new_row, gen, ctx)
 
     def update(chunk: list[Event]) -> None:
         for e in chunk:
@@ -586,6 +588,51 @@ def plan_table_output(out: DeleteStream | UpdateStream | UpdateOrInsertStream,
                 table.add([e])
 
     return _one_transaction(table, update)
+
+
+def _plan_in_memory_upsert(out: UpdateOrInsertStream, table: InMemoryTable, scope: TableScope, var: str,
+                           find: Callable[..., list[Event]],
+                           new_row: Callable[[Event, Event], tuple[Any, ...]], gen: CodeGen,
+                           ctx: Any) -> Emit:
+    """``update or insert`` into an in-memory table, a chunk at a time as Siddhi's InMemoryTable.
+
+    Every event of the chunk is first matched against the table, and updates the rows it
+    matches (``Operator.tryUpdate``); the events that matched nothing are then reduced among
+    themselves, in order: one that matches an earlier one's pending row updates that row (the
+    ``set`` reading it as the table row), otherwise it becomes a pending row of its own
+    (``reduceEventsForUpdateOrInsert``); the pending rows are inserted last.  So no event of a
+    chunk ever matches a row that another event of the same chunk inserted.
+    """
+    # the same condition, tested against one pending row instead of looked up in the table
+    match_pending = compile_matcher(out.on, scope, var, "_r", "(_r,)", gen, ctx, None,
+                                    params="e, _r", what="on condition")
+    replace, add = table.replace, table.add
+
+    def upsert(chunk: list[Event]) -> None:
+        missed: list[Event] = []
+        for e in chunk:
+            if e.type > EXPIRED:
+                continue
+            rows = find(e)
+            if rows:
+                for r in rows:
+                    replace(r, new_row(e, r))
+            else:
+                missed.append(e)
+        if not missed:
+            return
+        pending: list[Event] = []
+        for e in missed:
+            hit = False
+            for i, p in enumerate(pending):
+                if match_pending(e, p):
+                    pending[i] = Event(p.timestamp, new_row(e, p), CURRENT)
+                    hit = True
+            if not hit:
+                pending.append(e)
+        add(pending)
+
+    return upsert
 
 
 def _one_transaction(table: Any, apply: Emit) -> Emit:
@@ -608,6 +655,7 @@ def _plan_update_row(out: UpdateStream | UpdateOrInsertStream, attributes: list[
     values = [f"{var}[{i}]" for i in range(len(names))]
     if out.set:
         compiler = ExpressionCompiler(ctx, scope, gen)
+        assigned: dict[int, str] = {}
         for sa in out.set:
             col = sa.table_column
             if col.stream_id is not None and col.stream_id != out.target:
@@ -617,7 +665,17 @@ def _plan_update_row(out: UpdateStream | UpdateOrInsertStream, attributes: list[
                 raise error_at(f"table '{out.target}' has no attribute '{col.attribute}'"
                                f"{did_you_mean(col.attribute, names)}", col)
             c = compiler.compile(sa.expression)
-            values[names.index(col.attribute)] = c.code
+            assigned[names.index(col.attribute)] = c.code  # a later one for a column wins
+        if len(assigned) > 1 and any(f"{var}[" in code for code in assigned.values()):
+            # Siddhi sets the columns one at a time in column order (its update set is a
+            # HashMap keyed by position), each expression reading the row as the earlier
+            # assignments left it: `set T.b = T.a, T.a = x` gives b the new a
+            body = list(scope.prologue) + [f"{var} = list(_r.data)"]
+            body += [f"{var}[{i}] = {assigned[i]}" for i in sorted(assigned)]
+            body.append(f"return tuple({var})")
+            return gen.function("_new_row", "e, _r", body)
+        for i, code in assigned.items():
+            values[i] = code
     else:
         matched = False
         for j, a in enumerate(attributes):
