@@ -6,19 +6,20 @@ with the live engine's semantics (:mod:`engine.expression`, :mod:`engine.types`)
 
 * types follow Siddhi's promotion (``int < long < float < double``); float arithmetic is
   32-bit (Spark's ``FloatType`` arithmetic is IEEE binary32, which equals the engine's
-  ``f32(a op b)`` of 32-bit operands);
+  ``f32(a op b)`` of 32-bit operands); int and long arithmetic wraps around as Java's (the
+  session runs with ANSI mode off);
 * integer ``/`` truncates toward zero (``div``), ``%`` keeps the dividend's sign (Spark's
-  ``%`` is Java's);
-* a null operand makes arithmetic null and comparisons false; ``and``/``or``/``not`` and
-  filters treat null as false;
+  ``%`` is Java's); ``/`` and ``%`` by zero are null for every type (Siddhi's executors);
+* a null operand makes arithmetic null, ``!=`` true and the other comparisons false; an int or
+  long compared with a float compares as floats, with a double as doubles; NaN equals nothing;
+  ``and``/``or``/``not``, filters and bool functions treat null as false;
 * constants are folded by the engine's own compiler, so they are the engine's values;
 * a time string ``yyyy-MM-dd HH:mm:ss[.SSS][ Z]`` is parsed with the regular expression of
   :func:`engine.aggregation.buckets.parse_time`, with the same range checks; an event whose
   time is missing or malformed is dropped, as the live engine drops it.
 
 What has no exact Spark SQL equivalent (a Python script function, an extension without a
-translation, ``in Table``, division by an attribute: Java's x/0 differs from Spark's null,
-``eventTimestamp()``) is computed by the engine's own compiled code over Arrow batches
+translation, ``convert``, ``in Table``, ``eventTimestamp()``) is computed by the engine's own compiled code over Arrow batches
 (``mapInArrow``); see :mod:`.backfill`.  Each :class:`Item` says which path it took and why.
 """
 from __future__ import annotations
@@ -186,40 +187,54 @@ class Translator:
         return quote_ident(e.attribute)
 
     def _t_MathOp(self, e: MathOp, t: AttrType) -> str:
+        """Siddhi's arithmetic (engine/expression.py): a zero divisor makes ``/`` and ``%`` null
+        for every type, int and long wrap around (Spark's non-ANSI arithmetic is Java's), and a
+        float operation converts each operand to float first."""
         op = e.op
+        a, b = self._operand(e.left, t), self._operand(e.right, t)
         if op in (MathOperator.DIVIDE, MathOperator.MOD):
-            d = self.compiler.compile(e.right)
-            if not d.constant or d.value is None or d.value == 0:
-                # Java: x/0 throws (integers) or is +-Infinity/NaN; Spark gives null.
-                raise Untranslatable(f"'{op.value}' by a value that may be zero")
+            # null, not an error or Infinity, whatever spark.sql.ansi.enabled says
+            b = f"NULLIF({b}, 0)"
         if t in _INTEGRAL and op is MathOperator.DIVIDE:
-            core = f"({self._cast(e.left, AttrType.LONG)} div {self._cast(e.right, AttrType.LONG)})"
-            return core if t is AttrType.LONG else f"CAST({core} AS INT)"
+            if t is AttrType.INT:  # MIN / -1 wraps to MIN, as Java's int division
+                return f"CAST((CAST({a} AS BIGINT) div CAST({b} AS BIGINT)) AS INT)"
+            return f"({a} div {b})"
         if t is AttrType.FLOAT and op in (MathOperator.DIVIDE, MathOperator.MOD):
             # Spark divides floats as doubles: the engine's f32(a / b) of 32-bit operands.
-            a, b = self._cast(e.left, AttrType.FLOAT), self._cast(e.right, AttrType.FLOAT)
             return f"CAST((CAST({a} AS DOUBLE) {op.value} CAST({b} AS DOUBLE)) AS FLOAT)"
-        return f"({self._cast(e.left, t)} {op.value} {self._cast(e.right, t)})"
+        return f"({a} {op.value} {b})"
+
+    def _operand(self, e: Expression, t: AttrType) -> str:
+        """``e`` converted to the operation's type ``t`` as the engine converts it: an int or a
+        long becomes a float through a double (the engine's ``f32(float(v))``; and Spark's
+        optimizer folds ``CAST(CAST(int AS FLOAT) AS DOUBLE)`` into ``CAST(int AS DOUBLE)``,
+        which loses the rounding a comparison with a float needs)."""
+        sql, have = self.raw(e)
+        if have is t:
+            return sql
+        if t is AttrType.FLOAT and have in _INTEGRAL:
+            return f"CAST(CAST({sql} AS DOUBLE) AS FLOAT)"
+        return f"CAST({sql} AS {sql_type(t)})"
 
     def _t_Compare(self, e: Compare, t: AttrType) -> str:
+        """Siddhi's comparisons: a null operand makes ``!=`` true and the others false; an int or
+        long against a float compares as floats, anything against a double as doubles; NaN
+        equals nothing and orders with nothing (Spark's NaN equals itself and sorts last)."""
         lt = self.compiler.compile(e.left).type
         rt = self.compiler.compile(e.right).type
         if AttrType.OBJECT in (lt, rt):
             raise Untranslatable("comparison of object values")
         if lt in _INTEGRAL + _FLOATING and rt in _INTEGRAL + _FLOATING:
-            # exact for int/long against float (a float is exactly a double); Python compares exactly
-            ct = AttrType.DOUBLE if AttrType.DOUBLE in (lt, rt) or AttrType.FLOAT in (lt, rt) else math_type(lt, rt)
-            a, b = self._cast(e.left, ct), self._cast(e.right, ct)
-            if ct is AttrType.DOUBLE:
-                # Java/Python: NaN equals nothing and orders with nothing; Spark orders NaN last.
-                a = f"nanvl({a}, CAST(NULL AS DOUBLE))"
-                b = f"nanvl({b}, CAST(NULL AS DOUBLE))"
+            ct = math_type(lt, rt)
+            a, b = self._operand(e.left, ct), self._operand(e.right, ct)
+            if ct in _FLOATING:
+                # a float is exactly a double: compare as doubles, NaN as null
+                a = f"nanvl(CAST({a} AS DOUBLE), CAST(NULL AS DOUBLE))"
+                b = f"nanvl(CAST({b} AS DOUBLE), CAST(NULL AS DOUBLE))"
         else:
             a, b = self.raw(e.left)[0], self.raw(e.right)[0]
         if e.op.value == "!=":
-            # the engine: false when an operand is null, else Python's != (true for NaN)
-            return (f"(({self.raw(e.left)[0]}) IS NOT NULL AND ({self.raw(e.right)[0]}) IS NOT NULL "
-                    f"AND NOT coalesce(({a} = {b}), false))")
+            return f"(NOT coalesce(({a} = {b}), false))"
         op = "=" if e.op.value == "==" else e.op.value
         return f"coalesce(({a} {op} {b}), false)"
 
@@ -238,7 +253,7 @@ class Translator:
     def _t_IsNullStream(self, e: IsNullStream, t: AttrType) -> str:
         raise Untranslatable("stream references")
 
-    def _t_FunctionCall(self, e: FunctionCall, t: AttrType) -> str:
+    def _function(self, e: FunctionCall, t: AttrType) -> str:
         name = e.name if not e.namespace else f"{e.namespace}:{e.name}"
         args = e.args
         if name == "coalesce":
@@ -249,6 +264,11 @@ class Translator:
             return (f"(CASE WHEN {self.condition(args[0])} THEN {self._cast(args[1], t)} "
                     f"ELSE {self._cast(args[2], t)} END)")
         raise Untranslatable(f"function '{name}' has no Spark SQL translation")
+
+    def _t_FunctionCall(self, e: FunctionCall, t: AttrType) -> str:
+        sql = self._function(e, t)
+        # Siddhi wraps a bool function in a BoolConditionExpressionExecutor: null is false
+        return f"coalesce({sql}, false)" if t is AttrType.BOOL else sql
 
 
 # ---------------------------------------------------------------------------- the aggregation

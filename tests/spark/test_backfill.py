@@ -116,12 +116,13 @@ def test_live_engine_and_backfill_write_identical_tables(tmp_path, spark):
     lines: list[str] = []
     result = backfill(str(app), "TradeAgg", str(src), "json", spark=spark, progress=lines.append)
     assert _dump(tmp_path / "batch.db", tables) == live
-    paths = {label: path for label, path, _ in result["paths"]}
-    assert paths.pop("latest value ratio = price / volume") == "Python (Arrow, mapInArrow)"
-    assert set(paths.values()) == {"Spark SQL"}, paths
+    # a division by an attribute is Spark SQL too: x / 0 is null in Siddhi as in Spark
+    assert {path for _, path, _ in result["paths"]} == {"Spark SQL"}, result["paths"]
     assert any(line.startswith("read: ") for line in lines) and any(line.startswith("compute: ") for line in lines)
-    assert any("Python (Arrow, mapInArrow) ('/' by a value that may be zero)" in line for line in lines)
-    kept = [e for e in events if (e["volume"] or 0) > 0 and (e["flag"] or (e["venue"] is not None and e["venue"] != 3))]
+    assert "latest value ratio = price / volume: Spark SQL" in lines
+    # a null venue != 3 is true (Siddhi's NotEqualCompareConditionExpressionExecutor)
+    kept = [e for e in events if (e["volume"] or 0) > 0 and (e["flag"] or e["venue"] != 3)]
+    assert any(e["venue"] is None and not e["flag"] for e in kept)
     assert result["events"] == len(kept)
 
     # idempotent: a second run changes nothing
@@ -158,8 +159,8 @@ def test_time_strings_in_several_zones_and_mixed_offsets_in_one_key(tmp_path, sp
     live = _dump(tmp_path / "live.db", tables)
     assert live["HOURS"] and _dump(tmp_path / "batch.db", tables) == live
     paths = dict((label, path) for label, path, _ in result["paths"])
-    assert paths["filter [venue / volume < 1]"] == paths["latest value tag = tag(symbol, venue)"] == \
-        "Python (Arrow, mapInArrow)"
+    assert paths["latest value tag = tag(symbol, venue)"] == "Python (Arrow, mapInArrow)"
+    assert paths["filter [venue / volume < 1]"] == "Spark SQL"
     assert paths["latest value last = qty + price"] == "Spark SQL"
 
 
