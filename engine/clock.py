@@ -169,7 +169,11 @@ class Scheduler:
     query's windows before its rate limiter).  A callback's rank is ``rank`` if given, else the
     ``timer_rank`` of the object whose bound method it is, else :attr:`default_rank` (-1, before
     every query, unless a planner set it while it builds one).  Within one rank timers fire in
-    time order.  Live, the timer thread fires them in time order (Siddhi's are separate
+    time order.  (Siddhi's scheduler fires one partition key's due times, all of them, before
+    the next key's, keys ordered by their first due time: the same answers here, as a window
+    expires all that is due by now at its first timer and an absent state's own queue fires
+    all its due times at once.  Of several keys due at the same millisecond Siddhi fires only
+    one, a defect Srota does not copy: docs/siddhi-differences.md.)  Live, the timer thread fires them in time order (Siddhi's are separate
     executor tasks whose order is the threads').
     """
 
