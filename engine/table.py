@@ -200,6 +200,28 @@ class InMemoryTable:
             self.store.put(rid, new)
         return new
 
+    def key_clash(self, rows: Sequence[Event], datas: Sequence[tuple[Any, ...]]) -> Any:
+        """The first new primary key that giving ``rows`` their new ``datas`` would duplicate.
+
+        Siddhi's ``IndexOperator.update`` checks every row an event matched before changing any
+        (single-attribute keys only): a key moving to another row's key, or two rows moving to
+        one key, fails the whole event.  Returns None when there is no clash.
+        """
+        if len(self.pk_positions) != 1:
+            return None
+        p = self.pk_positions[0]
+        keys: set[Any] | None = None
+        for row, data in zip(rows, datas, strict=True):
+            old, new = row.data[p], data[p]
+            if new is not None and old is not None and new != old:
+                if keys is None:
+                    keys = set(self._pk)
+                keys.discard(old)
+                if new in keys:
+                    return new
+                keys.add(new)
+        return None
+
     def clear(self) -> None:
         for rid in list(self._rows):
             self._remove(rid)
@@ -574,7 +596,9 @@ def plan_table_output(out: DeleteStream | UpdateStream | UpdateOrInsertStream,
     if upsert:
         _check_table_schema(table, attributes, out)
         if not getattr(table, "sql_backed", False):
-            return _plan_in_memory_upsert(out, table, scope, var, find, new_row, gen, ctx)
+            return _plan_in_memory_upsert(out, attributes, table, scope, var, find, new_row, gen, ctx)
+
+    update_rows = _row_updater(table, out, attributes, new_row)
 
     def update(chunk: list[Event]) -> None:
         for e in chunk:
@@ -582,16 +606,50 @@ def plan_table_output(out: DeleteStream | UpdateStream | UpdateOrInsertStream,
                 continue
             rows = find(e)
             if rows:
-                for r in rows:
-                    table.replace(r, new_row(e, r))
+                update_rows(e, rows)
             elif upsert:
                 table.add([e])
 
     return _one_transaction(table, update)
 
 
-def _plan_in_memory_upsert(out: UpdateOrInsertStream, table: InMemoryTable, scope: TableScope, var: str,
-                           find: Callable[..., list[Event]],
+def _row_updater(table: Any, out: UpdateStream | UpdateOrInsertStream, attributes: list[Attribute],
+                 new_row: Callable[[Event, Event], tuple[Any, ...]]) -> Callable[[Event, list[Event]], None]:
+    """``update(e, rows)``: give the rows ``e`` matched their new data.
+
+    Where the update may change a single-column primary key of an in-memory table, the new keys
+    are checked first and a clash drops the event's whole update (as Siddhi's IndexOperator).
+    """
+    replace = table.replace
+    pk = getattr(table, "pk_positions", ())
+    if len(pk) == 1 and isinstance(table, InMemoryTable):
+        key_name = table.attributes[pk[0]].name
+        if out.set:
+            rekeys = any(sa.table_column.attribute == key_name for sa in out.set)
+        else:
+            rekeys = any(a.name == key_name for a in attributes)
+    else:
+        rekeys = False
+    if not rekeys:
+        def update_rows(e: Event, rows: list[Event]) -> None:
+            for r in rows:
+                replace(r, new_row(e, r))
+        return update_rows
+
+    def update_checked(e: Event, rows: list[Event]) -> None:
+        datas = [new_row(e, r) for r in rows]
+        clash = table.key_clash(rows, datas)
+        if clash is not None:
+            _log.error("table %s: update failed for %r: a row with primary key %r already exists",
+                       table.id, list(e.data), clash)
+            return
+        for r, data in zip(rows, datas, strict=True):
+            replace(r, data)
+    return update_checked
+
+
+def _plan_in_memory_upsert(out: UpdateOrInsertStream, attributes: list[Attribute], table: InMemoryTable,
+                           scope: TableScope, var: str, find: Callable[..., list[Event]],
                            new_row: Callable[[Event, Event], tuple[Any, ...]], gen: CodeGen,
                            ctx: Any) -> Emit:
     """``update or insert`` into an in-memory table, a chunk at a time as Siddhi's InMemoryTable.
@@ -606,7 +664,7 @@ def _plan_in_memory_upsert(out: UpdateOrInsertStream, table: InMemoryTable, scop
     # the same condition, tested against one pending row instead of looked up in the table
     match_pending = compile_matcher(out.on, scope, var, "_r", "(_r,)", gen, ctx, None,
                                     params="e, _r", what="on condition")
-    replace, add = table.replace, table.add
+    update_rows, add = _row_updater(table, out, attributes, new_row), table.add
 
     def upsert(chunk: list[Event]) -> None:
         missed: list[Event] = []
@@ -615,8 +673,7 @@ def _plan_in_memory_upsert(out: UpdateOrInsertStream, table: InMemoryTable, scop
                 continue
             rows = find(e)
             if rows:
-                for r in rows:
-                    replace(r, new_row(e, r))
+                update_rows(e, rows)
             else:
                 missed.append(e)
         if not missed:
