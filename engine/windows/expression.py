@@ -8,17 +8,18 @@ re-evaluates what it holds, as Siddhi does.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from srota.engine.codegen import CodeGen
 from srota.engine.event import CURRENT, EXPIRED, Event
-from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
+from srota.engine.expression import BASE_NAMESPACE, Compiled, ExpressionCompiler, error_at
 from srota.engine.registry import Kind, Param, extension
 from srota.engine.windows.base import WindowProcessor, WindowSpec
 from srota.grammar.errors import SiddhiAppCreationError, did_you_mean
-from srota.grammar.model import AttrType, Expression, IsNullStream, Variable
+from srota.grammar.model import And, AttrType, Expression, FunctionCall, IsNullStream, Or, Variable
 
 
 class _WindowExpressionScope:
@@ -72,10 +73,50 @@ def _reset_answer(name: str, rtype: AttrType, old: Any) -> Any:
     return None
 
 
+def _regions(expr: Any, region: int | None, out: dict[int, int | None], count: list[int]) -> Any:
+    """``expr`` rebuilt for :class:`CompiledCondition`, noting the region of each function call.
+
+    Siddhi's executors evaluate every operand of arithmetic, comparisons and function calls
+    (an aggregator updates even where another operand is null), but ``and``/``or`` evaluate
+    their right operand only when the left one has not decided, and ``ifThenElse`` only its
+    chosen branch.  A region is what one evaluation reaches at once: the whole condition (0),
+    or the right operand of an ``and``/``or``, which gets a marker call ``__wregion<k>()``
+    in front (``marker and right``) that updates that region's aggregators.  Calls in an
+    ``ifThenElse`` branch have no region (None): they stay inline.  ``out`` maps the id of each
+    (new) call node to its region.
+    """
+    if isinstance(expr, (And, Or)):
+        left = _regions(expr.left, region, out, count)
+        k = count[0] = count[0] + 1
+        right = _regions(expr.right, k, out, count)
+        marker = FunctionCall("", f"__wregion{k}", pos=expr.pos)
+        return dataclasses.replace(expr, left=left, right=And(marker, right, pos=expr.pos))
+    if not dataclasses.is_dataclass(expr) or isinstance(expr, type):
+        return expr
+    lazy = isinstance(expr, FunctionCall) and not expr.namespace and expr.name == "ifThenElse"
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(expr):
+        if f.name == "pos":
+            continue
+        value = getattr(expr, f.name)
+        if isinstance(value, tuple):
+            new = tuple(_regions(v, None if lazy and i > 0 else region, out, count) for i, v in enumerate(value))
+        else:
+            new = _regions(value, region, out, count)
+        if new is not value:
+            changes[f.name] = new
+    rebuilt = dataclasses.replace(expr, **changes) if changes else expr
+    if isinstance(rebuilt, FunctionCall):
+        out[id(rebuilt)] = region
+    return rebuilt
+
+
 class CompiledCondition:
     """A window condition: ``add(e, first, last)``, ``remove(...)`` and ``reset(...)`` of its
-    aggregators, each evaluating the condition as Siddhi's executor tree does (``and``/``or``
-    short-circuit, so an aggregator behind a decided operand is neither updated nor reset)."""
+    aggregators, each evaluating the condition as Siddhi's executor tree does: every
+    aggregator it reaches updates (both sides of ``max(price) - min(price)``, even where one
+    is null), and ``and``/``or`` short-circuit, so an aggregator behind a decided operand is
+    neither updated nor reset (see :func:`_regions`)."""
 
     def __init__(self, text: str, scope: Any, ctx: Any, node: Any) -> None:
         from srota.engine.selector import AggregatorSlots
@@ -87,15 +128,27 @@ class CompiledCondition:
             raise error_at(f"invalid window expression '{text}': {exc}", node) from None
         except Exception as exc:  # the parser's own error types
             raise error_at(f"invalid window expression '{text}': {exc}", node) from None
+        call_regions: dict[int, int | None] = {}
+        counter = [0]
+        expr = _regions(expr, 0, call_regions, counter)
+        count_regions = counter[0]
         gen = CodeGen(BASE_NAMESPACE)
         slots = AggregatorSlots()
         kinds: list[tuple[str, AttrType]] = []  # per slot: the aggregator's name and type
+        slot_region: list[int | None] = []
 
         def hook(call: Any, compiler: ExpressionCompiler) -> Any:
+            if not call.namespace and call.name.startswith("__wregion"):
+                return Compiled(f"__WREGION{call.name[9:]}__", AttrType.BOOL, nullable=False)
             c = slots.hook(call, compiler)
-            if c is not None:
-                kinds.append((call.name, c.type))
-            return c
+            if c is None:
+                return None
+            kinds.append((call.name, c.type))
+            region = call_regions.get(id(call))
+            slot_region.append(region)
+            if region is None:
+                return c
+            return dataclasses.replace(c, code=f"_V[{len(slot_region) - 1}]")
 
         compiler = ExpressionCompiler(ctx, _WindowExpressionScope(scope), gen, aggregator_hook=hook)
         try:
@@ -104,9 +157,6 @@ class CompiledCondition:
             raise error_at(f"window expression '{text}': {exc.message}", node) from None
         self.text = text
         self.factories = slots.factories
-        self._add = gen.function("_wexpr_add", "e, first, last, A", [f"return {code.replace('{op}', 'add')}"])
-        self._remove = gen.function("_wexpr_remove", "e, first, last, A",
-                                    [f"return {code.replace('{op}', 'remove')}"])
         # Siddhi's RESET event: each aggregator it reaches drops its state for a new one
         # (StateHolder.cleanGroupByStates) and answers its reset value.
         factories = self.factories
@@ -117,10 +167,27 @@ class CompiledCondition:
             return _reset_answer(kinds[slot][0], kinds[slot][1], old)
 
         rs = gen.ref(reset_slot, "_wreset")
-        reset_code = code
-        for slot in sorted(range(len(slots.calls)), key=lambda i: -len(slots.calls[i])):
-            reset_code = reset_code.replace(slots.calls[slot], f"{rs}(A, {slot})")
-        self._reset = gen.function("_wexpr_reset", "e, first, last, A", [f"return {reset_code}"])
+
+        def update(op: str, slot: int) -> str:
+            return f"{rs}(A, {slot})" if op == "reset" else slots.calls[slot].replace("{op}", op)
+
+        def function(op: str) -> Callable[..., Any]:
+            body = code
+            by_length = sorted(range(len(slots.calls)), key=lambda i: -len(slots.calls[i]))
+            for slot in by_length:  # the inline calls (ifThenElse branches)
+                if slot_region[slot] is None:
+                    body = body.replace(slots.calls[slot], update(op, slot))
+            body = body.replace("{op}", op)
+            for k in range(count_regions, 0, -1):  # (longest names first: __WREGION12__ before 1)
+                sets = [f"_V.__setitem__({i}, {update(op, i)})" for i, r in enumerate(slot_region) if r == k]
+                body = body.replace(f"__WREGION{k}__", f"(({', '.join(sets)},) and True)" if sets else "True")
+            lines = [f"_V = [None] * {len(slot_region)}"] if slot_region else []
+            lines += [f"_V[{i}] = {update(op, i)}" for i, r in enumerate(slot_region) if r == 0]
+            return gen.function(f"_wexpr_{op}", "e, first, last, A", [*lines, f"return {body}"])
+
+        self._add = function("add")
+        self._remove = function("remove")
+        self._reset = function("reset")
         self.states = [f() for f in self.factories]
 
     def fresh(self) -> CompiledCondition:
