@@ -13,8 +13,10 @@
    distinct sets, the latest row's values): each event is read and grouped once.  Buckets
    align in GMT, as in the live engine and Siddhi 5.  The latest-value rule is the engine's:
    greatest event time, ties to the later event in input order (file name, then position).
-5. The rows are upserted into the aggregation's SQLite tables (one transaction per table per
-   batch), replacing rows with the same key, so running the job twice changes nothing.
+5. The rows are upserted into the aggregation's tables (one transaction per table per batch),
+   replacing rows with the same key, so running the job twice changes nothing.  The job computes
+   the SQLite layout's columns; an ``rdbms`` store gets them in Siddhi's layout
+   (:func:`siddhi_frame`, ``SqlAggregationStore.write_params``).
 
 A progress line per phase (session start, read, compute, write) gives counts, rates and time.
 
@@ -408,32 +410,53 @@ def _write_jdbc(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any)
     return store._call(run)
 
 
+def siddhi_frame(store: Any, rows_df: Any) -> Any:
+    """Rows in the SQLite layout's column order (what the jobs compute: ``AGG_TIMESTAMP``, keys,
+    ``AGG_TIMEZONE``, ``AGG_LAST_EVENT_TIMESTAMP``, latest values, base values) as the rdbms
+    store's Siddhi layout (``store.schema.column_names``), valued as the store writes them.
+
+    ``AGG_EVENT_TIMESTAMP`` is the bucket, as Srota writes it; ``SHARD_ID`` the job's shard id;
+    a distinct set is its JSON as bytes; ``AGG_TIMEZONE`` has no column.  Booleans stay
+    booleans on PostgreSQL and are 0/1 on MariaDB (``TINYINT(1)``); floats are widened to
+    doubles, exactly, as the engine writes them: a FLOAT staging column would go through
+    MariaDB's FLOAT -> DOUBLE conversion, which rounds to the float's shortest decimal
+    (339.79, where the engine wrote 339.7900085449219)."""
+    from pyspark.sql import functions as F
+    from srota.engine.stores.aggregation import SHARD
+
+    schema = store.schema
+    pg = store.db.dialect.name == "postgresql"
+    distinct = {b.name for b in store.spec.bases if b.op == "distinct"}
+    cols = []
+    for name, t in schema.attr_types:
+        if name == SHARD:
+            c = F.lit(store.shard_id).cast("string")
+        elif name == "AGG_EVENT_TIMESTAMP":
+            c = F.col("AGG_TIMESTAMP").cast("long")
+        elif name in distinct:
+            c = F.col(quote_ident(name)).cast("binary")
+        elif t is AttrType.BOOL:
+            c = F.col(quote_ident(name)).cast("boolean" if pg else "long")
+        elif t is AttrType.FLOAT:
+            c = F.col(quote_ident(name)).cast("double")
+        else:
+            c = F.col(quote_ident(name))
+        # Spark quotes the staging table's column names as given; the upsert names them as
+        # the dialect does (PostgreSQL folds them to lower case)
+        cols.append(c.alias(name.lower() if pg else name))
+    return rows_df.select(*cols)
+
+
 def _write_jdbc_server(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any) -> int:
     """PostgreSQL/MariaDB: the executors write a staging table in parallel over JDBC, then one
     statement upserts it into the aggregation's table (under the job's shard id)."""
-    from pyspark.sql import functions as F
-
     store = loaded.store
     url, props = jdbc_of(store)
     table = store.tables[duration]
     staging = f"srota_staging_{os.getpid()}_{duration.name.lower()}"  # unquoted by Spark: lower case
     names = store.schema.column_names
-    from pyspark.sql.types import BooleanType, FloatType
-
-    # booleans are stored 0/1, as in SQLite and the live engine's rows; floats are widened to
-    # doubles here, exactly, as the engine writes them: a FLOAT staging column would go through
-    # MariaDB's FLOAT -> DOUBLE conversion, which rounds to the float's shortest decimal
-    # (339.79, where the engine wrote 339.7900085449219)
-    rows_df = rows_df.select([F.col(f.name).cast("long") if isinstance(f.dataType, BooleanType)
-                              else F.col(f.name).cast("double") if isinstance(f.dataType, FloatType)
-                              else F.col(f.name) for f in rows_df.schema.fields])
-    if store.schema.sharded:
-        rows_df = rows_df.withColumn("__shard", F.lit(store.shard_id))
+    siddhi_frame(store, rows_df).write.jdbc(url, staging, mode="overwrite", properties=props)
     pg = store.db.dialect.name == "postgresql"
-    # Spark quotes the staging table's column names as given; the upsert below names them as
-    # the dialect does (PostgreSQL folds them to lower case)
-    rows_df.toDF(*([n.lower() for n in names] if pg else names)).write.jdbc(url, staging, mode="overwrite",
-                                                                           properties=props)
     q = store.db.q
     cols = ", ".join(q(c) for c in names)
     upsert = store.db.dialect.upsert(table, names, store.schema.key_names)

@@ -31,7 +31,7 @@ def _app(url: str, sharded: bool = False) -> str:
 
 
 def _dump(url: str, sharded: bool = False) -> dict[str, list[Any]]:
-    """Every roll-up table's rows (without the shard column), in one order."""
+    """Every roll-up table's rows (without the shard column, the second), in one order."""
     out = {}
     if not url.startswith("postgres"):
         import pymysql
@@ -43,14 +43,14 @@ def _dump(url: str, sharded: bool = False) -> dict[str, list[Any]]:
             with conn.cursor() as cur:
                 for t in TABLES:
                     cur.execute(f"SELECT * FROM `TradeAgg_{t}`")
-                    out[t] = sorted((r[:-1] if sharded else r for r in cur.fetchall()), key=repr)
+                    out[t] = sorted((r[:1] + r[2:] if sharded else r for r in cur.fetchall()), key=repr)
         finally:
             conn.close()
         return out
     with psycopg.connect(url) as conn:
         for t in TABLES:
             rows = conn.execute(f"SELECT * FROM TradeAgg_{t}").fetchall()  # unquoted: PostgreSQL folds it
-            out[t] = sorted((r[:-1] if sharded else r for r in rows), key=repr)
+            out[t] = sorted((r[:1] + r[2:] if sharded else r for r in rows), key=repr)
     return out
 
 
