@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench lint check clean deps difftest
+.PHONY: run test bench lint check clean deps difftest soak
 
 $(STAMP): pyproject.toml tests/extension_example/pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -27,6 +27,12 @@ N ?= 400
 SEED ?= 1
 difftest: deps
 	$(BIN)/python -m tests.differential --n $(N) --seed $(SEED)
+
+# The chaos soak (tests/soak, docs/delivery.md): make soak SOAK_S=600 SOAK_SEED=7
+SOAK_S ?= 600
+SOAK_SEED ?=
+soak: deps
+	$(BIN)/python -m tests.soak --seconds $(SOAK_S) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
 
 bench: $(STAMP)
 	@PY=$(PY) bash scripts/bench-env.sh

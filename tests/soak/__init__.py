@@ -1,0 +1,1 @@
+"""The chaos soak of issue 43 (``python -m tests.soak``, ``make soak``): see tests/soak/soak.py."""
