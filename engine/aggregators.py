@@ -159,11 +159,114 @@ class _Sum(AggregatorState):
         return f"({temp}.total if ({temp} := {state}).count or {added} else None)"
 
 
+_LONG_MIN = -(1 << 63)
+_LONG_MAX = (1 << 63) - 1
+#: Two integers no larger than this subtract exactly in doubles too (the difference fits 53 bits).
+_EXACT = 1 << 52
+
+
+def _wrap_long(v: int) -> int:
+    """``v`` as Java's 64-bit two's complement arithmetic leaves it."""
+    return (v - _LONG_MIN) % (1 << 64) + _LONG_MIN
+
+
+class _LongSum(_Sum):
+    """``sum`` of long values with Siddhi's arithmetic (``AggregatorStateLong``).
+
+    An addition is Java's ``long`` addition: it wraps around at 64 bits (the total is kept
+    exact here and wrapped where it is read, which gives the same value).  A removal is
+    ``sum -= value`` with ``processRemove(double)``: ``sum = (long) ((double) sum - value)``,
+    which rounds once either is beyond 2**53 (and saturates at the long range).  Where both
+    are within 2**52 the difference is exact either way, so the removal is a plain
+    subtraction.  (An int sum also removes through a double, but its total stays within 2**52
+    unless some two million values of 2**31 are summed: ``_Sum`` keeps it exact.)
+    """
+
+    __slots__ = ()
+
+    @staticmethod
+    def inline(op: str, state: str, arg: str) -> list[str] | None:
+        """Generated code for add/remove whose value is not used (see the selector)."""
+        if op == "add":
+            return _inline_total_count("add", state, arg)
+        return [f"_v = {arg}", "if _v is not None:", f"    _s = {state}",
+                f"    if -{_EXACT} <= _s.total <= {_EXACT} and -{_EXACT} <= _v <= {_EXACT}:",
+                "        _s.total -= _v", "    else:", "        _s.take(_v)", "    _s.count -= 1"]
+
+    @staticmethod
+    def inline_replace(state: str, old: str, new: str) -> list[str]:
+        """Generated code for remove(old) then add(new), values not used (a sliding window)."""
+        return [f"_o = {old}", f"_v = {new}", "if _o is not None and _v is not None:", f"    _s = {state}",
+                f"    if -{_EXACT} <= _s.total <= {_EXACT} and -{_EXACT} <= _o <= {_EXACT}:",
+                "        _s.total = _s.total - _o + _v", "    else:", "        _s.take(_o)",
+                "        _s.total += _v", "else:",
+                *("    " + line for line in _LongSum.inline("remove", state, old) or ()),
+                *("    " + line for line in _inline_total_count("add", state, new))]
+
+    def __init__(self) -> None:
+        super().__init__(True)
+
+    def take(self, value: int) -> None:
+        """``total -= value`` as Java's ``long -= double`` does it."""
+        t = self.total
+        if -_EXACT <= t <= _EXACT and -_EXACT <= value <= _EXACT:
+            self.total = t - value
+            return
+        r = float(_wrap_long(t)) - float(value)
+        self.total = _LONG_MAX if r >= 2.0 ** 63 else _LONG_MIN if r <= -(2.0 ** 63) else int(r)
+
+    def long_total(self) -> int:
+        """The total as a Java long (wrapped at 64 bits)."""
+        t = self.total
+        return t if _LONG_MIN <= t <= _LONG_MAX else _wrap_long(t)
+
+    def add(self, value: Any) -> Any:
+        if value is None:
+            return self.long_total() if self.count else None
+        self.total += value
+        self.count += 1
+        return self.long_total()
+
+    def remove(self, value: Any) -> Any:
+        if value is not None:
+            self.take(value)
+            self.count -= 1
+        return self.long_total() if self.count else None
+
+    def value(self) -> Any:
+        return self.long_total() if self.count else None
+
+    def value_after(self, added: bool) -> Any:
+        return self.long_total() if self.count or added else None
+
+    def can_destroy(self) -> bool:
+        return self.count == 0 and self.long_total() == 0
+
+    @staticmethod
+    def inline_can_destroy(state: str) -> str:
+        """An expression equal to ``can_destroy()`` of ``state``."""
+        return f"{state}.count == 0 and {state}.long_total() == 0"
+
+    @staticmethod
+    def inline_value(state: str, temp: str) -> str:
+        """An expression equal to ``value()`` of ``state``, evaluated once (bound to ``temp``)."""
+        return (f"({temp}.total if ({temp} := {state}).count and {_LONG_MIN} <= {temp}.total <= {_LONG_MAX} "
+                f"else {temp}.value())")
+
+    @staticmethod
+    def inline_value_after(state: str, temp: str, added: str) -> str:
+        """An expression equal to ``value_after(added)`` of ``state``."""
+        return (f"({temp}.total if (({temp} := {state}).count or {added}) and {_LONG_MIN} <= {temp}.total <= "
+                f"{_LONG_MAX} else {temp}.value_after({added}))")
+
+
 @extension(Kind.AGGREGATOR, "sum", params=(Param("arg", NUMERIC_TYPES, dynamic=True),),
            doc="Sum of the values (long for int/long, double for float/double).")
 def _sum(args: list[ArgInfo]) -> tuple[AttrType, Any]:
     t = _one_arg("sum", args, NUMERIC_TYPES)
-    integral = t in (AttrType.INT, AttrType.LONG)
+    if t is AttrType.LONG:
+        return AttrType.LONG, _LongSum
+    integral = t is AttrType.INT
     return (AttrType.LONG if integral else AttrType.DOUBLE), lambda: _Sum(integral)
 
 
