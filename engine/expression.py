@@ -243,7 +243,7 @@ class ExpressionCompiler:
         checks = [c for c in (a.check, b.check) if c]
         if not checks:
             return Compiled(f"({core})", rtype, nullable=nullable)
-        return Compiled(f"(None if {' or '.join(checks)} else {core})", rtype)
+        return Compiled(f"(None if {_joined(checks, 'or')} else {core})", rtype)
 
     def _wrap(self, core: str, rtype: AttrType) -> str:
         """``core`` (an int or long sum, difference or product) wrapped around as Java's
@@ -293,12 +293,12 @@ class ExpressionCompiler:
             checks = [c for c in (a.check, b.check) if c]
             if not checks:
                 return Compiled(f"({core})", AttrType.BOOL, nullable=False)
-            return Compiled(f"({' or '.join(checks)} or {core})", AttrType.BOOL, nullable=False)
+            return Compiled(f"({_joined(checks, 'or')} or {core})", AttrType.BOOL, nullable=False)
         # Only the trailing test flips: an operand's own code may contain ' is None' too.
         checks = [_not_null(c) for c in (a.check, b.check) if c]
         if not checks:
             return Compiled(f"({core})", AttrType.BOOL, nullable=False)
-        return Compiled(f"({' and '.join(checks)} and {core})", AttrType.BOOL, nullable=False)
+        return Compiled(f"({_joined(checks, 'and')} and {core})", AttrType.BOOL, nullable=False)
 
     def _bool_operand(self, expr: Expression, what: str) -> str:
         c = self.compile(expr)
@@ -453,6 +453,16 @@ def _promoted(c: Compiled, other: AttrType) -> tuple[Compiled, str]:
         return c, name
     value = None if c.value is None else (f32(float(c.value)) if name == "_f32" else float(c.value))
     return Compiled(_literal(value), c.type, True, value, value is None), ""
+
+
+def _joined(checks: list[str], op: str) -> str:
+    """The operands' null tests joined with ``op``.  Where a later operand is computed (it may
+    hold an aggregator), every operand is evaluated, as Siddhi's executors evaluate both sides
+    before testing for null: ``max(p) - min(v)`` moves ``min``'s state even when ``max`` is
+    null.  Plain attributes keep the short-circuit."""
+    if len(checks) > 1 and any(":=" in c for c in checks[1:]):
+        return (" | " if op == "or" else " & ").join(f"({c})" for c in checks)
+    return f" {op} ".join(checks)
 
 
 def _null_constant(*sides: Compiled) -> bool:
