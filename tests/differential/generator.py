@@ -473,6 +473,22 @@ def _window(rng: random.Random, s: _Stream, kinds: Sequence[str] | None = None) 
     return f"#window.{kind}({args})", kind
 
 
+# Siddhi's min and max keep a queue that assumes the oldest event leaves first, and lose the
+# value where a session ends: over these windows their answers are not the window's minimum or
+# maximum (a defect kept out of Srota, docs/siddhi-differences.md)
+_NOT_FIFO = ("sort", "frequent", "lossyFrequent", "session", "expression", "expressionBatch", "delay")
+
+
+def kind_of(window: str) -> str:
+    """The window's name in ``#window.name(...)`` ('' for none)."""
+    return window[len("#window."):].split("(", 1)[0] if window else ""
+
+
+def _no_min_max_over(kind: str, kinds: Sequence[str]) -> tuple[str, ...]:
+    """``kinds`` without min and max where the window ``kind`` does not expire in arrival order."""
+    return tuple(k for k in kinds if not (kind in _NOT_FIFO and k in ("min", "max")))
+
+
 _AGGREGATOR_KINDS = ("sum", "count", "avg", "min", "max", "stdDev", "distinctCount", "maxForever", "minForever",
                      "and", "or", "unionSet")
 
@@ -558,7 +574,8 @@ def _window_family(app: _App) -> list[dict[str, Any]]:
         elif r < 0.6:
             select = ", ".join(["sym", *rng.sample(s.names()[1:], rng.randint(1, 2))])
         else:
-            aggs = _aggregators(rng, s, rng.randint(1, 3), kinds=("sum", "count", "avg", "min", "max"))
+            aggs = _aggregators(rng, s, rng.randint(1, 3),
+                                kinds=_no_min_max_over(kind, ("sum", "count", "avg", "min", "max")))
             select = ", ".join(["sym", *(f"{e} as {n}" for e, n in aggs)])
             if rng.random() < 0.5:
                 group = "\ngroup by sym"
@@ -866,6 +883,7 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
     app.define(s.define())
     inputs = [(s, 1.0)]
     inner: list[str] = []
+    overlapping = False
     kind = rng.random()
     if kind < 0.45:
         key = "sym of S"
@@ -878,10 +896,11 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
         attr = rng.choice(s.numeric())
         hi = 60 if attr == "vol" else 100
         cut = rng.randint(hi // 4, hi * 3 // 4)
-        if rng.random() < 0.5:
+        overlapping = rng.random() < 0.5
+        if not overlapping:
             key = f"{attr} < {cut} as 'low' or {attr} >= {cut} as 'high' of S"
-        else:
-            key = f"{attr} < {cut} as 'low' or {attr} >= {cut // 2} as 'high' of S"  # overlapping ranges
+        else:  # an event in both ranges goes to both keys at one millisecond
+            key = f"{attr} < {cut} as 'low' or {attr} >= {cut // 2} as 'high' of S"
     two = len(inputs) == 2
     r = rng.random()
     if two and r < 0.35:
@@ -897,10 +916,13 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
         # no timeBatch: Siddhi 5.1.33 keeps its next emit time on the window processor, not per
         # key, so only the first key's batches come out (docs/siddhi-differences.md)
         kinds = ["length", "lengthBatch", "time", "session"]
-        window = _window(rng, s, [*kinds, "externalTime"] if "ts" in s.names() else kinds)[0]
+        if overlapping:  # no timers: Siddhi collapses several keys' timers due at one millisecond
+            kinds = ["length", "lengthBatch"]
+        window = _window(rng, s, [*kinds, "externalTime"] if "ts" in s.names() and not overlapping else kinds)[0]
         window = window if rng.random() < 0.8 else ""
         aggs = _aggregators(rng, s, rng.randint(1, 3),
-                            kinds=("sum", "count", "avg", "min", "max", "distinctCount"))
+                            kinds=_no_min_max_over(kind_of(window), ("sum", "count", "avg", "min", "max",
+                                                                     "distinctCount")))
         select = ", ".join(f"{e} as {n}" for e, n in aggs)
         inner.append(app.query_text(f"from S{window}\nselect sym, {select}\ninsert into #Inner",
                                     callback=False))
@@ -941,20 +963,24 @@ def _table_family(app: _App) -> list[dict[str, Any]]:
     inputs: list[tuple[_Stream, float]] = [(s, 2.0), (q, 1.5)]
     app.query(rng.choice(("from S insert into T", "from S select sym, price, vol insert into T",
                           "from S[vol > 5] select sym, price * 2 as price, vol insert into T")))
-    if rng.random() < 0.7:
+    # Siddhi 5.1.33's table defects, kept out of Srota (docs/siddhi-differences.md), stay out of
+    # the apps: a keyed table's `set` reads its own columns as null; a delete whose key lookup
+    # works with another condition deletes nothing; a primary key's `update or insert ... set`
+    # overwrites the whole row; an @Index table's rows are hash-set members that updates change
+    # in place; a plain table loses the inserts after its last row is deleted
+    indexed = annotation.startswith("@Index")
+    updates = ["from U select sym, price, vol\nupdate T\non T.sym == sym",
+               "from U\nupdate T set T.price = price, T.vol = vol\non T.sym == sym",
+               "from U\nupdate or insert into T\non T.sym == sym"]
+    if not annotation:
+        updates += ["from U\nupdate T set T.price = T.price + price\non T.sym == sym and T.vol < vol",
+                    "from U select sym, price, vol\nupdate or insert into T set T.price = price\non T.sym == sym"]
+    if not indexed and rng.random() < 0.7:
         inputs.append((u, 1.0))
-        app.query(rng.choice((
-            "from U select sym, price, vol\nupdate T\non T.sym == sym",
-            "from U\nupdate T set T.price = price, T.vol = vol\non T.sym == sym",
-            "from U\nupdate T set T.price = T.price + price\non T.sym == sym and T.vol < vol",
-            "from U\nupdate or insert into T\non T.sym == sym",
-            "from U select sym, price, vol\nupdate or insert into T set T.price = price\non T.sym == sym",
-        )))
-    if rng.random() < 0.6:
+        app.query(rng.choice(updates))
+    if annotation and rng.random() < 0.6:
         inputs.append((d, 0.6))
-        app.query(rng.choice(("from D\ndelete T\non T.sym == sym",
-                              "from D\ndelete T\non T.sym == sym and T.price < price",
-                              "from D\ndelete T\non T.price > price")))
+        app.query("from D\ndelete T\non T.sym == sym")
     # an @Index table keeps its rows in hash sets (and a primary key's in a hash map): their
     # order is Siddhi's own accident, so what reads several rows of one sorts them fully
     hashed = annotation != ""
@@ -1015,7 +1041,8 @@ def _named_window_family(app: _App) -> list[dict[str, Any]]:
         if read == "plain":
             app.query(f"from W[{_cond(rng, s, 1)}]\nselect *\n{_insert_kind(rng)} {out}")
         elif read == "agg":
-            aggs = _aggregators(rng, s, rng.randint(1, 3), kinds=("sum", "count", "avg", "min", "max"))
+            aggs = _aggregators(rng, s, rng.randint(1, 3),
+                                kinds=_no_min_max_over(kind, ("sum", "count", "avg", "min", "max")))
             group = "\ngroup by sym" if rng.random() < 0.5 else ""
             select = ", ".join(f"{e} as {n}" for e, n in aggs)
             app.query(f"from W\nselect sym, {select}{group}\n{_insert_kind(rng)} {out}")
