@@ -1,10 +1,11 @@
 """``srota aggregation purge``: apply an aggregation's retention policy, or rebuild a table, with Spark.
 
-Purge: Spark reads every table through the SQLite JDBC driver and computes, per
-granularity, the newest bucket and how many rows fall before the purge bound
-(:func:`engine.aggregation.purge.purge_bounds`: the retention, but never past the end of the
+Purge: Spark reads every table's row times (SQLite, PostgreSQL or MariaDB over JDBC; the
+bucket column Siddhi's purger compares: ``AGG_EVENT_TIMESTAMP`` in Siddhi's layout for event
+time) and computes, per granularity, the newest bucket and how many rows fall before the purge
+bound (:func:`engine.aggregation.purge.purge_bounds`: the retention, but never past the end of the
 newest bucket the next coarser table holds).  The deletes themselves are one ``DELETE`` per
-table on the driver, because SQLite has a single writer.
+table on the driver (SQLite has a single writer).
 
 Rebuild (``--rebuild hours``): Spark recomputes the coarser table from the next finer one
 (sums of sums, minimum of minimums, union of distinct sets, the latest row's values) and
@@ -37,8 +38,13 @@ def _say(msg: str) -> None:
 
 
 def read_table(spark: Any, loaded: LoadedAggregation, duration: TimeDuration) -> Any:
-    """One aggregation table as a Spark DataFrame (through the SQLite, PostgreSQL or MariaDB JDBC
-    driver; a sharded table's rows are composed per key first, as every reader does)."""
+    """One aggregation table as a Spark DataFrame in the SQLite layout's columns (``AGG_TIMESTAMP``,
+    keys, ``AGG_TIMEZONE``, ``AGG_LAST_EVENT_TIMESTAMP``, latest values, base values), one row per
+    bucket and key: what :func:`rebuild_sql` rolls up and ``write_rows`` writes.
+
+    SQLite is read through its JDBC driver.  An ``rdbms`` table in Siddhi's layout may hold
+    several rows per bucket and key (shards, and the rows Siddhi writes for late events): the
+    engine's reader composes them (every base value's rule), on the driver."""
     store = loaded.store
     store.flush()
     if hasattr(store, "db"):
@@ -53,21 +59,31 @@ def read_table(spark: Any, loaded: LoadedAggregation, duration: TimeDuration) ->
 
 
 def _read_server_table(spark: Any, loaded: LoadedAggregation, duration: TimeDuration) -> Any:
+    from pyspark.sql import types as T
+    from srota.engine.aggregation.store import SqliteSchema
+
+    layout = SqliteSchema(loaded.spec)
+    spark_types = {"INTEGER": T.LongType(), "REAL": T.DoubleType(), "TEXT": T.StringType()}
+    schema = T.StructType([T.StructField(c, spark_types[t], True) for c, t in layout.columns])
+    # booleans are 0/1 in the SQLite layout (INTEGER), keys included
+    rows = [tuple(int(v) if isinstance(v, bool) else v for v in layout.to_params(ts, key, row))
+            for ts, key, row in loaded.store.scan(duration)]
+    return spark.createDataFrame(rows, schema)
+
+
+def read_times(spark: Any, loaded: LoadedAggregation, duration: TimeDuration) -> Any:
+    """The time of every stored row of a table (column ``t``), as its purge compares it: the
+    bucket, which is ``AGG_EVENT_TIMESTAMP`` in Siddhi's layout for event time (as Siddhi's
+    ``IncrementalDataPurger`` deletes) and ``AGG_TIMESTAMP`` otherwise.  Rows, not buckets:
+    a delete counts rows."""
     store = loaded.store
+    if not hasattr(store, "db"):
+        return read_table(spark, loaded, duration).selectExpr("AGG_TIMESTAMP AS t")
+    store.flush()
     url, props = jdbc_of(store)
     q = store.db.q
-    names = store.schema.column_names[:-1] if store.schema.sharded else store.schema.column_names
-    if store.schema.sharded:
-        # Compose the shards in the database's own SQL would need each base's rule; the rows
-        # are few per key and bucket, so read them composed through the engine's reader.
-        rows = store.scan(duration)
-        params = [store.schema.to_params(ts, key, row) for ts, key, row in rows]
-        from pyspark.sql import types as T
-
-        df = spark.read.jdbc(url, f"(SELECT {', '.join(q(c) for c in names)} FROM {q(store.tables[duration])} "
-                                  f"WHERE 1 = 0) AS empty_shape", properties=props)
-        return spark.createDataFrame(params, T.StructType(df.schema.fields)) if params else df
-    return spark.read.jdbc(url, q(store.tables[duration]), properties=props)
+    query = f"(SELECT {q(store.schema.time_column)} AS t FROM {q(store.tables[duration])}) srota_times"
+    return spark.read.jdbc(url, query, properties=props).selectExpr("CAST(t AS BIGINT) AS t")
 
 
 def format_time(ms: int) -> str:
@@ -99,9 +115,9 @@ def purge(app_path: str, aggregation_id: str, now: int | None = None, master: st
         newest: dict[TimeDuration, tuple[int, int] | None] = {}
         frames = {}
         for d in durations:
-            df = read_table(spark, loaded, d)
+            df = read_times(spark, loaded, d)
             frames[d] = df
-            top = df.agg(F.max("AGG_TIMESTAMP")).first()[0]
+            top = df.agg(F.max("t")).first()[0]
             newest[d] = None if top is None else (int(top), 0)  # buckets align in GMT
         bounds = purge_bounds(agg.policy, durations, now, newest)
         deleted: dict[str, int] = {}
@@ -112,7 +128,7 @@ def purge(app_path: str, aggregation_id: str, now: int | None = None, master: st
                 why = "no retention" if agg.policy.retention.get(d) is None else "the next coarser table is empty"
                 say(f"{table}: kept whole ({why})")
                 continue
-            due = frames[d].where(F.col("AGG_TIMESTAMP") < F.lit(bound)).count()
+            due = frames[d].where(F.col("t") < F.lit(bound)).count()
             n = due if dry_run else (loaded.store.delete_before(d, bound) if due else 0)
             deleted[table] = n
             verb = "would be deleted" if dry_run else "deleted"
