@@ -184,8 +184,10 @@ def _converter(source: AttrType, target: AttrType) -> Callable[[Any], Any] | Non
     if source is target:
         return None
     if target is AttrType.STRING:
-        return {AttrType.FLOAT: java_float32_str, AttrType.DOUBLE: java_double_str, AttrType.BOOL: java_str,
-                AttrType.OBJECT: java_str}.get(source, str)
+        to_string: dict[AttrType, Callable[[Any], Any]] = {
+            AttrType.FLOAT: java_float32_str, AttrType.DOUBLE: java_double_str, AttrType.BOOL: java_str,
+            AttrType.OBJECT: java_str}
+        return to_string.get(source, str)
     if source is AttrType.STRING:
         return parsed({
             AttrType.INT: lambda v: java_parse_int(v, INT_MIN, INT_MAX),

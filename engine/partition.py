@@ -32,11 +32,11 @@ the instances, then their elements find their state.
 from __future__ import annotations
 
 import builtins
-from decimal import Decimal
 import dis
 import logging
 import re
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from types import CodeType
 from typing import Any, NamedTuple
 

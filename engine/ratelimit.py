@@ -56,6 +56,9 @@ def _key(e: Event) -> Any:
 class RateLimiter:
     """Base: ``process(chunk)``, ``next``, ``stop()``, ``snapshot_state()``/``restore_state()``."""
 
+    #: Where this limiter's timers fire among the app's under playback (engine/clock.py)
+    timer_rank: int | None = None
+
     def __init__(self) -> None:
         self.next: Emit = _drop
 

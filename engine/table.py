@@ -593,7 +593,7 @@ def plan_table_output(out: DeleteStream | UpdateStream | UpdateOrInsertStream,
 
     new_row = _plan_update_row(out, attributes, table, scope, var, gen, ctx)
     upsert = isinstance(out, UpdateOrInsertStream)
-    if upsert:
+    if isinstance(out, UpdateOrInsertStream):
         _check_table_schema(table, attributes, out)
         if not getattr(table, "sql_backed", False):
             return _plan_in_memory_upsert(out, attributes, table, scope, var, find, new_row, gen, ctx)
@@ -621,7 +621,7 @@ def _row_updater(table: Any, out: UpdateStream | UpdateOrInsertStream, attribute
     are checked first and a clash drops the event's whole update (as Siddhi's IndexOperator).
     """
     replace = table.replace
-    pk = getattr(table, "pk_positions", ())
+    pk: Sequence[int] = getattr(table, "pk_positions", ())
     if len(pk) == 1 and isinstance(table, InMemoryTable):
         key_name = table.attributes[pk[0]].name
         if out.set:

@@ -153,7 +153,7 @@ def _int_setting(value: str, node: Any) -> int:
 def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen,
                      element_prefix: str) -> Any:
     """Plan a pattern or sequence input; ``connect(emit)`` builds one state machine instance."""
-    from srota.engine.planning import InputPlan
+    from srota.engine.planning import EmitChunks, InputPlan
 
     found: list[Any] = []
     _collect_states(inp.element, found)
@@ -229,14 +229,18 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
     def merge_outputs(mergeable: Callable[[], bool]) -> None:
         plan.merge = mergeable
 
-    def connect_chunks(emit_chunks: Callable[[list[list[Any]]], None]) -> None:
+    def connect_chunks(emit_chunks: EmitChunks) -> None:
         # The selector's process_chunks: its own process() selects one chunk (a match).
         selector = getattr(emit_chunks, "__self__", None)
         process = getattr(selector, "process", None)
         if process is None:
             def process(chunk: list[Any]) -> None:
-                emit_chunks([chunk])
-        connect(process, emit_chunks)
+                emit_chunks([chunk], None)
+
+        def chunks(groups: list[list[Any]]) -> None:
+            emit_chunks(groups, None)
+
+        connect(process, chunks)
 
     return InputPlan(scope, connect, scope.columns, elements, merge_outputs=merge_outputs,
                      connect_chunks=connect_chunks)

@@ -7,7 +7,7 @@ a zero-argument callable that creates one processor per query instance.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -123,7 +123,7 @@ class WindowProcessor:
         """
         found = getattr(self, "found", None)
         held = self.contents()
-        n = len(held) if hasattr(held, "__len__") else sum(1 for _ in held)
+        n = len(held) if isinstance(held, Sized) else sum(1 for _ in held)
         if found is not None:
             self.found = found
         return n

@@ -9,7 +9,7 @@ the expired events of one chunk and of what a join finds in the window.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from srota.engine.event import CURRENT, EXPIRED, Event
@@ -104,7 +104,7 @@ class JavaStringMap:
             lo: list[list[Any]] = []
             hi: list[list[Any]] = []
             (hi if bits[-1] else lo).extend(f[last_run:])
-            for node, bit in zip(f[:last_run], bits[:last_run]):
+            for node, bit in zip(f[:last_run], bits[:last_run], strict=True):
                 (hi if bit else lo).insert(0, node)
             bins[i], bins[i + n] = lo, hi
         self.bins = bins
@@ -138,12 +138,13 @@ def _java_str(value: Any, type_: AttrType | None) -> str:
     return str(value)
 
 
-def _key_fn(types: list[AttrType], indexes: list[int | None]) -> Callable[[Event], str]:
+def _key_fn(types: list[AttrType], indexes: Sequence[int | None]) -> Callable[[Event], str]:
     """Siddhi's generateKey: the concatenated strings of the values at ``indexes`` (None: an
     output slot that holds no attribute, which appends ``null``)."""
     pairs = [(i, types[i] if i is not None and i < len(types) else None) for i in indexes]
     if all(i is not None and t is AttrType.STRING for i, t in pairs):
-        return lambda e: "".join("null" if e.data[i] is None else e.data[i] for i, _ in pairs)
+        strings = [i for i, _ in pairs if i is not None]
+        return lambda e: "".join("null" if e.data[i] is None else e.data[i] for i in strings)
     return lambda e: "".join("null" if i is None else _java_str(e.data[i], t) for i, t in pairs)
 
 
