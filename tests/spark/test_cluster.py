@@ -28,7 +28,9 @@ APP = ("define stream S (k string, v double, n long, ts long);\n"
        "@store(type='sqlite', database='{db}')\n"
        "@purge(enable='true', interval='1 min', @retentionPeriod(sec='120 sec', min='24 hours'))\n"
        "define aggregation A from S[n > 0]\n"
-       "select k, sum(v) as total, count() as c, max(n) as mx, distinctCount(n) as dn, v / n as ratio\n"
+       # convert() has no Spark SQL translation: the executors run the engine's shipped code
+       "select k, sum(v) as total, count() as c, max(n) as mx, distinctCount(n) as dn, v / n as ratio,\n"
+       "       convert(v, 'string') as vText\n"
        "group by k aggregate by ts every sec ... day;")
 T0 = 1_700_000_000_000
 
