@@ -32,6 +32,9 @@ from srota.service.spark.session import (
     require_jdbc_jar,
 )
 
+#: The shard id the purge opens a ``@PartitionById`` aggregation's store under (it writes nothing).
+PURGE_SHARD = "srota-purge"
+
 
 def _say(msg: str) -> None:
     print(f"[srota purge] {msg}", file=sys.stderr, flush=True)
@@ -95,13 +98,15 @@ def format_time(ms: int) -> str:
 
 def purge(app_path: str, aggregation_id: str, now: int | None = None, master: str | None = None,
           spark: Any = None, progress: Any = _say, dry_run: bool = False) -> dict[str, int]:
-    """Delete rows outside the retention policy; returns rows deleted (or due, with
-    ``dry_run``) per table.  A table without a bound (no retention, or nothing coarser stored
+    """Delete rows outside the retention policy (every shard's); returns rows deleted (or due,
+    with ``dry_run``) per table.  A table without a bound (no retention, or nothing coarser stored
     yet) is left alone."""
     from pyspark.sql import functions as F
 
     say = progress or (lambda msg: None)
-    loaded = load_aggregation(app_path, aggregation_id)
+    # A sharded (@PartitionById) store needs a shard id to open; the purge writes no rows and
+    # deletes every shard's, as Siddhi's purger does, so any id not a live writer's will do.
+    loaded = load_aggregation(app_path, aggregation_id, PURGE_SHARD)
     own = spark is None
     try:
         t = time.perf_counter()

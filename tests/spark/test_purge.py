@@ -177,3 +177,28 @@ def test_purge_on_mariadb_deletes_by_the_event_bucket(tmp_path, spark, mariadb_s
     due = purge(str(app), "A", now, spark=spark, progress=None, dry_run=True)
     assert purge(str(app), "A", now, spark=spark, progress=None) == due
     assert not [r for r in _maria_rows(url, "SECONDS") if r[1] == oldest]
+
+
+def test_purge_of_a_sharded_aggregation_deletes_every_shards_rows(tmp_path, spark, postgres_server):
+    """@PartitionById: the purge needs no shard id of its own and deletes the rows of every
+    shard before the bounds (Siddhi's purger deletes by time alone)."""
+    import psycopg
+    from srota.service.spark.purge import purge
+
+    db = tmp_path / "p.db"
+    now = _fill(db)
+    want = purge(str(_write(tmp_path / "sqlite.siddhi", _app(db))), "A", now, spark=spark, progress=None)
+    kept = {t: len(_rows(db, t)) for t in ("SECONDS", "MINUTES", "HOURS", "DAYS")}
+    url = str(postgres_server.url(postgres_server.create_database()))
+    text = _app(db).replace(f"@store(type='sqlite', database='{db}')", _pg_store(url) + " @PartitionById(enable='true')")
+    rt = SiddhiManager(shard_id="node-1").create_siddhi_app_runtime(text)
+    h = rt.get_input_handler("S")
+    start = parse_time("2018-03-01 00:00:00")[0]
+    for n in range(0, 6 * 3600, 5):
+        h.send(["a" if n % 2 else "b", n % 17, start + n * 1000])
+    rt.shutdown()
+    app = _write(tmp_path / "pg.siddhi", text)
+    assert purge(str(app), "A", now, spark=spark, progress=None) == want
+    with psycopg.connect(url) as conn:
+        assert {t: conn.execute(f"SELECT count(*) FROM A_{t}").fetchone()[0] for t in kept} == kept
+        assert conn.execute("SELECT DISTINCT shard_id FROM A_SECONDS").fetchall() == [("node-1",)]
