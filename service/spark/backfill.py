@@ -392,7 +392,15 @@ def _write_jdbc(loaded: LoadedAggregation, duration: TimeDuration, rows_df: Any)
     store = loaded.store
     table = store.tables[duration]
     staging = f"{table}__staging"
-    rows_df.coalesce(1).write.jdbc(f"jdbc:sqlite:{store.database}", staging, mode="overwrite",
+
+    def create(conn: Any) -> None:
+        # Spark 4 asks whether the table exists and takes SQLite's "no such table" for an
+        # error: the staging table is made here, with the table's columns and affinities
+        conn.execute(f'DROP TABLE IF EXISTS "{staging}"')
+        conn.execute(f'CREATE TABLE "{staging}" AS SELECT * FROM "{table}" WHERE 0')
+
+    store._call(create)
+    rows_df.coalesce(1).write.jdbc(f"jdbc:sqlite:{store.database}", staging, mode="append",
                                    properties={"driver": "org.sqlite.JDBC"})
     schema = store.schema
     names = ", ".join(f'"{c}"' for c in schema.column_names)
