@@ -8,11 +8,15 @@ an outage holds the app and retries as the rdbms store does.
 
 * ``#rdbms:query(datasource, 'name type, ...', 'SELECT ... ?', args...)`` emits, per input
   event, one event per result row with the input attributes plus the declared ones (results
-  converted to the declared types).  An optional last argument ``true``
+  converted to the declared types; a NULL number reads as 0 and a NULL bool as false, as
+  JDBC's getters read them in Siddhi).  An optional last argument ``true``
   (``ack.empty.result.set``) emits the input event once with nulls when there are no rows.
 * ``#rdbms:cud(datasource, 'INSERT/UPDATE/DELETE ... ?', args...)`` runs the statement per
   input event (all of a chunk's in one transaction) and emits the event with ``numRecords``
-  (rows affected).  A constant after the placeholders' values is Siddhi's
+  (rows affected).  Any statement runs (a CREATE, a TRUNCATE ...) but one containing DROP or
+  ALTER, which Siddhi calls unauthorised (the app is refused), or one returning rows (use
+  ``rdbms:query``).  A statement that fails drops its chunk with Siddhi's "Error in
+  manipulating records from datasource 'X': ..." (rdbms:query: "Error in retrieving ...").  A constant after the placeholders' values is Siddhi's
   ``transaction.correlation.id``: the calls with that id run in one transaction, on a
   connection of their own, kept open across events until a call with the query ``COMMIT``
   or ``ROLLBACK`` and the same id ends it (``numRecords`` 0); one still open when the app
@@ -47,9 +51,18 @@ from srota.engine.types import coerce  # a database value as the declared type, 
 from srota.grammar.model import Attribute, AttrType
 
 _log = logging.getLogger("srota.engine.extensions")
-_TYPES = {t.value: t for t in AttrType}
+#: The result types rdbms:query takes (Siddhi's QueryStreamProcessor: no object).
+_TYPES = {t.value: t for t in AttrType if t is not AttrType.OBJECT}
+#: What a NULL column reads as: JDBC's getBoolean/getInt/getLong/getFloat/getDouble give
+#: false or 0 (Siddhi's RDBMSStreamProcessorUtil.processRecord); only a string stays null.
+_NULL_READS_AS: dict[AttrType, Any] = {AttrType.BOOL: False, AttrType.INT: 0, AttrType.LONG: 0,
+                                       AttrType.FLOAT: 0.0, AttrType.DOUBLE: 0.0}
 #: The queries that end a correlated transaction (Siddhi's, any case).
 _ENDINGS = {"commit": True, "rollback": False}
+#: Siddhi's unauthorised operations (RDBMSStreamProcessorUtil.OPERATIONS).
+_UNAUTHORISED = ("DROP", "ALTER")
+#: Statements that return rows: a JDBC batch refuses them, so rdbms:cud never runs them in Siddhi.
+_RESULT_STATEMENTS = {"select", "show", "explain", "describe", "desc"}
 _PLACEHOLDER = re.compile(r"\?(?=(?:[^']*'[^']*')*[^']*$)")  # a ? outside quoted literals
 
 
@@ -64,6 +77,11 @@ def _definitions(text: str) -> list[Attribute]:
     if not out:
         raise err("rdbms:query(): the attribute definition list is empty")
     return out
+
+
+def _read(value: Any, type_: AttrType) -> Any:
+    """A result column as the declared type, a NULL as JDBC's getter reads it."""
+    return _NULL_READS_AS.get(type_) if value is None else coerce(value, type_)
 
 
 def _sql(ctx: Any, datasource: str, query: str, n_args: int, fn: str) -> tuple[Any, str]:
@@ -132,20 +150,21 @@ def _query(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute]
                     cur.execute(sql, tuple(g(e) for g in args))
                 rows = cur.fetchall()
                 for r in rows:
-                    out.append(Event(e.timestamp, (*e.data, *(coerce(v, t) for v, t in zip(r, types, strict=False))),
+                    out.append(Event(e.timestamp, (*e.data, *(_read(v, t) for v, t in zip(r, types, strict=False))),
                                      e.type))
                 if not rows and ack_empty:
                     out.append(Event(e.timestamp, (*e.data, *blank), e.type))
             return out
 
-        return list(db.run(work))
+        return _reporting(lambda: list(db.run(work)), "retrieving", datasource)
 
     return declared, lambda: ChunkProcessor(run)
 
 
 @stream_processor("rdbms", "cud",
                   (Param("datasource.name", STRING, doc="A datasource of the service config (`datasources:`)."),
-                   Param("query", STRING, doc="INSERT, UPDATE or DELETE with `?` placeholders; COMMIT or "
+                   Param("query", STRING, doc="INSERT, UPDATE, DELETE (any statement but DROP, ALTER or one "
+                                              "returning rows) with `?` placeholders; COMMIT or "
                                               "ROLLBACK ends the transaction of a transaction.correlation.id."),
                    Param("parameter", ALL, optional=True, dynamic=True, doc="Values of the placeholders."),
                    Param("transaction.correlation.id", STRING, optional=True,
@@ -190,10 +209,16 @@ def _cud(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
         correlation_id = str(infos[-1].value)
         args = args[:-1]
     ending = _ENDINGS.get(query.strip().rstrip(";").strip().lower())
-    if ending is None and query.lstrip().split(None, 1)[0].lower() not in (
-            "insert", "update", "delete", "upsert", "merge", "replace"):
-        raise err(f"{fn}(): the query should be an INSERT, UPDATE or DELETE (use rdbms:query for SELECT), "
-                  "or COMMIT or ROLLBACK with a transaction correlation id")
+    if any(word in query.upper() for word in _UNAUTHORISED):
+        # Siddhi's RDBMSStreamProcessorUtil.queryContainsCheck: the text anywhere, any case (a
+        # column 'dropped' too).  Siddhi finds it per chunk and drops every event; the query is
+        # a constant, so it is known now
+        raise err(f"{fn}(): the query has unauthorised operations, '{query}' (Siddhi refuses a query "
+                  f"containing {' or '.join(_UNAUTHORISED)} anywhere and drops every event sent to it)")
+    first = (query.split(None, 1) or [""])[0].lower()
+    if first in _RESULT_STATEMENTS:
+        # Siddhi runs it in a JDBC batch, which fails for every chunk (a result where none was expected)
+        raise err(f"{fn}(): a {first.upper()} returns rows, which rdbms:cud cannot run; use rdbms:query")
     db, sql = _sql(ctx, datasource, query, len(args), fn)
     held = ctx.held_transaction(datasource, correlation_id) if correlation_id is not None and db else None
     if ending is not None:
@@ -216,9 +241,20 @@ def _cud(infos: list[ArgInfo], getters: list[Any], attributes: list[Attribute],
                 out.append(Event(e.timestamp, (*e.data, int(max(cur.rowcount, 0))), e.type))
             return out
 
-        return list((held or db).run(work))
+        return _reporting(lambda: list((held or db).run(work)), "manipulating", datasource)
 
     return [Attribute("numRecords", AttrType.INT)], lambda: ChunkProcessor(run)
+
+
+def _reporting(work: Callable[[], list[Event]], doing: str, datasource: str) -> list[Event]:
+    """``work()``, a database error reported in Siddhi's words: "Error in manipulating records
+    from datasource 'X': <the driver's message>" (the chunk is dropped as any failing chunk; an
+    outage is a StoreUnavailableError, a BaseException, and goes by untouched)."""
+    try:
+        return work()
+    except Exception as exc:
+        raise RuntimeError(f"Error in {doing} records from datasource '{datasource}': "
+                           f"{' '.join(str(exc).split())}") from exc
 
 
 def _ender(held: Any, commit: bool) -> Callable[[list[Event]], list[Event]]:

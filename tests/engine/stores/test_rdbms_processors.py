@@ -211,3 +211,101 @@ def test_a_commit_whose_connection_is_lost_says_so(rdbms_url: str, caplog: pytes
     rt.get_input_handler("Commits").send([2], timestamp=T0 + 3)
     assert _names(db) == ["b"]
     rt.shutdown()
+
+
+def test_cud_runs_any_statement_siddhi_runs(rdbms_url: str) -> None:
+    """Siddhi's CUDStreamProcessor runs whatever statement it is given (a CREATE, a TRUNCATE,
+    an INSERT ... SELECT), not only INSERT/UPDATE/DELETE; numRecords is the statement's count."""
+    app = ("define stream Go (n int);\n"
+           "from Go#rdbms:cud('SAMPLE_DB', 'CREATE TABLE IF NOT EXISTS audit (n INT)') select n, numRecords as made "
+           "insert into Made;\n"
+           "from Made#rdbms:cud('SAMPLE_DB', 'INSERT INTO audit (n) SELECT ? UNION ALL SELECT ?', n, n) "
+           "select n, numRecords as filled insert into Filled;\n"
+           "from Filled[n == 3]#rdbms:cud('SAMPLE_DB', 'TRUNCATE TABLE audit') select n, numRecords as emptied "
+           "insert into Emptied;")
+    rt = _manager(rdbms_url).create_siddhi_app_runtime(app)
+    out: dict[str, list[tuple[Any, ...]]] = {"Made": [], "Filled": [], "Emptied": []}
+    for s in out:
+        rt.add_callback(s, lambda events, s=s: out[s].extend(tuple(e.data) for e in events))
+    rt.start()
+    db = rt.context.datasource("SAMPLE_DB")
+    go = rt.get_input_handler("Go")
+    go.send([1], timestamp=T0)
+    go.send([2], timestamp=T0 + 1)
+    assert sorted(db.run(lambda cur: (cur.execute("SELECT n FROM audit"), cur.fetchall())[1])) == [(1,), (1,), (2,), (2,)]
+    go.send([3], timestamp=T0 + 2)
+    assert db.run(lambda cur: (cur.execute("SELECT n FROM audit"), cur.fetchall())[1]) in ([], ())
+    rt.shutdown()
+    assert out["Made"] == [(1, 0), (2, 0), (3, 0)]
+    assert out["Filled"] == [(1, 2), (2, 2), (3, 2)]
+    assert out["Emptied"] == [(3, 0)]
+
+
+@pytest.mark.parametrize("query", ["DROP TABLE audit", "alter table audit add column m int",
+                                   "UPDATE audit SET dropped = 1 WHERE n = ?"])
+def test_cud_refuses_what_siddhi_calls_unauthorised(pg_url: str, query: str) -> None:
+    """Siddhi drops every event of an rdbms:cud whose query contains DROP or ALTER (any case,
+    anywhere: RDBMSStreamProcessorUtil.queryContainsCheck); the query is a constant, so Srota
+    refuses the app."""
+    args = ", n" if "?" in query else ""
+    app = f"define stream Go (n int);\nfrom Go#rdbms:cud('SAMPLE_DB', '{query}'{args}) select n insert into Out;"
+    with pytest.raises(SiddhiAppCreationError, match="the query has unauthorised operations"):
+        _manager(pg_url).create_siddhi_app_runtime(app)
+
+
+def test_cud_refuses_a_select(pg_url: str) -> None:
+    """A SELECT in a JDBC batch fails every chunk in Siddhi (a result where none was expected)."""
+    app = "define stream Go (n int);\nfrom Go#rdbms:cud('SAMPLE_DB', 'SELECT 1') select n insert into Out;"
+    with pytest.raises(SiddhiAppCreationError, match="a SELECT returns rows.*use rdbms:query"):
+        _manager(pg_url).create_siddhi_app_runtime(app)
+
+
+def test_a_failing_cud_statement_drops_its_chunk_with_siddhis_message(
+        rdbms_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Siddhi: "Error in manipulating records from datasource 'X': <the driver's message>", and
+    nothing of the chunk is written (its statements run in one transaction)."""
+    rt = _manager(rdbms_url).create_siddhi_app_runtime(APP)
+    db = rt.context.datasource("SAMPLE_DB")
+    db.run(lambda cur: cur.execute("CREATE TABLE customers (name VARCHAR(4), country VARCHAR(64), amount FLOAT8)"
+                                   if db.dialect.name == "postgresql" else
+                                   "CREATE TABLE customers (name VARCHAR(4), country VARCHAR(64), amount DOUBLE)"))
+    if db.dialect.name != "postgresql":  # (MariaDB truncates a long value in a non-strict session)
+        db.run(lambda cur: cur.execute("SET SESSION sql_mode = 'STRICT_ALL_TABLES'"))
+    added: list[tuple[Any, ...]] = []
+    rt.add_callback("Added", lambda events: added.extend(tuple(e.data) for e in events))
+    rt.start()
+    rt.get_input_handler("Adds").send_rows([("ann", "LK", 1.0), ("too long", "LK", 2.0)], T0)  # one chunk
+    rt.get_input_handler("Adds").send(["bob", "LK", 3.0], timestamp=T0 + 1)
+    rows = db.run(lambda cur: (cur.execute("SELECT name FROM customers"), cur.fetchall())[1])
+    rt.shutdown()
+    assert added == [("bob", 1)]
+    assert [tuple(r) for r in rows] == [("bob",)]
+    assert "Error in manipulating records from datasource 'SAMPLE_DB': " in caplog.text
+
+
+def test_query_reads_a_null_column_as_jdbc_does(rdbms_url: str) -> None:
+    """Siddhi's QueryStreamProcessor reads columns with JDBC's getters: a NULL number reads as
+    0 and a NULL bool as false; only a string stays null (ack.empty.result.set's row is all null)."""
+    app = ("define stream Ask (k int);\n"
+           "from Ask#rdbms:query('SAMPLE_DB', 's string, i int, l long, f float, d double, b bool', "
+           "'SELECT s, i, l, f, d, b FROM nulls WHERE k = ?', k, true) select k, s, i, l, f, d, b insert into Out;")
+    rt = _manager(rdbms_url).create_siddhi_app_runtime(app)
+    db = rt.context.datasource("SAMPLE_DB")
+    db.run(lambda cur: cur.execute("CREATE TABLE nulls (k INT, s VARCHAR(8), i INT, l BIGINT, f REAL, d DOUBLE "
+                                   "PRECISION, b BOOLEAN)"))
+    db.run(lambda cur: cur.execute("INSERT INTO nulls VALUES (1, NULL, NULL, NULL, NULL, NULL, NULL)"))
+    out: list[tuple[Any, ...]] = []
+    rt.add_callback("Out", lambda events: out.extend(tuple(e.data) for e in events))
+    rt.start()
+    rt.get_input_handler("Ask").send([1], timestamp=T0)
+    rt.get_input_handler("Ask").send([2], timestamp=T0 + 1)
+    rt.shutdown()
+    assert out == [(1, None, 0, 0, 0.0, 0.0, False), (2, None, None, None, None, None, None)]
+
+
+def test_query_refuses_an_object_result_type(pg_url: str) -> None:
+    """Siddhi's attribute.definition.list takes bool, double, float, int, long and string."""
+    app = ("define stream Ask (k int);\n"
+           "from Ask#rdbms:query('SAMPLE_DB', 'o object', 'SELECT 1') select o insert into Out;")
+    with pytest.raises(SiddhiAppCreationError, match="attribute definition 'o object'"):
+        _manager(pg_url).create_siddhi_app_runtime(app)
