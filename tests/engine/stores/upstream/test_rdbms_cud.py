@@ -8,7 +8,8 @@ tests enable the function with a ``YAMLConfigManager`` (``perform.CUD.operations
 ``allow.null.params.with.CUD``); here ``SiddhiManager.set_extension_properties`` does
 (:func:`_manager`).  ``setDataSource("TEST_DATASOURCE", HikariDataSource)`` becomes
 ``set_data_source`` with the same database's JDBC URL.  The Java ``@BeforeTest
-validateParameters()`` is not a ``@Test`` and is not ported.
+validateParameters()`` is not a ``@Test`` but asserts which argument lists Siddhi accepts, so it
+is ported too (:func:`test_validateParameters`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from srota.engine.types import f32
+from srota.grammar.errors import SiddhiAppCreationError
 
 from tests.engine.stores.upstream.support import (
     T0,
@@ -52,6 +54,38 @@ def _collect(rt: Any, stream: str) -> list[tuple[Any, ...]]:
 
 def _errors(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def _creates(manager: Any, app: str) -> bool:
+    """Java's ``isCreationSuccessful``: the app is created (or refused with a creation error)."""
+    try:
+        manager.create_siddhi_app_runtime(app).shutdown()
+    except SiddhiAppCreationError:
+        return False
+    return True
+
+
+def test_validateParameters(rdbms_url: str) -> None:
+    """A constant query takes no values and an optional correlation id; a query with three '?'
+    takes three values and an optional correlation id; anything else is a creation error."""
+    manager = _manager(rdbms_url)
+    definitions = "define stream InsertStream(symbol string, price float, volume long);\n\n" \
+        + store(rdbms_url, pool__properties="maximumPoolSize:1") \
+        + f"define table {TABLE_NAME} (symbol string, price float, volume long); \n"
+    parameterized_sql_query = f"INSERT INTO {TABLE_NAME}(symbol, price, volume) VALUES (?,?,?);"
+    non_parameterized_sql_query = f"INSERT INTO {TABLE_NAME}(symbol, price, volume) VALUES ('a',10.0,1);"
+
+    def cud(query: str, args: str) -> str:
+        return f"from InsertStream#rdbms:cud(\"TEST_DATASOURCE\", \"{query}\"{args}) " \
+            "select numRecords " \
+            "insert into ignoreStream ;\n"
+
+    assert not _creates(manager, definitions + cud(non_parameterized_sql_query, ", volume, 't1'"))
+    assert _creates(manager, definitions + cud(non_parameterized_sql_query, ", 't1'"))
+    assert _creates(manager, definitions + cud(non_parameterized_sql_query, ""))
+    assert not _creates(manager, definitions + cud(parameterized_sql_query, ", 't1'"))
+    assert _creates(manager, definitions + cud(parameterized_sql_query, ", symbol, price, volume"))
+    assert _creates(manager, definitions + cud(parameterized_sql_query, ", symbol, price, volume, 't1'"))
 
 
 def test_rdbmsCUD1(rdbms_url: str) -> None:
