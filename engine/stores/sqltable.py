@@ -230,10 +230,13 @@ class SqlTable:
         return self.db.run(lambda cur: work())
 
     def add(self, chunk: Sequence[Event]) -> None:
-        """Insert rows; a row whose primary key exists is dropped and logged (Siddhi's rule), and
-        so is one with a null in a column that is not a string, unless ``allow.null.values``."""
+        """Insert rows; a row whose primary key exists is dropped and logged (Siddhi's rule).
+        A null in a column that is not a string refuses the whole chunk, unless
+        ``allow.null.values``: siddhi-store-rdbms binds the chunk's rows in one batch and fails
+        it at that row, before anything runs, so the chunk goes to the query's error handling
+        (logged and dropped, or the fault stream of ``@OnError``)."""
         if not self.allow_nulls:
-            chunk = [e for e in chunk if self._null_allowed(e.data)]
+            self._refuse_nulls(chunk)
         if not chunk:
             return
         rows = [self._to_sql(e.data) for e in chunk]
@@ -248,13 +251,14 @@ class SqlTable:
             elif self._cache is not None:
                 self._cache.put(self._pk_values(e.data), Event(e.timestamp, tuple(e.data), CURRENT))
 
-    def _null_allowed(self, data: Sequence[Any]) -> bool:
-        for v, t, name in zip(data, self._types, self._cols, strict=True):
-            if v is None and t is not AttrType.STRING:
-                _log.error("table %s: attribute '%s' is null and allow.null.values is false; insert of %r dropped",
-                           self.id, name, list(data))
-                return False
-        return True
+    def _refuse_nulls(self, chunk: Sequence[Event]) -> None:
+        for e in chunk:
+            for v, t, name in zip(e.data, self._types, self._cols, strict=True):
+                if v is None and t is not AttrType.STRING:
+                    # RDBMSEventTable.add's words (its DatabaseRuntimeException and the cause)
+                    raise StoreError(f"Failed to add records to the store: '{self.sql_table}': Cannot Execute "
+                                     f"Insert/Update on the table: '{self.sql_table}'. A null value detected for "
+                                     f"the attribute '{name}' (allow.null.values is false): {list(e.data)}")
 
     def _insert_one(self, cur: Any, row: tuple[Any, ...]) -> bool:
         cur.execute(self._insert_new, row)

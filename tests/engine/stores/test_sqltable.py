@@ -151,6 +151,30 @@ from S select k insert into Out;
     assert run("true") == [("a", None, True, "x"), ("b", None, True, "y"), ("c", 2, False, None)]
 
 
+def test_a_null_refuses_its_whole_insert_chunk_as_siddhi(rdbms_url: str) -> None:
+    """siddhi-store-rdbms binds a chunk's rows in one batch and fails it at the first null that
+    allow.null.values refuses, before anything runs: nothing of the chunk is inserted, and the
+    chunk goes to the query's error handling (here @OnError's fault stream, with Siddhi's words)."""
+    rt = SiddhiManager().create_siddhi_app_runtime(f"""
+@OnError(action='STREAM')
+define stream S (k string, v long);
+@store({store_options(rdbms_url)})
+define table T (k string, v long);
+from S insert into T;
+from !S select k, _error insert into Faults;
+""")
+    faults: list[tuple[Any, ...]] = []
+    rt.add_callback("Faults", lambda events: faults.extend(tuple(e.data) for e in events))
+    rt.start()
+    rt.get_input_handler("S").send_rows([("a", 1), ("b", None), ("c", 3)], T0)  # one chunk
+    rt.get_input_handler("S").send(["d", 4], timestamp=T0 + 1)
+    rows = sorted(tuple(e.data) for e in rt.query("from T select k, v"))
+    rt.shutdown()
+    assert rows == [("d", 4)]
+    assert [k for k, _ in faults] == ["a", "b", "c"]
+    assert "A null value detected for the attribute 'v'" in str(faults[0][1])
+
+
 def test_strings_compare_case_sensitively(rdbms_url: str) -> None:
     app = f"""
 define stream S (k string);
