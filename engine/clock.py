@@ -110,7 +110,8 @@ class PlaybackClock(Clock):
         if not self.started:
             self._begin(timestamp)
         if timestamp >= self._now:
-            self._last_wall = time.monotonic()
+            if self.idle_millis:  # (the wall time matters to the idle heartbeat only)
+                self._last_wall = time.monotonic()
             self._seen = True
             self._now = timestamp
             if self.scheduler is not None:
