@@ -37,6 +37,7 @@ from srota.engine.codegen import CodeGen
 from srota.engine.event import CURRENT, Event
 from srota.engine.expression import ExpressionCompiler, error_at
 from srota.engine.stores.database import Database, StoreError, max_outage, url_from_options
+from srota.engine.stores.hikari import check_pool_properties
 from srota.engine.table import conjuncts
 from srota.engine.timeutil import parse_duration
 from srota.engine.types import f32
@@ -80,6 +81,8 @@ class SqlTable:
         self._ctx = ctx
         self._types = [a.type for a in self.attributes]
         self.sql_table = options.get("table.name") or definition.id
+        if options.get("jdbc.url") or options.get("url"):  # (Siddhi reads them only then, not for a datasource)
+            check_pool_properties(options.get("pool.properties") or "")
         self.db = Database(url_from_options(options, getattr(ctx, "datasources", None)), f"table '{definition.id}'",
                            max_outage(options))
         self.plans: list[str] = []
