@@ -8,7 +8,9 @@ Source
     and queues QoS 1/2 messages while the source is away (without a ``client.id`` one is
     generated, as siddhi-io-mqtt does, and the session lasts only as long as the process).
     On a lost connection the source reconnects with exponential back-off (up to
-    ``max.reconnect.delay``) and subscribes again.
+    ``max.reconnect.delay``) and subscribes again.  A shared subscription (``$share/...``, as
+    scale-out makes) is not kept by Mosquitto across a broker restart: what is published before
+    the source subscribes again is lost (logged as a warning at start).
     QoS 1/2 messages are acknowledged (PUBACK, PUBCOMP) only when the host commits their chunk,
     that is once the outputs they caused are flushed (paho's manual acknowledgements): with a
     persistent session (``clean.session='false'``, a stable ``client.id``) the broker sends
@@ -203,6 +205,12 @@ class MqttSource(Source):
 
     async def _run(self) -> None:
         backoff = self._conn.backoff
+        shared = [t for t in self.topics if t.startswith("$share/")]
+        if shared and not self.options["clean.session"]:
+            # Checked here, not at creation: scale-out makes the topics shared after that.
+            self._log.warning("a shared subscription is not kept by Mosquitto (2.0) across a broker restart: "
+                              "QoS 1 messages published after the restart and before this source subscribes "
+                              "again are dropped by the broker (docs/delivery.md)", shared=shared)
         while not self._stopping:
             client = self._conn.client(queue_type=self._make_queue)
             # Acknowledge when the host commits, not on receipt (aiomqtt exposes no option for
