@@ -52,6 +52,7 @@ from srota.connectors._kafka import _security_kwargs
 from srota.engine import Limits, SiddhiAppRuntime
 from srota.engine.errorstore import MAPPING, SINK
 from srota.engine.ondemand import run_find_query_across
+from srota.engine.stores.database import StoreLockedError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import OnDemandQueryType, find_annotation
 from srota.grammar.parser import parse_on_demand_query
@@ -69,6 +70,30 @@ log = structlog.get_logger("srota.scaleout")
 
 #: :meth:`PartitionedAppHost._restore`: the state could not be read in time; the app stopped.
 _FAILED = object()
+#: Seconds a newly assigned partition waits for its previous owner to let go of the partition's
+#: shard lock (an rdbms aggregation with @PartitionById) before ending that owner's database
+#: session.  In a rebalance the previous owner drops the runtime, and the lock, at its own
+#: assignment, a moment after ours; one still holding it past this is a replaced worker that
+#: does not know it yet (stopped past the session timeout, frozen, cut off).
+SHARD_LOCK_GRACE_S = 2.0
+
+
+class RuntimeCreationError(Exception):
+    """A partition's runtime could not be created (before any checkpoint was restored into it):
+    not the checkpoint's fault, so :meth:`PartitionedAppHost._restore` retries the same one."""
+
+
+def _lock_conflict(exc: BaseException) -> StoreLockedError | None:
+    """The :class:`StoreLockedError` behind ``exc``, if any (app creation re-raises a store's
+    error as a SiddhiAppCreationError: the original is its cause or context)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, StoreLockedError):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
 
 # ---------------------------------------------------------------------------- runtimes
 #: :attr:`PartitionRuntimes.current` while a chunk of a ``@global`` table's source is sent.
@@ -245,7 +270,13 @@ class PartitionRuntimes:
             rt.get_input_handler(stream_id).send_rows(rows)
 
     def create(self, partition: int, state: bytes | None) -> SiddhiAppRuntime:
-        rt = self._make(partition)
+        """The runtime of ``partition`` with ``state`` restored into it, started.  Raises
+        :class:`RuntimeCreationError` when the runtime cannot be created at all (a store it
+        cannot open), the restore's error when ``state`` cannot be restored."""
+        try:
+            rt = self._make(partition)
+        except Exception as exc:
+            raise RuntimeCreationError(f"partition {partition}: {exc}") from exc
         # A trigger fires once per app, not once per partition: in partition 0's runtime only
         # (whichever worker owns it), and at 'start' only when the app first starts (no state).
         if partition != TRIGGER_PARTITION:
@@ -670,7 +701,8 @@ class PartitionedAppHost(AppHost):
         version) is skipped for the one before it, which is said loudly: the records after it
         are processed again.  Reading the state topic is retried while the broker is away (the
         partition cannot be processed without its state) for ``scaleout.restore_timeout``;
-        then the app stops with an error (returns ``_FAILED``), and nothing is consumed.
+        then the app stops with an error (returns ``_FAILED``), and nothing is consumed.  So is
+        creating the runtime (:meth:`_create`): that failing says nothing about the checkpoint.
         """
         state = self._state
         assert state is not None
@@ -700,10 +732,10 @@ class PartitionedAppHost(AppHost):
                 if bad:
                     self._log.error("no checkpoint of this partition can be restored: its state starts empty at "
                                     "the group's committed offset", partition=p, skipped=sorted(bad))
-                self.partitions.create(p, None)
-                return None
+                return None if await self._create(p, None, deadline) else _FAILED
             try:
-                self.partitions.create(p, cp.state)
+                if not await self._create(p, cp.state, deadline):
+                    return _FAILED
             except Exception:
                 self._log.exception("checkpoint cannot be restored; trying the one before it", partition=p,
                                     checkpoint=cp.id)
@@ -713,6 +745,64 @@ class PartitionedAppHost(AppHost):
                 self._log.warning("partition restored from an older checkpoint", partition=p, checkpoint=cp.id,
                                   skipped=sorted(bad))
             return cp
+
+    async def _create(self, p: int, state: bytes | None, deadline: float) -> bool:
+        """Create partition ``p``'s runtime from ``state``, retrying while the runtime itself
+        cannot be created; False when the app stopped for it (logged).  Errors restoring
+        ``state`` are raised (the caller tries an older checkpoint).
+
+        The usual cause is the partition's shard lock (an rdbms aggregation with
+        @PartitionById), still held by the partition's previous owner.  That is temporary, and
+        the same checkpoint is tried again: walking back to an older one would restore state
+        the roll-up rows are already past.  Past :data:`SHARD_LOCK_GRACE_S` the holder is a
+        replaced worker (this one claimed the partition), and its database session is ended,
+        which releases the lock and keeps the replaced worker from writing again
+        (:class:`~srota.engine.stores.database.SessionLock`).
+        """
+        delay = 0.2
+        locked_since: float | None = None
+        cannot_end = False
+        while True:
+            try:
+                self.partitions.create(p, state)
+                return True
+            except RuntimeCreationError as exc:
+                error = exc
+            now = time.monotonic()
+            locked = _lock_conflict(error)
+            if locked is not None:
+                locked_since = now if locked_since is None else locked_since
+                if now - locked_since >= SHARD_LOCK_GRACE_S:
+                    try:
+                        holder = await asyncio.to_thread(locked.end_holder)
+                    except Exception as end_error:
+                        if not cannot_end:
+                            cannot_end = True
+                            self._log.error("cannot end the database session holding the partition's shard lock "
+                                            "(a replaced worker's); waiting for it to let go. Let this database "
+                                            "user end its own sessions (PostgreSQL: the same user, or "
+                                            "pg_signal_backend; MySQL: the same user, or CONNECTION ADMIN)",
+                                            partition=p, lock=locked.lock.name, error=repr(end_error))
+                    else:
+                        if holder is not None:
+                            self._log.warning("ended the database session of a replaced worker that still held the "
+                                              "partition's shard lock", partition=p, lock=locked.lock.name,
+                                              session=holder)
+                        delay = 0.05  # the lock goes as the session ends: look again soon
+            if now + delay > deadline:
+                what = ("its shard lock is still held by another process's database session" if locked is not None
+                        else f"its runtime cannot be created ({error})")
+                self._stop_failed(f"scale-out: partition {p} cannot be started for "
+                                  f"{self._scaleout.restore_timeout_ms / 1000:g} s: {what}")
+                return False
+            if locked is not None:
+                self._log.info("the partition's shard lock is still held by its previous owner; trying the same "
+                               "checkpoint again", partition=p, retry_in=round(delay, 2))
+            else:
+                self._log.warning("cannot create the partition's runtime; retrying", partition=p,
+                                  error=str(error), retry_in=round(delay, 2))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
     async def _revoke(self, partitions: set[tuple[str, int]]) -> None:
         """Before partitions move: flush outputs, checkpoint and commit.  Their runtimes are

@@ -11,9 +11,14 @@ shard id (a ``SHARD_ID`` column, part of the primary key, as in Siddhi's distrib
 aggregation) and never touches another shard's rows; every reader composes the shards' base
 values (sums and counts add, minimums and maximums combine, the latest values come from the
 newest event, distinct sets unite) into the rows one process would have written.  Without it,
-one process owns each aggregation's tables: ownership is a database lock (PostgreSQL advisory
-lock, MySQL ``GET_LOCK``) held by the writer's connection, so a second writer is refused with
-a clear error instead of corrupting rows, and a crashed owner's lock goes with its connection.
+one process owns each aggregation's tables.  Ownership (of the tables, or of one shard's rows)
+is a database lock (PostgreSQL advisory lock, MySQL ``GET_LOCK``:
+:class:`~srota.engine.stores.database.SessionLock`) held by the writer's connection and taken
+again on every new connection before it writes, so a second writer is refused with a clear
+error (:class:`~srota.engine.stores.database.StoreLockedError`) instead of corrupting rows, a
+crashed owner's lock goes with its connection, and an owner whose session was ended by the
+one that took its place (scale-out: a worker stopped past the session timeout whose partition
+moved) writes nothing more: its writes are dropped and counted, and said once in the log.
 
 **Writes** run on one writer thread per aggregation (queued, batched, bounded: a database that
 cannot keep up holds the engine back).  A merge (an out-of-order event completing a bucket a
@@ -30,7 +35,6 @@ dropped, the others are written, and one bad row does not block the writer forev
 from __future__ import annotations
 
 import logging
-import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -44,7 +48,13 @@ from srota.engine.aggregation.store import (
     split_writes,
     table_name,
 )
-from srota.engine.stores.database import Database, StoreError, StoreUnavailableError
+from srota.engine.stores.database import (
+    Database,
+    SessionLock,
+    StoreError,
+    StoreLockedError,
+    StoreUnavailableError,
+)
 from srota.engine.types import f32
 from srota.grammar.model import AttrType, TimeDuration
 
@@ -270,13 +280,21 @@ class SqlAggregationStore(QueuedWriter, Store):
         self._shard_where = f" AND {q(SHARD)} = {ph}" if sharded else ""
         self._max_written: dict[TimeDuration, int | None] = {}
         self._multi: dict[tuple[TimeDuration, int], str] = {}
-        self._lock_name = f"srota:agg:{db.url.database}:{spec.id}:{self.shard_id or ''}"
+        self._lock = SessionLock(db.url, f"srota:agg:{db.url.database}:{spec.id}:{self.shard_id or ''}",
+                                 db.connect_timeout)
+        #: Set when another process took this store's lock over (this one was replaced).
+        self._replaced: StoreLockedError | None = None
+        db.on_connect = self._take_ownership
         self._start_writer(f"srota-agg-{spec.id}", batch_size, max_queued)
 
     # ------------------------------------------------------------------ writer thread
     def _open_writer(self) -> None:
-        self.db.connect_now()
-        self.db.run(self._prepare)
+        try:
+            self.db.connect_now()  # takes the lock (on_connect)
+            self.db.run(self._prepare)
+        except BaseException:
+            self.db.close()  # not left connected: the caller may try again and again
+            raise
 
     def _write_batch(self, _resource: None, writes: list[tuple[Any, ...]]) -> None:
         self._apply(writes)
@@ -284,7 +302,29 @@ class SqlAggregationStore(QueuedWriter, Store):
     def _run_on_writer(self, _resource: None, fn: Callable[[Any], Any]) -> Any:
         if self._failed is not None:
             raise self._failed
-        return self.db.run(fn)
+        if self._replaced is not None:
+            raise self._replaced
+        try:
+            return self.db.run(fn)
+        except StoreLockedError as exc:
+            self._lost_lock(exc)
+            raise
+
+    def _lost_lock(self, exc: StoreLockedError) -> None:
+        """Another process took this store's lock over: this one was replaced (module doc)."""
+        if self._replaced is None:
+            self._replaced = exc
+            _log.error("aggregation %s: another process writes %s now (this one was replaced while it was "
+                       "stopped or cut off); this process's writes to it are dropped", self.spec.id,
+                       f"shard {self.shard_id!r}" if self.shard_id else "its tables")
+
+    def flush(self) -> None:
+        """Wait until the queued writes are written (a replaced store's are dropped: module doc)."""
+        try:
+            super().flush()
+        except StoreLockedError:
+            if self._replaced is None:
+                raise
 
     def _run_closed(self, fn: Callable[[Any], Any]) -> Any:
         return self.db.run(fn)
@@ -292,6 +332,8 @@ class SqlAggregationStore(QueuedWriter, Store):
     def _job_failed(self, _resource: None, exc: BaseException) -> None:
         if isinstance(exc, StoreUnavailableError):
             self._failed = exc
+        elif isinstance(exc, StoreLockedError):
+            pass  # replaced: said once (_lost_lock)
         elif isinstance(exc, Exception):
             _log.error("aggregation %s: a store job failed", self.spec.id, exc_info=exc)
         else:
@@ -302,8 +344,8 @@ class SqlAggregationStore(QueuedWriter, Store):
         self.db.close()
 
     def _prepare(self, cur: Any) -> None:
-        """Writer thread: take ownership, create the tables, read the shard's sequence number."""
-        self._take_ownership(cur)
+        """Writer thread: create the tables, read the shard's sequence number (the connection
+        took ownership when it was made)."""
         self.db.dialect.serialize_ddl(cur)
         suffix = self.db.dialect.create_table_suffix()
         for t in self.tables.values():
@@ -334,26 +376,20 @@ class SqlAggregationStore(QueuedWriter, Store):
         self._seq = int(row[0]) if row else 0
 
     def _take_ownership(self, cur: Any) -> None:
-        """One writer per aggregation and shard: a lock held by this connection (module doc)."""
-        if self.db.dialect.name == "postgresql":
-            key = zlib.crc32(self._lock_name.encode()) - 2**31
-            cur.execute("SELECT pg_try_advisory_lock(%s)", (key,))
-        else:
-            cur.execute("SELECT GET_LOCK(%s, 0)", (self._lock_name[-64:],))
-        got = cur.fetchone()[0]
-        if not got:
-            raise StoreError(f"aggregation '{self.spec.id}' in {self.database} is already written by another "
-                             f"process{' with shard id ' + repr(self.shard_id) if self.shard_id else ''}: give "
-                             "each replica its own shard id with @PartitionById(enable='true'), or run one writer")
+        """One writer per aggregation and shard: a lock held by this connection, taken on
+        each new connection (module doc)."""
+        if not self._lock.try_take(cur):
+            shard = f" with shard id {self.shard_id!r}" if self.shard_id else ""
+            raise StoreLockedError(
+                f"aggregation '{self.spec.id}' in {self.database} is already written by another process{shard}: "
+                "give each replica its own shard id with @PartitionById(enable='true'), or run one writer",
+                self._lock)
 
     def _release(self) -> None:
+        if not self.db.connected:  # nothing held (and no new connection just to let go)
+            return
         try:
-            def unlock(cur: Any) -> None:
-                if self.db.dialect.name == "postgresql":
-                    cur.execute("SELECT pg_advisory_unlock_all()")
-                else:
-                    cur.execute("SELECT RELEASE_LOCK(%s)", (self._lock_name[-64:],))
-            self.db.run(unlock)
+            self.db.run(self._lock.release)
         except (Exception, StoreUnavailableError):
             pass  # the connection closes next, which releases it too
 
@@ -364,8 +400,18 @@ class SqlAggregationStore(QueuedWriter, Store):
     def _apply(self, writes: list[tuple[Any, ...]]) -> None:
         if not writes or self._failed is not None:
             return
+        if self._replaced is not None:
+            self.failed_writes += len(writes)
+            return
         try:
             self.db.run(lambda cur: self._apply_once(cur, writes))
+        except StoreLockedError as exc:
+            # Our session was ended and another process holds the lock now: this process was
+            # replaced (its partition moved while it was stopped).  What it still has to write
+            # is the new owner's to write, from the checkpoint it restored: writing it here
+            # would overwrite the new owner's rows.
+            self._lost_lock(exc)
+            self.failed_writes += len(writes)
         except StoreUnavailableError as exc:
             # Past max.outage: the writes stay unwritten and the next write() or read raises,
             # which stops the app (its host does not commit what these rows account for).

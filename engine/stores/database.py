@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 import urllib.parse
+import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,19 @@ T = TypeVar("T")
 
 class StoreError(Exception):
     """A store that cannot be used as configured (bad URL, refused login, schema clash)."""
+
+
+class StoreLockedError(StoreError):
+    """Another session holds the lock that makes this process a store's one writer
+    (:class:`SessionLock`); :meth:`end_holder` ends that session."""
+
+    def __init__(self, message: str, lock: SessionLock) -> None:
+        super().__init__(message)
+        self.lock = lock
+
+    def end_holder(self) -> int | None:
+        """End the session holding the lock (see :meth:`SessionLock.end_holder`)."""
+        return self.lock.end_holder()
 
 
 class StoreUnavailableError(BaseException):
@@ -228,7 +242,13 @@ def dialect_for(url: DatabaseURL) -> Dialect:
 
 
 class Database:
-    """One connection to a store's database, reconnected across outages (see the module doc)."""
+    """One connection to a store's database, reconnected across outages (see the module doc).
+
+    :attr:`on_connect`, when set, runs on every new connection before it is used (in a
+    transaction of its own): a store that owns a :class:`SessionLock` takes it there, so a
+    connection that was lost (an outage, or ended by a process that took the lock over) is
+    never used again without the lock.
+    """
 
     def __init__(self, url: DatabaseURL, what: str, max_outage_ms: int = 300_000,
                  connect_timeout: float = 10.0) -> None:
@@ -247,19 +267,45 @@ class Database:
         self._cursor: Any = None  # set while a unit of work runs: nested calls join it
         #: Seconds each of the last 256 units of work took (statistics).
         self.latencies: deque[float] = deque(maxlen=256)
+        #: Run on each new connection before its first unit of work (see the class doc).
+        self.on_connect: Callable[[Any], None] | None = None
 
     def q(self, name: str) -> str:
         return self.dialect.quote(name)
+
+    @property
+    def connected(self) -> bool:
+        """True while a connection is open (it may have been lost without our knowing yet)."""
+        return self._conn is not None
 
     def connect_now(self) -> None:
         """Connect at once, raising a :class:`StoreError` that says why it failed (app creation)."""
         with self._lock:
             if self._conn is None:
                 try:
-                    self._conn = self.dialect.connect(self.url, self.connect_timeout)
+                    self._connect()
+                except StoreError:
+                    raise
                 except Exception as exc:
                     raise StoreError(f"{self.what}: cannot connect to {self.url.display()}: "
                                      f"{self.dialect.explain(exc, self.url)}") from None
+
+    def _connect(self) -> Any:
+        """A new connection, :attr:`on_connect` run on it (closed again if that fails)."""
+        conn = self.dialect.connect(self.url, self.connect_timeout)
+        if self.on_connect is not None:
+            try:
+                cur = conn.cursor()
+                try:
+                    self.on_connect(cur)
+                finally:
+                    cur.close()
+                conn.commit()
+            except BaseException:
+                _close_quietly(conn)
+                raise
+        self._conn = conn
+        return conn
 
     def run(self, work: Callable[[Any], T]) -> T:
         """Run ``work(cursor)`` in one transaction and commit; retry across outages (module doc)."""
@@ -272,9 +318,7 @@ class Database:
                 if self.closed:
                     raise StoreError(f"{self.what}: the store is closed")
                 try:
-                    if self._conn is None:
-                        self._conn = self.dialect.connect(self.url, self.connect_timeout)
-                    conn = self._conn
+                    conn = self._conn if self._conn is not None else self._connect()
                     t0 = time.perf_counter()
                     cur = self._cursor = conn.cursor()
                     try:
@@ -324,6 +368,74 @@ class Database:
         self.closed = True  # first: a unit of work retrying through an outage gives up
         with self._lock:
             self._drop()
+
+
+class SessionLock:
+    """A named lock owned by a database session: a PostgreSQL session advisory lock, a
+    MySQL/MariaDB ``GET_LOCK``.  The server releases it when the session ends, however it
+    ends: a clean close, a crashed process, or :meth:`end_holder`.
+
+    What a session lock cannot see by itself is a holder that is alive but stopped (SIGSTOP,
+    a frozen VM): its connection stays open, and its lock with it.  A process that knows it
+    is the rightful owner now (scale-out: it claimed the partition in the state topic, so
+    the holder is a replaced worker) ends the holder's session with :meth:`end_holder`; the
+    replaced process then finds its connection gone, and cannot take the lock again while
+    the new owner holds it, so it writes nothing more (:attr:`Database.on_connect`).
+    """
+
+    def __init__(self, url: DatabaseURL, name: str, connect_timeout: float = 10.0) -> None:
+        self.url = url
+        self.name = name
+        self.dialect = dialect_for(url)
+        self.connect_timeout = connect_timeout
+        self._key = zlib.crc32(name.encode()) - 2**31  # PostgreSQL's bigint key
+        self._mysql_name = name[-64:]  # MySQL's limit on lock names
+
+    def try_take(self, cur: Any) -> bool:
+        """Take the lock for ``cur``'s session without waiting; False when another holds it."""
+        if self.dialect.name == "postgresql":
+            cur.execute("SELECT pg_try_advisory_lock(%s)", (self._key,))
+        else:
+            cur.execute("SELECT GET_LOCK(%s, 0)", (self._mysql_name,))
+        return bool(cur.fetchone()[0])
+
+    def release(self, cur: Any) -> None:
+        """Release it (closing the session does too)."""
+        if self.dialect.name == "postgresql":
+            cur.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+        else:
+            cur.execute("SELECT RELEASE_LOCK(%s)", (self._mysql_name,))
+
+    def end_holder(self) -> int | None:
+        """End the session that holds the lock, on a connection of its own; its process id
+        (PostgreSQL backend pid, MySQL connection id), or None when nobody held it.
+
+        Needs the right to end that session: the same database user (PostgreSQL: or a
+        member of ``pg_signal_backend``; MySQL: or ``CONNECTION ADMIN``/``SUPER``).  Raises
+        the database's error otherwise.
+        """
+        conn = self.dialect.connect(self.url, self.connect_timeout)
+        try:
+            cur = conn.cursor()
+            if self.dialect.name == "postgresql":
+                # A bigint advisory key is in pg_locks as classid (high half) and objid (low).
+                k = self._key & 0xFFFF_FFFF_FFFF_FFFF
+                cur.execute("SELECT pid, pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+                            "AND granted AND objsubid = 1 AND classid = %s::bigint::oid AND objid = %s::bigint::oid "
+                            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                            "AND pid <> pg_backend_pid()", (k >> 32, k & 0xFFFF_FFFF))
+                row = cur.fetchone()
+                holder = int(row[0]) if row else None
+            else:
+                cur.execute("SELECT IS_USED_LOCK(%s), CONNECTION_ID()", (self._mysql_name,))
+                used, me = cur.fetchone()
+                holder = int(used) if used is not None and int(used) != int(me) else None
+                if holder is not None:
+                    cur.execute(f"KILL CONNECTION {holder:d}")
+            conn.commit()
+            return holder
+        finally:
+            _close_quietly(conn)
 
 
 #: The savepoint behind each unit of work of a held transaction.
