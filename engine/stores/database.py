@@ -132,47 +132,12 @@ def url_from_options(options: dict[str, str], datasources: dict[str, dict[str, s
     return parse_url(raw, options.get("username"), options.get("password"))
 
 
-#: HikariCP's settings (HikariConfig) by the type its setter takes.  Srota keeps one
-#: connection per database and uses none of them, but refuses what HikariConfig refuses (an
-#: unknown name, a value of the wrong type), as siddhi-store-rdbms does, so a typo is found.
-_POOL_SETTINGS: dict[str, type] = {
-    **dict.fromkeys(("connectionTimeout", "validationTimeout", "idleTimeout", "leakDetectionThreshold",
-                     "maxLifetime", "initializationFailTimeout", "keepaliveTime"), int),
-    **dict.fromkeys(("maximumPoolSize", "minimumIdle", "loginTimeout"), int),
-    **dict.fromkeys(("autoCommit", "isolateInternalQueries", "allowPoolSuspension", "readOnly",
-                     "registerMbeans"), bool),
-    **dict.fromkeys(("poolName", "connectionTestQuery", "connectionInitSql", "catalog", "schema",
-                     "driverClassName", "jdbcUrl", "username", "password", "transactionIsolation",
-                     "dataSourceClassName", "dataSourceJNDI", "exceptionOverrideClassName"), str),
-}
-_POOL_NAMES = {name.lower(): name for name in _POOL_SETTINGS}
-
-
 def check_pool_properties(text: str) -> None:
-    """Refuse ``pool.properties='maximumPoolSize:5, maxLifetime:60000'`` entries HikariConfig
-    would refuse: an unknown setting, or a number or boolean that does not parse
-    (``dataSource.*`` entries go to the JDBC driver and pass)."""
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        name, sep, value = part.partition(":")
-        name, value = name.strip(), value.strip()
-        if not sep or not name:
-            raise StoreError(f"pool.properties: '{part}' is not 'setting:value'")
-        if name.startswith("dataSource."):
-            continue
-        known = _POOL_NAMES.get(name.lower())
-        if known is None or name[1:] != known[1:]:  # (HikariConfig's setter: the first letter in either case)
-            raise StoreError(f"pool.properties: property {name} does not exist on HikariConfig "
-                             f"(settings: {', '.join(sorted(_POOL_SETTINGS))})")
-        kind = _POOL_SETTINGS[known]
-        if kind is int:
-            try:
-                int(value)
-            except ValueError:
-                raise StoreError(f"pool.properties: {name} takes a number, not '{value}'") from None
-        elif kind is bool and value.lower() not in ("true", "false"):
-            raise StoreError(f"pool.properties: {name} takes true or false, not '{value}'")
+    """Refuse ``pool.properties`` that siddhi-store-rdbms and HikariCP refuse (see
+    :mod:`srota.engine.stores.hikari`, which checks them as HikariConfig does)."""
+    from srota.engine.stores.hikari import check_pool_properties as check  # (it imports StoreError from here)
+
+    check(text)
 
 
 class Dialect:

@@ -69,8 +69,6 @@ def test_a_table_with_a_pool_property_hikari_refuses_is_refused(rdbms_url: str) 
         SiddhiManager().create_siddhi_app_runtime(app)
 
 
-@pytest.mark.xfail(strict=True, reason="engine/stores/database.py's own check (url_from_options) refuses a "
-                   "boolean other than true/false; it should call engine/stores/hikari.check_pool_properties")
 def test_a_table_takes_what_hikari_takes(rdbms_url: str) -> None:
     app = APP.format(store=store(rdbms_url, pool__properties="maximumPoolSize:2, autoCommit:yes"))
     SiddhiManager().create_siddhi_app_runtime(app).shutdown()
