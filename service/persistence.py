@@ -204,6 +204,13 @@ class StateStore:
                                    (app,)) as cur:
             return {name: int(mark) async for name, mark in cur}
 
+    async def state_of(self, app: str, revision: int) -> bytes | None:
+        """The state saved as ``revision`` of ``app`` (None when that revision is not kept)."""
+        async with self.db.execute("SELECT state FROM srota_snapshots WHERE app = ? AND revision = ?",
+                                   (app, revision)) as cur:
+            row = await cur.fetchone()
+        return bytes(row[0]) if row else None
+
     async def revisions_of(self, app: str) -> list[int]:
         async with self.db.execute("SELECT revision FROM srota_snapshots WHERE app = ? ORDER BY revision",
                                    (app,)) as cur:

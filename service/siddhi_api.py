@@ -256,14 +256,22 @@ class SiddhiRunnerAPI:
         return json_response(out)
 
     # ------------------------------------------------------------------ state
-    async def _backup(self, request: web.Request) -> web.Response:
-        name = request.match_info["name"]
+    def _app_and_store(self, name: str) -> tuple[Any, Any, web.Response | None]:
+        """The running app and the state store for a backup or restore, or Siddhi's refusal."""
         app = self.host.apps.get(name)
         if app is None:
-            return _not_found(name)
+            return None, None, _not_found(name)
         store = self.host.store
         if store is None:
-            return _coded(FILE_PROCESSING_ERROR, f"No persistence store assigned for siddhi app {name}", 500)
+            return app, None, _coded(FILE_PROCESSING_ERROR,
+                                     f"No persistence store assigned for siddhi app {name}", 500)
+        return app, store, None
+
+    async def _backup(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        app, store, refused = self._app_and_store(name)
+        if refused is not None:
+            return refused
         try:
             await self.host.checkpoint(app)
             revisions = await store.revisions_of(name)
@@ -274,20 +282,14 @@ class SiddhiRunnerAPI:
     async def _restore(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         revision = request.query.get("revision")
-        app = self.host.apps.get(name)
-        if app is None:
-            return _not_found(name)
-        store = self.host.store
-        if store is None:
-            return _coded(FILE_PROCESSING_ERROR, f"No persistence store assigned for siddhi app {name}", 500)
+        app, store, refused = self._app_and_store(name)
+        if refused is not None:
+            return refused
         try:
             if revision is None:
                 state = (await store.load(name)).state
             else:
-                async with store.db.execute("SELECT state FROM srota_snapshots WHERE app = ? AND revision = ?",
-                                            (name, int(revision))) as cur:
-                    row = await cur.fetchone()
-                state = bytes(row[0]) if row else None
+                state = await store.state_of(name, int(revision))
                 if state is None:
                     raise ValueError(f"No revision {revision} of the state of Siddhi App {name}")
             if state is not None:
