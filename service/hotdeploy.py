@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,21 @@ class Deployments:
                 log.warning("app file outside the apps folder kept: the app runs again at the next start",
                             app=name, file=str(path))
         return True
+
+    async def restart_without_state(self, name: str, clear: Callable[[], Awaitable[None]]) -> bool:
+        """Undeploy ``name``, run ``clear`` (which deletes its saved state), and deploy the same
+        text again, so the app starts afresh: Siddhi Runner's revision delete with redeployment.
+        False when there is no running app of that name."""
+        async with self._lock:
+            entry = self.known.get(name)
+            if self.host.apps.get(name) is None or entry is None:
+                return False
+            await self._undeploy(name, delete=False)
+            try:
+                await clear()
+            finally:  # the app runs again even if its state could not be deleted
+                await self._deploy(entry.text, entry.path, save=False)
+            return True
 
     async def deploy_file(self, path: Path, text: str) -> None:
         """Hot deploy: a file of the apps folder was added or changed."""

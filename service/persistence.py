@@ -211,6 +211,19 @@ class StateStore:
             row = await cur.fetchone()
         return bytes(row[0]) if row else None
 
+    async def clear(self, app: str) -> None:
+        """Delete every revision of ``app`` (snapshots, offsets, watermarks, connector states):
+        Siddhi's ``clearAllRevisions``.  The app's next start begins without state."""
+        db = self.db
+        await db.execute("BEGIN")
+        try:
+            for table in _TABLES:
+                await db.execute(f"DELETE FROM {table} WHERE app = ?", (app,))
+            await db.commit()
+        except BaseException:
+            await db.rollback()
+            raise
+
     async def revisions_of(self, app: str) -> list[int]:
         async with self.db.execute("SELECT revision FROM srota_snapshots WHERE app = ? ORDER BY revision",
                                    (app,)) as cur:

@@ -15,6 +15,8 @@ unchanged (docs/siddhi-runner-api.md).
 ``PUT    /siddhi-apps/{name}/statistics``     ``{"statsEnable": true}`` (or ``enabledStatLevel``)
 ``POST   /siddhi-apps/{name}/backup``         snapshot now: 201 ``{"revision": ...}``
 ``POST   /siddhi-apps/{name}/restore``        the last (or ``?revision=``) snapshot
+``DELETE /siddhi-apps/{name}/revisions``      delete its saved state (and restart it afresh)
+``DELETE /siddhi-apps/revisions``             the same for every app
 ``POST   /stores/query``                      ``{"appName", "query", "details"}``: ``{"records"}``
 ==========================================  =================================================
 
@@ -76,6 +78,12 @@ def validation_error(exc: SiddhiAppCreationError, name: str | None) -> web.Respo
     return _coded(VALIDATION_ERROR, message, 400, line=exc.line, column=exc.column)
 
 
+def _redeploys(request: web.Request) -> bool:
+    """Siddhi's ``enabledRedeployment``: absent or ``true`` redeploys, anything else does not."""
+    value = request.query.get("enabledRedeployment")
+    return value is None or value == "true"
+
+
 class SiddhiRunnerAPI:
     """The routes of Siddhi Runner's ``/siddhi-apps`` and ``/stores`` APIs for one service host."""
 
@@ -101,6 +109,8 @@ class SiddhiRunnerAPI:
         r.add_put("/siddhi-apps/{name}/statistics", self._set_statistics)
         r.add_post("/siddhi-apps/{name}/backup", self._backup)
         r.add_post("/siddhi-apps/{name}/restore", self._restore)
+        r.add_delete("/siddhi-apps/revisions", self._delete_all_revisions)
+        r.add_delete("/siddhi-apps/{name}/revisions", self._delete_revisions)
         r.add_post("/stores/query", self._store_query)
 
     # ------------------------------------------------------------------ artifacts
@@ -299,6 +309,42 @@ class SiddhiRunnerAPI:
         if revision is None:
             return _message("success", f"State restored to last revision for Siddhi App :{name}")
         return _message("success", f"State restored to revision {revision} for Siddhi App :{name}")
+
+    async def _clear_revisions(self, name: str, redeploy: bool) -> None:
+        """Siddhi's ``clearAllRevisions`` for one running app; with ``redeploy`` the app is
+        undeployed first and deployed again after, so it starts without state."""
+        store = self.host.store
+        if store is None:
+            raise RuntimeError(f"No persistence store assigned for siddhi app {name}")
+        if redeploy:
+            await self._deployments.restart_without_state(name, lambda: store.clear(name))
+        else:
+            await store.clear(name)
+
+    async def _delete_revisions(self, request: web.Request) -> web.Response:
+        """``DELETE /siddhi-apps/{name}/revisions[?enabledRedeployment=]``; the messages are
+        Siddhi's, whose ``with redeployment.`` is on the answer given *without* one."""
+        name = request.match_info["name"]
+        if self.host.apps.get(name) is None:
+            return _not_found(name)
+        redeploy = _redeploys(request)
+        try:
+            await self._clear_revisions(name, redeploy)
+        except Exception as exc:
+            return _coded(FILE_PROCESSING_ERROR, str(exc), 500)
+        message = f"All revisions of the state persistence are deleted for Siddhi App :{name}"
+        return _message("success", message if redeploy else f"{message} with redeployment.")
+
+    async def _delete_all_revisions(self, request: web.Request) -> web.Response:
+        """``DELETE /siddhi-apps/revisions[?enabledRedeployment=]``: every running app."""
+        redeploy = _redeploys(request)
+        try:
+            for name in list(self.host.apps):
+                await self._clear_revisions(name, redeploy)
+        except Exception as exc:
+            return _coded(FILE_PROCESSING_ERROR, str(exc), 500)
+        message = "All revisions of the state persistence is deleted for Siddhi Apps"
+        return _message("success", f"{message} with redeployment" if redeploy else message)
 
     # ------------------------------------------------------------------ stores
     async def _store_query(self, request: web.Request) -> web.Response:

@@ -200,9 +200,49 @@ async def test_backup_and_restore(tmp_path: Path) -> None:
             (200, {"type": "success", "message": "State restored to last revision for Siddhi App :Stock"})
 
 
+async def test_delete_revisions_with_and_without_redeployment(tmp_path: Path) -> None:
+    """Siddhi's ``DELETE /siddhi-apps/{name}/revisions`` and ``/siddhi-apps/revisions``: every saved
+    revision goes; with redeployment (the default) the app restarts afresh, without it the running
+    state stays. Messages word for word, Siddhi's inverted 'with redeployment.' included."""
+    query = {"appName": "Stock", "query": "from Prices select symbol"}
+    async with Service(service_config(tmp_path), APP) as s:
+        assert await s.call("DELETE", "/siddhi-apps/Stock/revisions") == \
+            (500, {"code": 800102, "type": "file processing error",
+                   "message": "No persistence store assigned for siddhi app Stock"})
+    async with Service(service_config(tmp_path, persistence=True), APP) as s:
+        store = s.host.store
+        assert store is not None
+        send(s.host, "Stock", ("IBM", 10.0))
+        assert (await s.call("POST", "/siddhi-apps/Stock/backup"))[0] == 201
+        assert await s.call("DELETE", "/siddhi-apps/Stock/revisions?enabledRedeployment=false") == \
+            (200, {"type": "success", "message": "All revisions of the state persistence are deleted for "
+                                                 "Siddhi App :Stock with redeployment."})
+        assert await store.revisions_of("Stock") == []
+        assert (await s.call("POST", "/stores/query", query))[1] == {"records": [["IBM"]]}  # still running as it was
+        assert (await s.call("POST", "/siddhi-apps/Stock/backup"))[0] == 201
+        running = s.host.apps["Stock"]
+        assert await s.call("DELETE", "/siddhi-apps/Stock/revisions") == \
+            (200, {"type": "success", "message": "All revisions of the state persistence are deleted for "
+                                                 "Siddhi App :Stock"})
+        assert len(await store.revisions_of("Stock")) <= 1  # at most the fresh app's own first snapshot
+        assert s.host.apps["Stock"] is not running  # redeployed, and without its old state
+        assert (await s.call("POST", "/stores/query", query))[1] == {"records": []}
+        send(s.host, "Stock", ("WSO2", 20.0))
+        assert (await s.call("POST", "/siddhi-apps/Stock/backup"))[0] == 201
+        assert await s.call("DELETE", "/siddhi-apps/revisions?enabledRedeployment=false") == \
+            (200, {"type": "success", "message": "All revisions of the state persistence is deleted for Siddhi Apps"})
+        assert await store.revisions_of("Stock") == []
+        assert await s.call("DELETE", "/siddhi-apps/revisions") == \
+            (200, {"type": "success", "message": "All revisions of the state persistence is deleted for Siddhi Apps "
+                                                 "with redeployment"})
+        assert (await s.call("POST", "/stores/query", query))[1] == {"records": []}
+        assert (await s.call("DELETE", "/siddhi-apps/Nope/revisions"))[0] == 404
+
+
 CHANGING = [("POST", "/siddhi-apps"), ("PUT", "/siddhi-apps"), ("DELETE", "/siddhi-apps/Stock"),
             ("PUT", "/siddhi-apps/Stock/statistics"), ("PUT", "/siddhi-apps/statistics"),
             ("POST", "/siddhi-apps/Stock/backup"), ("POST", "/siddhi-apps/Stock/restore"),
+            ("DELETE", "/siddhi-apps/Stock/revisions"), ("DELETE", "/siddhi-apps/revisions"),
             ("POST", "/stores/query")]
 
 
