@@ -23,6 +23,9 @@ class Pos:
 
     line: int
     column: int
+    #: the offsets in the text where the element starts and ends (``text[start:end]`` is it)
+    start: int | None = field(default=None, compare=False)
+    end: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.line}:{self.column}"

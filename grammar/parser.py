@@ -613,7 +613,7 @@ class _Builder(Transformer_NonRecursive):
     def _pos(meta: Any) -> Pos | None:
         if getattr(meta, "empty", True):
             return None
-        return Pos(meta.line, meta.column)
+        return Pos(meta.line, meta.column, meta.start_pos, meta.end_pos)
 
     # ---------------------------------------------------------------- app
     def app(self, meta: Any, children: list[Any]) -> SiddhiApp:

@@ -10,6 +10,7 @@ unchanged (docs/siddhi-runner-api.md).
 ``GET    /siddhi-apps/{name}``                ``{"content": text}``
 ``DELETE /siddhi-apps/{name}``                undeploy and delete its file: 200 (no body), 404
 ``GET    /siddhi-apps/{name}/status``         ``{"status": "active"|"inactive"}``
+``GET    /siddhi-apps/{name}/elements``       its queries, aggregations, sources and sinks
 ``GET    /siddhi-apps/statistics``            per app: appName, status, age, isStatEnabled
 ``PUT    /siddhi-apps/statistics``            ``{"enabledStatLevel": "OFF"|"BASIC"|"DETAIL"}``
 ``PUT    /siddhi-apps/{name}/statistics``     ``{"statsEnable": true}`` (or ``enabledStatLevel``)
@@ -106,6 +107,7 @@ class SiddhiRunnerAPI:
         r.add_get("/siddhi-apps/{name}", self._get)
         r.add_delete("/siddhi-apps/{name}", self._delete)
         r.add_get("/siddhi-apps/{name}/status", self._status)
+        r.add_get("/siddhi-apps/{name}/elements", self._elements)
         r.add_put("/siddhi-apps/{name}/statistics", self._set_statistics)
         r.add_post("/siddhi-apps/{name}/backup", self._backup)
         r.add_post("/siddhi-apps/{name}/restore", self._restore)
@@ -185,6 +187,21 @@ class SiddhiRunnerAPI:
         if active is None:
             return _not_found(name)
         return json_response({"status": "active" if active else "inactive"})
+
+    async def _elements(self, request: web.Request) -> web.Response:
+        """The runner's element list of an app (service/siddhi_elements.py); an app that does not
+        compile answers 500, as the runner's attempt to create it fails."""
+        from srota.service.siddhi_elements import app_elements
+
+        name = request.match_info["name"]
+        app = self.host.apps.get(name)
+        if app is None:
+            if self._deployments.is_active(name) is None:
+                return _not_found(name)
+            return _coded(FILE_PROCESSING_ERROR, f"Siddhi App {name} is not active: it does not compile", 500)
+        runtime = app.runtime
+        text = runtime.text if runtime.text is not None else self._deployments.text_of(name)
+        return json_response(app_elements(runtime.app, text or "", runtime.stream_definitions))
 
     # ------------------------------------------------------------------ statistics
     def _level(self, app: Any) -> str:

@@ -200,6 +200,17 @@ async def test_backup_and_restore(tmp_path: Path) -> None:
             (200, {"type": "success", "message": "State restored to last revision for Siddhi App :Stock"})
 
 
+async def test_elements(tmp_path: Path) -> None:
+    """``GET /siddhi-apps/{name}/elements`` over HTTP (the list itself: test_siddhi_elements.py)."""
+    async with Service(service_config(tmp_path), APP) as s:
+        status, body = await s.call("GET", "/siddhi-apps/Stock/elements")
+        assert status == 200
+        assert [(e["inputStreamId"], e["outputStreamId"], e["queryName"]) for e in body] == \
+            [("In", "Prices", "query"), ("In", "Avg", "avg")]
+        assert body[0]["outputStreamSiddhiApp"] == "define table Prices (symbol string, price double)"
+        assert (await s.call("GET", "/siddhi-apps/Nope/elements"))[0] == 404
+
+
 async def test_delete_revisions_with_and_without_redeployment(tmp_path: Path) -> None:
     """Siddhi's ``DELETE /siddhi-apps/{name}/revisions`` and ``/siddhi-apps/revisions``: every saved
     revision goes; with redeployment (the default) the app restarts afresh, without it the running
