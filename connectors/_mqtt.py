@@ -8,9 +8,12 @@ Source
     and queues QoS 1/2 messages while the source is away (without a ``client.id`` one is
     generated, as siddhi-io-mqtt does, and the session lasts only as long as the process).
     On a lost connection the source reconnects with exponential back-off (up to
-    ``max.reconnect.delay``) and subscribes again.  A shared subscription (``$share/...``, as
-    scale-out makes) is not kept by Mosquitto across a broker restart: what is published before
-    the source subscribes again is lost (logged as a warning at start).
+    ``max.reconnect.delay``) and subscribes again.  ``shared.subscription='true'`` is for
+    scale-out (service/scaleout.py): every worker subscribes to ``$share/srota-<app>/<topic>``,
+    so each message goes to one of them.  A shared subscription is not kept by Mosquitto (2.0)
+    across a broker restart: what is published before the source subscribes again is lost
+    (logged as a warning at start).  Without it, a scale-out app with a Kafka source runs its
+    MQTT source on one worker only (the owner of partition 0), with a plain subscription.
     QoS 1/2 messages are acknowledged (PUBACK, PUBCOMP) only when the host commits their chunk,
     that is once the outputs they caused are flushed (paho's manual acknowledgements): with a
     persistent session (``clean.session='false'``, a stable ``client.id``) the broker sends
@@ -168,6 +171,11 @@ _SOURCE_PARAMS = (
     Param("topic", _S, doc="Comma-separated topics or wildcard filters (+, #)."),
     Param("quality.of.service", _I, optional=True, default=1, doc="0, 1 or 2."),
     Param("batch.size", _I, optional=True, default=1024, doc="The largest chunk handed to the host."),
+    Param("shared.subscription", _B, optional=True, default=False,
+          doc="Under scale-out: every worker subscribes with $share/srota-<app>/<topic>, each message goes to "
+              "one of them. Mosquitto 2.0 does not keep shared subscriptions across its restart: QoS 1 messages "
+              "published before the workers subscribe again are lost. Without it a scale-out app runs this source "
+              "on one worker (with a kafka @source) or is refused."),
     *_CONNECTION_PARAMS,
 )
 

@@ -456,7 +456,11 @@ class PartitionedAppHost(AppHost):
                     f"app {self.name}: scale-out needs the consumer group to assign partitions; remove "
                     "partition.no.list from the kafka @source")
             for b in self.sources:
-                if b.transport != "kafka" and b not in self._global:
+                if b.transport == "mqtt" and b.source.options.get("shared.subscription"):
+                    raise SiddhiAppCreationError(
+                        f"app {self.name}: with a kafka @source the mqtt source of {b.stream_id} runs on one worker "
+                        "(the owner of partition 0); remove shared.subscription='true'")
+                if b.transport not in ("kafka", "mqtt") and b not in self._global:
                     raise SiddhiAppCreationError(
                         f"app {self.name}: with a kafka @source, scale-out cannot also take the {b.transport} "
                         f"source of {b.stream_id} (its events belong to no partition)")
@@ -479,14 +483,29 @@ class PartitionedAppHost(AppHost):
                               "a partition's new owner takes a duplicate of a record received before the move",
                               stream=self._kafka[0].stream_id)
         scaleout_check.check(self.partitions.template.app, infos)
-        if not self._kafka:
-            # Stateless (the check passed): MQTT shares each subscription among the workers.
-            for b in self.sources:
-                if b.transport == "mqtt":
-                    topics = getattr(b.source, "topics", None)
-                    if topics is not None:
-                        b.source.topics = [t if t.startswith("$share/") else f"$share/srota-{self.name}/{t}"
-                                           for t in topics]
+        #: With a kafka @source: MQTT sources run on the worker owning partition 0 only (their
+        #: events go into that partition's runtime), started and stopped as it comes and goes.
+        self._single: list[Any] = []
+        self._single_on = False
+        self._intake = asyncio.Lock()
+        mqtt = [b for b in self.sources if b.transport == "mqtt"]
+        if self._kafka:
+            self._single = mqtt
+        else:
+            # Stateless (the check passed).  Every worker subscribes: each would receive every
+            # message, unless the subscription is shared, which the user must ask for (a shared
+            # subscription does not survive a Mosquitto restart: docs/delivery.md).
+            for b in mqtt:
+                if not b.source.options.get("shared.subscription"):
+                    raise SiddhiAppCreationError(
+                        f"app {self.name}: under scale-out every worker would receive each message of the mqtt "
+                        f"source of {b.stream_id}: set shared.subscription='true' on it (each message to one "
+                        "worker; Mosquitto 2.0 loses QoS 1 messages published while it restarts), add a kafka "
+                        "@source (the mqtt source then runs on one worker), or run it without scale-out")
+                topics = getattr(b.source, "topics", None)
+                if topics is not None:
+                    b.source.topics = [t if t.startswith("$share/") else f"$share/srota-{self.name}/{t}"
+                                       for t in topics]
         self._state: StateTopic | None = None
         self._consumed: dict[tuple[str, int], int] = {}
         self._checkpointed: dict[tuple[str, int], int] = {}
@@ -553,6 +572,8 @@ class PartitionedAppHost(AppHost):
         if not self._kafka and 0 not in self.partitions.by_partition:
             self.partitions.create(0, None)  # no partitions: one runtime for the worker's share
         for b in group_sources:
+            if b in self._single:
+                continue  # started with partition 0 (_follow_partition_0)
             if b in self._kafka:
                 b.source.on_revoke = self._revoke
             await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
@@ -596,6 +617,43 @@ class PartitionedAppHost(AppHost):
             except Exception:
                 self._log.exception("checkpoint failed")
 
+    def is_ready(self) -> bool:
+        """Ready as :meth:`AppHost.is_ready`, an MQTT source another worker runs counted as ready."""
+        if self._single_on or not self._single:
+            return super().is_ready()
+        sources, self.sources = self.sources, [b for b in self.sources if b not in self._single]
+        try:
+            return super().is_ready()
+        finally:
+            self.sources = sources
+
+    async def _follow_partition_0(self) -> None:
+        """Run the MQTT sources here exactly while this worker owns partition 0 (not revoked).
+
+        One worker at a time, chosen by the consumer group: when it goes (a crash, a stop past
+        the session timeout) partition 0 and the sources move to another.  The session
+        (``client.id``, ``clean.session='false'``) is the same on every worker, so the broker
+        keeps one plain subscription and sends the next owner what was not acknowledged.  A
+        worker that still holds the connection when the next connects is disconnected by the
+        broker (one connection per client id)."""
+        want = TRIGGER_PARTITION in self.partitions.by_partition and TRIGGER_PARTITION not in self._revoked
+        if want == self._single_on or not self._single or not self.started and want:
+            return
+        self._single_on = want
+        for b in self._single:
+            if want:
+                self._log.info("partition 0 is here: starting the mqtt source", stream=b.stream_id)
+                await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
+            else:
+                # Acknowledge what is flushed while the connection is up, then let go: the
+                # broker sends the rest to the next owner.
+                b.source.pause()
+                with contextlib.suppress(Exception):  # bounded: what is not acknowledged comes again
+                    await asyncio.wait_for(AppHost.drain(self), 10.0)
+                await b.source.stop()
+                b.source.resume()
+                self._log.info("partition 0 left: mqtt source stopped", stream=b.stream_id)
+
     async def drain(self) -> None:
         """Flush and commit (shutdown): every owned partition is checkpointed, then committed."""
         await super().drain()
@@ -629,6 +687,25 @@ class PartitionedAppHost(AppHost):
                 self.partitions.create(0, None)
             await super()._take_chunk(b, messages)
             return
+        async with self._intake:  # one chunk at a time in the runtimes (MQTT and Kafka both come)
+            if b in self._single:
+                await self._take_single(b, messages)
+            else:
+                await self._take_partitioned(b, messages)
+
+    async def _take_single(self, b: Any, messages: list[Any]) -> None:
+        """An MQTT chunk: into partition 0's runtime while it is this worker's."""
+        if TRIGGER_PARTITION not in self.partitions.by_partition or TRIGGER_PARTITION in self._revoked:
+            # Partition 0 is moving: unacknowledged, the broker sends these to its next owner.
+            self._log.info("mqtt chunk left unprocessed: partition 0 is not here", messages=len(messages))
+            return
+        self.partitions.current = TRIGGER_PARTITION
+        try:
+            await super()._take_chunk(b, messages)
+        finally:
+            self.partitions.current = None
+
+    async def _take_partitioned(self, b: Any, messages: list[Any]) -> None:
         parts: dict[int, list[Any]] = {}
         for m in messages:
             parts.setdefault(int(m.properties["partition"]), []).append(m)
@@ -650,6 +727,12 @@ class PartitionedAppHost(AppHost):
     # ------------------------------------------------------------------ assignment
     async def _on_assign(self, assigned: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """Restore each newly assigned partition from its latest checkpoint; where to start."""
+        try:
+            return await self._assign(assigned)
+        finally:
+            await self._follow_partition_0()
+
+    async def _assign(self, assigned: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
         assert self._state is not None
         starts: dict[tuple[str, int], int] = {}
         numbers = {p for _t, p in assigned}
@@ -809,6 +892,9 @@ class PartitionedAppHost(AppHost):
         kept until the assignment: a partition given back, and claimed by nobody else
         meanwhile, goes on with its runtime as it is (no restore); the others are dropped then."""
         numbers = {p for _t, p in partitions}
+        if TRIGGER_PARTITION in numbers:
+            self._revoked.add(TRIGGER_PARTITION)  # (as below) so the mqtt sources stop first
+            await self._follow_partition_0()
         try:
             await self.checkpoint_partitions(numbers & set(self.partitions.by_partition))
             kept = numbers & set(self.partitions.by_partition)  # (a fenced one was dropped)
@@ -889,6 +975,7 @@ class PartitionedAppHost(AppHost):
                     commit[(t, cp.partition)] = off
             if fenced:
                 self._forget(fenced)
+                await self._follow_partition_0()
                 taken = [cp for cp in taken if cp.partition not in fenced]
             if commit:
                 # Saved: now the host may commit these offsets (all their outputs are flushed).

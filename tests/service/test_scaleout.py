@@ -152,7 +152,7 @@ async def test_stateless_mqtt_app_shares_its_subscription_among_workers(mqtt_bro
     topic = f"scale/{uuid.uuid4().hex[:8]}"
     app = f"""
     @app:name('Shared')
-    @source(type='mqtt', url='{mqtt_broker.url}', topic='{topic}', @map(type='json'))
+    @source(type='mqtt', url='{mqtt_broker.url}', topic='{topic}', shared.subscription='true', @map(type='json'))
     define stream In (id string, n long);
     {kafka_sink(kb, out)}
     define stream Out (id string, n long);
