@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=None, help="the chaos schedule's seed (default: from the clock)")
     p.add_argument("--rate", type=float, default=40.0, help="Kafka events a second (default 40)")
     p.add_argument("--mqtt-rate", type=float, default=5.0, help="MQTT messages a second (default 5)")
-    p.add_argument("--gap", default="10,30", help="seconds between faults, MIN,MAX (default 10,30)")
+    p.add_argument("--gap", default="10,20", help="seconds between faults, MIN,MAX (default 10,20: >= 30 in 600 s)")
     p.add_argument("--kinds", default=",".join(KINDS), help=f"fault kinds to draw from (default {','.join(KINDS)})")
     p.add_argument("--warmup", type=float, default=20.0, help="seconds before the first fault (default 20)")
     p.add_argument("--workdir", type=Path, default=None, help="logs and data (default: a new temp folder)")

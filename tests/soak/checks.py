@@ -2,13 +2,14 @@
 
 The input topic is the truth the app's state is checked against: the producers are at least
 once (tansu has no idempotent producer, so a send retried through a broker outage may be written
-twice; the MQTT bridge relays again what it received but had not acknowledged when it died), and
+twice; the app's MQTT source relays again what it received but had not acknowledged when its
+worker died or partition 0 moved), and
 each record the topic holds must be counted exactly once by the app's state (docs/delivery.md).
 So:
 
 * loss: every event a producer had acknowledged is in the input topic (MQTT QoS 1 included);
 * input duplicates: records of the topic with an id seen before, counted and explained by the
-  producers' retries (Kafka) and the bridge's redeliveries (MQTT);
+  producers' retries (Kafka) and the MQTT source's redeliveries;
 * sequences: each key's sequence numbers in the topic run 0..n without a gap; a Kafka key's
   are in order (a duplicate sits next to its original);
 * ``Counts`` (running sum and count per key): each output is the exact sum of its key's first
@@ -23,7 +24,8 @@ So:
 * the roll-ups (seconds and minutes, every shard, composed at read) equal a Spark backfill of
   the whole input topic, row for row.
 
-Output duplicates (an output repeated after a replay) are allowed and counted.
+Output duplicates (an output repeated after a replay) are allowed and counted, each tied to the
+fault that explains it (:func:`attribute_duplicates`); one no fault explains is a mismatch.
 """
 from __future__ import annotations
 
@@ -36,6 +38,12 @@ from pathlib import Path
 from typing import Any
 
 EXAMPLES = 5
+#: Faults that make records repeat: a replay from a checkpoint (the partition moved or its
+#: worker restarted), a producer's retried send, a redelivery of unacknowledged MQTT messages.
+#: (A backfill or purge writes roll-up rows only.)
+REPLAYING = ("kill", "zombie", "broker", "postgres", "mosquitto")
+#: A repeated record seen up to this long after its fault ended (and recovered) is put down to it.
+EXPLAIN_S = 60.0
 
 
 @dataclass
@@ -104,7 +112,9 @@ class Report:
                          f"({len(recov)} measured" + (f", {len(never)} never caught up" if never else "") + ")")
         for f in self.faults:
             rec = "-" if f.recovery is None else f"{f.recovery:.1f}s"
-            lines.append(f"  {f.describe()}  [recovered {rec}] {f.note}")
+            dups = f.extra.get("dups")
+            rep = (" repeated: " + ", ".join(f"{k} {v}" for k, v in sorted(dups.items()))) if dups else ""
+            lines.append(f"  {f.describe()}  [recovered {rec}{rep}] {f.note}")
         for name, code, tail in self.jobs:
             lines.append(f"  job {name}: exit {code} {tail[:120]}")
         lines.append(f"Spark jobs failed: {len(self.failed_jobs)}")
@@ -113,6 +123,12 @@ class Report:
         lines.append("mismatches: " + (", ".join(f"{k} {v}" for k, v in self.mismatches.items() if v) or "0"))
         lines.append("duplicates (allowed, counted): " + (", ".join(f"{k} {v}" for k, v in self.duplicates.items())
                                                           or "0"))
+        by_kind: Counter[str] = Counter()
+        for f in self.faults:
+            by_kind[f.kind] += sum(f.extra.get("dups", {}).values())
+        lines.append("repeated records by the fault that explains them: "
+                     + (", ".join(f"{k} {v}" for k, v in sorted(by_kind.items()) if v) or "none")
+                     + f"; unexplained: {self.mismatches.get('unexplained duplicates', 0)}")
         for name, (warm, end, runs) in self.rss.items():
             lines.append(f"  {name}: RSS after warm-up {warm} kB, at the end {end} kB (runs: {runs})")
         lines.extend(self.rss_problems())
@@ -297,11 +313,17 @@ group by id aggregate by ts every sec ... min;
 
 
 def _rollups(r: Report, parity_rows: dict[str, Any]) -> None:
-    rows, lo_sec = parity_rows["rows"], parity_rows["lo_sec"]
+    rows, lo_sec, closed = parity_rows["rows"], parity_rows["lo_sec"], parity_rows.get("closed")
     live, spark = rows["live"], rows["spark"]
     for g in GRANULARITIES:
         a, b = live[g], spark[g]
         keys = set(a) | set(b)
+        if closed is not None:
+            width = 1_000 if g == "seconds" else 60_000
+            still_open = {k for k in keys if k[0] + width > closed}
+            if still_open:
+                keys -= still_open
+                r.notes.append(f"{g}: {len(still_open)} rows of periods not closed at the read left out")
         if g == "seconds" and lo_sec is not None:
             # A retention purge ran: seconds older than its bound (2 min) are gone from the live side.
             keys = {k for k in keys if k[0] >= lo_sec}
@@ -310,3 +332,44 @@ def _rollups(r: Report, parity_rows: dict[str, Any]) -> None:
         for k in sorted(keys):
             if a.get(k) != b.get(k):
                 r.bad(f"roll-ups {g}", f"{k}: live {a.get(k)}, Spark {b.get(k)}")
+
+
+def attribute_duplicates(r: Report, timed: dict[str, list[tuple[float, dict[str, Any]]]], faults: list[Any],
+                         t0: float) -> None:
+    """Tie each repeated record of each topic (in the order the soak's readers saw them) to the
+    fault that explains it: the latest of the :data:`REPLAYING` kind that began before the
+    record was seen and ended (and recovered) less than :data:`EXPLAIN_S` before.  Counted per
+    fault in ``fault.extra["dups"]``; a repeat no fault explains is a mismatch.
+
+    A record is a repeat once its identity was seen as often as it may be: a window or join
+    output as often as its input record is in the input topic (a retried send writes it twice),
+    anything else once."""
+    held = Counter(e["uid"] for _t, e in timed.get("in", []))
+    ident = {"in": lambda e: e["uid"], "counts": lambda e: (e["id"], e["count"]), "windows": lambda e: e["uid"],
+             "matches": lambda e: (e["id"], e["a"], e["b"]), "joined": lambda e: f"{e['id']}:{e['seq']}"}
+    per_input = {"windows", "joined"}
+    replaying = sorted((f for f in faults if f.kind in REPLAYING and f.started), key=lambda f: f.started)
+    for f in faults:
+        f.extra["dups"] = Counter()
+
+    def explain(t: float) -> Any:
+        for f in reversed(replaying):
+            if f.started <= t:
+                end = (f.ended or t) + (f.recovery or 0.0)
+                return f if t <= end + EXPLAIN_S else None
+        return None
+
+    for topic, records in timed.items():
+        if topic not in ident:
+            continue
+        seen: Counter[Any] = Counter()
+        for t, e in records:
+            k = ident[topic](e)
+            seen[k] += 1
+            if seen[k] <= (held.get(k, 1) if topic in per_input else 1):
+                continue
+            f = explain(t)
+            if f is None:
+                r.bad("unexplained duplicates", f"{topic} {k} seen again at t+{t - t0:.1f}s")
+            else:
+                f.extra["dups"][topic] += 1

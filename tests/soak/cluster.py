@@ -85,7 +85,7 @@ class Broker:
 
 
 def mosquitto(workdir: Path) -> MosquittoBroker:
-    """Mosquitto with persistence on, so that a restart keeps the bridge's persistent session and
+    """Mosquitto with persistence on, so that a restart keeps the MQTT source's persistent session and
     the QoS 1 messages queued for it (as a production broker is run), saved at every change."""
     binary = _mosquitto_binary()
     if binary is None:
