@@ -332,9 +332,9 @@ class Aggregation:
         bucket that just ended keeps counting it meanwhile, where Siddhi's bound skips it for
         that moment).  That rule also holds for buckets closed early (``complete_all``) or
         late (event times ahead of the clock), where the bound alone would count some twice.  Finer
-        rows are kept when the bucket of granularity ``i`` they belong to is within
-        ``[start, end)``, as for the memory of a single process (Siddhi filters them on their
-        own start for event time and not at all for arrival time).
+        rows are kept, as for the memory of a single process, when their own start (event time;
+        the recording ``postgresql_two_shards`` of real Siddhi shows it) or the bucket of
+        granularity ``i`` they belong to (arrival time) is within ``[start, end)``.
         """
         spec = self.spec
         durations = spec.durations
@@ -342,6 +342,9 @@ class Aggregation:
         copy, merge = spec.copy_row, spec.merge
         scan_shards = self.store.scan_shards
         merged: dict[Key, list[Any]] = {}
+        # event time: a finer row is kept on its own start (its AGG_EVENT_TIMESTAMP), as in
+        # the single-process read above: a day inside ``within`` counts towards its month
+        own_start = spec.time_attribute is not None
 
         def add(k: Key, row: list[Any]) -> None:
             have = merged.get(k)
@@ -369,7 +372,8 @@ class Aggregation:
                 if (bucket_start(ts, up), key, shard) in above:
                     continue  # the shard has rolled it up into the next coarser table
                 b = bucket_start(ts, per)
-                if (start is not None and b < start) or (end is not None and b >= end):
+                t = ts if own_start else b
+                if (start is not None and t < start) or (end is not None and t >= end):
                     continue
                 add((b, key), row)
             above = seen

@@ -657,16 +657,21 @@ class SqlAggregationStore(QueuedWriter, Store):
         return int(self._call(lambda cur: (cur.executemany(sql, rows), len(rows))[1]))
 
     def _records(self, duration: TimeDuration, start: int | None, end: int | None, own: bool) -> list[Any]:
-        """The table's records (columns in order) whose bucket is in a time range."""
+        """The table's records (columns in order) whose bucket is in a time range; with
+        ``own``, this shard's records whose ``AGG_TIMESTAMP`` is in it (the restart's recreation)."""
         q = self.db.q
         ph = self.db.dialect.placeholder
+        # Siddhi's IncrementalExecutorsInitialiser selects the finer rows to recreate from by
+        # AGG_TIMESTAMP, the bucket its executor was in when it wrote the row: a late event's
+        # row (an older AGG_EVENT_TIMESTAMP) written in the open bucket is recreated with it
+        col = q("AGG_TIMESTAMP") if own else self._time
         where: list[str] = []
         args: list[Any] = []
         if start is not None:
-            where.append(f"{self._time} >= {ph}")
+            where.append(f"{col} >= {ph}")
             args.append(start)
         if end is not None:
-            where.append(f"{self._time} < {ph}")
+            where.append(f"{col} < {ph}")
             args.append(end)
         if own and self.shard_id:
             where.append(f"{q(SHARD)} = {ph}")
@@ -723,9 +728,10 @@ class SqlAggregationStore(QueuedWriter, Store):
         return list(out.values())
 
     def latest(self, duration: TimeDuration, own: bool = False) -> int | None:
-        """The newest bucket's start (every shard's, or this shard's with ``own``)."""
+        """The newest bucket's start (every shard's), or this shard's newest ``AGG_TIMESTAMP``
+        with ``own`` (as Siddhi's initialiser finds where to recreate from)."""
         q = self.db.q
-        sql = f"SELECT MAX({self._time}) FROM {q(self.tables[duration])}"
+        sql = f"SELECT MAX({q('AGG_TIMESTAMP') if own else self._time}) FROM {q(self.tables[duration])}"
         args: tuple[Any, ...] = ()
         if own and self.shard_id:
             sql += f" WHERE {q(SHARD)} = {self.db.dialect.placeholder}"
@@ -748,7 +754,7 @@ class SqlAggregationStore(QueuedWriter, Store):
 
 
 class _OwnShard(Store):
-    """A view of one shard's rows (reads only)."""
+    """A view of one shard's rows by ``AGG_TIMESTAMP`` (reads only; the restart's recreation)."""
 
     persistent = True
 
