@@ -75,6 +75,8 @@ CASES: dict[str, dict[str, Any]] = {
                               "phases": [_two_shards(PHASE1), _two_shards(PHASE2)], "queries": _queries(_COLUMNS)},
     "mariadb_one_node": {"db": "mariadb", "app": _app(False), "shards": [None],
                          "phases": [PHASE1, PHASE2], "queries": _queries(_COLUMNS)},
+    "mariadb_two_shards": {"db": "mariadb", "app": _app(True), "shards": ["node1", "node2"],
+                           "phases": [_two_shards(PHASE1), _two_shards(PHASE2)], "queries": _queries(_COLUMNS)},
     "mariadb_distinct_count": {
         "db": "mariadb", "shards": [None], "phases": [PHASE1, PHASE2],
         "app": _app(False, "select symbol, distinctCount(quantity) as kinds, sum(quantity) as total"),

@@ -23,7 +23,8 @@ import pytest
 from srota.engine import SiddhiManager
 
 HERE = Path(__file__).resolve().parent
-SINGLE = {"postgresql": ["postgresql_one_node", "postgresql_two_shards"], "mariadb": ["mariadb_one_node"]}
+#: the recordings Srota must match (mariadb_distinct_count has its own test)
+CASES = ["postgresql_one_node", "postgresql_two_shards", "mariadb_one_node", "mariadb_two_shards"]
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -99,24 +100,28 @@ def _same_rows(ours: list[list[Any]], theirs: list[list[Any]]) -> bool:
     return len(a) == len(b) and all(len(x) == len(y) and all(map(_close, x, y)) for x, y in zip(a, b, strict=True))
 
 
+def _keys(table: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(column names, the bucket's key columns: the primary key but AGG_TIMESTAMP), lower case."""
+    return ([c[0].lower() for c in table["columns"]],
+            [n.lower() for n in table["primary_key"] if n.lower() != "agg_timestamp"])
+
+
 def composed(table: dict[str, Any]) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """What a reader makes of a table's rows: one value set per event bucket and group key, over
-    every row (a late event's own row, every shard's): sums and counts add, minimums and maximums
+    """What a reader makes of a table's rows: one value set per event bucket, shard and group
+    key, over every row (a late event's own row): sums and counts add, minimums and maximums
     combine, the latest values come from the row with the newest AGG_LAST_EVENT_TIMESTAMP."""
-    names = [c[0].lower() for c in table["columns"]]
-    keys = [n for n in table["primary_key"] if n.lower() not in ("agg_timestamp", "shard_id")]
-    keys = [k.lower() for k in keys]
+    names, keys = _keys(table)
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
     for raw in table["rows"]:
         row = dict(zip(names, raw, strict=True))
         k = tuple(row[n] for n in keys)
         have = out.get(k)
         if have is None:
-            out[k] = {n: v for n, v in row.items() if n not in ("agg_timestamp", "shard_id")}
+            out[k] = {n: v for n, v in row.items() if n != "agg_timestamp"}
             continue
         newer = (row.get("agg_last_event_timestamp") or 0) > (have.get("agg_last_event_timestamp") or 0)
         for n, v in row.items():
-            if n in ("agg_timestamp", "shard_id") or n in keys:
+            if n == "agg_timestamp" or n in keys:
                 continue
             if n.startswith(("agg_sum_", "agg_count")):
                 have[n] = (have[n] or 0) + (v or 0)
@@ -175,9 +180,6 @@ def run_phase_two(name: str, url: str) -> tuple[dict[str, Any], list[list[list[A
     return rec, answers, final, app
 
 
-CASES = [*SINGLE["postgresql"], *SINGLE["mariadb"]]
-
-
 @pytest.mark.parametrize("recorded_db", CASES, indirect=True)
 def test_srota_continues_siddhis_tables_as_siddhi_does(recorded_db: tuple[str, str]) -> None:
     name, url = recorded_db
@@ -186,7 +188,85 @@ def test_srota_continues_siddhis_tables_as_siddhi_does(recorded_db: tuple[str, s
         assert theirs["error"] is None
         assert _same_rows(ours, theirs["rows"]), f"{q}\n ours: {sorted(ours)}\n Siddhi's: {sorted(theirs['rows'])}"
     for d, theirs in rec["phases"][1]["tables"].items():
+        assert final[d]["columns"] == theirs["columns"]  # Srota kept Siddhi's tables as they were
         a, b = composed(final[d]), composed(theirs)
         assert sorted(a) == sorted(b), f"{d}: buckets ours {sorted(a)}, Siddhi's {sorted(b)}"
         for k in a:
             assert all(_close(a[k][n], b[k][n]) for n in b[k]), f"{d} {k}: ours {a[k]}, Siddhi's {b[k]}"
+        # row by row, the rows are Siddhi's own but where Siddhi wrote a late event's row (a later
+        # AGG_TIMESTAMP) and Srota merged the event into its bucket's row
+        late = _late_buckets(theirs)
+        names, keys = _keys(theirs)
+        ours_rows = [r for r in final[d]["rows"] if _bucket(names, keys, r) not in late]
+        their_rows = [r for r in theirs["rows"] if _bucket(names, keys, r) not in late]
+        assert _same_rows(ours_rows, their_rows), d
+
+
+def _bucket(names: list[str], keys: list[str], raw: list[Any]) -> tuple[Any, ...]:
+    row = dict(zip(names, raw, strict=True))
+    return tuple(row[n] for n in keys)
+
+
+def _late_buckets(table: dict[str, Any]) -> set[tuple[Any, ...]]:
+    """The buckets Siddhi wrote a late event's row for (a row whose AGG_TIMESTAMP is later)."""
+    names, keys = _keys(table)
+    return {_bucket(names, keys, raw) for raw in table["rows"]
+            if (row := dict(zip(names, raw, strict=True)))["agg_timestamp"] != row["agg_event_timestamp"]}
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from srota.service.spark.session import SparkUnavailable, get_spark
+
+    try:
+        session = get_spark("local[1]", "srota-siddhi-recorded", shuffle_partitions=2)
+    except SparkUnavailable as exc:
+        pytest.skip(str(exc))
+    yield session
+    session.stop()
+
+
+T0 = 1_700_000_000_000
+#: retention for the purge: seconds 120 s, minutes 2 hours (Siddhi's minimums), the rest kept
+RETENTION = ("@purge(enable='true', interval='10 min', @retentionPeriod(sec='120 sec', min='2 hours', "
+             "hours='all', days='all', months='all', years='all'))")
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+@pytest.mark.parametrize("recorded_db", CASES, indirect=True)
+def test_spark_purges_the_continued_tables_by_the_event_bucket(recorded_db: tuple[str, str], spark: Any,
+                                                              tmp_path: Path) -> None:
+    """``srota aggregation purge`` on the tables Siddhi wrote and Srota continued: rows go by
+    AGG_EVENT_TIMESTAMP, as Siddhi's IncrementalDataPurger deletes them (a late event's row goes
+    with its bucket, not with the later AGG_TIMESTAMP it was written at); what is left is what
+    Siddhi left, less the purged buckets."""
+    from srota.service.spark.purge import purge
+
+    name, url = recorded_db
+    rec, _, final, app = run_phase_two(name, url)
+    path = tmp_path / "app.siddhi"
+    path.write_text(app.replace("@purge(enable='false')", RETENTION))
+    now = T0 + 7_200_000  # 2023-11-15 00:53:20: the hours table's newest bucket ends after it
+    # seconds: up to the end of the newest stored minute (23:00), which is before now - 120 s;
+    # minutes: now - 2 hours, T0 itself (the newest stored hour ends later)
+    bounds = {"SECONDS": 1_700_002_860_000, "MINUTES": T0}
+    deleted = purge(str(path), "stockAggregation", now, spark=spark, progress=None)
+    db = _DB(rec["db"], url)
+    try:
+        left = _dump(db, rec["phases"][1]["tables"])
+    finally:
+        db.close()
+    for d, table in final.items():
+        names, _ = _keys(table)
+        at = names.index("agg_event_timestamp")
+        bound = bounds.get(d)
+        kept = [r for r in table["rows"] if bound is None or r[at] >= bound]
+        assert _same_rows(left[d]["rows"], kept), d
+        gone = len(table["rows"]) - len(kept)
+        assert deleted.get(table["name"], 0) == gone, (d, deleted)
+        # Siddhi's own final rows, purged the same way, compose to what is left
+        theirs = rec["phases"][1]["tables"][d]
+        expect = composed({**theirs, "rows": [r for r in theirs["rows"] if bound is None or r[at] >= bound]})
+        assert composed(left[d]).keys() == expect.keys()
+    assert not [r for r in left["MINUTES"]["rows"] if r[names.index("agg_event_timestamp")] < T0]
