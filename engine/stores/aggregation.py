@@ -55,6 +55,12 @@ from srota.engine.stores.database import (
     StoreLockedError,
     StoreUnavailableError,
 )
+from srota.engine.stores.java_serialized import (
+    JavaSerializedError,
+    dumps_hash_set,
+    is_java_serialized,
+    loads_hash_set,
+)
 from srota.engine.types import f32
 from srota.grammar.model import AttrType, TimeDuration
 
@@ -79,21 +85,26 @@ _STRING_SIZE = 254
 
 
 def _decode_set(value: Any) -> set[Any]:
-    """An ``AGG_SET_x`` value as Srota writes it (the set as JSON, in the binary column)."""
+    """An ``AGG_SET_x`` value: the set as JSON (Srota's, Spark's), or the Java-serialized
+    ``HashSet`` Siddhi writes on MySQL/MariaDB."""
     if value is None:
         return set()
     if isinstance(value, memoryview):
         value = value.tobytes()
     if isinstance(value, bytes):
-        if value[:2] == b"\xac\xed":
-            raise StoreError("a distinctCount column (AGG_SET_*) holds a Java-serialized set written by "
-                             "Siddhi, which Srota cannot read")
+        if is_java_serialized(value):
+            try:
+                return loads_hash_set(value)
+            except JavaSerializedError as exc:
+                raise StoreError(f"a distinctCount column (AGG_SET_*) holds a Java-serialized value Srota "
+                                 f"cannot read: {exc}") from exc
         value = value.decode()
     return decode_distinct(value)
 
 
-def _encode_set(values: set[Any]) -> bytes:
-    return encode_distinct(values).encode()
+#: the Java class of a distinctCount set's elements, by the attribute's type
+_JAVA_ELEMENT = {AttrType.STRING: "string", AttrType.INT: "int", AttrType.LONG: "long", AttrType.FLOAT: "float",
+                 AttrType.DOUBLE: "double", AttrType.BOOL: "bool"}
 
 
 class SiddhiAggregationSchema:
@@ -145,6 +156,9 @@ class SiddhiAggregationSchema:
         self.column_names = [c for c, _ in cols]
         #: the column a bucket row's time is in (what within, purging and recreation compare)
         self.time_column = "AGG_EVENT_TIMESTAMP" if self.event_time else "AGG_TIMESTAMP"
+        #: write distinct sets as Java-serialized HashSets, as Siddhi does (set when the tables
+        #: already hold Siddhi's: a Siddhi node and Srota then share one format); else as JSON
+        self.java_sets = False
         self.key_positions = list(range(len(self.key_names)))
         self.shard_position = 1 if sharded else None
         self._to = self._compile_to_params()
@@ -204,11 +218,17 @@ class SiddhiAggregationSchema:
             parts.append("row[0]")
         for j, b in enumerate(spec.bases):
             v = f"row[{spec.base_offset + j}]"
-            parts.append(f"_enc({v})" if b.op == "distinct" else v)
+            java = _JAVA_ELEMENT.get(b.arg_type, "string")
+            parts.append(f"_enc({v}, {java!r})" if b.op == "distinct" else v)
         code = f"def to_params(start, key, row, shard):\n    return ({', '.join(parts)},)\n"
-        ns: dict[str, Any] = {"_enc": _encode_set}
+        ns: dict[str, Any] = {"_enc": self._encode_set}
         exec(compile(code, f"<siddhi to_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
         return ns["to_params"]
+
+    def _encode_set(self, values: set[Any], java_type: str) -> bytes:
+        if self.java_sets and java_type in ("int", "long", "float", "double", "bool", "string"):
+            return dumps_hash_set(values, java_type)
+        return encode_distinct(values).encode()
 
     def _compile_from_params(self) -> Any:
         spec = self.spec
@@ -368,12 +388,30 @@ class SqlAggregationStore(QueuedWriter, Store):
                     hint = " (@PartitionById adds SHARD_ID)"
                 raise StoreError(f"aggregation table '{t}' in {self.database} has columns {have}; the app "
                                  f"needs {self.schema.column_names}, missing {missing}{hint}: migrate or drop it")
+            self._detect_java_sets(cur, t)
         cur.execute(f"CREATE TABLE IF NOT EXISTS {self.db.q('srota_meta')} "
                     f"(name VARCHAR(200) PRIMARY KEY, value BIGINT)")
         ph = self.db.dialect.placeholder
         cur.execute(f"SELECT value FROM {self.db.q('srota_meta')} WHERE name = {ph}", (self._meta_key,))
         row = cur.fetchone()
         self._seq = int(row[0]) if row else 0
+
+    def _detect_java_sets(self, cur: Any, table: str) -> None:
+        """Whether an existing table's distinct sets are Siddhi's Java-serialized HashSets: then
+        Srota writes its sets that way too (a shared cut-over keeps one format per table)."""
+        q = self.db.q
+        for b in self.spec.bases:
+            if b.op != "distinct" or self.schema.java_sets:
+                continue
+            cur.execute(f"SELECT {q(b.name)} FROM {q(table)} WHERE {q(b.name)} IS NOT NULL LIMIT 1")
+            row = cur.fetchone()
+            value = None if row is None else row[0]
+            if isinstance(value, memoryview):
+                value = value.tobytes()
+            if isinstance(value, bytes) and is_java_serialized(value):
+                self.schema.java_sets = True
+                _log.info("aggregation %s: %s holds Siddhi's Java-serialized distinct sets; Srota writes its "
+                          "sets that way too", self.spec.id, table)
 
     def _take_ownership(self, cur: Any) -> None:
         """One writer per aggregation and shard: a lock held by this connection, taken on
