@@ -270,3 +270,29 @@ def test_spark_purges_the_continued_tables_by_the_event_bucket(recorded_db: tupl
         expect = composed({**theirs, "rows": [r for r in theirs["rows"] if bound is None or r[at] >= bound]})
         assert composed(left[d]).keys() == expect.keys()
     assert not [r for r in left["MINUTES"]["rows"] if r[names.index("agg_event_timestamp")] < T0]
+
+
+@pytest.mark.parametrize("recorded_db", CASES, indirect=True)
+def test_srota_creates_the_tables_siddhi_created(recorded_db: tuple[str, str]) -> None:
+    """On an empty database Srota creates the tables real Siddhi created: names, column order,
+    types, NOT NULL, primary key and index, as the database describes them."""
+    from tests.engine.stores.siddhi_recorded.record import dump
+
+    name, url = recorded_db
+    rec = _load(name)
+    app = rec["app"].replace("{store}", _store(rec["db"], url))
+    shard = rec["shards"][0]
+    rt = (SiddhiManager(shard_id=shard) if shard else SiddhiManager()).create_siddhi_app_runtime(app)
+    rt.start()
+    rt.shutdown()
+    db = _DB(rec["db"], url)
+    try:
+        ours = dump(db.conn, rec["db"])
+    finally:
+        db.close()
+    theirs = rec["phases"][0]["tables"]
+    assert sorted(ours) == sorted(theirs)
+    for d, t in theirs.items():
+        assert (ours[d]["name"], ours[d]["columns"], ours[d]["primary_key"]) == \
+            (t["name"], t["columns"], t["primary_key"])
+        assert ours[d]["indexes"] == t["indexes"], d
