@@ -47,6 +47,7 @@ from collections.abc import Callable
 from typing import Any
 
 from srota.engine.aggregation.buckets import FIXED_MILLIS, bucket_start, duration_named, next_bucket_start
+from srota.engine.aggregation.persisted import PERSISTED, PersistedRollups, check_selection, persisted_enabled
 from srota.engine.aggregation.purge import PurgePolicy, parse_purge, purge_bounds
 from srota.engine.aggregation.spec import AggSpec, compile_spec
 from srota.engine.aggregation.store import MemoryStore, SqliteStore, Store, StoredRow
@@ -103,6 +104,8 @@ class Aggregation:
         self._plans: dict[Any, Any] = {}
         self.dropped = 0
         """Events ignored: older than the buffer, or already stored before a restart."""
+        self.persisted: PersistedRollups | None = None
+        """``@persistedAggregation``: days and coarser are computed in the database (persisted.py)."""
 
     # ------------------------------------------------------------------ schema
     @property
@@ -170,6 +173,14 @@ class Aggregation:
         hour reached it; its @BufferSize rules keep that (``_timed`` is off).
         """
         lvl = self._levels[i]
+        if self.persisted is not None and lvl.duration in PERSISTED:
+            old, lvl.top = lvl.top, new_top  # no buckets: the database computes the one that ended
+            if old is not None and new_top > old:
+                self.persisted.roll_up(lvl.duration, old, next_bucket_start(old, lvl.duration))
+            if i + 1 < len(self._levels) and self._levels[i + 1].top is None:
+                # Siddhi's timer event: the next persisted granularity starts counting time too
+                up_duration = self._levels[i + 1].duration
+                self._advance(i + 1, bucket_start(new_top if old is None else old, up_duration))
         lvl.top = new_top
         threshold = new_top - (self._buffer_ms if i == 0 else 0)
         due = [k for k in lvl.buckets if k[0] < threshold]
@@ -199,6 +210,8 @@ class Aggregation:
             b = bucket_start(start, duration)
             if lvl.top is None or b > lvl.top:
                 self._advance(j, b)
+            if self.persisted is not None and duration in PERSISTED:
+                continue  # (time only: the row itself is in the finer table)
             k = (b, key)
             have = lvl.buckets.get(k)
             if have is None:
@@ -238,6 +251,10 @@ class Aggregation:
             since = None if newest is None else next_bucket_start(newest[0], durations[j])
             for start, key, row in own.scan(durations[j - 1], since, None):
                 b = bucket_start(start, durations[j])
+                if self.persisted is not None and durations[j] in PERSISTED:
+                    if lvl.top is None or b > lvl.top:
+                        self._advance(j, b)  # Siddhi's recreateState: complete buckets rolled up
+                    continue
                 k = (b, key)
                 have = lvl.buckets.get(k)
                 if have is None:
@@ -283,7 +300,10 @@ class Aggregation:
             # (``OutOfOrderEventsDataAggregator``): a second bucket inside ``within`` counts
             # towards a minute that starts before it.  Arrival time: on the ``per`` bucket.
             own = spec.time_attribute is not None
-            for j in range(i, -1, -1):
+            # (persisted, arrival time: per days and coarser, Siddhi reads the table alone; event
+            # time reads the open finer buckets as ever: IncrementalAggregateCompileCondition.find)
+            table_only = self.persisted is not None and per in PERSISTED and spec.time_attribute is None
+            for j in range(-1 if table_only else i, -1, -1):
                 for (s, key), row in self._levels[j].buckets.items():
                     b = s if j == i else bucket_start(s, per)
                     t = s if own else b
@@ -465,7 +485,10 @@ class Aggregation:
         for i, lvl in enumerate(self._levels):
             b = bucket_start(now, lvl.duration)
             if lvl.top is not None and b > lvl.top:
-                lvl.top = b
+                if self.persisted is not None and lvl.duration in PERSISTED:
+                    self._advance(i, b)  # the bucket that ended is computed in the database
+                else:
+                    lvl.top = b
             threshold = b - (self._buffer_ms if i == 0 else 0)
             due = [k for k in lvl.buckets if k[0] < threshold]
             if due:
@@ -612,15 +635,39 @@ def define_aggregation(ad: AggregationDefinition, ctx: Any) -> Aggregation:
     pbi = find_annotation(ad.annotations, "PartitionById")
     sharded = pbi is not None and (pbi.get("enable") or "true").lower() != "false"
     spec = compile_spec(ad, stream, ctx)
+    persisted = persisted_enabled(ad)
+    if persisted:
+        try:
+            check_selection(ad, spec)
+        except ValueError as exc:
+            raise error_at(str(exc), ad) from None
     buffer, ignore_older = _buffer_options(ad, spec)
     policy = parse_purge(ad.annotations, spec.durations)
     store = _open_store(ad, spec, ctx, sharded, pbi)
     agg = Aggregation(ad, spec, ctx, store, buffer, ignore_older, policy)
+    if persisted and not isinstance(store, MemoryStore):
+        agg.persisted = _persisted_rollups(ad, store)
+    elif persisted and not getattr(ctx, "offline", False):
+        raise error_at("@persistedAggregation needs @store(type='rdbms', datasource=...) on PostgreSQL or "
+                       "MySQL/MariaDB (Siddhi fails without a datasource)", ad)
     ctx.junctions[inp.stream_id].subscribe(agg.process)
     ctx.register_element(f"aggregation:{ad.id}", agg)
     ctx.start_hooks.append(agg.start)
     ctx.stop_hooks.append(agg.stop)
     return agg
+
+
+def _persisted_rollups(ad: AggregationDefinition, store: Store) -> PersistedRollups:
+    from srota.engine.stores.aggregation import SqlAggregationStore
+
+    if not isinstance(store, SqlAggregationStore):
+        raise error_at("@persistedAggregation needs @store(type='rdbms', datasource=...) on PostgreSQL or "
+                       "MySQL/MariaDB (Siddhi fails without a datasource)", ad)
+    try:
+        return PersistedRollups(store)
+    except IndexError:  # Siddhi's generateDatabaseQuery takes the first group-by attribute unguarded
+        raise error_at("@persistedAggregation with 'aggregate by' needs a group by: Siddhi fails with "
+                       "IndexOutOfBoundsException (Index 0 out of bounds for length 0)", ad) from None
 
 
 def _check_durations(ad: AggregationDefinition) -> None:

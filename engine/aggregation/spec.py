@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from srota.engine.aggregation.buckets import parse_time
+from srota.engine.aggregation.persisted import persisted_durations, persisted_enabled
 from srota.engine.codegen import CodeGen
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.scope import StreamScope
@@ -124,7 +125,10 @@ def compile_spec(ad: AggregationDefinition, stream: StreamDefinition, ctx: Any) 
     scope = StreamScope(stream.id, stream.attributes, names)
     gen = CodeGen(BASE_NAMESPACE)
     compiler = ExpressionCompiler(ctx, scope, gen)
-    spec = AggSpec(ad.id, ad, stream, tuple(ad.durations), None, None)
+    durations = tuple(ad.durations)
+    if persisted_enabled(ad):  # Siddhi fills in hours below a coarsest-only list (persisted.py)
+        durations = persisted_durations(durations)
+    spec = AggSpec(ad.id, ad, stream, durations, None, None)
 
     # ---- input filters (no windows or stream functions feed an aggregation)
     conds = []
