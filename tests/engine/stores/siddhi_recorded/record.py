@@ -6,6 +6,8 @@ class path of Siddhi, the store and its dependencies in CLASSPATH_FILE. It start
 MariaDB (tests/dbservers.py), and for each case runs ``RdbmsRecorder`` twice on one fresh database:
 phase 1's events, the tables dumped; then phase 2's events on new runtimes (a restart), Siddhi's
 answers to the queries, the tables dumped again. Each case is written to ``<case>.json`` here.
+With ``--reverse`` nothing is recorded: Srota runs each recording's first run and real Siddhi
+continues on Srota's tables, which must give Siddhi's recorded answers (a cut-over back).
 """
 from __future__ import annotations
 
@@ -197,11 +199,52 @@ def record_case(name: str, case: dict[str, Any], server: Any, classpath: str, cl
     return out
 
 
+def check_reverse(servers: dict[str, Any], classpath: str, classes: Path) -> bool:
+    """The other way round: Srota runs each recording's first run, real Siddhi continues on the
+    tables Srota left (the second run, after a restart); Siddhi must then answer as it did after
+    its own first run. Prints one line per query; True when all agree."""
+    from srota.engine import SiddhiManager
+
+    from tests.engine.stores.siddhi_recorded.test_siddhi_recorded import _same_rows
+
+    ok = True
+    for path in sorted(HERE.glob("*.json")):
+        rec = json.loads(path.read_text())
+        if "phases" not in rec or rec["case"] not in CASES or "distinct" in rec["case"]:
+            continue
+        server = servers[rec["db"]]
+        database = _new_database(rec["db"], server)
+        store = jdbc_store(rec["db"], server.host, server.port, database, java=False)
+        runtimes = []
+        for shard in rec["shards"]:
+            manager = SiddhiManager(shard_id=shard) if shard else SiddhiManager()
+            runtimes.append(manager.create_siddhi_app_runtime(rec["app"].replace("{store}", store)))
+            runtimes[-1].start()
+        for i, ts, data in rec["phases"][0]["events"]:
+            runtimes[i].get_input_handler("stockStream").send(data, timestamp=ts)
+        for rt in runtimes:
+            rt.shutdown()
+        app = rec["app"].replace("{store}", jdbc_store(rec["db"], server.host, server.port, database, java=True))
+        with tempfile.TemporaryDirectory() as tmp:
+            spec, answers = Path(tmp) / "phase.json", Path(tmp) / "answers.json"
+            spec.write_text(json.dumps({"app": app, "stream": "stockStream", "shards": rec["shards"],
+                                        "events": rec["phases"][1]["events"], "queries": rec["queries"]}))
+            subprocess.run(["java", "-Duser.timezone=UTC", "-cp", f"{classes}:{classpath}", "RdbmsRecorder",
+                            str(spec), str(answers)], capture_output=True, check=True, timeout=300)
+            got = json.loads(answers.read_text())["answers"]
+        for q, a, b in zip(rec["queries"], got, rec["phases"][1]["answers"], strict=True):
+            same = a["error"] is None and _same_rows(a["rows"], b["rows"])
+            ok = ok and same
+            print(rec["case"], q[q.index("per "):q.index(" select")], "same" if same else f"differs: {a}")
+    return ok
+
+
 def main(argv: list[str]) -> None:
     from tests.dbservers import MariaDBServer, PostgresServer, mariadb_bin, postgres_bin
 
     classpath = Path(argv[0]).read_text().strip()
-    only = set(argv[1:])
+    reverse = "--reverse" in argv
+    only = set(argv[1:]) - {"--reverse"}
     tmp = Path(tempfile.mkdtemp(prefix="siddhi-recorded-"))
     classes = tmp / "classes"
     subprocess.run(["javac", "-nowarn", "-cp", classpath, "-d", str(classes), str(HERE / "RdbmsRecorder.java")],
@@ -212,6 +255,8 @@ def main(argv: list[str]) -> None:
     pg.start()
     my.start()
     try:
+        if reverse:
+            sys.exit(0 if check_reverse({"postgresql": pg, "mariadb": my}, classpath, classes) else 1)
         for name, case in CASES.items():
             if only and name not in only:
                 continue
