@@ -29,12 +29,13 @@ PERS = ("seconds", "minutes", "hours", "days", "months", "years")
 COLUMNS = "AGG_TIMESTAMP, symbol, avgPrice, total, n, minPrice, maxPrice"
 
 
-def app(select: str = SELECT, group: str = "group by symbol ", every: str = "sec...year") -> str:
+def app(select: str = SELECT, group: str = "group by symbol ", every: str = "sec...year",
+        by: str = "by timestamp ") -> str:
     """The app; ``{store}`` is filled in per database (recorder and test)."""
     return ("@app:name('persisted') @app:playback\n" + STREAM + "@store({store})\n"
             "@persistedAggregation(enable='true')\n@purge(enable='false')\n"
             f"define aggregation stockAggregation from stockStream {select}\n"
-            f"{group}aggregate by timestamp every {every};\n")
+            f"{group}aggregate {by}every {every};\n")
 
 
 def queries(columns: str = COLUMNS) -> list[str]:
@@ -65,6 +66,7 @@ for _db in ("postgresql", "mariadb"):
     CASES[f"{_db}_group_by"] = {"db": _db, "app": app(), "phases": [PHASE1, PHASE2], "queries": queries()}
     CASES[f"{_db}_day_month"] = {"db": _db, "app": app(every="day, month"), "phases": [PHASE1 + PHASE2],
                                  "queries": queries()}
+    CASES[f"{_db}_arrival_time"] = {"db": _db, "app": app(by=""), "phases": [PHASE1, PHASE2], "queries": queries()}
     CASES[f"{_db}_no_group_by"] = {"db": _db, "app": app(group=""), "phases": [PHASE1], "queries": []}
 
 
