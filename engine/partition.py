@@ -766,7 +766,8 @@ def _direct(target: Emit | None) -> tuple[Emit, StreamJunction | None]:
         return _nothing, None
     junction = getattr(target, "__self__", None)
     if (isinstance(junction, StreamJunction) and type(junction) is StreamJunction
-            and getattr(target, "__func__", None) is StreamJunction.send and junction.async_buffer is None):
+            and getattr(target, "__func__", None) in (StreamJunction.send, StreamJunction.dispatch)
+            and junction.async_buffer is None):
         return junction.dispatch, junction
     return target, None
 

@@ -20,6 +20,7 @@ from srota.engine.codegen import CodeGen
 from srota.engine.event import Event
 from srota.engine.expression import BASE_NAMESPACE, error_at
 from srota.engine.join import plan_join_input
+from srota.engine.junction import StreamJunction
 from srota.engine.output import QueryOutput, insert_into_stream
 from srota.engine.pattern import plan_state_input
 from srota.engine.planning import Sources, check_schema, plan_single_input, source_key
@@ -189,7 +190,14 @@ def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: So
             if out.target in ctx.aggregations:
                 raise error_at(f"cannot insert into aggregation '{out.target}'", out)
         junction = sources.output_junction(out.target, attributes, out.is_inner, out.is_fault, out)
-        return junction.send if all_current else insert_into_stream(junction)
+        if not all_current:
+            return insert_into_stream(junction)
+        # A plain stream without an @Async buffer (fixed when the stream is defined, before
+        # any query) dispatches what it is sent: the query calls dispatch itself, one call
+        # less per output chunk (what one-by-one senders pay per event).
+        if type(junction) is StreamJunction and junction.async_buffer is None:
+            return junction.dispatch
+        return junction.send
     if isinstance(out, (DeleteStream, UpdateStream, UpdateOrInsertStream)):
         from srota.engine.table import plan_table_output
         return plan_table_output(out, attributes, ctx, gen)
