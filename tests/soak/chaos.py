@@ -39,7 +39,7 @@ class Fault:
                 "broker": f"broker restart: connections reset, refused for {self.duration:.1f}s",
                 "postgres": f"PostgreSQL stopped (immediate) for {self.duration:.1f}s",
                 "mosquitto": f"Mosquitto stopped for {self.duration:.1f}s",
-                "backfill": f"srota aggregation backfill of a past minute of worker partitions (shard of p{self.worker})",
+                "backfill": f"srota aggregation backfill of a past minute of partition p{self.worker} (scratch database)",
                 "purge": "srota aggregation purge (retention) while the workers write"}[self.kind]
         return f"t+{self.at:6.1f}s {self.kind:9s} {what}"
 

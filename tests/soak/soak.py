@@ -181,6 +181,7 @@ class Soak:
         self.say(f"logs and data in {self.dir}")
         await asyncio.to_thread(self.pg.start)
         self.live_db, self.parity_db = self.pg.create_database(), self.pg.create_database()
+        self.scratch_db = self.pg.create_database()
         self.mqtt.start()
         await self.broker.start()
         self.topic_names = {"in": f"in-{self.tag}", "counts": f"counts-{self.tag}", "windows": f"windows-{self.tag}",
@@ -189,6 +190,11 @@ class Soak:
             await self.broker.create_topic(name, PARTITIONS if name.startswith("in-") else 3)
         self.app_path = self.dir / "soak.siddhi"
         self.app_path.write_text(self.app_text("app.siddhi", self.jdbc(self.live_db)))
+        # The chaos backfills write a shard of their own in a database of their own: each live
+        # shard's lock is held by the worker that owns the partition (a second writer is refused
+        # by design), and rows of another shard in the live database would add to the parity.
+        self.scratch_app = self.dir / "scratch.siddhi"
+        self.scratch_app.write_text(self.app_text("app.siddhi", self.jdbc(self.scratch_db)))
         self.parity_app = self.dir / "parity.siddhi"
         self.parity_app.write_text(self.app_text("app.siddhi", self.jdbc(self.parity_db)))
         settings = {"shard.id": SHARD, "shutdown": {"timeout": "20 sec"},
@@ -332,8 +338,9 @@ class Soak:
         return proc
 
     async def start_backfill(self, partition: int) -> str:
-        """Backfill partition ``partition``'s shard over a past minute the workers have processed
-        wholly (rows must come out the same: the backfill replaces them)."""
+        """Backfill partition ``partition``'s records of a past minute the workers have
+        processed wholly, with Spark, into the scratch database on the same PostgreSQL (its
+        outages hit it too) while the workers write."""
         records = list(self.topics["in"].records.get(partition, []))
         now_ms = int(time.time() * 1000)
         minute = (now_ms - 70_000) // 60_000 * 60_000
@@ -348,12 +355,15 @@ class Soak:
         path = self.dir / f"backfill-p{partition}-{minute}.json"
         path.write_bytes(b"\n".join(orjson.dumps(e) for e in records))
         name = f"backfill-{len(self.jobs) + len(self.job_results)}"
-        self._spark_job(name, ["backfill", str(self.app_path), "--aggregation", "Agg", "--input", str(path),
-                               "--from", str(minute), "--to", str(minute + 60_000), "--shard-id", f"{SHARD}p{partition}",
+        self._spark_job(name, ["backfill", str(self.scratch_app), "--aggregation", "Agg", "--input", str(path),
+                               "--from", str(minute), "--to", str(minute + 60_000), "--shard-id", f"backfill-p{partition}",
                                "--master", "local[1]"])
         return f"{name}: p{partition} minute {minute}"
 
     async def start_purge(self) -> str:
+        if any(name.startswith("purge-") for name, _proc, _log in self.jobs):
+            # Purges write under one shard id ('srota-purge'): a second at once is refused.
+            return "skipped: a purge is still running"
         name = f"purge-{len(self.jobs) + len(self.job_results)}"
         self.purges[name] = int(time.time() * 1000)
         self._spark_job(name, ["purge", str(self.app_path), "--aggregation", "Agg", "--master", "local[1]"])
