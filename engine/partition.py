@@ -973,7 +973,7 @@ def _emit(fusion: _Fusion, last: str = "_qlast") -> list[str]:
 
     ``last`` is ``e`` (with ``d`` bound) when the run is the chunk's only event.
     """
-    return [*_make_output(fusion, last), *_deliver_output()]
+    return [*_make_output(fusion, last), *_deliver_output(inline=last == "e")]
 
 
 def _make_output(fusion: _Fusion, last: str) -> list[str]:
@@ -989,16 +989,42 @@ def _make_output(fusion: _Fusion, last: str) -> list[str]:
     ]
 
 
-def _deliver_output() -> list[str]:
+def _deliver_output(inline: bool = False) -> list[str]:
     """Hand ``_qo`` on as a chunk of its own: QueryOutput's work, without its call when
-    nobody listens to the query."""
-    return [
-        "if _qout.callbacks:",
-        "    _qout([_qo])",
-        "else:",
-        "    _qout.events_out += 1",
-        "    _qtgt([_qo])",
-    ]
+    nobody listens to the query.
+
+    ``inline`` (the path of a chunk of one event, what one-by-one senders take): a plain
+    target stream's ``StreamJunction.dispatch`` runs here, one call less per event.
+    """
+    if not inline:
+        return ["if _qout.callbacks:",
+                "    _qout([_qo])",
+                "else:",
+                "    _qout.events_out += 1",
+                "    _qtgt([_qo])"]
+    return ["if _qout.callbacks:",
+            "    _qout([_qo])",
+            "elif _qmj is None:",
+            "    _qout.events_out += 1",
+            "    _qtgt([_qo])",
+            "else:",
+            "    _qout.events_out += 1",
+            # StreamJunction.dispatch, inline (as InputHandler.send does it)
+            "    _qc = [_qo]",
+            "    _qmj.events_in += 1",
+            "    _qdo = _p_ctx.dispatching",
+            "    _p_ctx.dispatching = _qmj",
+            "    try:",
+            "        if _p_ctx.inspector is None:",
+            "            for _qrv in _qmj.receivers:",
+            "                try:",
+            "                    _qrv(_qc)",
+            "                except _p_Exception as _qx2:",
+            "                    _qmj.on_error(_qc, _qx2)",
+            "        else:",
+            "            _qmj._dispatch_inspected(_qc)",
+            "    finally:",
+            "        _p_ctx.dispatching = _qdo"]
 
 
 #: Hand the merged outputs on and stop merging in this chunk (code outside the router runs

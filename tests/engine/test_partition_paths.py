@@ -358,3 +358,38 @@ def test_a_sliding_step_is_one_statement_per_aggregator_where_each_says_how(name
                  for key, el in q.elements.items() if key.endswith("/selector")]
     runtime.shutdown()
     assert selectors and all((sel.plan.parts.replace is not None) is replaced for sel in selectors)
+
+
+
+def _one_by_one(fuse: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    monkeypatch.setattr(partition_module, "FUSE", fuse)
+    app = STREAM + """
+        @OnError(action='STREAM')
+        define stream Out (symbol string, ap double);
+        partition with (symbol of S) begin
+            @info(name='q') from S#window.length(2) select symbol, avg(price) as ap insert into Out;
+        end;
+        @info(name='bad') from Out select symbol, str:length(cast(ap, 'string')) as x insert into X;
+        from !Out select symbol, ap insert into Faults;"""
+    runtime = SiddhiManager().create_siddhi_app_runtime(app)
+    seen: dict[str, Any] = {"Out": [], "Faults": [], "X": []}
+    for stream in list(seen):
+        runtime.add_callback(stream, lambda evs, rows=seen[stream]: rows.extend(tuple(e.data) for e in evs))
+    runtime.start()
+    handler = runtime.get_input_handler("S")
+    for row in [("A", 1.0, 1), ("A", 3.0, 1), ("B", 4.0, 1), ("A", 5.0, 1)]:
+        handler.send(row, timestamp=1_000)
+    seen["fused"] = any(r[0] == partition_module._FUSED for p in runtime.partitions
+                        for recs in p._records.values() for r in recs.values())
+    runtime.shutdown()
+    return seen
+
+
+def test_one_by_one_rows_reach_the_target_stream_as_its_dispatch_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event sent alone: the fused router dispatches its row into the target stream
+    itself; a reader of that stream that fails has its rows routed by the stream's @OnError."""
+    fused = _one_by_one(True, monkeypatch)
+    plain = _one_by_one(False, monkeypatch)
+    assert fused.pop("fused") and not plain.pop("fused")
+    assert fused["Out"] == [("A", 1.0), ("A", 2.0), ("B", 4.0), ("A", 4.0)]
+    assert fused["Faults"] and fused == plain
