@@ -268,7 +268,7 @@ async def test_a_scaled_out_app_runs_its_mqtt_source_on_one_worker_across_restar
                 await h.stop()
     got = [r.json()["event"]["n"] for r in records]
     repeated = len(got) - len(set(got))
-    assert len(sent) > 300
+    assert len(sent) > 100, "too few messages to test anything"
     # At least once: a message whose acknowledgement was not sent before the move comes again
     # (at most an in-flight window), never once per worker.
     assert repeated <= 40, f"{repeated} of {len(sent)} messages came out twice"
