@@ -11,8 +11,12 @@ PostgreSQL and MySQL (MariaDB too: its driver is not "mysql", and Siddhi falls b
 a Srota node and a Siddhi node write the same rows.  Consequences kept as Siddhi has them:
 
 * the finer rows are chosen by their ``AGG_TIMESTAMP`` in ``[bucket start, bucket end)``, and a
-  bucket is computed once: a late event that changes an hour already rolled up never reaches the
-  day (nor the month);
+  bucket is computed once.  Late events: Siddhi adds one to the root's open bucket with its own
+  bucket in ``AGG_EVENT_TIMESTAMP``, so the hour row it reaches has ``AGG_TIMESTAMP`` = the hour it
+  was written in (a row of its own unless that is its own hour), and the day computed next counts
+  it (a day row with its own day in ``AGG_EVENT_TIMESTAMP``), then the month and the year.  Srota
+  writes such hour rows the same way (:meth:`PersistedRollups.write_late`; seconds and minutes keep
+  Srota's layout, merged into their own bucket's row), and reads add the rows of a bucket up;
 * a plain ``INSERT``: a bucket computed again (a restart that recreates it) fails on the primary
   key, logged, as Siddhi's queue manager logs it;
 * days, months and years are truncated by the database in its session's time zone.
@@ -213,3 +217,39 @@ class PersistedRollups:
                            "duration %s: %s", spec_id, start, end, duration.name, exc)
                 raise
         self.store._put_job(run)
+
+    def write_late(self, duration: TimeDuration, rows: list[tuple[int, int, tuple[Any, ...], list[Any]]]) -> None:
+        """Queue late events' rows ``(written under, own bucket, key, row)`` as Siddhi writes them.
+
+        ``AGG_TIMESTAMP`` is the bucket they were written in, ``AGG_EVENT_TIMESTAMP`` their own
+        (module doc); a row already there for both (and the key) has the new one added in.
+        """
+        store = self.store
+        schema = store.schema
+        q = store.db.q
+        ph = store.db.dialect.placeholder
+        table = store.tables[duration]
+        nkeys = len(schema.key_names)
+        select = store._select + q(table) + " WHERE " + " AND ".join(f"{q(c)} = {ph}" for c in schema.key_names)
+        upsert = store._upsert[duration]
+        spec = store.spec
+        shard = store.shard_id
+        rows = [(under, own, key, spec.copy_row(row)) for under, own, key, row in rows]
+
+        def params(under: int, own: int, key: tuple[Any, ...], row: list[Any]) -> list[Any]:
+            p = list(schema.to_params(own, key, row, shard))
+            p[0] = under
+            return p
+
+        def run(cur: Any) -> None:
+            for under, own, key, row in rows:
+                p = params(under, own, key, row)
+                cur.execute(select, p[:nkeys])
+                rec = cur.fetchone()
+                if rec is not None:
+                    have = schema.from_params(rec)[2]
+                    spec.merge(have, row)
+                    p = params(under, own, key, have)
+                cur.execute(upsert, p)
+            store._max_written.pop(duration, None)  # (read again: the newest AGG_TIMESTAMP may be new)
+        store._put_job(run)

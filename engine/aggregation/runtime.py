@@ -65,12 +65,14 @@ Key = tuple[int, tuple[Any, ...]]
 class _Level:
     """One granularity's open buckets: ``(start, group key) -> row``, and the newest start seen."""
 
-    __slots__ = ("duration", "buckets", "top")
+    __slots__ = ("duration", "buckets", "top", "late")
 
     def __init__(self, duration: TimeDuration) -> None:
         self.duration = duration
         self.buckets: dict[Key, list[Any]] = {}
         self.top: int | None = None
+        self.late: dict[Key, int] = {}
+        """Persisted aggregation: buckets holding only late events -> the hour they were written in."""
 
 
 class Aggregation:
@@ -133,10 +135,18 @@ class Aggregation:
         buffer_ms = self._buffer_ms
         # Siddhi arms the root's timer with the first event's time (``timerStarted``)
         arm = self._timer_at is None and self._timed and spec.time_attribute is not None
+        late_rows = self._late_rows_level() is not None
+        # Arrival time is the app's clock (Siddhi's currentTimeMillis()); under playback that is
+        # the newest timestamp seen, which never goes back: an event with an older timestamp (or
+        # a chunk whose last event is not its newest) lands in the bucket of that time.
+        clock = self.ctx.clock
+        arrival = clock.now() if spec.time_attribute is None and clock.playback else None
         for e in chunk:
             if e.type != CURRENT:
                 continue
             ts, off, key = locate(e)
+            if arrival is not None:
+                ts = arrival
             # Buckets align in the aggregation's zone (GMT, as Siddhi 5's default aggTimeZone),
             # never in the event's own offset: that only moved the event to epoch ms.
             b = ts - ts % unit if unit is not None else bucket_start(ts, duration)
@@ -157,6 +167,13 @@ class Aggregation:
                 self.dropped += 1
                 continue
             k = (b, key)
+            if late_rows and top is not None and b < top:
+                # Siddhi adds a late event to the root's open bucket (its own bucket kept in
+                # AGG_EVENT_TIMESTAMP): the hour row it reaches is written under the open hour,
+                # so the day computed next counts it (persisted.py, "late events")
+                under = bucket_start(top, TimeDuration.HOURS)
+                if bucket_start(b, TimeDuration.HOURS) < under:
+                    lvl.late[k] = under
             row = buckets.get(k)
             if row is None:
                 buckets[k] = fresh(e, ts, off)
@@ -197,17 +214,42 @@ class Aggregation:
         keys.sort(key=lambda k: k[0])  # stable: one bucket's groups keep their order
         pop = lvl.buckets.pop
         rows: list[StoredRow] = [(k[0], k[1], pop(k)) for k in keys]
+        tags: dict[Key, int] = {}
+        if lvl.late:
+            tags = {k: lvl.late.pop(k) for k in keys if k in lvl.late}
+            if tags and i == self._late_rows_level():
+                # the hours the database rolls up: late events as rows of their own (Siddhi's)
+                assert self.persisted is not None
+                self.persisted.write_late(lvl.duration, [(tags[(s, key)], s, key, row)
+                                                         for s, key, row in rows if (s, key) in tags])
+                rows = [r for r in rows if (r[0], r[1]) not in tags]
+                tags = {}
         self.store.write(lvl.duration, rows, "merge")
         if i + 1 < len(self._levels):
-            self._forward(i + 1, rows)
+            self._forward(i + 1, rows, tags)
 
-    def _forward(self, j: int, rows: list[StoredRow]) -> None:
-        """Completed buckets of granularity ``j - 1`` enter granularity ``j``."""
+    def _late_rows_level(self) -> int | None:
+        """The index of the hours whose rows the database rolls up into days (persisted, event
+        time, Siddhi's timer rules), where late events are rows of their own; else None."""
+        if self.persisted is None or not self._timed or self.spec.time_attribute is None:
+            return None
+        i = self._index.get(TimeDuration.HOURS)
+        if i is None or i + 1 >= len(self._levels) or self._levels[i + 1].duration not in PERSISTED:
+            return None
+        return i
+
+    def _forward(self, j: int, rows: list[StoredRow], tags: dict[Key, int] | None = None) -> None:
+        """Completed buckets of granularity ``j - 1`` enter granularity ``j``.
+
+        ``tags``: rows of late events only, with the hour they were written in (persisted).
+        """
         lvl = self._levels[j]
         duration = lvl.duration
         merge = self.spec.merge
         for start, key, row in rows:
             b = bucket_start(start, duration)
+            if tags and (start, key) in tags:
+                lvl.late[(b, key)] = tags[(start, key)]
             if lvl.top is None or b > lvl.top:
                 self._advance(j, b)
             if self.persisted is not None and duration in PERSISTED:
@@ -540,6 +582,7 @@ class Aggregation:
         """Open buckets of every granularity (and the tables, when they live in memory)."""
         state: dict[str, Any] = {
             "levels": [(lvl.duration.value, lvl.top, lvl.buckets) for lvl in self._levels],
+            "late": {lvl.duration.value: dict(lvl.late) for lvl in self._levels if lvl.late},
             "resume_after": self._resume_after,
             # as Siddhi's snapshot keeps its scheduler's notify queue and ``TimerStarted``
             "timer_at": self._timer_at,
@@ -559,6 +602,7 @@ class Aggregation:
         for lvl in self._levels:
             top, buckets = levels.get(lvl.duration.value, (None, {}))
             lvl.top, lvl.buckets = top, buckets
+            lvl.late = dict(state.get("late", {}).get(lvl.duration.value, {}))
         self._resume_after = state.get("resume_after")
         if "tables" in state and isinstance(self.store, MemoryStore):
             self.store.restore_state(state["tables"])
