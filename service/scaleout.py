@@ -487,6 +487,8 @@ class PartitionedAppHost(AppHost):
         #: events go into that partition's runtime), started and stopped as it comes and goes.
         self._single: list[Any] = []
         self._single_on = False
+        self._single_lock = asyncio.Lock()
+        self._single_task: asyncio.Task[None] | None = None
         self._intake = asyncio.Lock()
         mqtt = [b for b in self.sources if b.transport == "mqtt"]
         if self._kafka:
@@ -636,23 +638,21 @@ class PartitionedAppHost(AppHost):
         keeps one plain subscription and sends the next owner what was not acknowledged.  A
         worker that still holds the connection when the next connects is disconnected by the
         broker (one connection per client id)."""
-        want = TRIGGER_PARTITION in self.partitions.by_partition and TRIGGER_PARTITION not in self._revoked
-        if want == self._single_on or not self._single or not self.started and want:
-            return
-        self._single_on = want
-        for b in self._single:
-            if want:
-                self._log.info("partition 0 is here: starting the mqtt source", stream=b.stream_id)
-                await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
-            else:
-                # Acknowledge what is flushed while the connection is up, then let go: the
-                # broker sends the rest to the next owner.
-                b.source.pause()
-                with contextlib.suppress(Exception):  # bounded: what is not acknowledged comes again
-                    await asyncio.wait_for(AppHost.drain(self), 10.0)
-                await b.source.stop()
-                b.source.resume()
-                self._log.info("partition 0 left: mqtt source stopped", stream=b.stream_id)
+        async with self._single_lock:
+            want = TRIGGER_PARTITION in self.partitions.by_partition and TRIGGER_PARTITION not in self._revoked
+            if want == self._single_on or not self._single or not self.started and want:
+                return
+            self._single_on = want
+            for b in self._single:
+                if want:
+                    self._log.info("partition 0 is here: starting the mqtt source", stream=b.stream_id)
+                    b.source.resume()
+                    await b.source.start(lambda msgs, b=b: self._on_messages(b, msgs))
+                else:
+                    # What is not acknowledged yet, the broker sends to the next owner.
+                    b.source.pause()
+                    await b.source.stop()
+                    self._log.info("partition 0 left: mqtt source stopped", stream=b.stream_id)
 
     async def drain(self) -> None:
         """Flush and commit (shutdown): every owned partition is checkpointed, then committed."""
@@ -892,9 +892,10 @@ class PartitionedAppHost(AppHost):
         kept until the assignment: a partition given back, and claimed by nobody else
         meanwhile, goes on with its runtime as it is (no restore); the others are dropped then."""
         numbers = {p for _t, p in partitions}
-        if TRIGGER_PARTITION in numbers:
-            self._revoked.add(TRIGGER_PARTITION)  # (as below) so the mqtt sources stop first
-            await self._follow_partition_0()
+        single = TRIGGER_PARTITION in numbers and self._single_on
+        if single:
+            for b in self._single:
+                b.source.pause()  # no more MQTT chunks; the checkpoint acknowledges the flushed ones
         try:
             await self.checkpoint_partitions(numbers & set(self.partitions.by_partition))
             kept = numbers & set(self.partitions.by_partition)  # (a fenced one was dropped)
@@ -904,6 +905,11 @@ class PartitionedAppHost(AppHost):
             # Even when the checkpoint did not finish (the rebalance timeout): the next owner
             # starts from the last saved checkpoint, which the commits never ran ahead of.
             self._forget(numbers)
+            if single:
+                # Kept or not, partition 0 is not ours until the assignment says so: the MQTT
+                # sources stop now (a task: this may be a cancellation), and the assignment
+                # starts them again if it gives partition 0 back (_follow_partition_0 is serial).
+                self._single_task = asyncio.create_task(self._follow_partition_0())
 
     async def _still_claimed(self, p: int) -> bool:
         """True if no other worker claimed partition ``p`` since this one last checked."""

@@ -272,3 +272,52 @@ async def test_a_scaled_out_app_runs_its_mqtt_source_on_one_worker_across_restar
     # At least once: a message whose acknowledgement was not sent before the move comes again
     # (at most an in-flight window), never once per worker.
     assert repeated <= 40, f"{repeated} of {len(sent)} messages came out twice"
+
+
+async def test_a_revocation_cut_short_while_the_mqtt_source_stops_leaves_no_partition_running_on(
+        mosquitto_factory: Any, kafka_broker: Any) -> None:
+    """Found by the soak: the owner of partition 0 stopped its MQTT source before the revocation's
+    checkpoint.  A slow stop ran into the rebalance timeout, which cancels the revocation; the
+    cancellation came before the code that forgets (or marks as revoked) the partitions, so the
+    worker went on with them as if the rebalance had kept them, without asking whether another
+    worker had owned them meanwhile: records counted twice.  Every partition of a revocation,
+    cut short or not, is now forgotten or marked revoked, and the MQTT source stops after it."""
+    from srota.service.host import ServiceHost
+
+    from tests.integration.support import kafka_source, wait_until
+
+    broker = mosquitto_factory()
+    kb = kafka_broker
+    src = await kb.create_topic(partitions=2)
+    app = f"""
+    @app:name('CutShort')
+    {kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    @source(type='mqtt', url='{broker.url}', topic='cut/{uuid.uuid4().hex[:8]}', clean.session='false',
+            client.id='cut-{uuid.uuid4().hex[:6]}', @map(type='json'))
+    define stream MqttIn (id string, n long);
+    define stream Out (id string, n long);
+    from MqttIn select id, n insert into Out;
+    from In select id, n insert into Out;
+    """
+    host = ServiceHost(_scaled(), app_texts=[app])
+    await host.start()
+    try:
+        h = host.apps["CutShort"]
+        await wait_until(lambda: h._single_on and set(h.partitions.by_partition) == {0, 1}, 60,
+                         what="both partitions and the mqtt source here")
+        mqtt = h._single[0].source
+        real_stop = mqtt.stop
+
+        async def slow_stop() -> None:
+            await asyncio.sleep(2.0)
+            await real_stop()
+
+        mqtt.stop = slow_stop
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(h._revoke({(src, 0), (src, 1)}), 0.5)  # as the rebalance timeout does
+        left = {p for p in h.partitions.by_partition if p not in h._revoked}
+        assert not left, f"partitions {left} would go on after the rebalance without checking their claim"
+        await wait_until(lambda: not h._single_on and not mqtt.running, 10, what="the mqtt source to stop")
+    finally:
+        await host.stop()
