@@ -103,6 +103,20 @@ class ExternalTimeBatchWindow(WindowProcessor):
 
     # ------------------------------------------------------------------ processing
     def process(self, chunk: list[Event]) -> None:
+        if len(chunk) == 1 and self.end_time >= 0 and not self.replace and not self.max_events:
+            # An event sent alone that joins the open batch (what one-by-one senders do
+            # between batch changes): the loop's per-event step without its set-up.
+            e = chunk[0]
+            if e.type == CURRENT:
+                ts = e.data[self.ts_index]
+                newer = self.last_event_time < ts  # (compared first, as the loop does)
+                if ts < self.end_time:
+                    if newer:
+                        self.last_event_time = ts
+                    self.current.append(e)
+                    if self.reset_event is None:
+                        self.reset_event = Event(e.timestamp, e.data, RESET)
+                    return
         if not chunk:
             return
         outs: list[list[Event]] = []

@@ -57,3 +57,53 @@ def test_external_parameter_errors(bad):
         SiddhiManager().create_siddhi_app_runtime(
             "define stream S (symbol string, volume int, ts long);"
             f"from S#window.{bad} select symbol insert into O;")
+
+
+@pytest.mark.parametrize("timeout", ["", ", 0, 500"])
+def test_external_time_batch_events_sent_alone_as_in_one_chunk(timeout):
+    """An event sent alone that joins the open batch takes a short path; its outputs (and
+    the window's event time, which a timeout's flush uses) are those of the chunk loop."""
+    app = ("@app:playback define stream S (symbol string, volume int, ts long);"
+           f"@info(name='q') from S#window.externalTimeBatch(ts, 1 sec{timeout}) select symbol, volume, ts "
+           "insert all events into O;")
+    rows = [("A", 1, 1500), ("A", 2, 2400), ("A", 3, 1600), ("A", 4, 2400), ("A", 5, 2500),
+            ("A", 6, 2450), ("A", 7, 4700), ("A", 8, 4100), ("A", 9, 6000)]
+    got = {}
+    for alone in (True, False):
+        rt = SiddhiManager().create_siddhi_app_runtime(app)
+        out: list = []
+        rt.add_callback("O", lambda evs, out=out: out.extend((tuple(e.data), e.type, e.timestamp) for e in evs))
+        rt.start()
+        handler = rt.get_input_handler("S")
+        if alone:
+            for r in rows:
+                handler.send(r, timestamp=10)
+        else:
+            from srota.engine import Event
+            handler.send_events([Event(10, r) for r in rows])
+        handler.send(("A", 10, 4600), timestamp=2000)  # app time passes the timeout: a flush
+        rt.shutdown()
+        got[alone] = out
+    assert got[True] and got[True] == got[False]
+
+
+def test_external_time_batch_late_event_sent_alone_moves_the_event_time():
+    """A late but newer event sent alone after a timeout's flush moves the window's event
+    time: the next flush stamps the batch's expired events with it."""
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "@app:playback define stream S (symbol string, volume int, ts long);"
+        "@info(name='q') from S#window.externalTimeBatch(ts, 1 sec, 0, 500) select volume "
+        "insert all events into O;")
+    out: list = []
+    rt.add_callback("O", lambda evs: out.extend((e.data[0], e.type, e.timestamp) for e in evs))
+    rt.start()
+    handler = rt.get_input_handler("S")
+    handler.send(("A", 1, 1100), timestamp=1000)
+    handler.send(("A", 2, 1200), timestamp=1100)
+    rt.context.clock.advance(1700)  # the timeout flushes [1000, 2000)
+    handler.send(("A", 3, 1500), timestamp=1800)  # late for the batch, newer than 1200
+    rt.context.clock.advance(2300)  # the timeout sends the batch again, with the late event
+    rt.shutdown()
+    # the batch's expired events (current in O) carry the event time, 1500; then it comes again
+    assert out == [(1, 0, 1000), (2, 0, 1100), (1, 0, 1500), (2, 0, 1500), (1, 0, 1000), (2, 0, 1100),
+                   (3, 0, 1800)]
