@@ -12,11 +12,11 @@ a Srota node and a Siddhi node write the same rows.  Consequences kept as Siddhi
 
 * the finer rows are chosen by their ``AGG_TIMESTAMP`` in ``[bucket start, bucket end)``, and a
   bucket is computed once.  Late events: Siddhi adds one to the root's open bucket with its own
-  bucket in ``AGG_EVENT_TIMESTAMP``, so the hour row it reaches has ``AGG_TIMESTAMP`` = the hour it
-  was written in (a row of its own unless that is its own hour), and the day computed next counts
-  it (a day row with its own day in ``AGG_EVENT_TIMESTAMP``), then the month and the year.  Srota
-  writes such hour rows the same way (:meth:`PersistedRollups.write_late`; seconds and minutes keep
-  Srota's layout, merged into their own bucket's row), and reads add the rows of a bucket up;
+  bucket in ``AGG_EVENT_TIMESTAMP``, so the rows it reaches have ``AGG_TIMESTAMP`` = the bucket it
+  was written in (rows of their own where that is not their own bucket), and the day computed
+  next counts it (a day row with its own day in ``AGG_EVENT_TIMESTAMP``), then the month and the
+  year.  Srota writes such second, minute and hour rows the same way, when the bucket they were
+  written in closes (:meth:`PersistedRollups.write_late`), and reads add the rows of a bucket up;
 * a plain ``INSERT``: a bucket computed again (a restart that recreates it) fails on the primary
   key, logged, as Siddhi's queue manager logs it;
 * days, months and years are truncated by the database in its session's time zone.
@@ -217,6 +217,16 @@ class PersistedRollups:
                            "duration %s: %s", spec_id, start, end, duration.name, exc)
                 raise
         self.store._put_job(run)
+
+    def own_rows(self, duration: TimeDuration, since: int | None) -> list[tuple[int, int, tuple[Any, ...], list[Any]]]:
+        """This shard's rows of ``duration`` written in buckets from ``since`` on, as stored:
+        ``(AGG_TIMESTAMP, own bucket, key, row)`` (a restart recreates the open buckets from them)."""
+        from_params = self.store.schema.from_params
+        out = []
+        for rec in self.store._records(duration, since, None, own=True):
+            start, key, row = from_params(rec)
+            out.append((int(rec[0]), start, key, row))
+        return out
 
     def write_late(self, duration: TimeDuration, rows: list[tuple[int, int, tuple[Any, ...], list[Any]]]) -> None:
         """Queue late events' rows ``(written under, own bucket, key, row)`` as Siddhi writes them.

@@ -72,7 +72,8 @@ class _Level:
         self.buckets: dict[Key, list[Any]] = {}
         self.top: int | None = None
         self.late: dict[Key, int] = {}
-        """Persisted aggregation: buckets holding only late events -> the hour they were written in."""
+        """Persisted aggregation: buckets holding only late events -> the root bucket they were
+        written in (Siddhi writes them as rows of their own: persisted.py, "late events")."""
 
 
 class Aggregation:
@@ -169,11 +170,9 @@ class Aggregation:
             k = (b, key)
             if late_rows and top is not None and b < top:
                 # Siddhi adds a late event to the root's open bucket (its own bucket kept in
-                # AGG_EVENT_TIMESTAMP): the hour row it reaches is written under the open hour,
+                # AGG_EVENT_TIMESTAMP): the rows it reaches are written under the open buckets,
                 # so the day computed next counts it (persisted.py, "late events")
-                under = bucket_start(top, TimeDuration.HOURS)
-                if bucket_start(b, TimeDuration.HOURS) < under:
-                    lvl.late[k] = under
+                lvl.late[k] = top
             row = buckets.get(k)
             if row is None:
                 buckets[k] = fresh(e, ts, off)
@@ -200,7 +199,7 @@ class Aggregation:
                 self._advance(i + 1, bucket_start(new_top if old is None else old, up_duration))
         lvl.top = new_top
         threshold = new_top - (self._buffer_ms if i == 0 else 0)
-        due = [k for k in lvl.buckets if k[0] < threshold]
+        due = self._due(lvl, threshold)
         if due:
             self._dispatch(i, due)
         if self._timed and i + 1 < len(self._levels):
@@ -215,18 +214,29 @@ class Aggregation:
         pop = lvl.buckets.pop
         rows: list[StoredRow] = [(k[0], k[1], pop(k)) for k in keys]
         tags: dict[Key, int] = {}
+        written = rows
         if lvl.late:
             tags = {k: lvl.late.pop(k) for k in keys if k in lvl.late}
-            if tags and i == self._late_rows_level():
-                # the hours the database rolls up: late events as rows of their own (Siddhi's)
+            if tags:
+                # late events as rows of their own, under the bucket they were written in (Siddhi's)
                 assert self.persisted is not None
-                self.persisted.write_late(lvl.duration, [(tags[(s, key)], s, key, row)
-                                                         for s, key, row in rows if (s, key) in tags])
-                rows = [r for r in rows if (r[0], r[1]) not in tags]
-                tags = {}
-        self.store.write(lvl.duration, rows, "merge")
+                d = lvl.duration
+                self.persisted.write_late(d, [(bucket_start(tags[(s, key)], d), s, key, row)
+                                              for s, key, row in rows if (s, key) in tags])
+                written = [r for r in rows if (r[0], r[1]) not in tags]
+        self.store.write(lvl.duration, written, "merge")
         if i + 1 < len(self._levels):
             self._forward(i + 1, rows, tags)
+
+    @staticmethod
+    def _due(lvl: _Level, threshold: int) -> list[Key]:
+        """The open buckets that ended before ``threshold``; late events' buckets (persisted) once
+        the bucket they were written in has ended too, as Siddhi writes them with it (a restart
+        recreates the open buckets from the rows written in them)."""
+        if not lvl.late:
+            return [k for k in lvl.buckets if k[0] < threshold]
+        late, d = lvl.late, lvl.duration
+        return [k for k in lvl.buckets if k[0] < threshold and (k not in late or bucket_start(late[k], d) < threshold)]
 
     def _late_rows_level(self) -> int | None:
         """The index of the hours whose rows the database rolls up into days (persisted, event
@@ -241,19 +251,26 @@ class Aggregation:
     def _forward(self, j: int, rows: list[StoredRow], tags: dict[Key, int] | None = None) -> None:
         """Completed buckets of granularity ``j - 1`` enter granularity ``j``.
 
-        ``tags``: rows of late events only, with the hour they were written in (persisted).
+        ``tags``: rows of late events only, with the root bucket they were written in
+        (persisted): still late at this granularity if their bucket is older than that one's.
         """
         lvl = self._levels[j]
         duration = lvl.duration
         merge = self.spec.merge
         for start, key, row in rows:
             b = bucket_start(start, duration)
-            if tags and (start, key) in tags:
-                lvl.late[(b, key)] = tags[(start, key)]
+            under = tags.get((start, key)) if tags else None
+            if self.persisted is not None and duration in PERSISTED:
+                # time only (the row itself is in the finer table): a late row's is the bucket
+                # it was written in
+                t = b if under is None else max(b, bucket_start(under, duration))
+                if lvl.top is None or t > lvl.top:
+                    self._advance(j, t)
+                continue
+            if under is not None and b < bucket_start(under, duration):
+                lvl.late[(b, key)] = under
             if lvl.top is None or b > lvl.top:
                 self._advance(j, b)
-            if self.persisted is not None and duration in PERSISTED:
-                continue  # (time only: the row itself is in the finer table)
             k = (b, key)
             have = lvl.buckets.get(k)
             if have is None:
@@ -287,16 +304,25 @@ class Aggregation:
         newest_root = own.newest(durations[0])
         if newest_root is not None:
             self._resume_after = next_bucket_start(newest_root[0], durations[0])
+        late_level = self._late_rows_level()
         for j in range(1, len(durations)):
             lvl = self._levels[j]
             newest = own.newest(durations[j])
             since = None if newest is None else next_bucket_start(newest[0], durations[j])
+            if late_level is not None and j <= late_level:
+                assert self.persisted is not None
+                self._recreate_with_late_rows(j, self.persisted.own_rows(durations[j - 1], since))
+                continue
+            if self.persisted is not None and durations[j] in PERSISTED:
+                # Siddhi's recreateState: complete buckets rolled up; time is the finer rows'
+                # AGG_TIMESTAMP (a late event's row is written in a newer bucket than its own)
+                for under in sorted({r[0] for r in self.persisted.own_rows(durations[j - 1], since)}):
+                    b = bucket_start(under, durations[j])
+                    if lvl.top is None or b > lvl.top:
+                        self._advance(j, b)
+                continue
             for start, key, row in own.scan(durations[j - 1], since, None):
                 b = bucket_start(start, durations[j])
-                if self.persisted is not None and durations[j] in PERSISTED:
-                    if lvl.top is None or b > lvl.top:
-                        self._advance(j, b)  # Siddhi's recreateState: complete buckets rolled up
-                    continue
                 k = (b, key)
                 have = lvl.buckets.get(k)
                 if have is None:
@@ -307,6 +333,26 @@ class Aggregation:
                     lvl.top = b
         _log.info("aggregation %s: recreated open buckets from %s (events before %s ignored)",
                   self.id, self.store.__class__.__name__, self._resume_after)
+
+    def _recreate_with_late_rows(self, j: int, rows: list[tuple[int, int, tuple[Any, ...], list[Any]]]) -> None:
+        """Recreate granularity ``j``'s open buckets from the finer rows ``(AGG_TIMESTAMP, own
+        bucket, key, row)`` written in them, a late event's rows tagged as late (persisted)."""
+        lvl = self._levels[j]
+        duration = lvl.duration
+        merge = self.spec.merge
+        for under, start, key, row in rows:
+            b = bucket_start(start, duration)
+            k = (b, key)
+            have = lvl.buckets.get(k)
+            if have is None:
+                lvl.buckets[k] = row
+            else:
+                merge(have, row)
+            at = bucket_start(under, duration)
+            if b < at:
+                lvl.late[k] = under
+            if lvl.top is None or at > lvl.top:
+                lvl.top = at
 
     # ------------------------------------------------------------------ reading
     def rows(self, per: TimeDuration, start: int | None, end: int | None) -> list[tuple[Any, ...]]:
@@ -532,7 +578,7 @@ class Aggregation:
                 else:
                     lvl.top = b
             threshold = b - (self._buffer_ms if i == 0 else 0)
-            due = [k for k in lvl.buckets if k[0] < threshold]
+            due = self._due(lvl, threshold)
             if due:
                 self._dispatch(i, due)
 
