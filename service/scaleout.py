@@ -943,16 +943,20 @@ class PartitionedAppHost(AppHost):
         async with self._ckpt_lock:
             started = time.perf_counter()
             taken: list[Checkpoint] = []
-            for p in sorted(numbers):
-                rt = self.partitions.by_partition.get(p)
-                if rt is None:
-                    continue
-                offsets = {t: off for (t, q), off in self._consumed.items() if q == p}
-                info = self._info.get(p)
-                if skip_unchanged and info is not None and info.offsets == offsets and info.checkpoints:
-                    continue
-                rt.drain()  # events waiting in @Async buffers belong in this checkpoint
-                taken.append(Checkpoint(p, rt.snapshot(), offsets))
+            # Under the engine gate: with an engine thread (a server-database store) a chunk is
+            # sent into the runtime off the loop, and its offsets are recorded after; a snapshot
+            # taken meanwhile would hold records its offsets do not cover (counted twice on restore).
+            async with self._engine_gate:
+                for p in sorted(numbers):
+                    rt = self.partitions.by_partition.get(p)
+                    if rt is None:
+                        continue
+                    offsets = {t: off for (t, q), off in self._consumed.items() if q == p}
+                    info = self._info.get(p)
+                    if skip_unchanged and info is not None and info.offsets == offsets and info.checkpoints:
+                        continue
+                    rt.drain()  # events waiting in @Async buffers belong in this checkpoint
+                    taken.append(Checkpoint(p, rt.snapshot(), offsets))
             if not taken:
                 return
             # Outputs enqueued before the snapshots must be out before the checkpoint is saved.
