@@ -323,6 +323,9 @@ class Soak:
             for name, proc, log in list(self.jobs):
                 if proc.poll() is not None:
                     self.jobs.remove((name, proc, log))
+                    if name in self.purges:
+                        # A purge deletes what is older than the retention when it runs, up to its end.
+                        self.purges[name] = int(time.time() * 1000)
                     tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
                     self.job_results.append((name, proc.returncode, tail[0] if tail else ""))
                     self.say(f"{name} finished with exit code {proc.returncode}: {tail[0] if tail else ''}")
@@ -475,7 +478,8 @@ class Soak:
         end = last_ts + 3_600_000
         purged = [at for name, at in self.purges.items()
                   if any(n == name and code == 0 for n, code, _ in self.job_results)]
-        lo_sec = max(purged) - 110_000 if purged else None
+        # Seconds older than the retention (2 min) at the end of the last purge may be gone.
+        lo_sec = max(purged) - 118_000 if purged else None
         rows = {}
         # Rows of a period that ended less than 3 s before the read may not be closed yet.
         closed = None if self.opts.wait_last_minute else int(time.time() * 1000) - 3_000
