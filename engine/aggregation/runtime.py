@@ -298,7 +298,6 @@ class Aggregation:
         if not self.store.persistent:
             return
         durations = self.spec.durations
-        merge = self.spec.merge
         # a shard rebuilds its open buckets from its own rows (another shard has its own)
         own = getattr(self.store, "own_shard", self.store)
         newest_root = own.newest(durations[0])
@@ -321,22 +320,15 @@ class Aggregation:
                     if lvl.top is None or b > lvl.top:
                         self._advance(j, b)
                 continue
-            for start, key, row in own.scan(durations[j - 1], since, None):
-                b = bucket_start(start, durations[j])
-                k = (b, key)
-                have = lvl.buckets.get(k)
-                if have is None:
-                    lvl.buckets[k] = row
-                else:
-                    merge(have, row)
-                if lvl.top is None or b > lvl.top:
-                    lvl.top = b
+            # each row written in its own bucket: none of them late
+            self._recreate_with_late_rows(j, [(start, start, key, row)
+                                              for start, key, row in own.scan(durations[j - 1], since, None)])
         _log.info("aggregation %s: recreated open buckets from %s (events before %s ignored)",
                   self.id, self.store.__class__.__name__, self._resume_after)
 
     def _recreate_with_late_rows(self, j: int, rows: list[tuple[int, int, tuple[Any, ...], list[Any]]]) -> None:
         """Recreate granularity ``j``'s open buckets from the finer rows ``(AGG_TIMESTAMP, own
-        bucket, key, row)`` written in them, a late event's rows tagged as late (persisted)."""
+        bucket, key, row)`` written in them, a late event's rows (persisted) tagged as late."""
         lvl = self._levels[j]
         duration = lvl.duration
         merge = self.spec.merge
