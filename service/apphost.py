@@ -979,8 +979,12 @@ class AppHost:
         self._log.info("app started", sources=len(self.sources), sinks=len(self.sinks))
 
     def is_ready(self) -> bool:
-        return self.started and all(getattr(b.source, "ready", True) for b in self.sources) and \
+        return self.started and all(getattr(b.source, "ready", True) for b in self._running_sources()) and \
             all(getattr(b.sink, "connected", True) for b in self.sinks)
+
+    def _running_sources(self) -> list[Any]:
+        """The sources this host runs (all of them; under scale-out, some run on one worker)."""
+        return self.sources
 
     async def quiesce(self) -> None:
         """Stop taking chunks (sources paused) and wait for the ones being processed."""

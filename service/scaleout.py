@@ -619,15 +619,11 @@ class PartitionedAppHost(AppHost):
             except Exception:
                 self._log.exception("checkpoint failed")
 
-    def is_ready(self) -> bool:
-        """Ready as :meth:`AppHost.is_ready`, an MQTT source another worker runs counted as ready."""
+    def _running_sources(self) -> list[Any]:
+        """Every source but the MQTT ones while another worker runs them (not counted for readiness)."""
         if self._single_on or not self._single:
-            return super().is_ready()
-        sources, self.sources = self.sources, [b for b in self.sources if b not in self._single]
-        try:
-            return super().is_ready()
-        finally:
-            self.sources = sources
+            return self.sources
+        return [b for b in self.sources if b not in self._single]
 
     async def _follow_partition_0(self) -> None:
         """Run the MQTT sources here exactly while this worker owns partition 0 (not revoked).
