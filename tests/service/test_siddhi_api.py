@@ -317,13 +317,13 @@ async def test_siddhi_docs_curl_examples(tmp_path: Path) -> None:
     import shlex
 
     (tmp_path / "TestSiddhiApp.siddhi").write_text(APP.replace("'Stock'", "'TestSiddhiApp'"))
-    cfg = service_config(tmp_path, username="admin", password="admin")
+    cfg = service_config(tmp_path, persistence=True, username="admin", password="admin")
     async with Service(cfg) as s:
         base = f"http://127.0.0.1:{s.host.admin.port}"
 
         async def curl(command: str) -> tuple[int, Any]:
             args = shlex.split(command.replace("https://localhost:9443", base)
-                               .replace("https://localhost:7443", base))
+                               .replace("https://localhost:7443", base).replace("http://localhost:9090", base))
             proc = await asyncio.create_subprocess_exec(*args, "-s", "-w", "\n%{http_code}", cwd=tmp_path,
                                                         stdout=asyncio.subprocess.PIPE)
             out, _ = await proc.communicate()
@@ -353,6 +353,17 @@ async def test_siddhi_docs_curl_examples(tmp_path: Path) -> None:
         assert await curl('curl -X POST https://localhost:7443/stores/query -H "content-type: application/json" '
                           '-u "admin:admin" -d \'{"appName" : "TestSiddhiApp", "query" : "from Prices select *" }\' '
                           '-k') == (200, {"records": [["IBM", 10.0]]})
+        # the runner's siddhi-apps-api.yaml (x-wso2-curl), with the credentials added
+        assert await curl("curl -k -X DELETE http://localhost:9090/siddhi-apps/TestSiddhiApp/revisions "
+                          "-u admin:admin") == \
+            (200, {"type": "success", "message": "All revisions of the state persistence are deleted for "
+                                                 "Siddhi App :TestSiddhiApp"})
+        assert await curl("curl -k -X DELETE http://localhost:9090/siddhi-apps/revisions -u admin:admin") == \
+            (200, {"type": "success", "message": "All revisions of the state persistence is deleted for Siddhi Apps "
+                                                 "with redeployment"})
+        status, body = await curl("curl -k -X GET http://localhost:9090/siddhi-apps/TestSiddhiApp/elements "
+                                  "-u admin:admin")
+        assert status == 200 and body[0]["outputStreamId"] == "Prices"
         assert await curl('curl -X DELETE "https://localhost:9443/siddhi-apps/TestSiddhiApp" '
                           '-H "accept: application/json" -u admin:admin -k') == (200, "")
         assert s.host.apps == {}
