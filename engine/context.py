@@ -75,6 +75,9 @@ class AppContext:
         self.in_hook: Any = None
         #: This process's shard id for distributed aggregations (SiddhiManager(shard_id=...)).
         self.shard_id: str | None = None
+        #: Set under scale-out: the epoch of this runtime's claim on its partition, which fences
+        #: a replaced owner out of the app's rdbms tables (engine.stores.database.OwnerFence).
+        self.fence_epoch: int | None = None
         #: Planning only (``srota validate``): server-database stores do not connect.
         self.offline = False
         #: Named databases (``datasource='NAME'`` of stores, ``rdbms:query``): name -> options.

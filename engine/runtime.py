@@ -67,13 +67,15 @@ class SiddhiAppRuntime:
     def __init__(self, app: SiddhiApp, text: str | None = None, clock: Clock | None = None,
                  limits: Limits | None = None, shard_id: str | None = None, offline: bool = False,
                  datasources: dict[str, dict[str, str]] | None = None, error_store: Any = None,
-                 extension_properties: dict[str, dict[str, str]] | None = None) -> None:
+                 extension_properties: dict[str, dict[str, str]] | None = None,
+                 fence_epoch: int | None = None) -> None:
         self.app = app
         self.text = text
         self.name = app.name or f"app-{id(self):x}"
         self._ctx = AppContext(app, self.name, clock or _clock_for(app), _app_limits(app, limits))
         #: This process's shard of distributed aggregations (``@PartitionById``).
         self._ctx.shard_id = shard_id
+        self._ctx.fence_epoch = fence_epoch
         #: Plan only: server-database stores do not connect (``srota validate``).
         self._ctx.offline = offline
         self._ctx.datasources = dict(datasources or {})
@@ -353,10 +355,13 @@ class SiddhiManager:
     more with Python's cyclic garbage collector held off until the chunk is done (it runs
     right after, on what outlives the chunk; engine/collector.py says why it pays).  Turn it
     off where another thread of the application turns the collector off and on itself.
+    ``fence_epoch`` (scale-out: the partition claim's epoch, with the partition's ``shard_id``)
+    fences a replaced owner out of the apps' ``rdbms`` tables
+    (:class:`~srota.engine.stores.database.OwnerFence`).
     """
 
     def __init__(self, limits: Limits | None = None, shard_id: str | None = None, offline: bool = False,
-                 error_store: Any = None, defer_gc: bool = True) -> None:
+                 error_store: Any = None, defer_gc: bool = True, fence_epoch: int | None = None) -> None:
         self._runtimes: dict[str, SiddhiAppRuntime] = {}
         #: Siddhi's ``setErrorStore``: where ``@OnError(action='STORE')`` keeps failed events
         #: (:class:`srota.engine.errorstore.SqliteErrorStore` or anything with ``add(entry)``).
@@ -366,6 +371,7 @@ class SiddhiManager:
         self.shard_id = shard_id
         self.offline = offline
         self.defer_gc = defer_gc
+        self.fence_epoch = fence_epoch
         self.datasources: dict[str, dict[str, str]] = {}
         self.extension_properties: dict[str, dict[str, str]] = {}
 
@@ -404,7 +410,7 @@ class SiddhiManager:
         else:
             model, text = app, None
         runtime = SiddhiAppRuntime(model, text, clock, self.limits, self.shard_id, self.offline, self.datasources,
-                                   self.error_store, self.extension_properties)
+                                   self.error_store, self.extension_properties, self.fence_epoch)
         runtime.context.defer_gc = self.defer_gc
         with self._lock:
             self._runtimes[runtime.name] = runtime

@@ -1074,12 +1074,13 @@ def _restore_connector(log: Any, key: str, transport: str, connector: Any, entry
 
 
 def manager_for(config: ServiceConfig, limits: Limits | None, shard_id: str | None,
-                offline: bool = False) -> SiddhiManager:
-    """A SiddhiManager with the service's shard id, datasources and extensions' parameters."""
+                offline: bool = False, fence_epoch: int | None = None) -> SiddhiManager:
+    """A SiddhiManager with the service's shard id, datasources and extensions' parameters
+    (``fence_epoch``: see :class:`SiddhiManager`)."""
     from srota.service.errors import ServiceErrorStore
 
     manager = SiddhiManager(limits=limits, shard_id=shard_id, offline=offline,
-                            error_store=ServiceErrorStore(config.errors_database))
+                            error_store=ServiceErrorStore(config.errors_database), fence_epoch=fence_epoch)
     for name, options in config.datasources.items():
         manager.set_data_source(name, **{("url" if k == "jdbc.url" else k): v for k, v in options.items()})
     for extension, properties in config.extensions.items():

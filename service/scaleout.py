@@ -52,7 +52,7 @@ from srota.connectors._kafka import _security_kwargs
 from srota.engine import Limits, SiddhiAppRuntime
 from srota.engine.errorstore import MAPPING, SINK
 from srota.engine.ondemand import run_find_query_across
-from srota.engine.stores.database import StoreLockedError
+from srota.engine.stores.database import StoreLockedError, StoreReplacedError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import OnDemandQueryType, find_annotation
 from srota.grammar.parser import parse_on_demand_query
@@ -516,6 +516,8 @@ class PartitionedAppHost(AppHost):
         # whether they stay here (aiokafka revokes every partition at every rebalance).
         self._revoked: set[int] = set()
         self._ckpt_lock = asyncio.Lock()
+        #: Partition -> the epoch of this worker's latest claim on it (see _create_runtime).
+        self._epochs: dict[int, int] = {}
         self._ckpt_task: asyncio.Task[None] | None = None
         self._gauges = _gauges(metrics)
 
@@ -526,7 +528,10 @@ class PartitionedAppHost(AppHost):
             # A partition's aggregation rows move with it (its shard id is the partition's); the
             # template is never started and writes nothing, but must not share a shard's lock.
             shard = f"{base}p{partition}" if partition is not None else f"template-{uuid.uuid4().hex[:12]}"
-            return manager_for(self.config, limits, shard, self.offline).create_siddhi_app_runtime(text)
+            # The claim's epoch fences a replaced owner out of the rdbms tables (OwnerFence).
+            epoch = self._epochs.get(partition) if partition is not None else None
+            return manager_for(self.config, limits, shard, self.offline, fence_epoch=epoch) \
+                .create_siddhi_app_runtime(text)
 
         return PartitionRuntimes(make)
 
@@ -698,6 +703,8 @@ class PartitionedAppHost(AppHost):
         self.partitions.current = TRIGGER_PARTITION
         try:
             await super()._take_chunk(b, messages)
+        except StoreReplacedError as exc:  # unacknowledged: the broker sends them to the new owner
+            await self._replaced(TRIGGER_PARTITION, exc)
         finally:
             self.partitions.current = None
 
@@ -713,12 +720,24 @@ class PartitionedAppHost(AppHost):
                                   partition=p, records=len(group))
                 continue
             self.partitions.current = p
-            await super()._take_chunk(b, group)
+            try:
+                await super()._take_chunk(b, group)
+            except StoreReplacedError as exc:  # its offsets are not ours to record
+                await self._replaced(p, exc)
+                continue
             # No await since the part entered the runtime: its offsets go with its state.
             for key, off in next_offsets.items():
                 if key[1] == p:
                     self._consumed[key] = off
         self.partitions.current = None
+
+    async def _replaced(self, p: int, exc: StoreReplacedError) -> None:
+        """A store of partition ``p``'s runtime found a newer owner of the partition (this worker
+        was stopped or cut off past its session): drop the partition, as a fenced checkpoint does."""
+        self._log.error("partition taken over by another worker; its state here is dropped", partition=p,
+                        reason=str(exc))
+        self._forget({p})
+        await self._follow_partition_0()
 
     # ------------------------------------------------------------------ assignment
     async def _on_assign(self, assigned: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
@@ -792,7 +811,7 @@ class PartitionedAppHost(AppHost):
         while True:
             try:
                 if not claimed:
-                    epoch = await state.claim(p)
+                    epoch = self._epochs[p] = await state.claim(p)
                     claimed = True
                     self._log.debug("partition claimed", partition=p, epoch=epoch)
                 cp = await state.load(p, frozenset(bad))
@@ -847,6 +866,10 @@ class PartitionedAppHost(AppHost):
                 return True
             except RuntimeCreationError as exc:
                 error = exc
+            except StoreReplacedError as exc:
+                # A later claim than this worker's wrote its epoch: a rebalance is on its way
+                # that takes the partition from this worker; until then, as any creation error.
+                error = RuntimeCreationError(f"partition {p}: {exc}")
             now = time.monotonic()
             locked = _lock_conflict(error)
             if locked is not None:

@@ -403,6 +403,62 @@ class SessionLock:
             _close_quietly(conn)
 
 
+class StoreReplacedError(BaseException):
+    """Another process owns what this store writes now: this one was replaced (a scale-out
+    partition moved while its worker was stopped or cut off).  See :class:`OwnerFence`.
+
+    A ``BaseException``, as :class:`StoreUnavailableError`: the event's failure must not be
+    routed and gone past; the host drops the partition, committing nothing of the chunk.
+    """
+
+
+#: The table of owners' epochs (:class:`OwnerFence`).
+FENCE_TABLE = "srota_fence"
+
+
+class OwnerFence:
+    """Fences a replaced owner out of a shared table: a :class:`SessionLock` taken on every
+    connection (:attr:`Database.on_connect`), and the owner's epoch in :data:`FENCE_TABLE`.
+
+    Scale-out gives a partition's runtime the epoch of its claim on the partition (the
+    state topic's, higher for every new owner).  The new owner takes the lock when its runtime
+    is created, ending the session of a replaced owner that still holds it (the caller does
+    that, on :class:`StoreLockedError`), and writes its epoch.  The replaced owner's next
+    unit of work then finds its connection gone and cannot connect again: the lock is held, or
+    (after a database restart freed every lock) the stored epoch is newer than its own.  It
+    gets :class:`StoreReplacedError` instead of writing a row older than the new owner's.
+    """
+
+    def __init__(self, url: DatabaseURL, name: str, epoch: int, what: str, connect_timeout: float = 10.0) -> None:
+        self.name = name
+        self.epoch = epoch
+        self.what = what
+        self.lock = SessionLock(url, name, connect_timeout)
+        self._opened = False
+
+    def on_connect(self, cur: Any) -> None:
+        """Take the lock and check the epoch on a new connection (see the class doc)."""
+        if not self.lock.try_take(cur):
+            message = f"{self.what} is written by another process holding its lock {self.name!r}"
+            if self._opened:
+                raise StoreReplacedError(message + ": this process was replaced; its writes are dropped")
+            raise StoreLockedError(message, self.lock)
+        dialect = self.lock.dialect
+        q, ph = dialect.quote, dialect.placeholder
+        if not self._opened:
+            dialect.serialize_ddl(cur)
+            cur.execute(f"CREATE TABLE IF NOT EXISTS {q(FENCE_TABLE)} (name VARCHAR(200) PRIMARY KEY, epoch BIGINT)")
+        cur.execute(f"SELECT epoch FROM {q(FENCE_TABLE)} WHERE name = {ph}", (self.name,))
+        row = cur.fetchone()
+        if row is not None and int(row[0]) > self.epoch:
+            self.lock.release(cur)
+            raise StoreReplacedError(f"{self.what} has a newer owner (epoch {int(row[0])}, this process's "
+                                     f"{self.epoch}): this process was replaced; its writes are dropped")
+        if row is None or int(row[0]) < self.epoch:
+            cur.execute(dialect.upsert(FENCE_TABLE, ["name", "epoch"], ["name"]), (self.name, self.epoch))
+        self._opened = True
+
+
 #: The savepoint behind each unit of work of a held transaction.
 _SAVEPOINT = "srota_unit"
 

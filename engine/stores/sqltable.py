@@ -36,7 +36,7 @@ from srota.engine import state_codec
 from srota.engine.codegen import CodeGen
 from srota.engine.event import CURRENT, Event
 from srota.engine.expression import ExpressionCompiler, error_at
-from srota.engine.stores.database import Database, StoreError, max_outage, url_from_options
+from srota.engine.stores.database import Database, OwnerFence, StoreError, max_outage, url_from_options
 from srota.engine.stores.hikari import check_pool_properties
 from srota.engine.table import conjuncts
 from srota.engine.timeutil import parse_duration
@@ -85,6 +85,12 @@ class SqlTable:
             check_pool_properties(options.get("pool.properties") or "")
         self.db = Database(url_from_options(options, getattr(ctx, "datasources", None)), f"table '{definition.id}'",
                            max_outage(options))
+        epoch, shard = getattr(ctx, "fence_epoch", None), getattr(ctx, "shard_id", None)
+        if epoch is not None and shard:
+            # Scale-out: the partition's owner writes the table; a replaced one is fenced out.
+            self.db.on_connect = OwnerFence(self.db.url, f"srota:table:{self.db.url.database}:{self.sql_table}:"
+                                            f"{shard}", epoch, f"table '{definition.id}' for shard {shard!r}",
+                                            self.db.connect_timeout).on_connect
         self.plans: list[str] = []
         q = self.db.q
         self._t = q(self.sql_table)

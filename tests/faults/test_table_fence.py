@@ -1,0 +1,147 @@
+"""A replaced owner of a scale-out partition is fenced out of the app's rdbms tables.
+
+Found by the chaos soak (tests/soak): the app joins its stream with an ``rdbms`` table the
+same stream upserts, and a join output saw a row older than the previous record's.  A worker
+stopped (SIGSTOP) past the Kafka session timeout wrote, once it ran again, the rows of the
+chunk it was in the middle of, over the rows the partition's new owner had written since:
+unlike an aggregation's shards, tables had no writer lock.  Now each partition runtime's table
+connections hold a lock of the partition (taken over by the new owner, which ends the
+replaced owner's session) and the claim's epoch is kept beside them, so the replaced owner
+cannot write again, not even after a database restart has freed every lock
+(engine/stores/database.py ``OwnerFence``).  On PostgreSQL and MariaDB.
+"""
+from __future__ import annotations
+
+import time
+import urllib.parse
+from typing import Any
+
+import pytest
+from srota.engine import SiddhiManager
+from srota.engine.stores.database import Database, StoreLockedError, StoreReplacedError, parse_url
+from srota.grammar.errors import SiddhiAppCreationError
+
+pytestmark = pytest.mark.integration
+
+T0 = 1_700_000_000_000
+
+
+def table_app(url: str) -> str:
+    """The soak's join and upsert on an rdbms table in the database of ``url``."""
+    p = urllib.parse.urlsplit(url)
+    scheme = "postgresql" if p.scheme.startswith("postgres") else "mysql"
+    return f"""@app:name('Fence')
+define stream In (id string, seq long);
+@store(type='rdbms', jdbc.url='jdbc:{scheme}://{p.hostname}:{p.port}{p.path}', username='{p.username}',
+       password='{p.password}')
+@PrimaryKey('id')
+define table KeyState (id string, seq long);
+@info(name='join')
+from In join KeyState on KeyState.id == In.id select In.id as id, In.seq as seq, KeyState.seq as prev
+insert into Joined;
+@info(name='upsert')
+from In select id, seq update or insert into KeyState on KeyState.id == id;
+"""
+
+
+def owner(app: str, epoch: int) -> Any:
+    """The runtime a worker makes for partition 0 under a claim of ``epoch``."""
+    return SiddhiManager(shard_id="p0", fence_epoch=epoch).create_siddhi_app_runtime(app)
+
+
+def rows(url: str) -> dict[str, int]:
+    db = Database(parse_url(url), "test")
+    try:
+        return dict(db.run(lambda cur: (cur.execute("SELECT id, seq FROM KeyState"), cur.fetchall())[1]))
+    finally:
+        db.close()
+
+
+def conflict_of(exc: BaseException) -> StoreLockedError | None:
+    e: BaseException | None = exc
+    while e is not None:
+        if isinstance(e, StoreLockedError):
+            return e
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def take_over(app: str, epoch: int) -> Any:
+    """Create the new owner's runtime as the scale-out host does: refused while the replaced
+    owner's session holds the lock, which it then ends."""
+    with pytest.raises(SiddhiAppCreationError) as refused:
+        owner(app, epoch)
+    conflict = conflict_of(refused.value)
+    assert conflict is not None, "the lock conflict is told apart from other creation errors"
+    assert conflict.end_holder() is not None
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return owner(app, epoch)
+        except SiddhiAppCreationError:
+            assert time.monotonic() < deadline, "the lock was not released by ending its session"
+            time.sleep(0.1)
+
+
+def test_a_replaced_owner_writes_no_row_over_the_new_owners(rdbms_url: str) -> None:
+    app = table_app(rdbms_url)
+    old = owner(app, epoch=1)
+    old.start()
+    joined: list[tuple[Any, ...]] = []
+    new = None
+    try:
+        old.get_input_handler("In").send(["k", 1], timestamp=T0)
+        new = take_over(app, epoch=2)
+        new.add_callback("Joined", lambda events: joined.extend(tuple(e.data) for e in events))
+        new.start()
+        new.get_input_handler("In").send(["k", 2], timestamp=T0 + 1)
+        # The replaced owner runs again, in the middle of its chunk: refused, nothing written.
+        with pytest.raises(StoreReplacedError, match="another process"):
+            old.get_input_handler("In").send(["k", 1], timestamp=T0 + 2)
+        assert rows(rdbms_url) == {"k": 2}
+        new.get_input_handler("In").send(["k", 3], timestamp=T0 + 3)
+        assert joined == [("k", 2, 1), ("k", 3, 2)]
+    finally:
+        if new is not None:
+            new.shutdown()
+        old.shutdown()
+
+
+def test_after_a_database_restart_the_epoch_still_fences_the_replaced_owner(rdbms_url: str) -> None:
+    """A restart frees every lock: whoever connects first may take it, but the replaced owner
+    finds the newer epoch and lets go, and the new owner goes on."""
+    app = table_app(rdbms_url)
+    old = owner(app, epoch=1)
+    old.start()
+    new = None
+    try:
+        new = take_over(app, epoch=2)
+        new.start()
+        new.get_input_handler("In").send(["k", 5], timestamp=T0)
+        # The new owner's session ends as a restart would end it; the lock is free.
+        table = new.context.tables["KeyState"]
+        assert StoreLockedError("", table.db.on_connect.__self__.lock).end_holder() is not None
+        with pytest.raises(StoreReplacedError, match="newer owner"):
+            old.get_input_handler("In").send(["k", 4], timestamp=T0 + 1)
+        new.get_input_handler("In").send(["k", 6], timestamp=T0 + 2)  # connects again, takes the lock
+        assert rows(rdbms_url) == {"k": 6}
+    finally:
+        if new is not None:
+            new.shutdown()
+        old.shutdown()
+
+
+def test_without_a_claim_tables_take_no_lock(rdbms_url: str) -> None:
+    """Outside scale-out (no epoch) two runtimes share a table as before."""
+    app = table_app(rdbms_url)
+    a = SiddhiManager(shard_id="p0").create_siddhi_app_runtime(app)
+    b = SiddhiManager(shard_id="p0").create_siddhi_app_runtime(app)
+    try:
+        a.start()
+        b.start()
+        a.get_input_handler("In").send(["k", 1], timestamp=T0)
+        b.get_input_handler("In").send(["k", 2], timestamp=T0 + 1)
+        assert rows(rdbms_url) == {"k": 2}
+    finally:
+        a.shutdown()
+        b.shutdown()
