@@ -411,6 +411,14 @@ class KafkaSource(Source):
         self._log.info("kafka partitions assigned",
                        partitions=sorted(f"{tp.topic}[{tp.partition}]" for tp in assigned))
         consumer = self._consumer
+        # A chunk still in the host's hands (the revocation gave up waiting for it: a database
+        # outage holds it) is in the app's state once it returns: the host's starting points
+        # and the seeks below must count it, or it is delivered again (counted twice).
+        waited = time.monotonic()
+        while self._in_callback:
+            await asyncio.sleep(0.01)
+        if time.monotonic() - waited > 1.0:
+            self._log.info("assignment waited for the chunk in flight", seconds=round(time.monotonic() - waited, 1))
         if consumer is not None and self.on_assign is not None and assigned:
             starts = await self.on_assign({(tp.topic, tp.partition) for tp in assigned})
             self._start_offsets.update({TopicPartition(t, p): int(o) for (t, p), o in starts.items()})

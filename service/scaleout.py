@@ -751,6 +751,10 @@ class PartitionedAppHost(AppHost):
         assert self._state is not None
         starts: dict[tuple[str, int], int] = {}
         numbers = {p for _t, p in assigned}
+        # A runtime whose revocation never ran (a chunk in flight outlasted the rebalance's
+        # wait for it) is a revoked one without its checkpoint: dropped if it moved, kept only
+        # if no other worker claimed it meanwhile (else its state is stale).
+        self._revoked |= set(self.partitions.by_partition)
         self._forget(self._revoked - numbers)
         for p in sorted(numbers & self._revoked):
             self._revoked.discard(p)

@@ -505,3 +505,52 @@ async def test_a_restored_seq_enabled_source_drops_what_it_received_before(kafka
     assert again.payloads == [b"three"]
     again.messages[-1].ack.entered()
     assert restored.state() == {"lastReceivedSeqNo": [["relay", 0, 2]]}
+
+
+async def test_a_chunk_in_flight_across_a_rebalance_is_not_delivered_again(kafka_broker: Any) -> None:
+    """Found by the chaos soak: a chunk held in the host past half the rebalance timeout (a
+    database outage) made the revocation give up waiting for it, and the assignment then sought
+    the partition back to before the chunk, which was still being processed: once done, it was
+    delivered again and counted twice.  The assignment now waits for the chunk in flight, so
+    the seek starts after it."""
+    from aiokafka import AIOKafkaConsumer
+
+    topic, other = await kafka_broker.create_topic(), await kafka_broker.create_topic()
+    g = group()
+    await produce(kafka_broker.bootstrap_servers, topic, [b"a", b"b", b"c"])
+    release = asyncio.Event()
+    entered = asyncio.Event()
+    chunks: list[list[Any]] = []
+
+    async def host(messages: list[Message]) -> None:
+        chunks.append([m.payload for m in messages])
+        entered.set()
+        await release.wait()  # the first chunk is held, as by a database outage
+
+    async def revoke(_partitions: set[tuple[str, int]]) -> None:
+        pass
+
+    src = source(kafka_broker, topic, g)
+    src.on_revoke = revoke
+    await src.start(host)
+    other_member = None
+    try:
+        await asyncio.wait_for(entered.wait(), 20)
+        epoch = src._epoch
+        # Another member joins the group (for another topic): a rebalance while the chunk is held.
+        other_member = AIOKafkaConsumer(other, bootstrap_servers=kafka_broker.bootstrap_servers, group_id=g,
+                                        session_timeout_ms=2000, heartbeat_interval_ms=500, rebalance_timeout_ms=3000)
+        await other_member.start()
+        await asyncio.sleep(4.0)  # past the revocation's wait (half the rebalance timeout)
+        release.set()
+        async with asyncio.timeout(20):
+            while src._epoch == epoch:  # the assignment is done
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(1.5)  # a redelivery would be here by now
+        assert [p for c in chunks for p in c] == [b"a", b"b", b"c"]
+        assert src.assignment() == {(topic, 0)}
+    finally:
+        release.set()
+        if other_member is not None:
+            await other_member.stop()
+        await src.stop()
