@@ -808,7 +808,8 @@ def _open_store(ad: AggregationDefinition, spec: AggSpec, ctx: Any, sharded: boo
                     raise StoreError("@PartitionById needs a shard id: `shard.id` in the service config "
                                      "(SiddhiManager(shard_id=...) when embedded), or one per worker under --workers")
                 return MemoryStore(spec)
-            return open_sql_aggregation_store(spec, options, ctx.shard_id, sharded, ctx.datasources)
+            return open_sql_aggregation_store(spec, options, ctx.shard_id, sharded, ctx.datasources,
+                                              getattr(ctx, "fence_epoch", None))
         except StoreError as exc:
             raise error_at(f"@store(type='rdbms'): {exc}", a) from None
         except Exception as exc:

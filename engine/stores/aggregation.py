@@ -50,9 +50,11 @@ from srota.engine.aggregation.store import (
 )
 from srota.engine.stores.database import (
     Database,
+    OwnerFence,
     SessionLock,
     StoreError,
     StoreLockedError,
+    StoreReplacedError,
     StoreUnavailableError,
 )
 from srota.engine.stores.java_serialized import (
@@ -272,7 +274,8 @@ class SqlAggregationStore(QueuedWriter, Store):
     rewinds_with_snapshot = True
 
     def __init__(self, spec: Any, db: Database, shard_id: str | None, sharded: bool,
-                 batch_size: int = 5000, max_queued: int = 10_000, lengths: dict[str, int] | None = None) -> None:
+                 batch_size: int = 5000, max_queued: int = 10_000, lengths: dict[str, int] | None = None,
+                 fence_epoch: int | None = None) -> None:
         if sharded and not shard_id:
             raise StoreError("@PartitionById needs a shard id: SiddhiManager(shard_id=...), `shard.id` in "
                              "the service config, or one per worker under --workers")
@@ -300,11 +303,19 @@ class SqlAggregationStore(QueuedWriter, Store):
         self._shard_where = f" AND {q(SHARD)} = {ph}" if sharded else ""
         self._max_written: dict[TimeDuration, int | None] = {}
         self._multi: dict[tuple[TimeDuration, int], str] = {}
-        self._lock = SessionLock(db.url, f"srota:agg:{db.url.database}:{spec.id}:{self.shard_id or ''}",
-                                 db.connect_timeout)
+        lock_name = f"srota:agg:{db.url.database}:{spec.id}:{self.shard_id or ''}"
         #: Set when another process took this store's lock over (this one was replaced).
         self._replaced: StoreLockedError | None = None
-        db.on_connect = self._take_ownership
+        if fence_epoch is not None and self.shard_id:
+            # Scale-out: the epoch of the partition's claim orders its owners (OwnerFence), so a
+            # replaced owner reconnecting at once cannot take the lock back from the new one.
+            fence = OwnerFence(db.url, lock_name, fence_epoch, f"aggregation '{spec.id}' shard {self.shard_id!r}",
+                               db.connect_timeout)
+            self._lock = fence.lock
+            db.on_connect = fence.on_connect
+        else:
+            self._lock = SessionLock(db.url, lock_name, db.connect_timeout)
+            db.on_connect = self._take_ownership
         self._start_writer(f"srota-agg-{spec.id}", batch_size, max_queued)
 
     # ------------------------------------------------------------------ writer thread
@@ -329,14 +340,17 @@ class SqlAggregationStore(QueuedWriter, Store):
         except StoreLockedError as exc:
             self._lost_lock(exc)
             raise
+        except StoreReplacedError as exc:
+            raise self._lost_lock(StoreLockedError(str(exc), self._lock)) from None
 
-    def _lost_lock(self, exc: StoreLockedError) -> None:
+    def _lost_lock(self, exc: StoreLockedError) -> StoreLockedError:
         """Another process took this store's lock over: this one was replaced (module doc)."""
         if self._replaced is None:
             self._replaced = exc
             _log.error("aggregation %s: another process writes %s now (this one was replaced while it was "
                        "stopped or cut off); this process's writes to it are dropped", self.spec.id,
                        f"shard {self.shard_id!r}" if self.shard_id else "its tables")
+        return exc
 
     def flush(self) -> None:
         """Wait until the queued writes are written (a replaced store's are dropped: module doc)."""
@@ -428,7 +442,7 @@ class SqlAggregationStore(QueuedWriter, Store):
             return
         try:
             self.db.run(self._lock.release)
-        except (Exception, StoreUnavailableError):
+        except (Exception, StoreUnavailableError, StoreReplacedError):
             pass  # the connection closes next, which releases it too
 
     @property
@@ -442,7 +456,10 @@ class SqlAggregationStore(QueuedWriter, Store):
             self.failed_writes += len(writes)
             return
         try:
-            self.db.run(lambda cur: self._apply_once(cur, writes))
+            try:
+                self.db.run(lambda cur: self._apply_once(cur, writes))
+            except StoreReplacedError as replaced:
+                raise StoreLockedError(str(replaced), self._lock) from None
         except StoreLockedError as exc:
             # Our session was ended and another process holds the lock now: this process was
             # replaced (its partition moved while it was stopped).  What it still has to write
@@ -807,11 +824,12 @@ class _OwnShard(Store):
 
 
 def open_sql_aggregation_store(spec: Any, options: dict[str, str], shard_id: str | None, sharded: bool,
-                               datasources: dict[str, dict[str, str]] | None = None) -> SqlAggregationStore:
-    """The ``@store(type='rdbms')`` of an aggregation."""
+                               datasources: dict[str, dict[str, str]] | None = None,
+                               fence_epoch: int | None = None) -> SqlAggregationStore:
+    """The ``@store(type='rdbms')`` of an aggregation (``fence_epoch``: see OwnerFence)."""
     from srota.engine.stores.database import max_outage, url_from_options
     from srota.engine.stores.sqltable import _field_lengths
 
     lengths = _field_lengths(options.get("field.length", ""))
     db = Database(url_from_options(options, datasources), f"aggregation '{spec.id}'", max_outage(options))
-    return SqlAggregationStore(spec, db, shard_id, sharded, lengths=lengths)
+    return SqlAggregationStore(spec, db, shard_id, sharded, lengths=lengths, fence_epoch=fence_epoch)

@@ -438,25 +438,40 @@ class OwnerFence:
 
     def on_connect(self, cur: Any) -> None:
         """Take the lock and check the epoch on a new connection (see the class doc)."""
+        dialect = self.lock.dialect
+        if not self._opened:
+            dialect.serialize_ddl(cur)
+            cur.execute(f"CREATE TABLE IF NOT EXISTS {dialect.quote(FENCE_TABLE)} "
+                        "(name VARCHAR(200) PRIMARY KEY, epoch BIGINT)")
+        # The epoch goes in first, even while another session holds the lock: once the caller
+        # ends that session, the replaced owner reconnecting at once finds it and lets go,
+        # instead of taking the lock back before this process can.
+        stored = self._raise_epoch(cur)
+        cur.connection.commit()  # kept when the lock is refused below (the connection is closed then)
+        if stored > self.epoch:
+            raise StoreReplacedError(f"{self.what} has a newer owner (epoch {stored}, this process's "
+                                     f"{self.epoch}): this process was replaced; its writes are dropped")
         if not self.lock.try_take(cur):
             message = f"{self.what} is written by another process holding its lock {self.name!r}"
             if self._opened:
                 raise StoreReplacedError(message + ": this process was replaced; its writes are dropped")
             raise StoreLockedError(message, self.lock)
-        dialect = self.lock.dialect
-        q, ph = dialect.quote, dialect.placeholder
-        if not self._opened:
-            dialect.serialize_ddl(cur)
-            cur.execute(f"CREATE TABLE IF NOT EXISTS {q(FENCE_TABLE)} (name VARCHAR(200) PRIMARY KEY, epoch BIGINT)")
-        cur.execute(f"SELECT epoch FROM {q(FENCE_TABLE)} WHERE name = {ph}", (self.name,))
-        row = cur.fetchone()
-        if row is not None and int(row[0]) > self.epoch:
-            self.lock.release(cur)
-            raise StoreReplacedError(f"{self.what} has a newer owner (epoch {int(row[0])}, this process's "
-                                     f"{self.epoch}): this process was replaced; its writes are dropped")
-        if row is None or int(row[0]) < self.epoch:
-            cur.execute(dialect.upsert(FENCE_TABLE, ["name", "epoch"], ["name"]), (self.name, self.epoch))
         self._opened = True
+
+    def _raise_epoch(self, cur: Any) -> int:
+        """Set the stored epoch to this process's where it is older; the stored one before."""
+        dialect = self.lock.dialect
+        table, ph = dialect.quote(FENCE_TABLE), dialect.placeholder
+        cur.execute(f"SELECT epoch FROM {table} WHERE name = {ph}", (self.name,))
+        row = cur.fetchone()
+        if row is None:
+            cur.execute(dialect.insert_if_absent(FENCE_TABLE, ["name", "epoch"], ["name"]), (self.name, self.epoch))
+            return self.epoch
+        stored = int(row[0])
+        if stored < self.epoch:
+            cur.execute(f"UPDATE {table} SET epoch = {ph} WHERE name = {ph} AND epoch < {ph}",
+                        (self.epoch, self.name, self.epoch))
+        return stored
 
 
 #: The savepoint behind each unit of work of a held transaction.

@@ -128,3 +128,31 @@ def test_a_lost_connection_takes_the_lock_again_before_writing(rdbms_url: str) -
             SiddhiManager(shard_id="p0").create_siddhi_app_runtime(app)
     finally:
         rt.shutdown()
+
+
+def test_a_replaced_writer_reconnecting_first_does_not_take_the_lock_back(rdbms_url: str) -> None:
+    """Under scale-out (the claim's epoch given): the replaced writer, still writing, reconnects
+    at once when its session is ended.  It used to take the free lock again before the new owner
+    could, which then failed to start the partition for minutes (the chaos soak); the new owner's
+    refused attempt now writes its epoch first, and the replaced writer lets go."""
+    app = lock_app(rdbms_url)
+    old = SiddhiManager(shard_id="p0", fence_epoch=1).create_siddhi_app_runtime(app)
+    old.start()
+    new = None
+    try:
+        feed(old, [("a", 1, T0)])
+        with pytest.raises(SiddhiAppCreationError) as refused:
+            SiddhiManager(shard_id="p0", fence_epoch=2).create_siddhi_app_runtime(app)
+        conflict = conflict_of(refused.value)
+        assert conflict is not None
+        assert conflict.end_holder() is not None
+        old_store = feed(old, [("a", 100, T0 + 5000)])  # reconnects first
+        assert old_store.failed_writes >= 1, "the replaced writer wrote again after its session was ended"
+        new = SiddhiManager(shard_id="p0", fence_epoch=2).create_siddhi_app_runtime(app)
+        new.start()
+        feed(new, [("a", 7, T0 + 6000)])
+        assert stored(rdbms_url) == [(T0, "p0", "a", 1), (T0 + 6000, "p0", "a", 1)]
+    finally:
+        if new is not None:
+            new.shutdown()
+        old.shutdown()

@@ -66,14 +66,16 @@ def conflict_of(exc: BaseException) -> StoreLockedError | None:
     return None
 
 
-def take_over(app: str, epoch: int) -> Any:
+def take_over(app: str, epoch: int, meanwhile: Any = None) -> Any:
     """Create the new owner's runtime as the scale-out host does: refused while the replaced
-    owner's session holds the lock, which it then ends."""
+    owner's session holds the lock, which it then ends (``meanwhile`` runs right after)."""
     with pytest.raises(SiddhiAppCreationError) as refused:
         owner(app, epoch)
     conflict = conflict_of(refused.value)
     assert conflict is not None, "the lock conflict is told apart from other creation errors"
     assert conflict.end_holder() is not None
+    if meanwhile is not None:
+        meanwhile()
     deadline = time.monotonic() + 10
     while True:
         try:
@@ -96,11 +98,40 @@ def test_a_replaced_owner_writes_no_row_over_the_new_owners(rdbms_url: str) -> N
         new.start()
         new.get_input_handler("In").send(["k", 2], timestamp=T0 + 1)
         # The replaced owner runs again, in the middle of its chunk: refused, nothing written.
-        with pytest.raises(StoreReplacedError, match="another process"):
+        with pytest.raises(StoreReplacedError, match="replaced"):
             old.get_input_handler("In").send(["k", 1], timestamp=T0 + 2)
         assert rows(rdbms_url) == {"k": 2}
         new.get_input_handler("In").send(["k", 3], timestamp=T0 + 3)
         assert joined == [("k", 2, 1), ("k", 3, 2)]
+    finally:
+        if new is not None:
+            new.shutdown()
+        old.shutdown()
+
+
+def test_a_replaced_owner_reconnecting_first_does_not_take_the_lock_back(rdbms_url: str) -> None:
+    """The replaced owner, still processing, reconnects at once when its session is ended; it
+    used to take the free lock again before the new owner could (the new owner then failed to
+    start its partition for minutes).  The new owner's refused attempt wrote its epoch first."""
+    app = table_app(rdbms_url)
+    old = owner(app, epoch=1)
+    old.start()
+    old.get_input_handler("In").send(["k", 1], timestamp=T0)
+    new = None
+    refused: list[BaseException] = []
+
+    def old_sends_first() -> None:
+        try:
+            old.get_input_handler("In").send(["k", 7], timestamp=T0 + 1)
+        except StoreReplacedError as exc:
+            refused.append(exc)
+
+    try:
+        new = take_over(app, epoch=2, meanwhile=old_sends_first)
+        assert refused, "the replaced owner wrote again after its session was ended"
+        new.start()
+        new.get_input_handler("In").send(["k", 2], timestamp=T0 + 2)
+        assert rows(rdbms_url) == {"k": 2}
     finally:
         if new is not None:
             new.shutdown()
