@@ -75,11 +75,18 @@ def postgres_bin() -> Path | None:
 
 
 class PostgresServer:
-    """One PostgreSQL server in ``workdir``; ``url(db)`` gives a ``postgresql://`` URL."""
+    """One PostgreSQL server in ``workdir``; ``url(db)`` gives a ``postgresql://`` URL.
 
-    def __init__(self, workdir: Path, bindir: Path) -> None:
+    For speed the tests' server does not wait for its disk (``fsync``, ``synchronous_commit``
+    off): a crash of the server (``stop("immediate")``) then loses transactions it had
+    acknowledged.  ``durable=True`` keeps PostgreSQL's defaults, for tests that crash it
+    (the chaos soak): a store may rely on a commit, as it does on a production server.
+    """
+
+    def __init__(self, workdir: Path, bindir: Path, durable: bool = False) -> None:
         self.workdir = workdir
         self.bindir = bindir
+        self.durable = durable
         self.datadir = workdir / "data"
         self.log = workdir / "server.log"
         self.port = _free_port()
@@ -100,8 +107,9 @@ class PostgresServer:
 
     def resume(self) -> None:
         """Start the (already initialised) server again on the same port."""
-        options = (f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        options = f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        if not self.durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         subprocess.run(_as_user("postgres", [str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-o", options,
                                              "-l", str(self.log), "-w", "-t", "60", "start"]),
                        check=True, capture_output=True)

@@ -99,10 +99,12 @@ def mosquitto(workdir: Path) -> MosquittoBroker:
 
 
 def postgres(workdir: Path) -> PostgresServer:
+    """The soak's PostgreSQL: durable, since the soak crashes it (``immediate`` stops) and the
+    stores rely on what it acknowledged, as on a production server."""
     bindir = postgres_bin()
     if bindir is None:
         raise RuntimeError("PostgreSQL server binaries are not installed (run `make deps`)")
-    return PostgresServer(workdir, bindir)
+    return PostgresServer(workdir, bindir, durable=True)
 
 
 class Worker:
