@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def _time(text: str) -> int:
@@ -44,6 +48,7 @@ def add_subparsers(subparsers: Any) -> argparse.ArgumentParser:
     b.add_argument("--shard-id", help="the shard the rows are written under (@PartitionById aggregations)")
     b.add_argument("--jars", action="append", metavar="JAR",
                    help="another JDBC driver jar for Spark (repeatable; PostgreSQL and MariaDB are found)")
+    _retry_option(b)
     b.set_defaults(func=main)
 
     u = sub.add_parser("purge", help="apply the retention policy, or rebuild a table from the finer one")
@@ -55,8 +60,46 @@ def add_subparsers(subparsers: Any) -> argparse.ArgumentParser:
                    help="recompute this granularity's table from the next finer one instead of purging")
     u.add_argument("--dry-run", action="store_true",
                    help="print the bounds and how many rows each table would lose; delete nothing")
+    _retry_option(u)
     u.set_defaults(func=main)
     return p
+
+
+def _retry_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--retry-for", type=float, default=300.0, metavar="SECONDS",
+                   help="run the job again while its database is unreachable, for up to this long (default 300, "
+                        "as the stores' max.outage; 0: never); both jobs are idempotent")
+
+
+#: What Spark's JDBC readers and writers say when the database went away or is restarting
+#: (PostgreSQL's and MariaDB's drivers): the job can run again once it is back.
+_TRANSIENT = ("An I/O error occurred while sending to the backend", "Connection refused",
+              "the database system is starting up", "the database system is shutting down",
+              "the database system is in recovery mode", "terminating connection due to administrator command",
+              "SQLNonTransientConnectionException", "Communications link failure", "Socket fail to connect",
+              "Connection reset", "connection attempt failed")
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether a failed job met a database outage (worth running again) rather than a defect."""
+    text = str(exc)
+    return any(marker in text for marker in _TRANSIENT)
+
+
+def _with_retries(job: Callable[[], T], retry_for: float) -> T:
+    """``job()``, run again with a growing pause while it fails on a database outage."""
+    deadline = time.monotonic() + retry_for
+    delay = 1.0
+    while True:
+        try:
+            return job()
+        except Exception as exc:
+            if not _transient(exc) or time.monotonic() + delay > deadline:
+                raise
+            print(f"srota aggregation: the database is unreachable ({_one_line(exc)}); running the job again in "
+                  f"{delay:g} s", file=sys.stderr, flush=True)
+            time.sleep(delay)
+            delay = min(delay * 2, 10.0)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -74,8 +117,9 @@ def main(args: argparse.Namespace) -> int:
             from srota.service.spark.backfill import backfill
 
             inputs = args.input if len(args.input) > 1 else args.input[0]
-            result = backfill(args.app, args.aggregation, inputs, args.format, args.start, args.end,
-                              args.master, args.writer, shard_id=args.shard_id, jars=tuple(args.jars or ()))
+            result = _with_retries(lambda: backfill(args.app, args.aggregation, inputs, args.format, args.start,
+                                                    args.end, args.master, args.writer, shard_id=args.shard_id,
+                                                    jars=tuple(args.jars or ())), args.retry_for)
             total = sum(result["rows"].values())
             p = result["phases"]
             print(f"backfilled {result['events']} events into {total} rows in {result['seconds']:.1f}s "
@@ -88,12 +132,14 @@ def main(args: argparse.Namespace) -> int:
         if args.rebuild:
             from srota.service.spark.purge import rebuild
 
-            n = rebuild(args.app, args.aggregation, args.rebuild, args.master)
+            n = _with_retries(lambda: rebuild(args.app, args.aggregation, args.rebuild, args.master),
+                              args.retry_for)
             print(f"rebuilt {n} rows")
             return 0
         from srota.service.spark.purge import purge
 
-        deleted = purge(args.app, args.aggregation, args.now, args.master, dry_run=args.dry_run)
+        deleted = _with_retries(lambda: purge(args.app, args.aggregation, args.now, args.master,
+                                              dry_run=args.dry_run), args.retry_for)
         print(f"{'would purge' if args.dry_run else 'purged'} {sum(deleted.values())} rows")
         return 0
     except SparkUnavailable as exc:

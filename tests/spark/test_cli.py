@@ -67,3 +67,50 @@ def test_unknown_aggregation_and_bad_app(tmp_path, app, capsys, no_spark):
     app.write_text("define stream S (k string;\n")
     code, err = _run(capsys, "backfill", str(app), "--aggregation", "A", "--input", str(src))
     assert code == 2 and "\n" not in err
+
+
+class _SparkLikeError(Exception):
+    """Stands for py4j's Py4JJavaError, whose text carries the Java exception."""
+
+    __module__ = "py4j.protocol"
+
+
+def test_a_job_runs_again_while_its_database_is_unreachable(app, capsys, monkeypatch):
+    """Found by the chaos soak: a purge (or backfill) reading while PostgreSQL restarted failed
+    the whole job.  Both jobs are idempotent, so they run again while the database is away."""
+    import srota.service.spark.cli as cli
+    import srota.service.spark.purge as purge
+
+    calls = []
+
+    def flaky_purge(*args, **kwargs):
+        calls.append(1)
+        if len(calls) < 3:
+            raise _SparkLikeError("An error occurred while calling o53.collectToPython.\n"
+                                  "org.postgresql.util.PSQLException: An I/O error occurred while sending to the backend.")
+        return {"SECONDS": 4}
+
+    monkeypatch.setattr(purge, "purge", flaky_purge)
+    monkeypatch.setattr(cli.time, "sleep", lambda s: None)
+    code, err = _run(capsys, "purge", str(app), "--aggregation", "A")
+    assert code == 0 and len(calls) == 3
+    assert err.count("the database is unreachable") == 2
+
+    calls.clear()
+    code, err = _run(capsys, "purge", str(app), "--aggregation", "A", "--retry-for", "0")
+    assert code == 1 and len(calls) == 1, "--retry-for 0 gives up at once"
+    assert "Spark job failed" in err
+
+
+def test_a_job_that_fails_otherwise_is_not_run_again(app, capsys, monkeypatch):
+    import srota.service.spark.purge as purge
+
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(1)
+        raise _SparkLikeError("An error occurred: java.lang.ArithmeticException: / by zero")
+
+    monkeypatch.setattr(purge, "purge", broken)
+    code, err = _run(capsys, "purge", str(app), "--aggregation", "A")
+    assert code == 1 and len(calls) == 1
