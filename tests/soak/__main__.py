@@ -38,7 +38,11 @@ def main(argv: list[str] | None = None) -> int:
         opts.workdir.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(filename=str((opts.workdir or Path(tempfile.gettempdir())) / "soak-clients.log"),
                         level=logging.WARNING)
-    report = asyncio.run(run(opts))
+    try:
+        report = asyncio.run(run(opts))
+    except KeyboardInterrupt:  # the run's processes were stopped on the way out (Soak.stop)
+        print("interrupted: every process of the run was stopped", file=sys.stderr)
+        return 130
     print(report.summary(), flush=True)
     if report.dir is not None:
         (report.dir / "summary.txt").write_text(report.summary() + "\n")

@@ -488,20 +488,32 @@ class Soak:
         return {"rows": rows, "lo_sec": lo_sec, "closed": closed}
 
     async def stop(self) -> None:
+        """Stop every process of the run.  Each step on its own: this also runs when the run is
+        interrupted (Ctrl-C cancels it), when a step's own awaits may be cancelled too."""
+
+        async def step(what: str, work: Any) -> None:
+            try:
+                await work
+            except (Exception, asyncio.CancelledError) as exc:
+                self.say(f"stopping {what}: {type(exc).__name__}: {exc}")
+
         workers = list(self.workers)
-        codes = await asyncio.gather(*[asyncio.to_thread(w.stop) for w in workers])
+        codes: list[Any] = [None] * len(workers)
+
+        async def stop_workers() -> None:
+            codes[:] = await asyncio.gather(*[asyncio.to_thread(w.stop) for w in workers])
+
+        await step("the workers", stop_workers())
         for w, code in zip(workers, codes, strict=True):
             if code not in (0, None):
                 self.say(f"{w.name} exited with {code} at the end")
-        for t in self.topics.values():
-            with contextlib.suppress(Exception):
-                await t.stop()
+        for name, t in self.topics.items():
+            await step(f"the {name} reader", t.stop())
         for _, proc, _ in self.jobs:
             proc.kill()
-        await self.broker.stop()
+        await step("the broker", self.broker.stop())
         self.mqtt.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(self.pg.stop, "immediate")
+        await step("PostgreSQL", asyncio.to_thread(self.pg.stop, "immediate"))
         (self.dir / "soak.log").write_text("\n".join(self.log_lines) + "\n")
         if not self.opts.keep:
             shutil.rmtree(self.dir / "postgres", ignore_errors=True)
