@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 from srota.engine import SiddhiAppRuntime
+from srota.engine.memory import release_free_memory
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.service.apphost import AppHost, manager_for
 from srota.service.bindings import import_extensions
@@ -33,6 +34,11 @@ from srota import (
 __all__ = ["AppHost", "ServiceHost", "import_extensions", "manager_for", "run_service", "serve"]
 
 log = structlog.get_logger("srota.service")
+
+#: Seconds between two returns of the C heap's free memory to the system
+#: (:func:`~srota.engine.memory.release_free_memory`): without them a worker's RSS stays at
+#: the height of its busiest moment (a rebalance, an outage's retries), not what it holds.
+HEAP_TRIM_INTERVAL_S = 30.0
 
 
 class ServiceHost:
@@ -53,6 +59,7 @@ class ServiceHost:
         self.failure: str | None = None
         self.stopping: asyncio.Event | None = None
         self._snapshotter: asyncio.Task[None] | None = None
+        self._trimmer: asyncio.Task[None] | None = None
         self._save_lock = asyncio.Lock()  # one snapshot save at a time (revisions are numbered)
         self._texts: list[tuple[Path | None, str]] = [
             (p, substitute_env(p.read_text(encoding="utf-8"), str(p))) for p in app_paths]
@@ -164,6 +171,7 @@ class ServiceHost:
                     await self.deployments.deploy_file(path, path.read_text(encoding="utf-8"))
         if self.store is not None:
             self._snapshotter = asyncio.create_task(self._snapshot_loop(), name="srota-snapshots")
+        self._trimmer = asyncio.create_task(self._trim_loop(), name="srota-heap-trim")
         if folder is not None and self.config.deployment.hot and not self.config.scaleout.enabled:
             self.deployments.watch(folder, self.config.deployment.interval_ms)
 
@@ -200,16 +208,27 @@ class ServiceHost:
             except Exception:
                 log.exception("snapshot failed")
 
+    async def _trim_loop(self) -> None:
+        while True:
+            await asyncio.sleep(HEAP_TRIM_INTERVAL_S)
+            try:
+                # On a thread: a few milliseconds per 100 MB of heap, the loop goes on meanwhile.
+                if not await asyncio.to_thread(release_free_memory):
+                    return  # not glibc: nothing to call
+            except Exception:
+                log.exception("returning free memory to the system failed")
+
     async def stop(self) -> None:
         """Stop consuming, drain, flush, commit, snapshot and close, within the shutdown timeout."""
         timeout = self.config.shutdown_timeout_ms / 1000.0
         log.info("shutting down", timeout_s=timeout)
         if self.deployments is not None:
             await self.deployments.close()
-        if self._snapshotter is not None:
-            self._snapshotter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._snapshotter
+        for task in (self._snapshotter, self._trimmer):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         try:
             async with asyncio.timeout(timeout):
                 for app in self.apps.values():
