@@ -51,6 +51,7 @@ from prometheus_client import Gauge
 from srota.connectors._kafka import _security_kwargs
 from srota.engine import Limits, SiddhiAppRuntime
 from srota.engine.errorstore import MAPPING, SINK
+from srota.engine.memory import release_free_memory
 from srota.engine.ondemand import run_find_query_across
 from srota.engine.stores.database import StoreLockedError, StoreReplacedError
 from srota.grammar.errors import SiddhiAppCreationError
@@ -76,6 +77,10 @@ _FAILED = object()
 #: assignment, a moment after ours; one still holding it past this is a replaced worker that
 #: does not know it yet (stopped past the session timeout, frozen, cut off).
 SHARD_LOCK_GRACE_S = 2.0
+
+
+class _ClaimAgain(Exception):
+    """:meth:`PartitionedAppHost._create` found a later claim on the partition than this worker's."""
 
 
 class RuntimeCreationError(Exception):
@@ -746,6 +751,9 @@ class PartitionedAppHost(AppHost):
             return await self._assign(assigned)
         finally:
             await self._follow_partition_0()
+            # Dropping and restoring runtimes frees most of what it allocated: give it back
+            # to the system now rather than at the host's next periodic trim.
+            await asyncio.to_thread(release_free_memory)
 
     async def _assign(self, assigned: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
         assert self._state is not None
@@ -830,14 +838,21 @@ class PartitionedAppHost(AppHost):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
-            if cp is None:
-                if bad:
-                    self._log.error("no checkpoint of this partition can be restored: its state starts empty at "
-                                    "the group's committed offset", partition=p, skipped=sorted(bad))
-                return None if await self._create(p, None, deadline) else _FAILED
             try:
+                if cp is None:
+                    if bad:
+                        self._log.error("no checkpoint of this partition can be restored: its state starts empty "
+                                        "at the group's committed offset", partition=p, skipped=sorted(bad))
+                    return None if await self._create(p, None, deadline) else _FAILED
                 if not await self._create(p, cp.state, deadline):
                     return _FAILED
+            except _ClaimAgain as exc:
+                self._log.warning("partition claimed by another worker while this one restored it; claiming it "
+                                  "again", partition=p, reason=str(exc))
+                claimed = False
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
             except Exception:
                 self._log.exception("checkpoint cannot be restored; trying the one before it", partition=p,
                                     checkpoint=cp.id)
@@ -871,9 +886,9 @@ class PartitionedAppHost(AppHost):
             except RuntimeCreationError as exc:
                 error = exc
             except StoreReplacedError as exc:
-                # A later claim than this worker's wrote its epoch: a rebalance is on its way
-                # that takes the partition from this worker; until then, as any creation error.
-                error = RuntimeCreationError(f"partition {p}: {exc}")
+                # A later claim than this worker's was made while this one waited (the partition
+                # went to another worker and came back): claim it again, from its newest state.
+                raise _ClaimAgain(str(exc)) from None
             now = time.monotonic()
             locked = _lock_conflict(error)
             if locked is not None:

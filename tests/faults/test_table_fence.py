@@ -176,3 +176,50 @@ def test_without_a_claim_tables_take_no_lock(rdbms_url: str) -> None:
     finally:
         a.shutdown()
         b.shutdown()
+
+
+async def test_a_worker_whose_claim_was_overtaken_claims_the_partition_again(kafka_broker: Any, pg_url: str) -> None:
+    """Found by the chaos soak: a worker restoring a partition found a later claim's epoch in
+    the fence (the partition had gone to another worker and come back meanwhile) and retried
+    with its stale claim until the restore timeout stopped the app.  It now claims again."""
+    import uuid
+
+    from srota.service.scaleout import _FAILED
+
+    from tests.integration.support import kafka_source, running_host, wait_until
+    from tests.service.test_scaleout import _scaled
+
+    src = await kafka_broker.create_topic(partitions=1)
+    p = urllib.parse.urlsplit(pg_url)
+    app = f"""
+    @app:name('Again')
+    {kafka_source(kafka_broker, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
+    define stream In (id string, seq long);
+    @store(type='rdbms', jdbc.url='jdbc:postgresql://{p.hostname}:{p.port}{p.path}', username='{p.username}',
+           password='{p.password}')
+    @PrimaryKey('id')
+    define table KeyState (id string, seq long);
+    from In select id, seq update or insert into KeyState on KeyState.id == id;
+    """
+    async with running_host(_scaled(interval_ms=3_600_000), app) as host:
+        h = host.apps["Again"]
+        await wait_until(lambda: 0 in h.partitions.by_partition, 30, what="partition 0 assigned")
+        h._forget({0})
+        real_create, real_claim = h.partitions.create, h._state.claim
+        claims: list[int] = []
+
+        def overtaken_once(partition: int, state: Any) -> Any:
+            if len(claims) < 2:
+                raise StoreReplacedError("table 'KeyState' for shard 'p0' has a newer owner")
+            return real_create(partition, state)
+
+        async def counted_claim(partition: int) -> int:
+            claims.append(partition)
+            return await real_claim(partition)
+
+        h.partitions.create = overtaken_once
+        h._state.claim = counted_claim
+        got = await h._restore(0)
+        assert got is not _FAILED and 0 in h.partitions.by_partition
+        assert claims == [0, 0], "the partition was not claimed again"
+        assert not h.failed
