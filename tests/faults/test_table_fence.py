@@ -21,6 +21,8 @@ from srota.engine import SiddhiManager
 from srota.engine.stores.database import Database, StoreLockedError, StoreReplacedError, parse_url
 from srota.grammar.errors import SiddhiAppCreationError
 
+from tests.faults.test_shard_lock_takeover import conflict_of
+
 pytestmark = pytest.mark.integration
 
 T0 = 1_700_000_000_000
@@ -55,15 +57,6 @@ def rows(url: str) -> dict[str, int]:
         return dict(db.run(lambda cur: (cur.execute("SELECT id, seq FROM KeyState"), cur.fetchall())[1]))
     finally:
         db.close()
-
-
-def conflict_of(exc: BaseException) -> StoreLockedError | None:
-    e: BaseException | None = exc
-    while e is not None:
-        if isinstance(e, StoreLockedError):
-            return e
-        e = e.__cause__ or e.__context__
-    return None
 
 
 def take_over(app: str, epoch: int, meanwhile: Any = None) -> Any:
