@@ -77,7 +77,7 @@ _TRANSIENT = ("An I/O error occurred while sending to the backend", "Connection 
               "the database system is starting up", "the database system is shutting down",
               "the database system is in recovery mode", "terminating connection due to administrator command",
               "SQLNonTransientConnectionException", "Communications link failure", "Socket fail to connect",
-              "Connection reset", "connection attempt failed")
+              "Connection reset", "connection attempt failed", "FAILED_JDBC.CONNECTION")
 
 
 def _transient(exc: BaseException) -> bool:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from srota.service.host import HEAP_TRIM_INTERVAL_S
 
 from tests.soak import chaos as chaos_mod
 from tests.soak.checks import Report, attribute_duplicates, check_all, parity
@@ -405,8 +406,12 @@ class Soak:
                 await asyncio.sleep(1)
             drained = await self.drain()
             self.say("drained" if drained else f"NOT drained after {opts.drain_timeout:.0f}s")
-            rss_end = {w.name: w.rss_kb() for w in self.workers}
+            quiet_since = time.monotonic()
             rows = await self.parity()
+            # The workers' memory at rest, as after warm-up: idle (the parity check only reads)
+            # past their periodic return of freed heap, not at the peak of the drain.
+            await asyncio.sleep(max(0.0, quiet_since + HEAP_TRIM_INTERVAL_S + 5.0 - time.monotonic()))
+            rss_end = {w.name: w.rss_kb() for w in self.workers}
             report = await asyncio.to_thread(
                 check_all, self.sent, self.topics["in"].all, {k: t.all for k, t in self.topics.items()},
                 self.pg_url(self.live_db), rows)

@@ -85,9 +85,12 @@ def test_a_job_runs_again_while_its_database_is_unreachable(app, capsys, monkeyp
 
     def flaky_purge(*args, **kwargs):
         calls.append(1)
-        if len(calls) < 3:
+        if len(calls) == 1:
             raise _SparkLikeError("An error occurred while calling o53.collectToPython.\n"
                                   "org.postgresql.util.PSQLException: An I/O error occurred while sending to the backend.")
+        if len(calls) == 2:  # (Spark's own words when it cannot connect at all)
+            raise _SparkLikeError("[FAILED_JDBC.CONNECTION] Failed JDBC jdbc:postgresql:*********(redacted) on the "
+                                  "operation: Couldn't connect to the database SQLSTATE: HV000")
         return {"SECONDS": 4}
 
     monkeypatch.setattr(purge, "purge", flaky_purge)
