@@ -770,20 +770,25 @@ class PartitionedAppHost(AppHost):
                 self._log.debug("partition kept through the rebalance", partition=p)
             else:  # another worker owned it meanwhile: its state here is stale
                 self._forget({p})
+        to_restore: list[int] = []
         for p in sorted(numbers):
-            info = self._info.get(p)
-            if p in self.partitions.by_partition and info is not None:
+            if p in self.partitions.by_partition and self._info.get(p) is not None:
                 # Still ours (a rebalance that kept it): the state and positions are current.
                 for (t, q) in assigned:
                     if q == p and (t, q) in self._consumed:
                         starts[(t, q)] = self._consumed[(t, q)]
-                continue
-            started = time.perf_counter()
-            cp = await self._restore(p)
-            if cp is _FAILED:
-                return starts  # the app stopped (logged): nothing is delivered any more
+            else:
+                to_restore.append(p)
+        # All at once: a restore mostly waits (the state topic, a previous owner letting go of
+        # its locks), and one after another they outlast the group's rebalance timeout, which
+        # then rebalances again, and again.
+        started = time.perf_counter()
+        restores = await asyncio.gather(*(self._timed_restore(p) for p in to_restore))
+        if any(cp is _FAILED for cp, _s in restores):
+            return starts  # the app stopped (logged): nothing is delivered any more
+        for p, (cp, seconds) in zip(to_restore, restores, strict=True):
             info = _PartitionInfo()
-            info.restore_s = time.perf_counter() - started
+            info.restore_s = seconds
             self._info[p] = info
             self._gauges["owned"].labels(self.name, str(p)).set(1)
             self._gauges["restore"].labels(self.name, str(p)).set(info.restore_s)
@@ -801,7 +806,15 @@ class PartitionedAppHost(AppHost):
             self._kafka[0].commits.restore(restored)
             self._log.info("partition state restored", partition=p, bytes=len(cp.state),
                            seconds=round(info.restore_s, 3), offsets=cp.offsets)
+        if to_restore:
+            self._log.debug("assignment restored", partitions=to_restore,
+                            seconds=round(time.perf_counter() - started, 3))
         return starts
+
+    async def _timed_restore(self, p: int) -> tuple[Any, float]:
+        started = time.perf_counter()
+        cp = await self._restore(p)
+        return cp, time.perf_counter() - started
 
     async def _restore(self, p: int) -> Any:
         """Claim partition ``p`` and create its runtime from its newest checkpoint that restores.
