@@ -307,6 +307,20 @@ class PartitionRuntimes:
         self.by_partition[partition] = rt
         return rt
 
+    def release_locks(self, partition: int) -> None:
+        """Close the idle database connections of ``partition``'s stores, whose session locks
+        fence the partition (scaling.md): a revoked partition's next owner takes them at once
+        instead of waiting for them.  If the partition stays here, the stores connect again,
+        and take their locks again, at their next use."""
+        rt = self.by_partition.get(partition)
+        if rt is None:
+            return
+        ctx = rt.context
+        for element in (*ctx.tables.values(), *(getattr(a, "store", None) for a in ctx.aggregations.values())):
+            db = getattr(element, "db", None)
+            if db is not None and getattr(db, "on_connect", None) is not None:
+                db.disconnect()
+
     def drop(self, partition: int) -> None:
         rt = self.by_partition.pop(partition, None)
         if rt is not None:
@@ -952,6 +966,8 @@ class PartitionedAppHost(AppHost):
             kept = numbers & set(self.partitions.by_partition)  # (a fenced one was dropped)
             self._revoked |= kept
             numbers -= kept
+            for p in kept:  # checkpointed: their next owner, maybe another worker, takes the locks now
+                self.partitions.release_locks(p)
         finally:
             # Even when the checkpoint did not finish (the rebalance timeout): the next owner
             # starts from the last saved checkpoint, which the commits never ran ahead of.

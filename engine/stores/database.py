@@ -329,6 +329,20 @@ class Database:
         conn, self._conn = self._conn, None
         _close_quietly(conn)
 
+    def disconnect(self) -> bool:
+        """Close the connection now (the next unit of work makes a new one, through
+        :attr:`on_connect`): a session lock it holds is released at once.  False, and nothing
+        done, while a unit of work runs on it (or retries through an outage)."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._cursor is not None:
+                return False
+            self._drop()
+            return True
+        finally:
+            self._lock.release()
+
     def close(self) -> None:
         self.closed = True  # first: a unit of work retrying through an outage gives up
         with self._lock:

@@ -216,3 +216,28 @@ async def test_a_worker_whose_claim_was_overtaken_claims_the_partition_again(kaf
         assert got is not _FAILED and 0 in h.partitions.by_partition
         assert claims == [0, 0], "the partition was not claimed again"
         assert not h.failed
+
+
+def test_a_revoked_owner_lets_go_of_its_locks_at_once(rdbms_url: str) -> None:
+    """Found by the chaos soak: a revoked partition's runtime kept its connections, and with them
+    its locks, until its worker's next assignment, so every move of a partition waited 2 s per
+    lock before ending the holder's session; in series these waits outlasted the rebalance
+    timeout.  At the revocation the idle connections now close: the next owner starts at once,
+    and the revoked runtime, if the partition had stayed, would connect (and lock) again."""
+    app = table_app(rdbms_url)
+    old = owner(app, epoch=1)
+    old.start()
+    new = None
+    try:
+        old.get_input_handler("In").send(["k", 1], timestamp=T0)
+        assert old.context.tables["KeyState"].db.disconnect()
+        new = owner(app, epoch=2)  # not refused: nothing to wait for
+        new.start()
+        new.get_input_handler("In").send(["k", 2], timestamp=T0 + 1)
+        with pytest.raises(StoreReplacedError, match="newer owner"):
+            old.get_input_handler("In").send(["k", 1], timestamp=T0 + 2)
+        assert rows(rdbms_url) == {"k": 2}
+    finally:
+        if new is not None:
+            new.shutdown()
+        old.shutdown()
