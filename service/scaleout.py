@@ -881,6 +881,8 @@ class PartitionedAppHost(AppHost):
                 delay = min(delay * 2, 5.0)
                 continue
             except Exception:
+                if cp is None:  # no checkpoint to blame
+                    raise
                 self._log.exception("checkpoint cannot be restored; trying the one before it", partition=p,
                                     checkpoint=cp.id)
                 bad.add(cp.id)
