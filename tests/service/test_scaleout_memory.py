@@ -32,6 +32,8 @@ def _live_runtimes() -> int:
 
 
 def test_dropped_partition_runtimes_are_freed() -> None:
+    # Other tests of the session may keep runtimes of their own alive: count this test's only.
+    runtimes_before = _live_runtimes()
     runtimes = PartitionRuntimes(lambda p: SiddhiManager(shard_id=f"p{p}").create_siddhi_app_runtime(APP))
     seen: list[int] = []
     runtimes.add_callback("Counts", lambda events: seen.append(len(events)))
@@ -58,7 +60,7 @@ def test_dropped_partition_runtimes_are_freed() -> None:
         gc.collect()
         assert seen, "the callback saw the partitions' outputs"
         assert [r for r in refs if r() is not None] == []
-        assert _live_runtimes() == 1  # the template
+        assert _live_runtimes() <= runtimes_before + 1  # the template
         assert threading.active_count() <= threads_before
     finally:
         runtimes.shutdown()
