@@ -395,8 +395,7 @@ class KafkaSource(Source):
         timeout = self._rebalance_timeout_s() / 2
         try:
             async with asyncio.timeout(timeout):
-                while self._in_callback:  # the chunk in the host's hands is part of what to commit
-                    await asyncio.sleep(0.01)
+                await self._chunk_done()  # the chunk in the host's hands is part of what to commit
                 await self.on_revoke({(tp.topic, tp.partition) for tp in revoked})
         except TimeoutError:
             self._log.warning("outputs not flushed before the rebalance; the next owner of these partitions "
@@ -405,6 +404,11 @@ class KafkaSource(Source):
         except Exception as exc:
             self._log.warning("commit before the rebalance failed; records will be redelivered",
                               partitions=parts, error=repr(exc))
+
+    async def _chunk_done(self) -> None:
+        """Wait until no chunk is in the host's hands."""
+        while self._in_callback:
+            await asyncio.sleep(0.01)
 
     async def _assigned(self, assigned: set[TopicPartition]) -> None:
         """After a rebalance: seek where this process's state needs, then deliver again."""
@@ -415,8 +419,7 @@ class KafkaSource(Source):
         # outage holds it) is in the app's state once it returns: the host's starting points
         # and the seeks below must count it, or it is delivered again (counted twice).
         waited = time.monotonic()
-        while self._in_callback:
-            await asyncio.sleep(0.01)
+        await self._chunk_done()
         if time.monotonic() - waited > 1.0:
             self._log.info("assignment waited for the chunk in flight", seconds=round(time.monotonic() - waited, 1))
         if consumer is not None and self.on_assign is not None and assigned:

@@ -304,6 +304,7 @@ class SqlAggregationStore(QueuedWriter, Store):
         self._max_written: dict[TimeDuration, int | None] = {}
         self._multi: dict[tuple[TimeDuration, int], str] = {}
         lock_name = f"srota:agg:{db.url.database}:{spec.id}:{self.shard_id or ''}"
+        self._opened = False  # set once the writer has connected and prepared the tables
         #: Set when another process took this store's lock over (this one was replaced).
         self._replaced: StoreLockedError | None = None
         if fence_epoch is not None and self.shard_id:
@@ -312,7 +313,17 @@ class SqlAggregationStore(QueuedWriter, Store):
             fence = OwnerFence(db.url, lock_name, fence_epoch, f"aggregation '{spec.id}' shard {self.shard_id!r}",
                                db.connect_timeout)
             self._lock = fence.lock
-            db.on_connect = fence.on_connect
+
+            def take_fenced(cur: Any) -> None:
+                try:
+                    fence.on_connect(cur)
+                except StoreReplacedError as exc:
+                    if not self._opened:
+                        raise  # creation: the host claims the partition again
+                    # Once writing, a replaced store is one whose lock was taken (_lost_lock).
+                    raise StoreLockedError(str(exc), fence.lock) from None
+
+            db.on_connect = take_fenced
         else:
             self._lock = SessionLock(db.url, lock_name, db.connect_timeout)
             db.on_connect = self._take_ownership
@@ -326,6 +337,7 @@ class SqlAggregationStore(QueuedWriter, Store):
         except BaseException:
             self.db.close()  # not left connected: the caller may try again and again
             raise
+        self._opened = True
 
     def _write_batch(self, _resource: None, writes: list[tuple[Any, ...]]) -> None:
         self._apply(writes)
@@ -340,17 +352,14 @@ class SqlAggregationStore(QueuedWriter, Store):
         except StoreLockedError as exc:
             self._lost_lock(exc)
             raise
-        except StoreReplacedError as exc:
-            raise self._lost_lock(StoreLockedError(str(exc), self._lock)) from None
 
-    def _lost_lock(self, exc: StoreLockedError) -> StoreLockedError:
+    def _lost_lock(self, exc: StoreLockedError) -> None:
         """Another process took this store's lock over: this one was replaced (module doc)."""
         if self._replaced is None:
             self._replaced = exc
             _log.error("aggregation %s: another process writes %s now (this one was replaced while it was "
                        "stopped or cut off); this process's writes to it are dropped", self.spec.id,
                        f"shard {self.shard_id!r}" if self.shard_id else "its tables")
-        return exc
 
     def flush(self) -> None:
         """Wait until the queued writes are written (a replaced store's are dropped: module doc)."""
@@ -442,7 +451,7 @@ class SqlAggregationStore(QueuedWriter, Store):
             return
         try:
             self.db.run(self._lock.release)
-        except (Exception, StoreUnavailableError, StoreReplacedError):
+        except (Exception, StoreUnavailableError):
             pass  # the connection closes next, which releases it too
 
     @property
@@ -456,10 +465,7 @@ class SqlAggregationStore(QueuedWriter, Store):
             self.failed_writes += len(writes)
             return
         try:
-            try:
-                self.db.run(lambda cur: self._apply_once(cur, writes))
-            except StoreReplacedError as replaced:
-                raise StoreLockedError(str(replaced), self._lock) from None
+            self.db.run(lambda cur: self._apply_once(cur, writes))
         except StoreLockedError as exc:
             # Our session was ended and another process holds the lock now: this process was
             # replaced (its partition moved while it was stopped).  What it still has to write
