@@ -434,6 +434,13 @@ class KafkaSource(Source):
             await self._seek_assigned(consumer, assigned, check_group=True)
             if self.paused and assigned:
                 consumer.pause(*assigned)
+        took = time.monotonic() - waited
+        if took > self._rebalance_timeout_s():
+            # The group did not wait for this member: it rebalances again, and assignments
+            # this slow every time never settle (each one is cut short by the next).
+            self._log.warning("the assignment took longer than the group's rebalance timeout; the group will "
+                              "rebalance again: raise rebalance.timeout.ms in optional.configuration",
+                              seconds=round(took, 1), rebalance_timeout_s=self._rebalance_timeout_s())
         self._epoch += 1
         self._rebalancing = False
         self._ready.set()

@@ -11,6 +11,7 @@ from aiokafka import AIOKafkaProducer
 from srota.connectors import ConnectionUnavailableError, KafkaAck, KafkaSink, KafkaSource, Message
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import Attribute, AttrType
+from structlog.testing import capture_logs
 
 from srota import connectors, mappers
 
@@ -554,3 +555,32 @@ async def test_a_chunk_in_flight_across_a_rebalance_is_not_delivered_again(kafka
         if other_member is not None:
             await other_member.stop()
         await src.stop()
+
+
+async def test_an_assignment_longer_than_the_rebalance_timeout_is_reported(kafka_broker: Any) -> None:
+    """Found by the chaos soak: assignments that restored state for longer than the group's
+    rebalance timeout each made the group rebalance again, a storm that no log explained.
+    Such an assignment is now reported, with the setting to raise."""
+    topic = await kafka_broker.create_topic()
+
+    async def slow_assign(_partitions: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        await asyncio.sleep(1.5)  # a restore waiting for its state
+        return {}
+
+    async def host(_messages: list[Message]) -> None:
+        pass
+
+    src = source(kafka_broker, topic, group(),
+                 **{"optional.configuration": "session.timeout.ms:1000,heartbeat.interval.ms:300,"
+                                               "rebalance.timeout.ms:1000"})
+    src.on_assign = slow_assign
+    with capture_logs() as logs:
+        await src.start(host)
+        try:
+            async with asyncio.timeout(20):
+                while src._epoch == 0:
+                    await asyncio.sleep(0.05)
+        finally:
+            await src.stop()
+    slow = [e for e in logs if "longer than the group's rebalance timeout" in e["event"]]
+    assert slow and slow[0]["log_level"] == "warning" and slow[0]["rebalance_timeout_s"] == 1.0
