@@ -797,38 +797,46 @@ class PartitionedAppHost(AppHost):
         # its locks), and one after another they outlast the group's rebalance timeout, which
         # then rebalances again, and again.
         started = time.perf_counter()
-        restores = await asyncio.gather(*(self._timed_restore(p) for p in to_restore))
-        if any(cp is _FAILED for cp, _s in restores):
+        done = await asyncio.gather(*(self._restore_assigned(p, assigned, starts) for p in to_restore))
+        if not all(done):
             return starts  # the app stopped (logged): nothing is delivered any more
-        for p, (cp, seconds) in zip(to_restore, restores, strict=True):
-            info = _PartitionInfo()
-            info.restore_s = seconds
-            self._info[p] = info
-            self._gauges["owned"].labels(self.name, str(p)).set(1)
-            self._gauges["restore"].labels(self.name, str(p)).set(info.restore_s)
-            if cp is None:
-                self._log.info("partition assigned, no checkpoint: state starts empty", partition=p)
-                continue
-            info.restored_from = cp.id
-            info.offsets = dict(cp.offsets)
-            info.state_bytes = len(cp.state)
-            info.checkpoint_bytes = cp.stored_bytes
-            restored = {(t, q): cp.offsets[t] for (t, q) in assigned if q == p and t in cp.offsets}
-            starts.update(restored)
-            self._consumed.update(restored)
-            self._checkpointed.update(restored)
-            self._kafka[0].commits.restore(restored)
-            self._log.info("partition state restored", partition=p, bytes=len(cp.state),
-                           seconds=round(info.restore_s, 3), offsets=cp.offsets)
         if to_restore:
             self._log.debug("assignment restored", partitions=to_restore,
                             seconds=round(time.perf_counter() - started, 3))
         return starts
 
-    async def _timed_restore(self, p: int) -> tuple[Any, float]:
+    async def _restore_assigned(self, p: int, assigned: set[tuple[str, int]],
+                                starts: dict[tuple[str, int], int]) -> bool:
+        """Restore partition ``p`` of an assignment and record where it starts (into
+        ``starts``); False when the app stopped for it."""
         started = time.perf_counter()
         cp = await self._restore(p)
-        return cp, time.perf_counter() - started
+        if cp is _FAILED:
+            return False
+        # No await from here on: the runtime is in place, and the periodic checkpoint must not
+        # see it before its offsets are recorded, or it saves the restored state with none (the
+        # next owner would process those records again; the assignment's other restores may
+        # still take seconds).
+        info = _PartitionInfo()
+        info.restore_s = time.perf_counter() - started
+        self._info[p] = info
+        self._gauges["owned"].labels(self.name, str(p)).set(1)
+        self._gauges["restore"].labels(self.name, str(p)).set(info.restore_s)
+        if cp is None:
+            self._log.info("partition assigned, no checkpoint: state starts empty", partition=p)
+            return True
+        info.restored_from = cp.id
+        info.offsets = dict(cp.offsets)
+        info.state_bytes = len(cp.state)
+        info.checkpoint_bytes = cp.stored_bytes
+        restored = {(t, q): cp.offsets[t] for (t, q) in assigned if q == p and t in cp.offsets}
+        starts.update(restored)
+        self._consumed.update(restored)
+        self._checkpointed.update(restored)
+        self._kafka[0].commits.restore(restored)
+        self._log.info("partition state restored", partition=p, bytes=len(cp.state),
+                       seconds=round(info.restore_s, 3), offsets=cp.offsets)
+        return True
 
     async def _restore(self, p: int) -> Any:
         """Claim partition ``p`` and create its runtime from its newest checkpoint that restores.
@@ -1018,8 +1026,8 @@ class PartitionedAppHost(AppHost):
             async with self._engine_gate:
                 for p in sorted(numbers):
                     rt = self.partitions.by_partition.get(p)
-                    if rt is None:
-                        continue
+                    if rt is None or p not in self._info:
+                        continue  # gone, or still being restored (its offsets are not recorded yet)
                     offsets = {t: off for (t, q), off in self._consumed.items() if q == p}
                     info = self._info.get(p)
                     if skip_unchanged and info is not None and info.offsets == offsets and info.checkpoints:
