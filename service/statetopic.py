@@ -20,6 +20,7 @@ import orjson
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import IllegalStateError
 from srota.grammar.errors import SiddhiAppCreationError
 
 log = structlog.get_logger("srota.scaleout")
@@ -172,7 +173,7 @@ class StateTopic:
         assert producer is not None and consumer is not None, "state topic is not open"
         tp = TopicPartition(self.topic, partition)
         async with self._read_lock:
-            consumer.assign([tp])
+            self._select(consumer, tp)
             end = (await consumer.end_offsets([tp]))[tp]
             tail = await self._read(consumer, tp, max(0, end - 64), end) if end else []
         highest = max((_epoch_of(r) for r in tail), default=0)
@@ -205,7 +206,7 @@ class StateTopic:
         assert consumer is not None, "state topic is not open"
         tp = TopicPartition(self.topic, partition)
         async with self._read_lock:
-            consumer.assign([tp])
+            self._select(consumer, tp)
             end = (await consumer.end_offsets([tp]))[tp]
             if end > claim[1]:
                 for r in await self._read(consumer, tp, claim[1], end):
@@ -223,7 +224,7 @@ class StateTopic:
         assert consumer is not None, "state topic is not open"
         tp = TopicPartition(self.topic, partition)
         async with self._read_lock:
-            consumer.assign([tp])
+            self._select(consumer, tp)
             end = (await consumer.end_offsets([tp]))[tp]
             if end == 0:
                 return None
@@ -236,18 +237,35 @@ class StateTopic:
                 back *= 4
 
     @staticmethod
+    def _select(consumer: AIOKafkaConsumer, tp: TopicPartition) -> None:
+        """Point ``consumer`` at ``tp`` alone, fetching nothing until :meth:`_read` seeks.
+
+        A new assignment starts at the partition's earliest record, and the consumer fetches
+        on its own in the background: it fetched the partition's oldest megabytes (every
+        checkpoint ever written, where the broker does not compact) after every check, once a
+        second per partition, only for the next check's assignment to drop them.
+        """
+        consumer.assign([tp])
+        consumer.pause(tp)
+
+    @staticmethod
     async def _read(consumer: AIOKafkaConsumer, tp: TopicPartition, start: int, end: int) -> list[Any]:
         """The records of ``tp`` from ``start`` up to (not including) ``end``."""
         consumer.seek(tp, start)
-        records: list[Any] = []
-        deadline = time.monotonic() + 30
-        while True:
-            fetched = await consumer.getmany(tp, timeout_ms=200)
-            records.extend(r for r in fetched.get(tp, ()) if r.offset < end)
-            if (records and records[-1].offset >= end - 1) or await consumer.position(tp) >= end:
-                return records
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"state topic {tp.topic}[{tp.partition}]: cannot read up to offset {end}")
+        consumer.resume(tp)
+        try:
+            records: list[Any] = []
+            deadline = time.monotonic() + 30
+            while True:
+                fetched = await consumer.getmany(tp, timeout_ms=200)
+                records.extend(r for r in fetched.get(tp, ()) if r.offset < end)
+                if (records and records[-1].offset >= end - 1) or await consumer.position(tp) >= end:
+                    return records
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"state topic {tp.topic}[{tp.partition}]: cannot read up to offset {end}")
+        finally:
+            with contextlib.suppress(IllegalStateError):  # (the consumer was closed meanwhile)
+                consumer.pause(tp)  # nothing past ``end`` is fetched ahead, for nobody
 
     async def _newest(self, consumer: AIOKafkaConsumer, tp: TopicPartition, start: int, end: int,
                       exclude: frozenset[str]) -> Checkpoint | object | None:

@@ -457,3 +457,46 @@ async def test_errors_replay_through_the_partition_they_belong_to(kafka_broker: 
         with pytest.raises(ValueError, match="only failed outputs and payloads"):
             await app.replay(entry_for("Totals", "Out", "stream", "failed inside", [], None))
     check_running_totals([r.json()["event"] for r in records], replayed)
+
+
+async def test_state_topic_checks_fetch_only_what_they_read(kafka_broker: Any, monkeypatch: Any) -> None:
+    """Found by the chaos soak (workers' memory grew by ~10 MB a minute with no fault at all):
+    each claim check assigned the state topic's consumer to the partition, which reset its
+    position to the earliest record, and the consumer fetched the partition's oldest
+    megabytes before the check's own seek; the same old checkpoints were fetched again, and
+    allocated again, at every checkpoint of every partition.  A check reads only what was
+    appended since the last one."""
+    import random
+
+    import aiokafka.consumer.fetcher as fetcher
+    from srota.service.scaleout import Checkpoint, StateTopic
+
+    kb = kafka_broker
+    src = await kb.create_topic(partitions=2)
+    state = StateTopic(f"srota-state-{uuid.uuid4().hex[:8]}", kb.bootstrap_servers, {})
+    await state.open([src])
+    fetched: list[int] = []
+    real_records = fetcher.MemoryRecords
+
+    def counted(data: bytes) -> Any:
+        fetched.append(len(data))
+        return real_records(data)
+
+    try:
+        for p in (0, 1):
+            await state.claim(p)
+        history = random.Random(7).randbytes(50_000)  # 50 kB a checkpoint: random bytes do not compress
+        for n in range(20):  # a history of checkpoints in both partitions
+            for p in (0, 1):
+                await state.save(Checkpoint(p, history + n.to_bytes(2, "big"), {src: n}))
+        monkeypatch.setattr(fetcher, "MemoryRecords", counted)
+        for n in range(20, 30):  # checkpoints as a worker owning both partitions writes them, in turn
+            for p in (0, 1):
+                await state.save(Checkpoint(p, history + n.to_bytes(2, "big"), {src: n}))
+                await asyncio.sleep(0.2)  # what the consumer fetches on its own meanwhile counts too
+        # Each check reads at most the checkpoint written since the last one.
+        assert sum(fetched) < 20 * 60_000, f"{sum(fetched)} bytes fetched in {len(fetched)} fetches for 20 saves"
+        newest = await state.load(0)
+        assert newest is not None and newest.offsets == {src: 29}
+    finally:
+        await state.close()
