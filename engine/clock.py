@@ -335,7 +335,11 @@ class Scheduler:
     def _run(self, callback: TimerCallback, at: int) -> None:
         try:
             callback(at)
-        except Exception as exc:  # a failing timer must not kill the scheduler
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a failing timer must not kill the scheduler
+            # (BaseException: a store's StoreReplacedError, which the chunk path's handlers
+            # must not swallow, would otherwise end the timer thread for good.)
             if self.on_error is not None:
                 self.on_error(exc)
             else:
