@@ -23,7 +23,6 @@ import aiohttp
 import yaml
 
 from tests.conftest import (
-    KAFKA_FAST_GROUP,
     MosquittoBroker,
     _kafka_admin_ok,
     _mosquitto_binary,
@@ -44,7 +43,7 @@ SESSION_TIMEOUT_S = 2.0
 #: partitions while the previous owner checkpoints or PostgreSQL restarts: each member then
 #: missed the rebalance it was in and caused the next (a storm; seeds 62 and 71).  Kafka's
 #: default is 300 s (``max.poll.interval.ms``).
-SOAK_GROUP = KAFKA_FAST_GROUP.replace("rebalance.timeout.ms:3000", "rebalance.timeout.ms:30000")
+SOAK_GROUP = f"session.timeout.ms:{SESSION_TIMEOUT_S * 1000:.0f},heartbeat.interval.ms:500,rebalance.timeout.ms:30000"
 
 
 class Broker:
