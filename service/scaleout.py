@@ -1026,11 +1026,11 @@ class PartitionedAppHost(AppHost):
             async with self._engine_gate:
                 for p in sorted(numbers):
                     rt = self.partitions.by_partition.get(p)
-                    if rt is None or p not in self._info:
+                    info = self._info.get(p)
+                    if rt is None or info is None:
                         continue  # gone, or still being restored (its offsets are not recorded yet)
                     offsets = {t: off for (t, q), off in self._consumed.items() if q == p}
-                    info = self._info.get(p)
-                    if skip_unchanged and info is not None and info.offsets == offsets and info.checkpoints:
+                    if skip_unchanged and info.offsets == offsets and info.checkpoints:
                         continue
                     rt.drain()  # events waiting in @Async buffers belong in this checkpoint
                     taken.append(Checkpoint(p, rt.snapshot(), offsets))
