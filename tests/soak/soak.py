@@ -84,6 +84,8 @@ class Topic:
         self.records: dict[int, list[dict[str, Any]]] = {}
         #: When the reader saw each record (monotonic), parallel to :attr:`records`.
         self.seen_at: dict[int, list[float]] = {}
+        #: Each record's offset in its partition, parallel to :attr:`records`.
+        self.offsets: dict[int, list[int]] = {}
         self.on_event: Callable[[dict[str, Any]], None] | None = None
         self._consumer: Any = None
         self._tps: list[Any] = []
@@ -99,6 +101,7 @@ class Topic:
         await self._consumer.seek_to_beginning(*self._tps)
         self.records = {p: [] for p in range(partitions)}
         self.seen_at = {p: [] for p in range(partitions)}
+        self.offsets = {p: [] for p in range(partitions)}
 
     async def poll(self) -> bool:
         """Fetch once; True when every partition has been read up to its high-water mark."""
@@ -110,6 +113,7 @@ class Topic:
                 event = body["event"] if isinstance(body, dict) and "event" in body else body
                 self.records[tp.partition].append(event)
                 self.seen_at[tp.partition].append(now)
+                self.offsets[tp.partition].append(r.offset)
                 if self.on_event is not None:
                     self.on_event(event)
         for tp in self._tps:
@@ -117,6 +121,13 @@ class Topic:
             if high is None or await self._consumer.position(tp) < high:
                 return False
         return True
+
+    def dump(self, path: Path) -> None:
+        """Write every record read, with its partition and offset, one JSON object a line."""
+        with path.open("wb") as out:
+            for p in sorted(self.records):
+                for off, e in zip(self.offsets[p], self.records[p], strict=True):
+                    out.write(orjson.dumps({"partition": p, "offset": off, "event": e}) + b"\n")
 
     @property
     def all(self) -> list[dict[str, Any]]:
@@ -421,6 +432,10 @@ class Soak:
             report.rss = {w.name: (w.warm_rss, rss_end[w.name], w.runs) for w in self.workers}
             report.seed, report.seconds, report.dir = opts.seed, opts.seconds, self.dir
             report.kafka_retries, report.mqtt_retries = self.sent.kafka_retries, self.sent.mqtt_retries
+            if not report.ok:  # what the checks read, to look into afterwards
+                for name, topic in self.topics.items():
+                    topic.dump(self.dir / f"topic-{name}.jsonl")
+                self.say(f"every topic as read: {self.dir}/topic-*.jsonl")
             return report
         finally:
             self.producing = False
