@@ -68,6 +68,9 @@ class Report:
     dir: Path | None = None
     kafka_retries: int = 0
     mqtt_retries: int = 0
+    #: Per topic: records the soak's reader at the tail went past without seeing, found when
+    #: it read the topic again (tansu 0.6.0, see tests/soak/soak.py's Topic): the broker's, not a loss.
+    missed_at_tail: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def bad(self, kind: str, example: str, n: int = 1) -> None:
@@ -121,6 +124,8 @@ class Report:
         lines.append(f"roll-up rows compared: {self.rows_compared}")
         lines.append("lost: " + (", ".join(f"{k} {v}" for k, v in self.lost.items() if v) or "0"))
         lines.append("mismatches: " + (", ".join(f"{k} {v}" for k, v in self.mismatches.items() if v) or "0"))
+        lines.append("records the soak's readers missed at the tail, found reading again (broker): "
+                     + (", ".join(f"{k} {v}" for k, v in self.missed_at_tail.items()) or "0"))
         lines.append("duplicates (allowed, counted): " + (", ".join(f"{k} {v}" for k, v in self.duplicates.items())
                                                           or "0"))
         by_kind: Counter[str] = Counter()
