@@ -66,6 +66,8 @@ def test_reread_finds_what_the_tail_went_past(kafka_broker: Any) -> None:
                 [f"u{i}" for i in range(16)]
             assert len(reader.records[1]) == len(reader.seen_at[1]) == 4
             assert reader.missed_at_tail == 3 and sorted(seen[-3:]) == ["u0", "u1", "u2"]
+            # Seen, for the repeats' timeline, when the next record the tail saw was.
+            assert reader.seen_at[0][10] == reader.seen_at[0][12] == reader.seen_at[0][13]
             # Nothing is found twice, and the tail goes on after the end it was read to.
             assert await reader.reread() == 0
             await _produce(kafka_broker.bootstrap_servers, name, 2, partition=1)
