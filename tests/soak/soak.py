@@ -238,6 +238,8 @@ class Soak:
         self.producing = True
         #: Purge jobs started, and when (the seconds they may delete are left out of the parity).
         self.purges: dict[str, int] = {}
+        #: The shard id each chaos backfill writes (by job name): one backfill of a shard at a time.
+        self.job_shards: dict[str, str] = {}
         self.log_lines: list[str] = []
 
     # ------------------------------------------------------------------------------- set-up
@@ -427,6 +429,10 @@ class Soak:
         """Backfill partition ``partition``'s records of a past minute the workers have
         processed wholly, with Spark, into the scratch database on the same PostgreSQL (its
         outages hit it too) while the workers write."""
+        shard = f"backfill-p{partition}"
+        if any(self.job_shards.get(name) == shard for name, _proc, _log in self.jobs):
+            # One writer per shard: a second backfill of it at once is refused (by design).
+            return f"skipped: a backfill of p{partition} is still running"
         records = list(self.topics["in"].records.get(partition, []))
         now_ms = int(time.time() * 1000)
         minute = (now_ms - 70_000) // 60_000 * 60_000
@@ -442,8 +448,9 @@ class Soak:
         path.write_bytes(b"\n".join(orjson.dumps(e) for e in records))
         name = f"backfill-{len(self.jobs) + len(self.job_results)}"
         self._spark_job(name, ["backfill", str(self.scratch_app), "--aggregation", "Agg", "--input", str(path),
-                               "--from", str(minute), "--to", str(minute + 60_000), "--shard-id", f"backfill-p{partition}",
+                               "--from", str(minute), "--to", str(minute + 60_000), "--shard-id", shard,
                                "--master", "local[1]"])
+        self.job_shards[name] = shard
         return f"{name}: p{partition} minute {minute}"
 
     async def start_purge(self) -> str:
