@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from srota.engine.clock import Scheduler, WallClock
 
 
@@ -39,13 +40,9 @@ def test_keyboard_interrupt_in_a_timer_still_propagates() -> None:
     clock = WallClock()
     scheduler = Scheduler(clock, threading.RLock())
     scheduler.on_error = lambda exc: None
-    raised: list[BaseException] = []
 
     def interrupted(_at: int) -> None:
         raise KeyboardInterrupt
 
-    try:
+    with pytest.raises(KeyboardInterrupt):
         scheduler._run(interrupted, clock.now())
-    except KeyboardInterrupt as exc:
-        raised.append(exc)
-    assert raised

@@ -41,7 +41,7 @@ SESSION_TIMEOUT_S = 2.0
 #: leaves the group within 2 s), with a rebalance timeout a deployment could run with.  The
 #: tests' 3 s (KAFKA_FAST_GROUP) is shorter than an assignment takes that restores six
 #: partitions while the previous owner checkpoints or PostgreSQL restarts: each member then
-#: missed the rebalance it was in and caused the next (a storm; seeds 62 and 71).  Kafka's
+#: missed the rebalance it was in and caused the next (a storm; seed 62 and a diagnostic run).  Kafka's
 #: default is 300 s (``max.poll.interval.ms``).
 SOAK_GROUP = f"session.timeout.ms:{SESSION_TIMEOUT_S * 1000:.0f},heartbeat.interval.ms:500,rebalance.timeout.ms:30000"
 

@@ -140,7 +140,7 @@ class Topic:
 
     async def reread(self, timeout_s: float = 60.0) -> int:
         """Read every partition again from the beginning, with a fresh consumer, up to its end
-        now; add the records the tail has not (seen now) and go on at the tail from there.
+        now; add the records the tail has not read (seen now) and go on at the tail from there.
         Returns how many records the tail had gone past without seeing them."""
         from aiokafka import AIOKafkaConsumer
 
@@ -188,7 +188,7 @@ class Topic:
                     self.records[p] = [self.records[p][i] for i in order]
                     self.seen_at[p] = [self.seen_at[p][i] for i in order]
                     self.offsets[p] = [self.offsets[p][i] for i in order]
-                if await self._consumer.position(tp) < ends[tp]:
+                if tail < ends[tp]:
                     self._consumer.seek(tp, ends[tp])
             self.missed_at_tail += missed
             return missed
