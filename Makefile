@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test bench lint check clean deps difftest soak
 
-$(STAMP): pyproject.toml tests/extension_example/pyproject.toml
+# (engine/_speedups.c: the install compiles it where a C compiler is; see docs/performance.md)
+$(STAMP): pyproject.toml tests/extension_example/pyproject.toml engine/_speedups.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev,spark,rdbms,js,avro]' -e tests/extension_example
@@ -19,7 +20,10 @@ deps: $(STAMP)
 run: $(STAMP)
 	$(BIN)/srota run --config config/demo.yaml
 
+# First the engine's and the differential tests with the columnar path taking every chunk it
+# can (engine/columnar.py; by default it takes chunks of 32 events or more), then everything.
 test: deps
+	SROTA_COLUMNAR_MIN_CHUNK=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/engine tests/differential
 	$(BIN)/python -m pytest -q --cov --cov-report=term
 
 # Random apps on real Siddhi 5.1.33 and on Srota, compared (tests/differential): make difftest N=2000 SEED=7

@@ -21,6 +21,7 @@ from srota.engine.scope import StreamScope
 from srota.engine.selector import comprehension_bindings
 from srota.grammar.model import (
     Attribute,
+    Expression,
     Filter,
     Selector,
     SingleInputStream,
@@ -117,6 +118,8 @@ class InputPlan:
     #: ``where`` without its null tests, when every filter is operators only (see
     #: ``ExpressionCompiler(nulls_unchecked=True)``).
     where_unchecked: str | None = None
+    #: The filters of ``where`` as expressions (for the columnar path, engine/columnar.py).
+    where_nodes: tuple[Expression, ...] = ()
     connect_unfiltered: Callable[[Emit], None] | None = None
     #: The input carries only current events (a stream without windows).
     only_current: bool = False
@@ -203,6 +206,7 @@ def plan_single_input(inp: SingleInputStream, ctx: Any, sources: Sources, gen: C
         # intermediate chunk).  Timer and reset events, which filters pass on, never reach
         # a filter that reads a stream or a named window directly, so none is lost.
         plan.where = " and ".join(f"({c})" for c in conditions)
+        plan.where_nodes = tuple(h.expression for h in inp.handlers if isinstance(h, Filter))
         if len(unchecked) == len(conditions):
             plan.where_unchecked = " and ".join(f"({c})" for c in unchecked)
         plan.only_current = kind == "stream"

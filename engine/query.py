@@ -97,7 +97,8 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     selector_plan = plan_selector(query.selector, plan.scope, ctx, gen, out_type, batching, plan.columns,
                                   where=plan.where if plan.connect_unfiltered is not None else None,
                                   only_current=plan.only_current,
-                                  where_unchecked=plan.where_unchecked if plan.connect_unfiltered is not None else None)
+                                  where_unchecked=plan.where_unchecked if plan.connect_unfiltered is not None else None,
+                                  where_nodes=plan.where_nodes if plan.connect_unfiltered is not None else ())
     selector = selector_plan.instantiate()
     if isinstance(inp, SingleInputStream):
         # its events carry the input stream's row: one that fails goes to that stream's @OnError

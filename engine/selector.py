@@ -25,9 +25,10 @@ import io
 import itertools
 import re
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from srota.engine import columnar as _columnar
 from srota.engine.aggregators import AggregatorState
 from srota.engine.codegen import CodeGen
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event, RawEvent
@@ -40,6 +41,7 @@ from srota.grammar.model import (
     Attribute,
     AttrType,
     Constant,
+    Expression,
     FunctionCall,
     Order,
     OutputEventType,
@@ -600,7 +602,8 @@ class SelectorPlan:
 def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
                   output_event_type: OutputEventType, batching: bool = True,
                   columns: Callable[[], list[Any]] | None = None, where: str | None = None,
-                  only_current: bool = False, where_unchecked: str | None = None) -> SelectorPlan:
+                  only_current: bool = False, where_unchecked: str | None = None,
+                  where_nodes: Sequence[Expression] = ()) -> SelectorPlan:
     """Compile a selector for events of ``scope``.
 
     ``columns`` lists the input attributes for ``select *`` (defaults to ``scope.columns``).
@@ -610,6 +613,8 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
     selectors ignore it.  ``only_current``: the input never carries anything but current
     events, so the stateless loop need not test the event type.  ``where_unchecked``: the
     same filter without its null tests (``nulls_unchecked``), when it is operators only.
+    ``where_nodes``: the filters of ``where`` as expressions, for the columnar path
+    (:mod:`engine.columnar`), which the stateless loop tries first on a whole chunk.
     """
     plan = SelectorPlan()
     plan.batching = batching
@@ -715,7 +720,12 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
             unchecked = (where_unchecked, row if selector.attributes is None else
                          "(" + "".join(ucompiler.compile(oa.expression).code + ", " for oa in selector.attributes)
                          + "".join(c + ", " for c in codes[len(names):]) + ")")
-        plan.fast = _fast_path(plan, prologue, row, having_cond, gen, where, only_current, unchecked)
+        columnar = None
+        if (isinstance(scope, StreamScope) and having_cond is None and not hidden and only_current
+                and plan.current_on and not plan.expired_on and (where is None or where_nodes)):
+            columnar = _columnar.plan_columnar(where_nodes, None if selector.attributes is None
+                                     else [oa.expression for oa in selector.attributes], scope, CURRENT)
+        plan.fast = _fast_path(plan, prologue, row, having_cond, gen, where, only_current, unchecked, columnar)
         plan.fused = where is not None
     elif plan.factories and batching and having_cond is None:
         plan.deferred = _deferred_path(plan, prologue, row, codes, slots, key_expr, gen)
@@ -997,7 +1007,9 @@ NULL_BACKOFF_CHUNKS = 64
 
 def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: str | None,
                gen: CodeGen, where: str | None = None, only_current: bool = False,
-               unchecked: tuple[str | None, str] | None = None) -> Callable[[list[Event]], list[Event]]:
+               unchecked: tuple[str | None, str] | None = None,
+               columnar: Callable[[list[Event]], list[Event] | None] | None = None,
+               ) -> Callable[[list[Event]], list[Event]]:
     """One generated loop for the stateless selector (the hot path of filters).
 
     Output events are :class:`~engine.event.RawEvent` objects made with three slot stores: in
@@ -1010,6 +1022,10 @@ def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: 
     are the same as if it had run alone (the unchecked loop's outputs are exact up to there,
     and the failing event added none).  Then the next :data:`NULL_BACKOFF_CHUNKS` chunks run
     checked.  A filter's null tests are about a tenth of its loop.
+
+    ``columnar``: the same selection over a whole chunk at once (:mod:`engine.columnar`),
+    tried first on a chunk of :data:`~engine.columnar.MIN_CHUNK` events or more; where it
+    answers None (a null, another type) the loop runs the chunk.
     """
     gen.ns.setdefault("_RawEvent", RawEvent)
     gen.ns.setdefault("_WithResets", WithResets)
@@ -1022,7 +1038,12 @@ def _fast_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, having: 
         type_test, etype = "e.type == 1", "1"
     star = plan.project.__name__ == "_project_star"
     plan.copies_fields = not type_test and not star
-    body = ["out = []", "append = out.append"]
+    body = []
+    if columnar is not None:
+        name = gen.ref(columnar, "columnar")
+        body += [f"if len(chunk) >= {_columnar.MIN_CHUNK}:", f"    out = {name}(chunk)", "    if out is not None:",
+                 "        return out"]
+    body += ["out = []", "append = out.append"]
     if unchecked is None or unchecked == (where, row):
         body += _select_loop("chunk", prologue, type_test, where, "e.data" if star else row, having, etype)
     else:

@@ -103,3 +103,11 @@ def test_compose_services_files_ports_and_shutdown():
     assert Path(replay.refs["readings-file"]["file.uri"]).exists()
     assert replay.refs["readings-topic"]["topic"] == config.refs["readings"]["topic.list"]
     assert replay.refs["readings-topic"]["bootstrap.servers"] == env["KAFKA_BOOTSTRAP"]
+
+
+def test_the_build_stage_compiles_the_columnar_loops_and_the_image_leaves_build_files_out():
+    text = (DOCKER / "Dockerfile").read_text()
+    build_stage = text.split("FROM ${PYTHON_IMAGE}\n")[0]
+    assert "gcc" in build_stage and "pip wheel" in build_stage  # engine/_speedups.c goes in the wheel
+    ignored = (REPO / ".dockerignore").read_text().split()
+    assert "**/*.so" in ignored  # (a module built here for this machine must not reach the image)

@@ -1,0 +1,357 @@
+/* srota.engine._speedups: the compiled half of the columnar path (engine/columnar.py).
+ *
+ * Two loops over a chunk of events that Python would run one bytecode at a time:
+ *
+ *   gather(chunk, index, kind, out) -> bool
+ *       Writes attribute `index` of every event's data into the writable buffer `out`
+ *       (kind 'd': float64 from exact floats; 'q': int64 and 'i': int32 from exact ints in
+ *       range; 'b': uint8 from True/False).  False, with `out` partly written, as soon as one
+ *       value is anything else (a null, another type, out of range): the caller then runs
+ *       the chunk through the generated Python loop, which knows what to do with it.
+ *
+ *   emit(chunk, mask, columns, type) -> list
+ *       One output event (a RawEvent: timestamp of the input event, the given type) per
+ *       event whose byte in `mask` is non-zero (every event where `mask` is None).  Its
+ *       data is a tuple with one value per column: ('a', i) the input's attribute i as it
+ *       is, ('c', value) a constant, ('d'|'f'|'q'|'i'|'b', buffer) the event's element of a
+ *       computed float64/float32/int64/int32/bool array.
+ *
+ * configure(event_class, raw_event_class) tells the module the two classes: events are
+ * read and made through the slots of Event (`timestamp`, `data`, `type`), found through
+ * their member descriptors, as CPython's own slot access does.  Pure Python keeps working
+ * without this module (engine/columnar.py then plans nothing).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+
+static PyTypeObject *event_type = NULL;
+static PyTypeObject *raw_event_type = NULL;
+static Py_ssize_t off_timestamp = -1, off_data = -1, off_type = -1;
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+static Py_ssize_t
+slot_offset(PyTypeObject *type, const char *name)
+{
+    PyObject *descr = PyObject_GetAttrString((PyObject *)type, name);
+    if (descr == NULL)
+        return -1;
+    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        Py_DECREF(descr);
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", type->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    Py_ssize_t offset = member->type == T_OBJECT_EX ? member->offset : -1;
+    Py_DECREF(descr);
+    if (offset < 0)
+        PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot", type->tp_name, name);
+    return offset;
+}
+
+static PyObject *
+configure(PyObject *self, PyObject *args)
+{
+    PyObject *ev, *raw;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &ev, &PyType_Type, &raw))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)raw, (PyTypeObject *)ev)) {
+        PyErr_SetString(PyExc_TypeError, "the raw event class must subclass the event class");
+        return NULL;
+    }
+    Py_ssize_t ts = slot_offset((PyTypeObject *)ev, "timestamp");
+    Py_ssize_t data = ts < 0 ? -1 : slot_offset((PyTypeObject *)ev, "data");
+    Py_ssize_t type = data < 0 ? -1 : slot_offset((PyTypeObject *)ev, "type");
+    if (type < 0)
+        return NULL;
+    Py_INCREF(ev);
+    Py_INCREF(raw);
+    Py_XSETREF(event_type, (PyTypeObject *)ev);
+    Py_XSETREF(raw_event_type, (PyTypeObject *)raw);
+    off_timestamp = ts;
+    off_data = data;
+    off_type = type;
+    Py_RETURN_NONE;
+}
+
+/* The data tuple of event `e`, borrowed; NULL (no exception) where there is none to read. */
+static inline PyObject *
+data_of(PyObject *e)
+{
+    if (!PyObject_TypeCheck(e, event_type))
+        return NULL;
+    PyObject *data = SLOT(e, off_data);
+    return (data != NULL && PyTuple_CheckExact(data)) ? data : NULL;
+}
+
+static int
+check_configured(void)
+{
+    if (event_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "srota.engine._speedups.configure() was not called");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+gather(PyObject *self, PyObject *args)
+{
+    PyObject *chunk, *out;
+    Py_ssize_t index;
+    int kind;
+    if (!PyArg_ParseTuple(args, "O!nCO", &PyList_Type, &chunk, &index, &kind, &out))
+        return NULL;
+    if (check_configured() < 0)
+        return NULL;
+    Py_ssize_t itemsize;
+    switch (kind) {
+    case 'd': case 'q': itemsize = 8; break;
+    case 'i': itemsize = 4; break;
+    case 'b': itemsize = 1; break;
+    default:
+        PyErr_Format(PyExc_ValueError, "unknown kind '%c'", kind);
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(chunk);
+    if (view.len < n * itemsize) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "the buffer is smaller than the chunk");
+        return NULL;
+    }
+    int ok = 1;
+    for (Py_ssize_t i = 0; i < n && ok; i++) {
+        PyObject *data = data_of(PyList_GET_ITEM(chunk, i));
+        if (data == NULL || index >= PyTuple_GET_SIZE(data)) {
+            ok = 0;
+            break;
+        }
+        PyObject *v = PyTuple_GET_ITEM(data, index);
+        switch (kind) {
+        case 'd':
+            if (PyFloat_CheckExact(v))
+                ((double *)view.buf)[i] = PyFloat_AS_DOUBLE(v);
+            else
+                ok = 0;
+            break;
+        case 'q':
+        case 'i': {
+            if (!PyLong_CheckExact(v)) {
+                ok = 0;
+                break;
+            }
+            int overflow = 0;
+            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (overflow) {
+                ok = 0;
+                break;
+            }
+            if (kind == 'q') {
+                ((int64_t *)view.buf)[i] = (int64_t)x;
+            } else if (x < INT32_MIN || x > INT32_MAX) {
+                ok = 0;
+            } else {
+                ((int32_t *)view.buf)[i] = (int32_t)x;
+            }
+            break;
+        }
+        case 'b':
+            if (v == Py_True)
+                ((uint8_t *)view.buf)[i] = 1;
+            else if (v == Py_False)
+                ((uint8_t *)view.buf)[i] = 0;
+            else
+                ok = 0;
+            break;
+        }
+    }
+    PyBuffer_Release(&view);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyBool_FromLong(ok);
+}
+
+typedef struct {
+    int kind;
+    Py_ssize_t index;   /* 'a' */
+    PyObject *value;    /* 'c' (borrowed) */
+    Py_buffer view;     /* computed columns */
+    int has_view;
+} column;
+
+static void
+release_columns(column *cols, Py_ssize_t k)
+{
+    for (Py_ssize_t j = 0; j < k; j++)
+        if (cols[j].has_view)
+            PyBuffer_Release(&cols[j].view);
+    PyMem_Free(cols);
+}
+
+static PyObject *
+value_at(column *c, PyObject *data, Py_ssize_t i)
+{
+    switch (c->kind) {
+    case 'a': {
+        PyObject *v = PyTuple_GET_ITEM(data, c->index);
+        Py_INCREF(v);
+        return v;
+    }
+    case 'c':
+        Py_INCREF(c->value);
+        return c->value;
+    case 'd':
+        return PyFloat_FromDouble(((double *)c->view.buf)[i]);
+    case 'f':
+        return PyFloat_FromDouble((double)((float *)c->view.buf)[i]);
+    case 'q':
+        return PyLong_FromLongLong(((int64_t *)c->view.buf)[i]);
+    case 'i':
+        return PyLong_FromLong(((int32_t *)c->view.buf)[i]);
+    default: /* 'b' */
+        return PyBool_FromLong(((uint8_t *)c->view.buf)[i]);
+    }
+}
+
+static PyObject *
+emit(PyObject *self, PyObject *args)
+{
+    PyObject *chunk, *mask_obj, *columns, *etype;
+    if (!PyArg_ParseTuple(args, "O!OO!O", &PyList_Type, &chunk, &mask_obj, &PyTuple_Type, &columns, &etype))
+        return NULL;
+    if (check_configured() < 0)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(chunk);
+    Py_ssize_t k = PyTuple_GET_SIZE(columns);
+    column *cols = PyMem_Calloc(k ? k : 1, sizeof(column));
+    if (cols == NULL)
+        return PyErr_NoMemory();
+    Py_buffer mask;
+    int has_mask = 0;
+    PyObject *out = NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *spec = PyTuple_GET_ITEM(columns, j);
+        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))
+                || PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(spec, 0)) != 1) {
+            PyErr_SetString(PyExc_TypeError, "a column is (kind, payload)");
+            goto fail;
+        }
+        column *c = &cols[j];
+        c->kind = (int)PyUnicode_READ_CHAR(PyTuple_GET_ITEM(spec, 0), 0);
+        PyObject *payload = PyTuple_GET_ITEM(spec, 1);
+        Py_ssize_t itemsize = 0;
+        switch (c->kind) {
+        case 'a':
+            c->index = PyLong_AsSsize_t(payload);
+            if (c->index < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "a negative attribute index");
+                goto fail;
+            }
+            continue;
+        case 'c':
+            c->value = payload;
+            continue;
+        case 'd': case 'q': itemsize = 8; break;
+        case 'f': case 'i': itemsize = 4; break;
+        case 'b': itemsize = 1; break;
+        default:
+            PyErr_Format(PyExc_ValueError, "unknown kind '%c'", c->kind);
+            goto fail;
+        }
+        if (PyObject_GetBuffer(payload, &c->view, PyBUF_C_CONTIGUOUS) < 0)
+            goto fail;
+        c->has_view = 1;
+        if (c->view.len < n * itemsize) {
+            PyErr_SetString(PyExc_ValueError, "a column is shorter than the chunk");
+            goto fail;
+        }
+    }
+    if (mask_obj != Py_None) {
+        if (PyObject_GetBuffer(mask_obj, &mask, PyBUF_C_CONTIGUOUS) < 0)
+            goto fail;
+        has_mask = 1;
+        if (mask.len < n) {
+            PyErr_SetString(PyExc_ValueError, "the mask is shorter than the chunk");
+            goto fail;
+        }
+    }
+    out = PyList_New(0);
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (has_mask && !((uint8_t *)mask.buf)[i])
+            continue;
+        PyObject *e = PyList_GET_ITEM(chunk, i);
+        PyObject *data = data_of(e);
+        PyObject *ts = PyObject_TypeCheck(e, event_type) ? SLOT(e, off_timestamp) : NULL;
+        if (data == NULL || ts == NULL) {
+            PyErr_SetString(PyExc_TypeError, "an event without timestamp or data tuple");
+            goto fail;
+        }
+        PyObject *row = PyTuple_New(k);
+        if (row == NULL)
+            goto fail;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            if (cols[j].kind == 'a' && cols[j].index >= PyTuple_GET_SIZE(data)) {
+                Py_DECREF(row);
+                PyErr_SetString(PyExc_IndexError, "an attribute index beyond the event's data");
+                goto fail;
+            }
+            PyObject *v = value_at(&cols[j], data, i);
+            if (v == NULL) {
+                Py_DECREF(row);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(row, j, v);
+        }
+        PyObject *o = raw_event_type->tp_alloc(raw_event_type, 0);
+        if (o == NULL) {
+            Py_DECREF(row);
+            goto fail;
+        }
+        Py_INCREF(ts);
+        Py_INCREF(etype);
+        SLOT(o, off_timestamp) = ts;
+        SLOT(o, off_data) = row;
+        SLOT(o, off_type) = etype;
+        int rc = PyList_Append(out, o);
+        Py_DECREF(o);
+        if (rc < 0)
+            goto fail;
+    }
+    if (has_mask)
+        PyBuffer_Release(&mask);
+    release_columns(cols, k);
+    return out;
+fail:
+    Py_XDECREF(out);
+    if (has_mask)
+        PyBuffer_Release(&mask);
+    release_columns(cols, k);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS, "configure(event_class, raw_event_class): the classes of events read and made."},
+    {"gather", gather, METH_VARARGS, "gather(chunk, index, kind, out) -> bool: one attribute of every event into a buffer."},
+    {"emit", emit, METH_VARARGS, "emit(chunk, mask, columns, type) -> list: the output events of the chunk."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_speedups",
+    "The compiled loops of the columnar path (see engine/columnar.py).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    return PyModule_Create(&module);
+}
