@@ -2,12 +2,13 @@
  *
  * Two loops over a chunk of events that Python would run one bytecode at a time:
  *
- *   gather(chunk, index, kind, out) -> bool
- *       Writes attribute `index` of every event's data into the writable buffer `out`
- *       (kind 'd': float64 from exact floats; 'q': int64 and 'i': int32 from exact ints in
- *       range; 'b': uint8 from True/False).  False, with `out` partly written, as soon as one
- *       value is anything else (a null, another type, out of range): the caller then runs
- *       the chunk through the generated Python loop, which knows what to do with it.
+ *   gather(chunk, reads) -> bool
+ *       For each read (index, kind, out), writes attribute `index` of every event's data into
+ *       the writable buffer `out` (kind 'd': float64 from exact floats; 'q': int64 and 'i':
+ *       int32 from exact ints in range; 'b': uint8 from True/False), in one pass over the
+ *       events.  False, with the buffers partly written, as soon as one value is anything
+ *       else (a null, another type, out of range): the caller then runs the chunk through
+ *       the generated Python loop, which knows what to do with it.
  *
  *   emit(chunk, mask, columns, type) -> list
  *       One output event (a RawEvent: timestamp of the input event, the given type) per
@@ -97,84 +98,118 @@ check_configured(void)
     return 0;
 }
 
+typedef struct {
+    Py_ssize_t index;
+    int kind;
+    Py_buffer view;
+} column_read;
+
+/* Writes value `v` as element `i` of `r`'s buffer; 0 where it is not of `r`'s kind. */
+static inline int
+store(column_read *r, Py_ssize_t i, PyObject *v)
+{
+    switch (r->kind) {
+    case 'd':
+        if (!PyFloat_CheckExact(v))
+            return 0;
+        ((double *)r->view.buf)[i] = PyFloat_AS_DOUBLE(v);
+        return 1;
+    case 'q':
+    case 'i': {
+        if (!PyLong_CheckExact(v))
+            return 0;
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow)
+            return 0;
+        if (r->kind == 'q') {
+            ((int64_t *)r->view.buf)[i] = (int64_t)x;
+            return 1;
+        }
+        if (x < INT32_MIN || x > INT32_MAX)
+            return 0;
+        ((int32_t *)r->view.buf)[i] = (int32_t)x;
+        return 1;
+    }
+    default: /* 'b' */
+        if (v == Py_True)
+            ((uint8_t *)r->view.buf)[i] = 1;
+        else if (v == Py_False)
+            ((uint8_t *)r->view.buf)[i] = 0;
+        else
+            return 0;
+        return 1;
+    }
+}
+
 static PyObject *
 gather(PyObject *self, PyObject *args)
 {
-    PyObject *chunk, *out;
-    Py_ssize_t index;
-    int kind;
-    if (!PyArg_ParseTuple(args, "O!nCO", &PyList_Type, &chunk, &index, &kind, &out))
+    PyObject *chunk, *reads_obj;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &chunk, &PyTuple_Type, &reads_obj))
         return NULL;
     if (check_configured() < 0)
         return NULL;
-    Py_ssize_t itemsize;
-    switch (kind) {
-    case 'd': case 'q': itemsize = 8; break;
-    case 'i': itemsize = 4; break;
-    case 'b': itemsize = 1; break;
-    default:
-        PyErr_Format(PyExc_ValueError, "unknown kind '%c'", kind);
-        return NULL;
-    }
-    Py_buffer view;
-    if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
-        return NULL;
     Py_ssize_t n = PyList_GET_SIZE(chunk);
-    if (view.len < n * itemsize) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "the buffer is smaller than the chunk");
-        return NULL;
-    }
+    Py_ssize_t k = PyTuple_GET_SIZE(reads_obj);
+    column_read *reads = PyMem_Calloc(k ? k : 1, sizeof(column_read));
+    if (reads == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t got = 0, widest = -1;
     int ok = 1;
+    for (; got < k; got++) {
+        column_read *r = &reads[got];
+        PyObject *spec = PyTuple_GET_ITEM(reads_obj, got);
+        PyObject *buffer;
+        if (!PyArg_ParseTuple(spec, "nCO;a read is (index, kind, buffer)", &r->index, &r->kind, &buffer))
+            goto fail;
+        Py_ssize_t itemsize;
+        switch (r->kind) {
+        case 'd': case 'q': itemsize = 8; break;
+        case 'i': itemsize = 4; break;
+        case 'b': itemsize = 1; break;
+        default:
+            PyErr_Format(PyExc_ValueError, "unknown kind '%c'", r->kind);
+            goto fail;
+        }
+        if (r->index < 0) {
+            PyErr_SetString(PyExc_ValueError, "a negative attribute index");
+            goto fail;
+        }
+        if (PyObject_GetBuffer(buffer, &r->view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+            goto fail;
+        if (r->view.len < n * itemsize) {
+            got++;
+            PyErr_SetString(PyExc_ValueError, "a buffer is smaller than the chunk");
+            goto fail;
+        }
+        if (r->index > widest)
+            widest = r->index;
+    }
     for (Py_ssize_t i = 0; i < n && ok; i++) {
         PyObject *data = data_of(PyList_GET_ITEM(chunk, i));
-        if (data == NULL || index >= PyTuple_GET_SIZE(data)) {
+        if (data == NULL || widest >= PyTuple_GET_SIZE(data)) {
             ok = 0;
             break;
         }
-        PyObject *v = PyTuple_GET_ITEM(data, index);
-        switch (kind) {
-        case 'd':
-            if (PyFloat_CheckExact(v))
-                ((double *)view.buf)[i] = PyFloat_AS_DOUBLE(v);
-            else
-                ok = 0;
-            break;
-        case 'q':
-        case 'i': {
-            if (!PyLong_CheckExact(v)) {
+        for (Py_ssize_t j = 0; j < k; j++) {
+            if (!store(&reads[j], i, PyTuple_GET_ITEM(data, reads[j].index))) {
                 ok = 0;
                 break;
             }
-            int overflow = 0;
-            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-            if (overflow) {
-                ok = 0;
-                break;
-            }
-            if (kind == 'q') {
-                ((int64_t *)view.buf)[i] = (int64_t)x;
-            } else if (x < INT32_MIN || x > INT32_MAX) {
-                ok = 0;
-            } else {
-                ((int32_t *)view.buf)[i] = (int32_t)x;
-            }
-            break;
-        }
-        case 'b':
-            if (v == Py_True)
-                ((uint8_t *)view.buf)[i] = 1;
-            else if (v == Py_False)
-                ((uint8_t *)view.buf)[i] = 0;
-            else
-                ok = 0;
-            break;
         }
     }
-    PyBuffer_Release(&view);
+    for (Py_ssize_t j = 0; j < got; j++)
+        PyBuffer_Release(&reads[j].view);
+    PyMem_Free(reads);
     if (PyErr_Occurred())
         return NULL;
     return PyBool_FromLong(ok);
+fail:
+    for (Py_ssize_t j = 0; j < got; j++)
+        PyBuffer_Release(&reads[j].view);
+    PyMem_Free(reads);
+    return NULL;
 }
 
 typedef struct {
@@ -340,7 +375,7 @@ fail:
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(event_class, raw_event_class): the classes of events read and made."},
-    {"gather", gather, METH_VARARGS, "gather(chunk, index, kind, out) -> bool: one attribute of every event into a buffer."},
+    {"gather", gather, METH_VARARGS, "gather(chunk, reads) -> bool: attributes of every event into buffers."},
     {"emit", emit, METH_VARARGS, "emit(chunk, mask, columns, type) -> list: the output events of the chunk."},
     {NULL, NULL, 0, NULL},
 };
@@ -350,8 +385,17 @@ static struct PyModuleDef module = {
     "The compiled loops of the columnar path (see engine/columnar.py).", -1, methods,
 };
 
+/* What engine/columnar.py expects of this module: a module built from an older source (left
+ * in place where a rebuild failed) is not used. */
+#define SPEEDUPS_API 2
+
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "API", SPEEDUPS_API) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -28,6 +28,7 @@ with ``SROTA_PURE_PYTHON=1`` in the environment, nothing is planned here.
 """
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,11 +50,20 @@ from srota.grammar.model import (
     Variable,
 )
 
+#: The interface of engine/_speedups.c this module uses (its ``API``).
+_API = 2
+
 try:
     if os.environ.get("SROTA_PURE_PYTHON"):
         raise ImportError("SROTA_PURE_PYTHON is set")
     import numpy as np
     from srota.engine import _speedups  # type: ignore[attr-defined]
+
+    if getattr(_speedups, "API", None) != _API:
+        logging.getLogger("srota.engine").warning(
+            "srota.engine._speedups is of another version (API %s, expected %s): a stale build? "
+            "The columnar path is off; reinstall Srota to rebuild it", getattr(_speedups, "API", None), _API)
+        raise ImportError("srota.engine._speedups is of another version")
 except ImportError:  # the pure-Python loops only
     np = None  # type: ignore[assignment]
     _speedups = None
@@ -141,18 +151,20 @@ def plan_columnar(conditions: Sequence[Expression], outputs: Sequence[Expression
     gather, emit, empty, errstate, full, asarray = (_speedups.gather, _speedups.emit, np.empty, np.errstate,
                                                      np.full, np.asarray)
     bool_, uint8 = np.bool_, np.uint8
-    reads = [(index, kind, np.dtype(_KIND_DTYPES[kind]), kind == "b") for index, kind in gathered]
+    indexes = [index for index, _ in gathered]
+    kinds = [kind for _, kind in gathered]
+    dtypes = [np.dtype(_KIND_DTYPES[kind]) for kind in kinds]
+    bools = [kind == "b" for kind in kinds]
     # (an output's numpy type follows from its Siddhi type: numpy's own promotion never decides)
     outs = [(at, vec.run, np.dtype(_DTYPES[vec.type]), _EMIT[_DTYPES[vec.type]]) for at, vec in computed]
 
     def select(chunk: list[Event]) -> list[Event] | None:
         n = len(chunk)
-        cols: Columns = {}
-        for index, kind, dtype, is_bool in reads:
-            out = empty(n, dtype)
-            if not gather(chunk, index, kind, out):
-                return None
-            cols[index] = out.view(bool_) if is_bool else out
+        buffers = [empty(n, dtype) for dtype in dtypes]
+        if not gather(chunk, tuple(zip(indexes, kinds, buffers, strict=True))):
+            return None
+        cols: Columns = {index: out.view(bool_) if is_bool else out
+                         for index, is_bool, out in zip(indexes, bools, buffers, strict=True)}
         specs = list(columns)
         with errstate(all="ignore"):
             mask = None

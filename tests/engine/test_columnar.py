@@ -221,23 +221,26 @@ def _speedups() -> Any:
     return columnar._speedups
 
 
-def test_gather_reads_one_attribute_of_every_event() -> None:
+def test_gather_reads_attributes_of_every_event() -> None:
     np = pytest.importorskip("numpy")
     chunk = [Event(TS, (1, 2.5, True)), RawEvent()]
     chunk[1].timestamp, chunk[1].data, chunk[1].type = TS, (-7, -0.0, False), 0
     ints, floats, bools = np.empty(2, "int64"), np.empty(2, "float64"), np.empty(2, "uint8")
-    assert _speedups().gather(chunk, 0, "q", ints) and list(ints) == [1, -7]
-    assert _speedups().gather(chunk, 1, "d", floats) and list(floats) == [2.5, -0.0]
-    assert _speedups().gather(chunk, 2, "b", bools) and list(bools) == [1, 0]
-    assert not _speedups().gather(chunk, 1, "q", ints)  # a float is not a long
-    assert not _speedups().gather(chunk, 0, "d", floats)  # nor an int a double
-    assert not _speedups().gather(chunk, 3, "q", ints)  # beyond the data
-    assert not _speedups().gather([Event(TS, (2**31,))], 0, "i", np.empty(1, "int32"))
-    assert not _speedups().gather(["not an event"], 0, "q", ints)
+    gather = _speedups().gather
+    assert gather(chunk, ((0, "q", ints), (1, "d", floats), (2, "b", bools)))
+    assert list(ints) == [1, -7] and list(floats) == [2.5, -0.0] and list(bools) == [1, 0]
+    assert not gather(chunk, ((1, "q", ints),))  # a float is not a long
+    assert not gather(chunk, ((0, "d", floats),))  # nor an int a double
+    assert not gather(chunk, ((0, "q", ints), (3, "q", ints)))  # beyond the data
+    assert not gather([Event(TS, (2**31,))], ((0, "i", np.empty(1, "int32")),))
+    assert not gather(["not an event"], ((0, "q", ints),))
+    assert not gather([Event(TS, [1])], ((0, "q", ints),))  # (a list, not a tuple)
     with pytest.raises(ValueError):
-        _speedups().gather(chunk * 2, 0, "q", ints)  # a buffer too small
+        gather(chunk * 2, ((0, "q", ints),))  # a buffer too small
     with pytest.raises(ValueError):
-        _speedups().gather(chunk, 0, "z", ints)
+        gather(chunk, ((0, "z", ints),))
+    with pytest.raises(TypeError):
+        gather(chunk, ((0, "q"),))
 
 
 def test_emit_makes_raw_events_of_the_kept_events() -> None:
