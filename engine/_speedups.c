@@ -5,8 +5,8 @@
  *   gather(chunk, reads) -> bool
  *       For each read (index, kind, out), writes attribute `index` of every event's data into
  *       the writable buffer `out` (kind 'd': float64 from exact floats; 'q': int64 and 'i':
- *       int32 from exact ints in range; 'b': uint8 from True/False), in one pass over the
- *       events.  False, with the buffers partly written, as soon as one value is anything
+ *       int32 from exact ints in range; 'b': uint8 from True/False; 'e', with a fourth item,
+ *       a string: uint8, whether an exact string equals it), in one pass over the events.  False, with the buffers partly written, as soon as one value is anything
  *       else (a null, another type, out of range): the caller then runs the chunk through
  *       the generated Python loop, which knows what to do with it.
  *
@@ -102,9 +102,11 @@ typedef struct {
     Py_ssize_t index;
     int kind;
     Py_buffer view;
+    PyObject *text;     /* 'e': the string compared with (borrowed) */
 } column_read;
 
-/* Writes value `v` as element `i` of `r`'s buffer; 0 where it is not of `r`'s kind. */
+/* Writes value `v` as element `i` of `r`'s buffer: 1; 0 where it is not of `r`'s kind; -1 with an
+ * exception set (a comparison raised). */
 static inline int
 store(column_read *r, Py_ssize_t i, PyObject *v)
 {
@@ -129,6 +131,15 @@ store(column_read *r, Py_ssize_t i, PyObject *v)
         if (x < INT32_MIN || x > INT32_MAX)
             return 0;
         ((int32_t *)r->view.buf)[i] = (int32_t)x;
+        return 1;
+    }
+    case 'e': {
+        if (!PyUnicode_CheckExact(v))
+            return 0;
+        int eq = PyObject_RichCompareBool(v, r->text, Py_EQ);
+        if (eq < 0)
+            return -1;
+        ((uint8_t *)r->view.buf)[i] = (uint8_t)eq;
         return 1;
     }
     default: /* 'b' */
@@ -161,13 +172,22 @@ gather(PyObject *self, PyObject *args)
         column_read *r = &reads[got];
         PyObject *spec = PyTuple_GET_ITEM(reads_obj, got);
         PyObject *buffer;
-        if (!PyArg_ParseTuple(spec, "nCO;a read is (index, kind, buffer)", &r->index, &r->kind, &buffer))
+        r->text = NULL;
+        if (!PyArg_ParseTuple(spec, "nCO|U;a read is (index, kind, buffer[, text])", &r->index, &r->kind,
+                              &buffer, &r->text))
             goto fail;
         Py_ssize_t itemsize;
         switch (r->kind) {
         case 'd': case 'q': itemsize = 8; break;
         case 'i': itemsize = 4; break;
         case 'b': itemsize = 1; break;
+        case 'e':
+            if (r->text == NULL) {
+                PyErr_SetString(PyExc_TypeError, "an 'e' read needs the string to compare with");
+                goto fail;
+            }
+            itemsize = 1;
+            break;
         default:
             PyErr_Format(PyExc_ValueError, "unknown kind '%c'", r->kind);
             goto fail;
@@ -193,7 +213,8 @@ gather(PyObject *self, PyObject *args)
             break;
         }
         for (Py_ssize_t j = 0; j < k; j++) {
-            if (!store(&reads[j], i, PyTuple_GET_ITEM(data, reads[j].index))) {
+            int stored = store(&reads[j], i, PyTuple_GET_ITEM(data, reads[j].index));
+            if (stored <= 0) {  /* (-1: a comparison raised) */
                 ok = 0;
                 break;
             }
@@ -387,7 +408,7 @@ static struct PyModuleDef module = {
 
 /* What engine/columnar.py expects of this module: a module built from an older source (left
  * in place where a rebuild failed) is not used. */
-#define SPEEDUPS_API 2
+#define SPEEDUPS_API 3
 
 PyMODINIT_FUNC
 PyInit__speedups(void)

@@ -12,13 +12,13 @@ It takes what it can give exactly the Python loop's answers for (and so Siddhi's
 * attributes of the query's one stream and non-null constants, combined with ``+ - *``
   (``int`` and ``long`` wrap around as Java's do, as numpy's fixed-width integers do;
   ``float`` arithmetic rounds each operand and the result to 32 bits, as ``_f32`` does),
-  comparisons of numbers in Java's promoted type, ``and``, ``or``, ``not``, and bool
-  attributes;
+  comparisons of numbers in Java's promoted type, a string attribute ``==`` or ``!=`` a
+  string constant, ``and``, ``or``, ``not``, and bool attributes;
 * outputs that are such expressions, attributes of any type (passed as they are) or
   constants.
 
-Anything else (a function, ``/`` and ``%`` whose zero divisor answers null, strings in an
-expression, ``is null``) leaves the query to the Python loop (:func:`plan_columnar` answers
+Anything else (a function, ``/`` and ``%`` whose zero divisor answers null, strings other
+than a string attribute compared with a string constant, ``is null``) leaves the query to the Python loop (:func:`plan_columnar` answers
 None).  So does, chunk by chunk, a chunk shorter than :data:`MIN_CHUNK` events or one where
 a read attribute holds a null or a value of another type (``gather`` says so): then the
 Python loop, which handles those, runs the chunk.
@@ -51,7 +51,7 @@ from srota.grammar.model import (
 )
 
 #: The interface of engine/_speedups.c this module uses (its ``API``).
-_API = 2
+_API = 3
 
 try:
     if os.environ.get("SROTA_PURE_PYTHON"):
@@ -87,7 +87,7 @@ _DTYPES = {AttrType.DOUBLE: "float64", AttrType.FLOAT: "float32", AttrType.LONG:
 #: How ``emit`` turns an element of a computed array of each numpy type into a value.
 _EMIT = {"float64": "d", "float32": "f", "int64": "q", "int32": "i", "bool": "b"}
 
-Columns = dict[int, Any]  # attribute index -> the chunk's values (a numpy array)
+Columns = list[Any]  # the chunk's values of each read (numpy arrays), by the read's slot
 Vector = Callable[[Columns], Any]
 
 
@@ -144,27 +144,26 @@ def plan_columnar(conditions: Sequence[Expression], outputs: Sequence[Expression
                     computed.append((n, vec))
     except _NotColumnar:
         return None
-    gathered = sorted(compiler.gathered.items())
+    gathered = list(compiler.gathered)  # (in slot order)
     if not gathered:
         return None  # (nothing to compute: the Python loop only copies values)
     test = _all_of(tests)
     gather, emit, empty, errstate, full, asarray = (_speedups.gather, _speedups.emit, np.empty, np.errstate,
                                                      np.full, np.asarray)
     bool_, uint8 = np.bool_, np.uint8
-    indexes = [index for index, _ in gathered]
-    kinds = [kind for _, kind in gathered]
-    dtypes = [np.dtype(_KIND_DTYPES[kind]) for kind in kinds]
-    bools = [kind == "b" for kind in kinds]
+    dtypes = [np.dtype(_KIND_DTYPES[kind]) for _, kind, _ in gathered]
+    bools = [kind in "be" for _, kind, _ in gathered]
+    heads = [(index, kind) if text is None else (index, kind, text) for index, kind, text in gathered]
     # (an output's numpy type follows from its Siddhi type: numpy's own promotion never decides)
     outs = [(at, vec.run, np.dtype(_DTYPES[vec.type]), _EMIT[_DTYPES[vec.type]]) for at, vec in computed]
 
     def select(chunk: list[Event]) -> list[Event] | None:
         n = len(chunk)
         buffers = [empty(n, dtype) for dtype in dtypes]
-        if not gather(chunk, tuple(zip(indexes, kinds, buffers, strict=True))):
+        if not gather(chunk, tuple((*head, out) if len(head) == 2 else (head[0], head[1], out, head[2])
+                                   for head, out in zip(heads, buffers, strict=True))):
             return None
-        cols: Columns = {index: out.view(bool_) if is_bool else out
-                         for index, is_bool, out in zip(indexes, bools, buffers, strict=True)}
+        cols: Columns = [out.view(bool_) if is_bool else out for is_bool, out in zip(bools, buffers, strict=True)]
         specs = list(columns)
         with errstate(all="ignore"):
             mask = None
@@ -186,7 +185,7 @@ def plan_columnar(conditions: Sequence[Expression], outputs: Sequence[Expression
     return select
 
 
-_KIND_DTYPES = {"d": "float64", "q": "int64", "i": "int32", "b": "uint8"}
+_KIND_DTYPES = {"d": "float64", "q": "int64", "i": "int32", "b": "uint8", "e": "uint8"}
 
 
 def _all_of(tests: list[_Vec]) -> Vector | None:
@@ -211,7 +210,8 @@ class _Compiler:
 
     def __init__(self, scope: Any) -> None:
         self.scope = scope
-        self.gathered: dict[int, str] = {}  # attribute index -> gather kind
+        #: what ``gather`` reads, (attribute index, kind, string compared with) -> its slot
+        self.gathered: dict[tuple[int, str, str | None], int] = {}
 
     def index(self, var: Variable) -> int:
         self.scope.resolve(var)  # (raises as the Python compiler does for a wrong name)
@@ -257,8 +257,11 @@ class _Compiler:
         kind = _GATHER.get(type_)
         if kind is None:
             raise _NotColumnar
-        self.gathered[index] = kind
-        return _Vec(lambda c: c[index], type_)
+        slot = self._read(index, kind)
+        return _Vec(lambda c: c[slot], type_)
+
+    def _read(self, index: int, kind: str, text: str | None = None) -> int:
+        return self.gathered.setdefault((index, kind, text), len(self.gathered))
 
     def _math(self, e: MathOp) -> _Vec:
         if e.op not in (MathOperator.ADD, MathOperator.SUBTRACT, MathOperator.MULTIPLY):
@@ -272,6 +275,9 @@ class _Compiler:
         return _Vec(lambda c: op(a(c), b(c)), rtype)
 
     def _compare(self, e: Compare) -> _Vec:
+        texts = self._text_compare(e)
+        if texts is not None:
+            return texts
         left, right = self.compile(e.left), self.compile(e.right)
         lt, rt = left.type, right.type
         if lt in NUMERIC_RANK and rt in NUMERIC_RANK:
@@ -289,6 +295,26 @@ class _Compiler:
               CompareOperator.GE: np.greater_equal, CompareOperator.LT: np.less,
               CompareOperator.LE: np.less_equal}[e.op]
         return _Vec(lambda c: op(a(c), b(c)), AttrType.BOOL)
+
+
+    def _text_compare(self, e: Compare) -> _Vec | None:
+        """``s == 'IBM'`` (or ``!=``, either way round) for a string attribute ``s``: compared
+        while gathering (an exact string equal to the constant, as Java's ``equals``)."""
+        if e.op not in (CompareOperator.EQ, CompareOperator.NE):
+            return None
+        pairs = [(var, const) for var, const in ((e.left, e.right), (e.right, e.left))
+                 if isinstance(var, Variable) and isinstance(const, Constant) and const.type is AttrType.STRING
+                 and isinstance(const.value, str)]
+        if not pairs:
+            return None
+        var, const = pairs[0]
+        index = self.index(var)
+        if self.scope.resolve(var)[1] is not AttrType.STRING:
+            return None  # (the Python compiler reports the mismatch)
+        slot = self._read(index, "e", const.value)
+        if e.op is CompareOperator.EQ:
+            return _Vec(lambda c: c[slot], AttrType.BOOL)
+        return _Vec(lambda c: np.logical_not(c[slot]), AttrType.BOOL)
 
 
 def _as_type(vec: _Vec, rtype: AttrType) -> Vector:

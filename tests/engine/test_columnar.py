@@ -85,7 +85,7 @@ FLOATS = st.one_of(st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 0.
                    st.floats(width=32), st.floats())  # (a float attribute may hold a wider value, as sent)
 DOUBLES = st.one_of(st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 1e308, 9007199254740993.0, 0.3]),
                     st.floats())
-ROWS = st.tuples(INTS, LONGS, FLOATS, DOUBLES, st.booleans(), st.sampled_from(["IBM", "WSO2", ""]))
+ROWS = st.tuples(INTS, LONGS, FLOATS, DOUBLES, st.booleans(), st.sampled_from(["IBM", "WSO2", "", "ibm", None]))
 
 NUMERIC_LEAVES = ["i", "l", "f", "d", "7", "-3", "2147483647", "5L", "9223372036854775807L", "1.5f", "0.1f",
                   "0.3", "1e300", "-0.0"]
@@ -106,7 +106,8 @@ def condition(draw: st.DrawFn, depth: int = 2) -> str:
         op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]))
         return f"({draw(numeric())} {op} {draw(numeric())})"
     if kind == "bool":
-        return draw(st.sampled_from(["b", "(b == true)", "(b != b)", "true"]))
+        return draw(st.sampled_from(["b", "(b == true)", "(b != b)", "true", "(s == 'IBM')", "('WSO2' != s)",
+                                     "(s != '')"]))
     if kind == "not":
         return f"(not {draw(condition(depth - 1))})"
     return f"({draw(condition(depth - 1))} {kind} {draw(condition(depth - 1))})"
@@ -133,6 +134,13 @@ def _chunks(*rows: Any) -> list[list[Any]]:
 def test_the_benchmark_filter_takes_the_columnar_path(monkeypatch: pytest.MonkeyPatch) -> None:
     app = STREAM + "from S[d >= 100 and l > 10] select s, d * l as value insert into O;"
     _agree(app, _chunks((1, 11, 1.0, 100.0, True, "X"), (1, 10, 1.0, 100.0, True, "X")), monkeypatch)
+
+
+@pytest.mark.parametrize("cond", ["s == 'IBM'", "'IBM' == s", "s != 'IBM' and d > 100.0", "not (s == 'WSO2')"])
+def test_a_string_attribute_against_a_string_constant(cond: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = STREAM + f"from S[{cond}] select s, d + 1.0 as x insert into O;"
+    _agree(app, _chunks((1, 2, 3.0, 101.0, True, "WSO2"), (1, 2, 3.0, 101.0, True, "IBMX")), monkeypatch)
+    _agree(app, _chunks((1, 2, 3.0, 101.0, True, None)), monkeypatch)  # (a null: the Python loop)
 
 
 def test_select_star_with_a_filter(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,7 +179,8 @@ def test_a_row_given_as_a_list_goes_to_the_python_loop(monkeypatch: pytest.Monke
 
 @pytest.mark.parametrize("query", [
     "from S[d / 2.0 > 1.0] select s insert into O;",  # a division's zero divisor answers null
-    "from S[s == 'IBM'] select s, i + 1 as j insert into O;",  # strings in an expression
+    "from S[s == s] select s, i + 1 as j insert into O;",  # strings other than against a constant
+    "from S[s == 'IBM'] select s, str:length(s) as j insert into O;",
     "from S[d > 1.0] select s, math:abs(d) as a insert into O;",  # a function
     "from S[d is null] select s, i + 1 as j insert into O;",
     "from S select s, i insert into O;",  # nothing to compute
@@ -241,6 +250,11 @@ def test_gather_reads_attributes_of_every_event() -> None:
         gather(chunk, ((0, "z", ints),))
     with pytest.raises(TypeError):
         gather(chunk, ((0, "q"),))
+    texts = [Event(TS, ("IBM",)), Event(TS, ("WSO2",))]
+    assert gather(texts, ((0, "e", bools, "IBM"),)) and list(bools) == [1, 0]
+    assert not gather([Event(TS, (None,))], ((0, "e", bools, "IBM"),))
+    with pytest.raises(TypeError):
+        gather(texts, ((0, "e", bools),))  # (which string?)
 
 
 def test_emit_makes_raw_events_of_the_kept_events() -> None:
