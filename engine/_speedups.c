@@ -17,6 +17,10 @@
  *       is, ('c', value) a constant, ('d'|'f'|'q'|'i'|'b', buffer) the event's element of a
  *       computed float64/float32/int64/int32/bool array.
  *
+ *   plain(events) -> bool
+ *       Whether every event is an Event of type 0 (CURRENT) whose data is a tuple: what a
+ *       stream's input handler checks before it takes a sender's events as they are.
+ *
  * configure(event_class, raw_event_class) tells the module the two classes: events are
  * read and made through the slots of Event (`timestamp`, `data`, `type`), found through
  * their member descriptors, as CPython's own slot access does.  Pure Python keeps working
@@ -394,10 +398,37 @@ fail:
     return NULL;
 }
 
+static PyObject *
+plain(PyObject *self, PyObject *events)
+{
+    if (!PyList_Check(events)) {
+        PyErr_SetString(PyExc_TypeError, "plain() takes a list of events");
+        return NULL;
+    }
+    if (check_configured() < 0)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(events); i++) {
+        PyObject *e = PyList_GET_ITEM(events, i);
+        if (!PyObject_TypeCheck(e, event_type))
+            Py_RETURN_FALSE;
+        PyObject *type = SLOT(e, off_type), *data = SLOT(e, off_data);
+        if (data == NULL || !PyTuple_CheckExact(data) || type == NULL)
+            Py_RETURN_FALSE;
+        int set = PyObject_IsTrue(type);
+        if (set != 0) {
+            if (set < 0)
+                return NULL;
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(event_class, raw_event_class): the classes of events read and made."},
     {"gather", gather, METH_VARARGS, "gather(chunk, reads) -> bool: attributes of every event into buffers."},
     {"emit", emit, METH_VARARGS, "emit(chunk, mask, columns, type) -> list: the output events of the chunk."},
+    {"plain", plain, METH_O, "plain(events) -> bool: every one an Event of type 0 (CURRENT) whose data is a tuple."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -408,7 +439,7 @@ static struct PyModuleDef module = {
 
 /* What engine/columnar.py expects of this module: a module built from an older source (left
  * in place where a rebuild failed) is not used. */
-#define SPEEDUPS_API 3
+#define SPEEDUPS_API 4
 
 PyMODINIT_FUNC
 PyInit__speedups(void)

@@ -51,7 +51,7 @@ from srota.grammar.model import (
 )
 
 #: The interface of engine/_speedups.c this module uses (its ``API``).
-_API = 3
+_API = 4
 
 try:
     if os.environ.get("SROTA_PURE_PYTHON"):
@@ -94,6 +94,13 @@ Vector = Callable[[Columns], Any]
 def available() -> bool:
     """Whether the columnar path can run here (the compiled module and numpy are present)."""
     return _speedups is not None
+
+
+def plain_check() -> Callable[[list[Event]], bool] | None:
+    """The compiled test of a sender's chunk, where the module is here: whether every event
+    is an :class:`Event` of type CURRENT (0) whose data is a tuple (then the engine may take
+    the chunk's events as they are; see ``InputHandler._prepare``)."""
+    return None if _speedups is None else _speedups.plain
 
 
 class _NotColumnar(Exception):

@@ -279,3 +279,12 @@ def test_srota_pure_python_turns_the_columnar_path_off() -> None:
     got = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, SROTA_PURE_PYTHON="1"),
                          capture_output=True, text=True, check=True, timeout=60)
     assert got.stdout.strip() == "False"
+
+
+def test_plain_tells_a_chunk_the_engine_may_take_as_it_is() -> None:
+    plain = columnar.plain_check()
+    assert plain is not None
+    assert plain([Event(TS, (1,)), Event(TS, ())]) and plain([])
+    assert not plain([Event(TS, [1])])  # a list: the engine copies it
+    assert not plain([Event(TS, (1,), 1)])  # an expired event
+    assert not plain([Event(TS, (1,)), "not an event"])
