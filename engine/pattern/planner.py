@@ -13,6 +13,7 @@ from typing import Any
 from srota.engine.codegen import CodeGen
 from srota.engine.event import StateEvent
 from srota.engine.expression import ExpressionCompiler, error_at
+from srota.engine.pattern.every_scope import siddhi_every_scope
 from srota.engine.pattern.fastpaths import (
     _HASHABLE_TYPES,
     _gen_key,
@@ -155,8 +156,11 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
     """Plan a pattern or sequence input; ``connect(emit)`` builds one state machine instance."""
     from srota.engine.planning import EmitChunks, InputPlan
 
+    sequence = inp.type is StateType.SEQUENCE
+    # A sequence's leading 'every' reaches as far as Siddhi's grammar has it (see every_scope).
+    element = siddhi_every_scope(inp.element) if sequence else inp.element
     found: list[Any] = []
-    _collect_states(inp.element, found)
+    _collect_states(element, found)
     states: list[_StateInfo] = []
     ids: dict[int, int] = {}
     for n, (node, counted) in enumerate(found):
@@ -173,8 +177,7 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
                                  tuple(obj.attributes), counted, node, stream.is_inner,
                                  stream.is_fault, absent))
         ids[id(node)] = n
-    sequence = inp.type is StateType.SEQUENCE
-    plain = _plain_states(inp.element, ids)
+    plain = _plain_states(element, ids)
     conds: dict[int, Callable[[StateEvent], bool] | None] = {}
     tests: dict[int, _Test] = {}
     keys: dict[int, _StateKey] = {}
@@ -207,7 +210,7 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
                 residue = _test(scope, sid, _all_of([g for g, _ in rest]),
                                 " and ".join(f"({c})" for _, c in rest) or "True", rest)
                 keys[sid] = _gen_key(gen, scope, parts, test, residue)
-    plan = _Plan(inp.element, sequence, states, ids, conds, inp.within_millis,
+    plan = _Plan(element, sequence, states, ids, conds, inp.within_millis,
                  _max_pending(inp, ctx), tests, {sid: _gen_scan(gen, t) for sid, t in tests.items()},
                  keys, gen)
     scope = PatternScope(states, gen, current=None, default_index=0)

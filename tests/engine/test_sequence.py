@@ -113,3 +113,72 @@ def test_sequences_in_a_partition_keep_one_state_machine_per_key(run_app):
     rt, got = run_app(text)
     send(rt, "S1", ("A", 21.0, 1), ("B", 30.0, 1), ("A", 22.0, 1), ("B", 31.0, 1))
     assert sorted(got.rows) == [["A", 21.0, 22.0], ["B", 30.0, 31.0]]
+
+
+T0 = 1_700_000_000_000   # epoch milliseconds
+
+
+def test_every_before_an_absent_state_reaches_over_it(run_app):
+    # Siddhi's grammar reads 'every e1=S1[..]+, not S2[..] for 1 sec, e3=S2[..]' as
+    # 'every (e1=S1[..]+, not S2[..] for 1 sec), e3=S2[..]': once the wait passed (at 5149,
+    # fired as the clock moves to 5210), the next S1 starts a new e1 instead of extending
+    # [79.0].  Checked on Siddhi 5.1.33 (both the '+' and the '<1:3>' forms).
+    for count in ("+", "<1:3>"):
+        rt, got = run_app(app(f"from every e1=S1[volume <= 37]{count}, not S2[volume > 35] for 1 sec, "
+                              "e3=S2[symbol == 'WSO2'] "
+                              "select e1[0].price as p0, e1[1].price as p1, e3.price as p3"))
+        send(rt, "S1", ("GOOG", 79.0, 36), ts=T0 + 4149)
+        send(rt, "S1", ("GOOG", 79.7, 10), ts=T0 + 5210)
+        send(rt, "S2", ("WSO2", 16.9, 55), ts=T0 + 8794)
+        assert got.rows == [[79.7, None, 16.9]], count
+
+
+def test_every_before_an_absent_state_within_the_wait_extends_the_count(run_app):
+    # The second S1 comes before the wait is over: it extends e1.  Checked on Siddhi 5.1.33.
+    rt, got = run_app(app("from every e1=S1[volume <= 37]+, not S2[volume > 35] for 1 sec, "
+                          "e3=S2[symbol == 'WSO2'] "
+                          "select e1[0].price as p0, e1[1].price as p1, e3.price as p3"))
+    send(rt, "S1", ("GOOG", 79.0, 36), ts=T0 + 4149)
+    send(rt, "S1", ("GOOG", 79.7, 10), ts=T0 + 5049)
+    send(rt, "S2", ("WSO2", 16.9, 55), ts=T0 + 8794)
+    assert got.rows == [[79.0, 79.7, 16.9]]
+
+
+# How far a leading 'every' reaches in a sequence, as SiddhiCompiler 5.1.33 builds the tree
+# (the states under 'every', by stream).
+_EVERY_REACH = [
+    ("every e1=S1+, not S2 for 1 sec, e3=S3", "S1 S2"),
+    ("every e1=S1, e2=S2, not S3 for 1 sec, e4=S1", "S1 S2 S3"),
+    ("every e1=S1, not S2 for 1 sec, e3=S3, e4=S1", "S1 S2 S3"),
+    ("every e1=S1, not S2 for 1 sec, e3=S3, not S1 for 1 sec, e5=S2", "S1 S2 S3 S1"),
+    ("every e1=S1, not S2 for 1 sec, (e3=S3, e4=S1)", "S1 S2"),
+    ("every e1=S1, (e2=S2, not S3 for 1 sec), e4=S1", "S1"),
+    ("every e1=S1, (not S2 for 1 sec, e3=S3), e4=S1", "S1 S2 S3"),
+    ("every e1=S1, not S2 for 1 sec, e3=S3, not S1 for 1 sec", "S1"),
+    ("every e1=S1, not S2 for 1 sec", "S1"),
+    ("every not S1 for 1 sec, e2=S2, e3=S3", "S1"),
+    ("every not S1 for 1 sec, e2=S2, not S3 for 1 sec, e4=S1", "S1 S2 S3"),
+    ("every (e1=S1, not S2 for 1 sec), e3=S3, e4=S1", "S1 S2"),
+    ("every e1=S1, e2=S2, e3=S3", "S1"),
+    ("every e1=S1, not S2 for 1 sec and e2=S2, e3=S3", "S1"),
+]
+
+
+def test_every_reach_in_sequences_follows_siddhis_grammar():
+    from srota.engine.pattern.every_scope import siddhi_every_scope
+    from srota.grammar import parse
+    from srota.grammar.model import EveryStateElement
+
+    def streams(el):
+        if isinstance(el, EveryStateElement):
+            return streams(el.element)
+        if hasattr(el, "stream"):
+            return [el.stream.stream_id]
+        parts = [getattr(el, a) for a in ("first", "next", "element", "left", "right") if hasattr(el, a)]
+        return [s for p in parts for s in streams(p)]
+
+    for text, reach in _EVERY_REACH:
+        query = parse(app(f"from {text} select *")).execution_elements[0]
+        el = siddhi_every_scope(query.input.element)
+        assert isinstance(el.first, EveryStateElement), text
+        assert " ".join(streams(el.first)) == reach, text
