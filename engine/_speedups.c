@@ -6,7 +6,8 @@
  *       For each read (index, kind, out), writes attribute `index` of every event's data into
  *       the writable buffer `out` (kind 'd': float64 from exact floats; 'q': int64 and 'i':
  *       int32 from exact ints in range; 'b': uint8 from True/False; 'e', with a fourth item,
- *       a string: uint8, whether an exact string equals it), in one pass over the events.  False, with the buffers partly written, as soon as one value is anything
+ *       a string: uint8, whether an exact string equals it; the other kinds take a fourth
+ *       item of None too), in one pass over the events.  False, with the buffers partly written, as soon as one value is anything
  *       else (a null, another type, out of range): the caller then runs the chunk through
  *       the generated Python loop, which knows what to do with it.
  *
@@ -177,16 +178,18 @@ gather(PyObject *self, PyObject *args)
         PyObject *spec = PyTuple_GET_ITEM(reads_obj, got);
         PyObject *buffer;
         r->text = NULL;
-        if (!PyArg_ParseTuple(spec, "nCO|U;a read is (index, kind, buffer[, text])", &r->index, &r->kind,
+        if (!PyArg_ParseTuple(spec, "nCO|O;a read is (index, kind, buffer[, text])", &r->index, &r->kind,
                               &buffer, &r->text))
             goto fail;
+        if (r->text == Py_None)
+            r->text = NULL;  /* (the reads of other kinds may say None) */
         Py_ssize_t itemsize;
         switch (r->kind) {
         case 'd': case 'q': itemsize = 8; break;
         case 'i': itemsize = 4; break;
         case 'b': itemsize = 1; break;
         case 'e':
-            if (r->text == NULL) {
+            if (r->text == NULL || !PyUnicode_Check(r->text)) {
                 PyErr_SetString(PyExc_TypeError, "an 'e' read needs the string to compare with");
                 goto fail;
             }
@@ -439,7 +442,7 @@ static struct PyModuleDef module = {
 
 /* What engine/columnar.py expects of this module: a module built from an older source (left
  * in place where a rebuild failed) is not used. */
-#define SPEEDUPS_API 4
+#define SPEEDUPS_API 5
 
 PyMODINIT_FUNC
 PyInit__speedups(void)

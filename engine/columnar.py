@@ -51,7 +51,7 @@ from srota.grammar.model import (
 )
 
 #: The interface of engine/_speedups.c this module uses (its ``API``).
-_API = 4
+_API = 5
 
 try:
     if os.environ.get("SROTA_PURE_PYTHON"):
@@ -83,6 +83,9 @@ _GATHER = {AttrType.DOUBLE: "d", AttrType.FLOAT: "d", AttrType.LONG: "q", AttrTy
 #: The numpy type of each attribute type's values in arithmetic.
 _DTYPES = {AttrType.DOUBLE: "float64", AttrType.FLOAT: "float32", AttrType.LONG: "int64", AttrType.INT: "int32",
            AttrType.BOOL: "bool"}
+
+#: The numpy type of the buffer ``gather`` fills for each kind of read.
+_KIND_DTYPES = {"d": "float64", "q": "int64", "i": "int32", "b": "uint8", "e": "uint8"}
 
 #: How ``emit`` turns an element of a computed array of each numpy type into a value.
 _EMIT = {"float64": "d", "float32": "f", "int64": "q", "int32": "i", "bool": "b"}
@@ -160,15 +163,14 @@ def plan_columnar(conditions: Sequence[Expression], outputs: Sequence[Expression
     bool_, uint8 = np.bool_, np.uint8
     dtypes = [np.dtype(_KIND_DTYPES[kind]) for _, kind, _ in gathered]
     bools = [kind in "be" for _, kind, _ in gathered]
-    heads = [(index, kind) if text is None else (index, kind, text) for index, kind, text in gathered]
     # (an output's numpy type follows from its Siddhi type: numpy's own promotion never decides)
     outs = [(at, vec.run, np.dtype(_DTYPES[vec.type]), _EMIT[_DTYPES[vec.type]]) for at, vec in computed]
 
     def select(chunk: list[Event]) -> list[Event] | None:
         n = len(chunk)
         buffers = [empty(n, dtype) for dtype in dtypes]
-        if not gather(chunk, tuple((*head, out) if len(head) == 2 else (head[0], head[1], out, head[2])
-                                   for head, out in zip(heads, buffers, strict=True))):
+        if not gather(chunk, tuple((index, kind, out, text)
+                                   for (index, kind, text), out in zip(gathered, buffers, strict=True))):
             return None
         cols: Columns = [out.view(bool_) if is_bool else out for is_bool, out in zip(bools, buffers, strict=True)]
         specs = list(columns)
@@ -190,9 +192,6 @@ def plan_columnar(conditions: Sequence[Expression], outputs: Sequence[Expression
         return emit(chunk, mask, tuple(specs), event_type)
 
     return select
-
-
-_KIND_DTYPES = {"d": "float64", "q": "int64", "i": "int32", "b": "uint8", "e": "uint8"}
 
 
 def _all_of(tests: list[_Vec]) -> Vector | None:
@@ -222,7 +221,7 @@ class _Compiler:
 
     def index(self, var: Variable) -> int:
         self.scope.resolve(var)  # (raises as the Python compiler does for a wrong name)
-        index = self.scope.index(var.attribute) if hasattr(self.scope, "index") else None
+        index = self.scope.index(var.attribute)
         if index is None or var.stream_index is not None:
             raise _NotColumnar
         return int(index)
@@ -354,7 +353,4 @@ def _as_double(vec: _Vec, against_float: bool) -> Vector:
         if against_float:
             return lambda c: run(c).astype(np.float64).astype(np.float32).astype(np.float64)
         return lambda c: run(c).astype(np.float64)
-    if vec.type is AttrType.FLOAT:
-        # (a float attribute as held: the Python loop compares it unrounded too)
-        return run
-    return run
+    return run  # (a float attribute as held: the Python loop compares it unrounded too)
