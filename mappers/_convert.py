@@ -12,6 +12,7 @@ only ``true``/``false``; a fractional number is never silently truncated to an i
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -114,7 +115,10 @@ def _to_string(value: Any) -> str:
         return str(value)
     if cls is dict or cls is list:
         # A nested JSON value given to a string attribute keeps its JSON text.
-        return orjson.dumps(value).decode()
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # an integer beyond 64 bits, which orjson cannot write
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     if isinstance(value, (bytes, bytearray)):
         try:
             return bytes(value).decode()

@@ -98,6 +98,14 @@ class TestSourceDefault:
         m = JsonSourceMapper((Attribute("s", T.STRING), Attribute("t", T.STRING), Attribute("u", T.STRING)))
         assert m.map(b'{"s":{"a":1},"t":false,"u":1.5}') == [('{"a":1}', "false", "1.5")]
 
+    def test_nested_values_beyond_64_bits_keep_their_json_text(self) -> None:
+        """Found by the payload fuzzing (tests/faults/test_payloads.py): an array of events read
+        leniently (as Gson, here because of the unquoted name) keeps integers beyond 64 bits, which orjson
+        cannot write, and the mapper raised a TypeError instead of mapping them."""
+        m = JsonSourceMapper((Attribute("s", T.STRING),))
+        assert m.map(b'[{s:[-9223372036854775809, {"b": 123456789012345678901234567890}]}]') == [
+            ('[-9223372036854775809,{"b":123456789012345678901234567890}]',)]
+
     def test_unicode(self) -> None:
         m = JsonSourceMapper((Attribute("s", T.STRING),))
         assert m.map('{"s":"caf\u00e9 \u6771\u4eac \U0001f600"}'.encode()) == [("caf\u00e9 \u6771\u4eac \U0001f600",)]
