@@ -30,6 +30,11 @@ class SnapshotError(ValueError):
     """A snapshot that cannot be read (corrupt, an unknown format, an unknown class)."""
 
 
+class StaleSnapshotError(SnapshotError):
+    """A snapshot that reads well but must not be restored: the shared state an element of it
+    accounts for (an aggregation's rows in a database) has moved on without it since."""
+
+
 def fingerprint(node: Any) -> str:
     """A short hash of an app-model node that ignores source positions."""
     return hashlib.sha1(repr(_strip(node)).encode()).hexdigest()[:16]
@@ -92,6 +97,8 @@ def restore_snapshot(ctx: Any, data: bytes) -> list[str]:
             continue
         try:
             element.restore_state(entry["state"])
+        except StaleSnapshotError:
+            raise  # the whole snapshot is unusable: its restorer takes an older one
         except Exception:
             _log.exception("could not restore state of %s", eid)
             skipped.append(eid)

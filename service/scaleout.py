@@ -53,6 +53,7 @@ from srota.engine import Limits, SiddhiAppRuntime
 from srota.engine.errorstore import MAPPING, SINK
 from srota.engine.memory import release_free_memory
 from srota.engine.ondemand import run_find_query_across
+from srota.engine.snapshot import StaleSnapshotError
 from srota.engine.stores.database import StoreLockedError, StoreReplacedError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import OnDemandQueryType, find_annotation
@@ -888,6 +889,16 @@ class PartitionedAppHost(AppHost):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
+            except StaleSnapshotError as exc:
+                # A replaced owner's checkpoint that reached the state topic: the database's rows
+                # were rewound by a newer owner since (engine/stores/aggregation.py, rewind).
+                self._log.warning("checkpoint of a replaced owner skipped: the database moved on without it; "
+                                  "trying the one before it", partition=p, checkpoint=cp.id if cp else None,
+                                  reason=str(exc))
+                if cp is None:
+                    raise
+                bad.add(cp.id)
+                continue
             except Exception:
                 if cp is None:  # no checkpoint to blame
                     raise
@@ -1020,6 +1031,7 @@ class PartitionedAppHost(AppHost):
         async with self._ckpt_lock:
             started = time.perf_counter()
             taken: list[Checkpoint] = []
+            replaced: dict[int, StoreReplacedError] = {}
             # Under the engine gate: with an engine thread (a server-database store) a chunk is
             # sent into the runtime off the loop, and its offsets are recorded after; a snapshot
             # taken meanwhile would hold records its offsets do not cover (counted twice on restore).
@@ -1033,7 +1045,12 @@ class PartitionedAppHost(AppHost):
                     if skip_unchanged and info.offsets == offsets and info.checkpoints:
                         continue
                     rt.drain()  # events waiting in @Async buffers belong in this checkpoint
-                    taken.append(Checkpoint(p, rt.snapshot(), offsets))
+                    try:
+                        taken.append(Checkpoint(p, rt.snapshot(), offsets))
+                    except StoreReplacedError as dropped:  # writes of its state were dropped: no checkpoint
+                        replaced[p] = dropped
+            for p, why in replaced.items():
+                await self._replaced(p, why)
             if not taken:
                 return
             # Outputs enqueued before the snapshots must be out before the checkpoint is saved.

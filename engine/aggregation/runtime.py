@@ -631,8 +631,8 @@ class Aggregation:
             # A shared database store: the snapshot carries its watermark, so whoever restores
             # it (this process, or the worker a partition moved to) puts the shard's rows back
             # as they were; the writes it accounts for are committed before it is handed over.
-            state["store_mark"] = self.store.watermark()
-            self.store.flush()
+            state["store_mark"] = self.store.committed_mark()
+            state["store_epoch"] = self.store.epoch
         return state
 
     def restore_state(self, state: Any) -> None:
@@ -645,7 +645,7 @@ class Aggregation:
         if "tables" in state and isinstance(self.store, MemoryStore):
             self.store.restore_state(state["tables"])
         if state.get("store_mark") is not None and getattr(self.store, "rewinds_with_snapshot", False):
-            self.store.rewind(state["store_mark"])
+            self.store.rewind(state["store_mark"], state.get("store_epoch"))
         self._initialised = True  # a snapshot replaces the recreation from tables
         if self._stopped:
             return

@@ -124,12 +124,22 @@ class Store:
     def close(self) -> None:
         """Flush and release the store."""
 
+    #: The claim's epoch of a scale-out partition's store (snapshots carry it), else None.
+    epoch: int | None = None
+
     def watermark(self) -> int:
         """The sequence number of the last write (persistent stores; see the module doc)."""
         return 0
 
-    def rewind(self, mark: int) -> int:
-        """Undo the writes after ``mark`` (persistent stores); returns how many rows changed."""
+    def committed_mark(self) -> int:
+        """:meth:`watermark`, once every write up to it is stored (what a snapshot carries)."""
+        mark = self.watermark()
+        self.flush()
+        return mark
+
+    def rewind(self, mark: int, epoch: int | None = None) -> int:
+        """Undo the writes after ``mark`` (persistent stores); returns how many rows changed.
+        ``epoch``: the claim under which the snapshot holding ``mark`` was taken (scale-out)."""
         return 0
 
     def trim(self, mark: int) -> None:
@@ -661,8 +671,9 @@ class SqliteStore(QueuedWriter, Store):
         conn.execute("CREATE TABLE IF NOT EXISTS srota_meta (name TEXT PRIMARY KEY, value INTEGER)")
         self._armed = True
 
-    def rewind(self, mark: int) -> int:
-        """Undo every write after ``mark`` (restoring a snapshot saved with that watermark)."""
+    def rewind(self, mark: int, epoch: int | None = None) -> int:
+        """Undo every write after ``mark`` (restoring a snapshot saved with that watermark; one
+        process writes a SQLite store, so ``epoch`` plays no part)."""
         tables = list(self.tables.values())
         schema = self.schema
         nk = 1 + len(schema.key_columns)

@@ -48,6 +48,7 @@ from srota.engine.aggregation.store import (
     split_writes,
     table_name,
 )
+from srota.engine.snapshot import StaleSnapshotError
 from srota.engine.stores.database import (
     Database,
     OwnerFence,
@@ -69,6 +70,8 @@ from srota.grammar.model import AttrType, TimeDuration
 _log = logging.getLogger("srota.engine.aggregation")
 
 SHARD = "SHARD_ID"
+#: Scale-out: each rewind of a shard, by whom (the claim's epoch) and to which watermark.
+REWINDS_TABLE = "srota_rewinds"
 #: Rows per multi-row upsert statement (one round trip each).
 _ROWS_PER_STATEMENT = 500
 
@@ -107,6 +110,12 @@ def _decode_set(value: Any) -> set[Any]:
 #: the Java class of a distinctCount set's elements, by the attribute's type
 _JAVA_ELEMENT = {AttrType.STRING: "string", AttrType.INT: "int", AttrType.LONG: "long", AttrType.FLOAT: "float",
                  AttrType.DOUBLE: "double", AttrType.BOOL: "bool"}
+
+
+class StaleCheckpointError(StaleSnapshotError):
+    """A snapshot's watermark is past a rewind a newer owner of the shard made since its writer
+    took it: the database no longer holds what it accounts for (see
+    :meth:`SqlAggregationStore.rewind`).  Whoever restores it tries an older one."""
 
 
 class SiddhiAggregationSchema:
@@ -307,6 +316,11 @@ class SqlAggregationStore(QueuedWriter, Store):
         self._opened = False  # set once the writer has connected and prepared the tables
         #: Set when another process took this store's lock over (this one was replaced).
         self._replaced: StoreLockedError | None = None
+        #: Scale-out: a partition's runtime, whose host drops the partition when told it was
+        #: replaced (StoreReplacedError) instead of running on with its writes dropped.
+        self._fenced = fence_epoch is not None and bool(self.shard_id)
+        #: The claim's epoch under scale-out (snapshots carry it beside their watermark).
+        self.epoch = fence_epoch if self._fenced else None
         if fence_epoch is not None and self.shard_id:
             # Scale-out: the epoch of the partition's claim orders its owners (OwnerFence), so a
             # replaced owner reconnecting at once cannot take the lock back from the new one.
@@ -358,8 +372,8 @@ class SqlAggregationStore(QueuedWriter, Store):
         if self._replaced is None:
             self._replaced = exc
             _log.error("aggregation %s: another process writes %s now (this one was replaced while it was "
-                       "stopped or cut off); this process's writes to it are dropped", self.spec.id,
-                       f"shard {self.shard_id!r}" if self.shard_id else "its tables")
+                       "stopped or cut off); this process's writes to it are dropped (%s)", self.spec.id,
+                       f"shard {self.shard_id!r}" if self.shard_id else "its tables", exc)
 
     def flush(self) -> None:
         """Wait until the queued writes are written (a replaced store's are dropped: module doc)."""
@@ -627,11 +641,30 @@ class SqlAggregationStore(QueuedWriter, Store):
         if self._failed is not None:
             raise StoreUnavailableError(str(self._failed))
 
+    def _check_owner(self) -> None:
+        """Under scale-out, a replaced store says so to the chunk that writes (its host drops
+        the partition); elsewhere its writes are dropped and counted (module doc)."""
+        if self._replaced is not None and self._fenced:
+            raise StoreReplacedError(str(self._replaced))
+
+    def committed_mark(self) -> int:
+        """The watermark a snapshot carries (:meth:`watermark`), once every write it accounts
+        for is committed.  Raises :class:`StoreReplacedError` when some were dropped instead
+        (this process was replaced): a snapshot whose mark covers writes that are not in the
+        database would make whoever restores it skip them for good."""
+        mark = self.watermark()
+        self.flush()
+        if self._replaced is not None:
+            raise StoreReplacedError(f"aggregation '{self.spec.id}': writes were dropped ({self._replaced}); "
+                                     "no snapshot covers them")
+        return mark
+
     # ------------------------------------------------------------------ Store
     def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
         if not rows:
             return
         self._check()
+        self._check_owner()
         self._seq += 1
         item = (self._seq, duration, mode, self._journal and mode == "merge",
                 [(ts, key, self.spec.copy_row(row)) for ts, key, row in rows])
@@ -663,8 +696,17 @@ class SqlAggregationStore(QueuedWriter, Store):
                     (self.shard_id,) if self.shard_id else ())
         self._armed = True
 
-    def rewind(self, mark: int) -> int:
-        """Put this shard's rows back as they were at ``mark`` (a restored snapshot's watermark)."""
+    def rewind(self, mark: int, epoch: int | None = None) -> int:
+        """Put this shard's rows back as they were at ``mark`` (a restored snapshot's watermark;
+        ``epoch``: the claim under which it was taken, under scale-out).
+
+        A rewind consumes the undo rows after ``mark``, and the next writes reuse their sequence
+        numbers, so a snapshot whose watermark is past a rewind that a newer owner made since is
+        stale: the rows it accounts for were undone.  Such a snapshot (a replaced owner's, that
+        reached the state topic as its partition moved: the chaos soak's seed 77) raises
+        :class:`StaleCheckpointError` instead of being restored over rows it does not match.
+        Every scale-out rewind is recorded (:data:`REWINDS_TABLE`) for that check.
+        """
         q = self.db.q
         ph = self.db.dialect.placeholder
         names = self.schema.column_names
@@ -672,6 +714,8 @@ class SqlAggregationStore(QueuedWriter, Store):
 
         def run(cur: Any) -> int:
             self._arm(cur, fresh=False)
+            if self.epoch is not None:
+                self._check_not_stale(cur, mark, epoch)
             changed = 0
             for d, t in self.tables.items():
                 undo = q(t + "__undo")
@@ -687,6 +731,9 @@ class SqlAggregationStore(QueuedWriter, Store):
                     changed += 1
                 cur.execute(f"DELETE FROM {undo} WHERE srota_seq > {ph}{self._shard_where}", (mark, *shard))
             self._set_meta(cur, mark)
+            if self.epoch is not None:
+                cur.execute(f"INSERT INTO {q(REWINDS_TABLE)} (name, epoch, mark) VALUES ({ph}, {ph}, {ph})",
+                            (self._meta_key, self.epoch, mark))
             return changed
 
         self.flush()
@@ -695,6 +742,23 @@ class SqlAggregationStore(QueuedWriter, Store):
         self._seq = mark
         self._journal = True
         return int(changed)
+
+    def _check_not_stale(self, cur: Any, mark: int, epoch: int | None) -> None:
+        """Raise :class:`StaleCheckpointError` if an owner newer than the snapshot's rewound
+        this shard below ``mark`` since (see :meth:`rewind`)."""
+        q, ph = self.db.q, self.db.dialect.placeholder
+        cur.execute(f"CREATE TABLE IF NOT EXISTS {q(REWINDS_TABLE)} "
+                    f"(name VARCHAR(200) NOT NULL, epoch BIGINT NOT NULL, mark BIGINT NOT NULL)")
+        if epoch is None:  # a snapshot from before snapshots carried their epoch
+            return
+        cur.execute(f"SELECT epoch, mark FROM {q(REWINDS_TABLE)} WHERE name = {ph} AND epoch > {ph} AND mark < {ph} "
+                    f"ORDER BY mark LIMIT 1", (self._meta_key, epoch, mark))
+        row = cur.fetchone()
+        if row is not None:
+            raise StaleCheckpointError(
+                f"aggregation '{self.spec.id}' shard {self.shard_id!r}: the snapshot (epoch {epoch}, watermark "
+                f"{mark}) was taken by a replaced owner: a newer owner (epoch {int(row[0])}) rewound the shard to "
+                f"{int(row[1])} since, so the rows it accounts for are not in the database")
 
     def trim(self, mark: int) -> None:
         q = self.db.q

@@ -428,6 +428,9 @@ class StoreReplacedError(BaseException):
 
 #: The table of owners' epochs (:class:`OwnerFence`).
 FENCE_TABLE = "srota_fence"
+#: How long an owner reconnecting waits for an older session of its own lock to end (the
+#: server ends a closed connection's session within milliseconds) before it ends that session.
+_OWN_SESSION_GRACE_S = 2.0
 
 
 class OwnerFence:
@@ -467,10 +470,42 @@ class OwnerFence:
                                      f"{self.epoch}): this process was replaced; its writes are dropped")
         if not self.lock.try_take(cur):
             message = f"{self.what} is written by another process holding its lock {self.name!r}"
-            if self._opened:
+            if not self._opened:
+                raise StoreLockedError(message, self.lock)
+            if not self._take_back(cur):
                 raise StoreReplacedError(message + ": this process was replaced; its writes are dropped")
-            raise StoreLockedError(message, self.lock)
         self._opened = True
+
+    def _take_back(self, cur: Any) -> bool:
+        """Reconnecting, this owner found its lock held by another session although no newer
+        owner wrote its epoch: the holder is an older session, most often this owner's own
+        connection that was just closed (a revoked partition lets go of its locks, and the
+        partition may stay here), which the server ends a moment after the client closes it.
+        Wait for it; past :data:`_OWN_SESSION_GRACE_S` the holder is a replaced owner's
+        session, which this newest owner ends.  False only if the lock still cannot be taken.
+
+        (Judging this owner replaced instead dropped its writes while its partition ran on and
+        was checkpointed: the chaos soak's missing roll-up rows.)"""
+        deadline = time.monotonic() + _OWN_SESSION_GRACE_S
+        ended = False
+        while True:
+            time.sleep(0.02)
+            if self._raise_epoch(cur) > self.epoch:
+                return False  # a newer owner came meanwhile
+            cur.connection.commit()
+            if self.lock.try_take(cur):
+                return True
+            if time.monotonic() >= deadline:
+                if ended:
+                    return False
+                ended = True
+                try:
+                    holder = self.lock.end_holder()
+                except Exception:  # noqa: BLE001 -- not allowed to: judged replaced, as before
+                    return False
+                _log.warning("%s: ended the database session of an older owner that still held its lock %r "
+                             "(session %s)", self.what, self.name, holder)
+                deadline = time.monotonic() + _OWN_SESSION_GRACE_S
 
     def _raise_epoch(self, cur: Any) -> int:
         """Set the stored epoch to this process's where it is older; the stored one before."""
