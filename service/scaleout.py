@@ -386,9 +386,31 @@ def _gauges(metrics: Metrics) -> dict[str, Gauge]:
     return found
 
 
+def _snapshot_marks(rt: SiddhiAppRuntime) -> dict[str, int]:
+    """The watermarks the snapshot just taken of ``rt`` carries, by aggregation (database stores)."""
+    out = {}
+    for name, agg in rt.context.aggregations.items():
+        mark = getattr(agg.store, "snapshot_mark", None)
+        if mark is not None:
+            out[name] = mark
+    return out
+
+
+def _trim_undo(rt: SiddhiAppRuntime | None, marks: dict[str, int]) -> None:
+    """A newer checkpoint of ``rt``'s partition is saved: the undo rows up to the one before it
+    (``marks``) are no longer needed (restores fall back at most to that one), so they go;
+    without this the undo tables grew by every write, and each restore read them all."""
+    if rt is None:
+        return
+    for name, mark in marks.items():
+        agg = rt.context.aggregations.get(name)
+        if agg is not None:
+            agg.store.trim(mark)
+
+
 class _PartitionInfo:
     __slots__ = ("restore_s", "restored_from", "checkpoint_bytes", "state_bytes", "checkpoint_s", "checkpoints",
-                 "offsets")
+                 "offsets", "marks")
 
     def __init__(self) -> None:
         self.restore_s = 0.0
@@ -400,6 +422,8 @@ class _PartitionInfo:
         self.checkpoints = 0
         #: ``{topic: next offset}`` saved with the last checkpoint.
         self.offsets: dict[str, int] = {}
+        #: The watermarks of the database aggregation stores saved with the last checkpoint.
+        self.marks: dict[str, int] = {}
 
 
 # ---------------------------------------------------------------------------- the host
@@ -1031,6 +1055,7 @@ class PartitionedAppHost(AppHost):
         async with self._ckpt_lock:
             started = time.perf_counter()
             taken: list[Checkpoint] = []
+            marks: dict[int, dict[str, int]] = {}
             replaced: dict[int, StoreReplacedError] = {}
             # Under the engine gate: with an engine thread (a server-database store) a chunk is
             # sent into the runtime off the loop, and its offsets are recorded after; a snapshot
@@ -1049,6 +1074,8 @@ class PartitionedAppHost(AppHost):
                         taken.append(Checkpoint(p, rt.snapshot(), offsets))
                     except StoreReplacedError as dropped:  # writes of its state were dropped: no checkpoint
                         replaced[p] = dropped
+                        continue
+                    marks[p] = _snapshot_marks(rt)
             for p, why in replaced.items():
                 await self._replaced(p, why)
             if not taken:
@@ -1069,6 +1096,8 @@ class PartitionedAppHost(AppHost):
                     continue
                 info = self._info.get(cp.partition)
                 if info is not None:
+                    _trim_undo(self.partitions.by_partition.get(cp.partition), info.marks)
+                    info.marks = marks.get(cp.partition, {})
                     info.offsets = dict(cp.offsets)
                     info.checkpoint_bytes = size
                     info.state_bytes = len(cp.state)

@@ -321,6 +321,9 @@ class SqlAggregationStore(QueuedWriter, Store):
         self._fenced = fence_epoch is not None and bool(self.shard_id)
         #: The claim's epoch under scale-out (snapshots carry it beside their watermark).
         self.epoch = fence_epoch if self._fenced else None
+        #: The watermark of the last snapshot taken (its host trims the undo rows up to the
+        #: watermark of the checkpoint before the newest saved).
+        self.snapshot_mark: int | None = None
         if fence_epoch is not None and self.shard_id:
             # Scale-out: the epoch of the partition's claim orders its owners (OwnerFence), so a
             # replaced owner reconnecting at once cannot take the lock back from the new one.
@@ -654,6 +657,7 @@ class SqlAggregationStore(QueuedWriter, Store):
         database would make whoever restores it skip them for good."""
         mark = self.watermark()
         self.flush()
+        self.snapshot_mark = mark
         if self._replaced is not None:
             raise StoreReplacedError(f"aggregation '{self.spec.id}': writes were dropped ({self._replaced}); "
                                      "no snapshot covers them")

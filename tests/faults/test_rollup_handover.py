@@ -246,3 +246,56 @@ async def test_the_host_restores_the_checkpoint_before_a_stale_one(kafka_broker:
         got = await h._restore(0)
         assert got is not None and getattr(got, "id", None) == older.id
         assert 0 in h.partitions.by_partition and not h.failed
+
+
+async def test_undo_rows_go_once_a_later_checkpoint_is_saved(kafka_broker: Any, pg_url: str) -> None:
+    """Found reading seed 77's database: the scale-out undo tables kept every write (4,185 rows
+    of one shard in 10 minutes), and each restore reads them.  Once a checkpoint is saved, the
+    undo rows up to the checkpoint before it go (a restore falls back to that one at most)."""
+    import uuid
+
+    from srota.engine.stores.database import Database, parse_url
+
+    from tests.integration.support import kafka_source, produce, running_host, wait_until
+    from tests.service.test_scaleout import _scaled
+
+    src = await kafka_broker.create_topic(partitions=1)
+    p = urllib.parse.urlsplit(pg_url)
+    app = f"""
+    @app:name('Trim')
+    {kafka_source(kafka_broker, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "k"})}
+    define stream S (k string, n long, ts long);
+    @store(type='rdbms', jdbc.url='jdbc:postgresql://{p.hostname}:{p.port}{p.path}', username='{p.username}',
+           password='{p.password}')
+    @PartitionById(enable='true')
+    @purge(enable='false')
+    define aggregation Agg from S select k, sum(n) as total group by k aggregate by ts every sec;
+    """
+
+    def undo_seqs() -> list[int]:
+        db = Database(parse_url(pg_url), "test")
+        try:
+            return db.run(lambda cur: (cur.execute("SELECT srota_seq FROM Agg_SECONDS__undo ORDER BY 1"),
+                                       [int(r[0]) for r in cur.fetchall()])[1])
+        finally:
+            db.close()
+
+    async with running_host(_scaled(interval_ms=3_600_000), app) as host:
+        h = host.apps["Trim"]
+        await wait_until(lambda: 0 in h.partitions.by_partition, 30, what="partition 0 assigned")
+        store = h.partitions.by_partition[0].context.aggregations["Agg"].store
+        marks = []
+        for round_ in range(3):
+            second = T0 + round_ * 10_000
+            before = store.watermark()
+            await produce(kafka_broker.bootstrap_servers, src, [
+                f'{{"event": {{"k": "a", "n": 1, "ts": {second + i * 1000}}}}}'.encode() for i in range(3)])
+            agg = h.partitions.by_partition[0].context.aggregations["Agg"]
+            # the seconds close at the bucket timer's next tick (wall clock: these are late events)
+            await wait_until(lambda b=before, a=agg: store.watermark() > b and not a._levels[0].buckets, 30,
+                             what="buckets written")
+            await h.checkpoint_partitions({0})
+            marks.append(store.snapshot_mark)
+        store.flush()
+        left = undo_seqs()
+        assert left and min(left) > marks[1], f"undo rows up to {marks[1]} were kept: {left}"
