@@ -1071,7 +1071,7 @@ class PartitionedAppHost(AppHost):
                         continue
                     rt.drain()  # events waiting in @Async buffers belong in this checkpoint
                     try:
-                        taken.append(Checkpoint(p, rt.snapshot(), offsets))
+                        taken.append(Checkpoint(p, rt.snapshot(), offsets, epoch=self._epochs.get(p, 0)))
                     except StoreReplacedError as dropped:  # writes of its state were dropped: no checkpoint
                         replaced[p] = dropped
                         continue

@@ -139,13 +139,20 @@ class StateTopic:
 
         With a claim on the partition (:meth:`claim`) the checkpoint carries its epoch, and
         :class:`FencedError` is raised, with nothing written, if another worker claimed the
-        partition since.
+        partition since.  A checkpoint given an epoch (the claim it was taken under) is fenced
+        too when this worker no longer holds that claim.
         """
         producer = self._producer
         assert producer is not None, "state topic is not open"
         cp.id = cp.id or uuid.uuid4().hex
         cp.saved_ms = int(time.time() * 1000)
         claim = self._claims.get(cp.partition)
+        if cp.epoch and (claim is None or claim[0] != cp.epoch):
+            # Taken under a claim this worker no longer holds (the partition was dropped, or
+            # claimed again, while the checkpoint waited for its outputs): written without an
+            # epoch it would read as a pre-epoch checkpoint, which every reader takes as it is.
+            raise FencedError(f"state topic {self.topic}[{cp.partition}]: the claim this checkpoint was taken "
+                              f"under (epoch {cp.epoch}) is no longer this worker's")
         checked = None
         if claim is not None:
             cp.epoch = claim[0]

@@ -282,6 +282,34 @@ async def test_co_partitioned_topics_share_a_partition_runtime(kafka_broker: Any
     assert finals == _reference(inputs)
 
 
+async def test_a_checkpoint_of_a_dropped_claim_is_not_written_without_an_epoch(kafka_broker: Any) -> None:
+    """Chaos soak seed 77: a worker woken from SIGSTOP took a checkpoint, and while it waited
+    for its outputs the partition was dropped (a store found the newer owner), which forgot the
+    claim; the save then wrote it with no epoch, as a checkpoint from before epochs, which every
+    reader takes as it is: the next owner restored it over the newer owner's work.  A checkpoint
+    taken under a claim is now refused once that claim is gone."""
+    from srota.service.scaleout import Checkpoint, FencedError, StateTopic
+
+    kb = kafka_broker
+    src = await kb.create_topic(partitions=1)
+    topic = f"srota-state-{uuid.uuid4().hex[:8]}"
+    old, reader = (StateTopic(topic, kb.bootstrap_servers, {}) for _ in range(2))
+    for state in (old, reader):
+        await state.open([src])
+    try:
+        epoch = await old.claim(0)
+        await old.save(Checkpoint(0, b"owner", {src: 100}, epoch=epoch))
+        taken = Checkpoint(0, b"zombie", {src: 200}, epoch=epoch)  # snapshot taken ...
+        old.release(0)  # ... the partition dropped while the save waited
+        with pytest.raises(FencedError, match="no longer this worker's"):
+            await old.save(taken)
+        latest = await reader.load(0)
+        assert latest is not None and latest.state == b"owner"
+    finally:
+        for state in (old, reader):
+            await state.close()
+
+
 async def test_a_replaced_worker_cannot_overwrite_the_new_owners_checkpoint(kafka_broker: Any) -> None:
     """A zombie (a worker replaced while it was paused, still running) is fenced: its save
     after the new owner's claim is refused, and a save that raced the claim is skipped by
