@@ -22,6 +22,24 @@
  *       Whether every event is an Event of type 0 (CURRENT) whose data is a tuple: what a
  *       stream's input handler checks before it takes a sender's events as they are.
  *
+ *   group_plan(keys, specs, fresh) -> capsule
+ *   group_add(chunk, start, plan, states, live, pending) -> int
+ *       The grouped aggregation of a batching selector (engine/selector.py, _deferred_path)
+ *       for the current events of `chunk` from `start` on: what its generated loop does per
+ *       event, with each group's updates summed in C and written to its aggregator states
+ *       once.  It stops at the first event it does not take (a reset, an expired event, a
+ *       value of another type, states not of the expected classes) and answers that
+ *       event's index (len(chunk) when it took them all), having written every update of
+ *       the events before it: the generated loop goes on from there.  `plan` is what
+ *       group_plan made of the query once (its attributes, state classes, new states).
+ *       See group_add below.
+ *
+ *   batch_scan(chunk, start, ts_index, end, last) -> (index, last)
+ *       How far from `start` the events of `chunk` join an event-time batch that ends at
+ *       `end` (engine/windows/external.py): the index of the first that is not a current
+ *       event whose attribute `ts_index` is an int below `end`, and the largest of `last` and
+ *       their timestamps.  The window appends the events before it as they are.
+ *
  * configure(event_class, raw_event_class) tells the module the two classes: events are
  * read and made through the slots of Event (`timestamp`, `data`, `type`), found through
  * their member descriptors, as CPython's own slot access does.  Pure Python keeps working
@@ -427,10 +445,637 @@ plain(PyObject *self, PyObject *events)
     Py_RETURN_TRUE;
 }
 
+/* ------------------------------------------------------------------ group_add
+ *
+ * group_plan's arguments.  keys: the attribute indices of the group key (one: the key is that value; more: their
+ * tuple, as the generated code's `(d[i], d[j],)`).  specs: per aggregator slot, in slot
+ * order, (kind, attribute index or -1, state class):
+ *   'c'  count(): the state's `count` grows by the group's events;
+ *   'f'  a float `total` and a `count` of non-null values (sum of a double or float, avg):
+ *        `total += value` in event order, as Python's float addition does it (an int value
+ *        through PyLong_AsDouble, as float + int does), so the very same double;
+ *   'l'  an integer `total` and a `count` (sum of an int or long): exact integer sums, as
+ *        Python's ints (the long sum wraps where it is read, in Python).
+ * A null value leaves 'f' and 'l' states alone (as the inline updates do).  fresh: per slot
+ * the ((slot name, value), ...) of a new state (see new_states).
+ *
+ * group_add's: states: the selector's dict, key -> list of states; live: the dict
+ * key -> events in the window (None: not tracked); pending: key -> the group's last event.
+ * Per group the writes go in order of first appearance, as the per-event loop's inserts.
+ */
+
+#define MAX_PROTO_SLOTS 8
+
+typedef struct {
+    int kind;
+    Py_ssize_t index;
+    PyObject *cls;      /* borrowed from specs */
+    /* where the state's slots are in an instance of cls (read and written directly: the
+     * class is checked exactly, and its slots are plain object slots) */
+    Py_ssize_t off_total, off_count;
+    Py_ssize_t nproto;  /* a new state's slots (from the prototype): where, and the value (borrowed) */
+    Py_ssize_t proto_off[MAX_PROTO_SLOTS];
+    PyObject *proto_value[MAX_PROTO_SLOTS];
+} agg_spec;
+
+typedef struct {
+    double f;           /* 'f': the running total */
+    int64_t q;          /* 'l': the sum since the last overflow */
+    PyObject *big;      /* 'l': the sums before it (owned), or NULL */
+    Py_ssize_t added;   /* values that were not null */
+} agg_acc;
+
+typedef struct {
+    PyObject *key;      /* owned */
+    PyObject *states;   /* owned */
+    PyObject *last;     /* borrowed: the chunk holds it */
+    Py_ssize_t n;
+} agg_group;
+
+static PyObject *empty_tuple = NULL;
+
+/* The slot at `off` of `obj` += delta (Python ints): 0, or -1 with an exception set. */
+static int
+add_to_slot(PyObject *obj, Py_ssize_t off, PyObject *delta)
+{
+    PyObject *old = SLOT(obj, off);
+    if (old == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "an aggregator state's slot is not set");
+        return -1;
+    }
+    PyObject *sum = PyNumber_Add(old, delta);
+    if (sum == NULL)
+        return -1;
+    Py_SETREF(SLOT(obj, off), sum);
+    return 0;
+}
+
+static int
+add_count(PyObject *obj, Py_ssize_t off, Py_ssize_t n)
+{
+    PyObject *old = SLOT(obj, off);
+    if (old != NULL && PyLong_CheckExact(old)) {  /* (the usual case, without a delta object) */
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(old, &overflow);
+        long long sum;
+        if (!overflow && !__builtin_add_overflow(x, (long long)n, &sum)) {
+            PyObject *now = PyLong_FromLongLong(sum);
+            if (now == NULL)
+                return -1;
+            Py_SETREF(SLOT(obj, off), now);
+            return 0;
+        }
+    }
+    PyObject *delta = PyLong_FromSsize_t(n);
+    if (delta == NULL)
+        return -1;
+    int rc = add_to_slot(obj, off, delta);
+    Py_DECREF(delta);
+    return rc;
+}
+
+/* The integer sum held in `acc` as a new Python int. */
+static PyObject *
+acc_int(agg_acc *acc)
+{
+    PyObject *q = PyLong_FromLongLong(acc->q);
+    if (q == NULL || acc->big == NULL)
+        return q;
+    PyObject *sum = PyNumber_Add(acc->big, q);
+    Py_DECREF(q);
+    return sum;
+}
+
+/* Writes the groups' updates to their states, `live` and `pending`: 0, or -1 with an
+ * exception set. */
+static int
+commit_groups(agg_group *groups, agg_acc *accs, Py_ssize_t ngroups, agg_spec *specs, Py_ssize_t k,
+              PyObject *live, PyObject *pending)
+{
+    for (Py_ssize_t g = 0; g < ngroups; g++) {
+        agg_group *grp = &groups[g];
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *st = PyList_GET_ITEM(grp->states, j);
+            agg_acc *acc = &accs[g * k + j];
+            switch (specs[j].kind) {
+            case 'c':
+                if (add_count(st, specs[j].off_count, grp->n) < 0)
+                    return -1;
+                break;
+            case 'f': {
+                if (!acc->added)
+                    break;
+                PyObject *total = PyFloat_FromDouble(acc->f);
+                if (total == NULL)
+                    return -1;
+                Py_XSETREF(SLOT(st, specs[j].off_total), total);
+                if (add_count(st, specs[j].off_count, acc->added) < 0)
+                    return -1;
+                break;
+            }
+            default: { /* 'l' */
+                if (!acc->added)
+                    break;
+                PyObject *delta = acc_int(acc);
+                if (delta == NULL)
+                    return -1;
+                int rc = add_to_slot(st, specs[j].off_total, delta);
+                Py_DECREF(delta);
+                if (rc < 0 || add_count(st, specs[j].off_count, acc->added) < 0)
+                    return -1;
+                break;
+            }
+            }
+        }
+        if (live != NULL) {
+            PyObject *old = PyDict_GetItemWithError(live, grp->key);
+            if (old == NULL && PyErr_Occurred())
+                return -1;
+            PyObject *delta = PyLong_FromSsize_t(grp->n);
+            if (delta == NULL)
+                return -1;
+            PyObject *now = old == NULL ? (Py_INCREF(delta), delta) : PyNumber_Add(old, delta);
+            Py_DECREF(delta);
+            if (now == NULL)
+                return -1;
+            int rc = PyDict_SetItem(live, grp->key, now);
+            Py_DECREF(now);
+            if (rc < 0)
+                return -1;
+        }
+        if (PyDict_SetItem(pending, grp->key, grp->last) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Whether `A` is a group's states as the specs expect: a list of one state per slot, each of
+ * its slot's class, its slots set, 'f' totals floats and 'l' totals ints. */
+static int
+states_fit(PyObject *A, agg_spec *specs, Py_ssize_t k)
+{
+    if (!PyList_CheckExact(A) || PyList_GET_SIZE(A) != k)
+        return 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *st = PyList_GET_ITEM(A, j);
+        if ((PyObject *)Py_TYPE(st) != specs[j].cls || SLOT(st, specs[j].off_count) == NULL)
+            return 0;
+        if (specs[j].kind == 'c')
+            continue;
+        PyObject *total = SLOT(st, specs[j].off_total);
+        if (total == NULL || !(specs[j].kind == 'f' ? PyFloat_CheckExact(total) : PyLong_CheckExact(total)))
+            return 0;
+    }
+    return 1;
+}
+
+/* A new group's states from the specs' prototypes: each state an instance of its slot's class
+ * made without its __init__, its slots set to the prototype's values (what the __init__ sets:
+ * see selector._group_add_plan).  NULL with an exception set. */
+static PyObject *
+new_states(agg_spec *specs, Py_ssize_t k)
+{
+    PyObject *A = PyList_New(k);
+    if (A == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyTypeObject *cls = (PyTypeObject *)specs[j].cls;
+        PyObject *st = cls->tp_new(cls, empty_tuple, NULL);
+        if (st == NULL) {
+            Py_DECREF(A);
+            return NULL;
+        }
+        PyList_SET_ITEM(A, j, st);
+        for (Py_ssize_t m = 0; m < specs[j].nproto; m++) {
+            PyObject *value = specs[j].proto_value[m];
+            Py_INCREF(value);
+            Py_XSETREF(SLOT(st, specs[j].proto_off[m]), value);
+        }
+    }
+    return A;
+}
+
+/* The offset of slot `name` (a str) in instances of `cls`, -1 with an exception set. */
+static Py_ssize_t
+slot_offset_of(PyObject *cls, PyObject *name)
+{
+    const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (text == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "a slot name is a str");
+        return -1;
+    }
+    return slot_offset((PyTypeObject *)cls, text);
+}
+
+/* What group_plan resolves once for a query: the key's and aggregators' attributes, the
+ * state classes' slot offsets and the new states' slots.  Held in a capsule, with the specs and
+ * prototypes it borrows from. */
+typedef struct {
+    Py_ssize_t nkeys, key_index[16], widest, k;
+    agg_spec spec[64];
+    PyObject *held;     /* (specs, fresh), owned: spec[].cls and proto_value borrow from it */
+} group_plan_t;
+
+static const char *GROUP_PLAN = "srota.engine._speedups.group_plan";
+
+static void
+group_plan_free(PyObject *capsule)
+{
+    group_plan_t *plan = PyCapsule_GetPointer(capsule, GROUP_PLAN);
+    if (plan == NULL)
+        return;
+    Py_XDECREF(plan->held);
+    PyMem_Free(plan);
+}
+
+static PyObject *
+group_plan(PyObject *self, PyObject *args)
+{
+    PyObject *keys_obj, *specs_obj, *fresh;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyTuple_Type, &keys_obj, &PyTuple_Type, &specs_obj, &PyTuple_Type, &fresh))
+        return NULL;
+    if (empty_tuple == NULL && (empty_tuple = PyTuple_New(0)) == NULL)
+        return NULL;
+    Py_ssize_t nkeys = PyTuple_GET_SIZE(keys_obj), k = PyTuple_GET_SIZE(specs_obj);
+    if (nkeys < 1 || nkeys > 16 || k < 1 || k > 64 || PyTuple_GET_SIZE(fresh) != k) {
+        PyErr_SetString(PyExc_ValueError, "group_plan: 1 to 16 keys, 1 to 64 aggregators, one prototype each");
+        return NULL;
+    }
+    group_plan_t *plan = PyMem_Calloc(1, sizeof(group_plan_t));
+    if (plan == NULL)
+        return PyErr_NoMemory();
+    plan->nkeys = nkeys;
+    plan->k = k;
+    plan->widest = -1;
+    for (Py_ssize_t j = 0; j < nkeys; j++) {
+        plan->key_index[j] = PyLong_AsSsize_t(PyTuple_GET_ITEM(keys_obj, j));
+        if (plan->key_index[j] < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a negative attribute index");
+            goto fail;
+        }
+        if (plan->key_index[j] > plan->widest)
+            plan->widest = plan->key_index[j];
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        agg_spec *spec = &plan->spec[j];
+        PyObject *s = PyTuple_GET_ITEM(specs_obj, j);
+        int kind;
+        if (!PyArg_ParseTuple(s, "CnO;an aggregator is (kind, index, state class)", &kind, &spec->index, &spec->cls))
+            goto fail;
+        if (kind != 'c' && kind != 'f' && kind != 'l') {
+            PyErr_Format(PyExc_ValueError, "unknown aggregator kind '%c'", kind);
+            goto fail;
+        }
+        if (kind != 'c' && spec->index < 0) {
+            PyErr_SetString(PyExc_ValueError, "a sum needs an attribute index");
+            goto fail;
+        }
+        spec->kind = kind;
+        if (spec->index > plan->widest)
+            plan->widest = spec->index;
+        if (!PyType_Check(spec->cls) || ((PyTypeObject *)spec->cls)->tp_new == NULL) {
+            PyErr_SetString(PyExc_TypeError, "an aggregator's state class is a class");
+            goto fail;
+        }
+        spec->off_count = slot_offset((PyTypeObject *)spec->cls, "count");
+        if (spec->off_count < 0)
+            goto fail;
+        spec->off_total = kind == 'c' ? -1 : slot_offset((PyTypeObject *)spec->cls, "total");
+        if (kind != 'c' && spec->off_total < 0)
+            goto fail;
+        PyObject *proto = PyTuple_GET_ITEM(fresh, j);
+        if (!PyTuple_Check(proto) || PyTuple_GET_SIZE(proto) > MAX_PROTO_SLOTS) {
+            PyErr_SetString(PyExc_TypeError, "a prototype is a tuple of (name, value) pairs");
+            goto fail;
+        }
+        spec->nproto = PyTuple_GET_SIZE(proto);
+        for (Py_ssize_t m = 0; m < spec->nproto; m++) {
+            PyObject *pair = PyTuple_GET_ITEM(proto, m);
+            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                PyErr_SetString(PyExc_TypeError, "a prototype is a tuple of (name, value) pairs");
+                goto fail;
+            }
+            spec->proto_off[m] = slot_offset_of(spec->cls, PyTuple_GET_ITEM(pair, 0));
+            if (spec->proto_off[m] < 0)
+                goto fail;
+            spec->proto_value[m] = PyTuple_GET_ITEM(pair, 1);
+        }
+    }
+    plan->held = PyTuple_Pack(2, specs_obj, fresh);
+    if (plan->held == NULL)
+        goto fail;
+    PyObject *capsule = PyCapsule_New(plan, GROUP_PLAN, group_plan_free);
+    if (capsule == NULL)
+        goto fail;
+    return capsule;
+fail:
+    Py_XDECREF(plan->held);
+    PyMem_Free(plan);
+    return NULL;
+}
+
+static PyObject *
+group_add(PyObject *self, PyObject *args)
+{
+    PyObject *chunk, *capsule, *states, *live, *pending;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "O!nOO!OO!", &PyList_Type, &chunk, &start, &capsule, &PyDict_Type, &states,
+                          &live, &PyDict_Type, &pending))
+        return NULL;
+    if (check_configured() < 0)
+        return NULL;
+    group_plan_t *plan = PyCapsule_GetPointer(capsule, GROUP_PLAN);
+    if (plan == NULL)
+        return NULL;
+    if (live == Py_None)
+        live = NULL;
+    else if (!PyDict_Check(live)) {
+        PyErr_SetString(PyExc_TypeError, "live is a dict or None");
+        return NULL;
+    }
+    if (start < 0) {
+        PyErr_SetString(PyExc_ValueError, "a negative start");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(chunk);
+    if (start >= n)
+        return PyLong_FromSsize_t(start);
+    Py_ssize_t nkeys = plan->nkeys, k = plan->k, widest = plan->widest;
+    Py_ssize_t *key_index = plan->key_index;
+    agg_spec *spec = plan->spec;
+    PyObject *index = PyDict_New();
+    if (index == NULL)
+        return NULL;
+    Py_ssize_t cap = 16, ngroups = 0;
+    agg_group *groups = PyMem_Malloc(cap * sizeof(agg_group));
+    agg_acc *accs = PyMem_Malloc(cap * k * sizeof(agg_acc));
+    double fval[64];
+    int64_t qval[64];
+    int isnull[64];
+    Py_ssize_t i = start;
+    int failed = 0;
+    if (groups == NULL || accs == NULL) {
+        PyErr_NoMemory();
+        failed = 1;
+        goto done;
+    }
+    for (; i < n; i++) {
+        PyObject *e = PyList_GET_ITEM(chunk, i);
+        if (!PyObject_TypeCheck(e, event_type))
+            break;
+        PyObject *type = SLOT(e, off_type);
+        if (type == NULL || !PyLong_CheckExact(type))
+            break;
+        long t = PyLong_AsLong(type);
+        if (t != 0) {
+            if (t == 2 || t > 3)
+                continue;  /* (the loop skips what is neither current, expired nor a reset) */
+            if (t == -1 && PyErr_Occurred())
+                PyErr_Clear();
+            break;
+        }
+        PyObject *data = SLOT(e, off_data);
+        if (data == NULL || !PyTuple_CheckExact(data) || widest >= PyTuple_GET_SIZE(data))
+            break;
+        /* the values first: an event the loop must see changes nothing here */
+        int ok = 1;
+        for (Py_ssize_t j = 0; j < k && ok; j++) {
+            if (spec[j].kind == 'c')
+                continue;
+            PyObject *v = PyTuple_GET_ITEM(data, spec[j].index);
+            isnull[j] = v == Py_None;
+            if (isnull[j])
+                continue;
+            if (spec[j].kind == 'f') {
+                if (PyFloat_CheckExact(v))
+                    fval[j] = PyFloat_AS_DOUBLE(v);
+                else if (PyLong_CheckExact(v)) {
+                    fval[j] = PyLong_AsDouble(v);
+                    if (fval[j] == -1.0 && PyErr_Occurred()) {
+                        PyErr_Clear();
+                        ok = 0;
+                    }
+                }
+                else
+                    ok = 0;
+            }
+            else {
+                int overflow = 0;
+                if (!PyLong_CheckExact(v))
+                    ok = 0;
+                else {
+                    qval[j] = (int64_t)PyLong_AsLongLongAndOverflow(v, &overflow);
+                    if (overflow)
+                        ok = 0;
+                }
+            }
+        }
+        if (!ok)
+            break;
+        PyObject *key;
+        if (nkeys == 1) {
+            key = PyTuple_GET_ITEM(data, key_index[0]);
+            Py_INCREF(key);
+        }
+        else {
+            key = PyTuple_New(nkeys);
+            if (key == NULL) {
+                failed = 1;
+                break;
+            }
+            for (Py_ssize_t j = 0; j < nkeys; j++) {
+                PyObject *v = PyTuple_GET_ITEM(data, key_index[j]);
+                Py_INCREF(v);
+                PyTuple_SET_ITEM(key, j, v);
+            }
+        }
+        Py_ssize_t g;
+        PyObject *found = PyDict_GetItemWithError(index, key);
+        if (found != NULL)
+            g = PyLong_AsSsize_t(found);
+        else {
+            if (PyErr_Occurred()) {  /* (an unhashable key: the loop raises it) */
+                PyErr_Clear();
+                Py_DECREF(key);
+                break;
+            }
+            PyObject *A = PyDict_GetItemWithError(states, key);
+            int made = 0;
+            if (A != NULL)
+                Py_INCREF(A);
+            else if (PyErr_Occurred()) {
+                PyErr_Clear();
+                Py_DECREF(key);
+                break;
+            }
+            else {
+                A = new_states(spec, k);
+                if (A == NULL) {  /* (the loop calls the factories, and raises) */
+                    PyErr_Clear();
+                    Py_DECREF(key);
+                    break;
+                }
+                made = 1;
+            }
+            int fits = states_fit(A, spec, k);
+            if (fits <= 0) {
+                PyErr_Clear();
+                Py_DECREF(A);
+                Py_DECREF(key);
+                break;
+            }
+            if (made && PyDict_SetItem(states, key, A) < 0) {
+                Py_DECREF(A);
+                Py_DECREF(key);
+                failed = 1;
+                break;
+            }
+            if (ngroups == cap) {
+                Py_ssize_t more = cap * 2;
+                agg_group *g2 = PyMem_Realloc(groups, more * sizeof(agg_group));
+                if (g2 != NULL)
+                    groups = g2;
+                agg_acc *a2 = g2 == NULL ? NULL : PyMem_Realloc(accs, more * k * sizeof(agg_acc));
+                if (a2 != NULL)
+                    accs = a2;
+                if (g2 == NULL || a2 == NULL) {
+                    PyErr_NoMemory();
+                    Py_DECREF(A);
+                    Py_DECREF(key);
+                    failed = 1;
+                    break;
+                }
+                cap = more;
+            }
+            g = ngroups;
+            PyObject *slot = PyLong_FromSsize_t(g);
+            if (slot == NULL || PyDict_SetItem(index, key, slot) < 0) {
+                Py_XDECREF(slot);
+                Py_DECREF(A);
+                Py_DECREF(key);
+                failed = 1;
+                break;
+            }
+            Py_DECREF(slot);
+            groups[g].key = key;  /* (the reference taken above) */
+            key = NULL;
+            groups[g].states = A;
+            groups[g].n = 0;
+            groups[g].last = NULL;
+            for (Py_ssize_t j = 0; j < k; j++) {
+                agg_acc *acc = &accs[g * k + j];
+                acc->q = 0;
+                acc->big = NULL;
+                acc->added = 0;
+                /* a float sum goes on from the state's total (states_fit saw a float) */
+                acc->f = spec[j].kind == 'f' ? PyFloat_AS_DOUBLE(SLOT(PyList_GET_ITEM(A, j), spec[j].off_total)) : 0.0;
+            }
+            ngroups++;
+        }
+        Py_XDECREF(key);
+        agg_group *grp = &groups[g];
+        grp->n++;
+        grp->last = e;
+        agg_acc *acc = &accs[g * k];
+        for (Py_ssize_t j = 0; j < k; j++) {
+            if (spec[j].kind == 'c' || isnull[j])
+                continue;
+            acc[j].added++;
+            if (spec[j].kind == 'f')
+                acc[j].f += fval[j];
+            else {
+                int64_t sum;
+                if (__builtin_add_overflow(acc[j].q, qval[j], &sum)) {
+                    /* fold the sum so far into a Python int and start again from this value */
+                    PyObject *part = acc_int(&acc[j]);
+                    if (part == NULL) {
+                        failed = 1;
+                        break;
+                    }
+                    Py_XSETREF(acc[j].big, part);
+                    sum = qval[j];
+                }
+                acc[j].q = sum;
+            }
+        }
+        if (failed)
+            break;
+    }
+done:
+    if (!failed && ngroups && commit_groups(groups, accs, ngroups, spec, k, live, pending) < 0)
+        failed = 1;
+    for (Py_ssize_t g = 0; g < ngroups; g++) {
+        Py_DECREF(groups[g].key);
+        Py_DECREF(groups[g].states);
+        for (Py_ssize_t j = 0; j < k; j++)
+            Py_XDECREF(accs[g * k + j].big);
+    }
+    PyMem_Free(groups);
+    PyMem_Free(accs);
+    Py_DECREF(index);
+    if (failed)
+        return NULL;
+    return PyLong_FromSsize_t(i);
+}
+
+/* ------------------------------------------------------------------ batch_scan */
+
+static PyObject *
+batch_scan(PyObject *self, PyObject *args)
+{
+    PyObject *chunk, *end_obj, *last_obj;
+    Py_ssize_t start, ts_index;
+    if (!PyArg_ParseTuple(args, "O!nnOO", &PyList_Type, &chunk, &start, &ts_index, &end_obj, &last_obj))
+        return NULL;
+    if (check_configured() < 0)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(chunk), i = start < 0 ? 0 : start;
+    int o1 = 0, o2 = 0;
+    long long end = PyLong_Check(end_obj) ? PyLong_AsLongLongAndOverflow(end_obj, &o1) : (o1 = 1, 0);
+    long long last = PyLong_Check(last_obj) ? PyLong_AsLongLongAndOverflow(last_obj, &o2) : (o2 = 1, 0);
+    if (PyErr_Occurred())
+        return NULL;
+    if (o1 || o2 || ts_index < 0)  /* (beyond a long: the window's loop compares them) */
+        return Py_BuildValue("nO", start, last_obj);
+    long long first = last;
+    for (; i < n; i++) {
+        PyObject *e = PyList_GET_ITEM(chunk, i);
+        if (!PyObject_TypeCheck(e, event_type))
+            break;
+        PyObject *type = SLOT(e, off_type), *data = SLOT(e, off_data);
+        if (type == NULL || !PyLong_CheckExact(type) || PyLong_AsLong(type) != 0)
+            break;
+        if (data == NULL || !PyTuple_CheckExact(data) || ts_index >= PyTuple_GET_SIZE(data))
+            break;
+        PyObject *v = PyTuple_GET_ITEM(data, ts_index);
+        if (!PyLong_CheckExact(v))
+            break;
+        int overflow = 0;
+        long long ts = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || ts >= end)
+            break;
+        if (last < ts)
+            last = ts;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    if (last == first)
+        return Py_BuildValue("nO", i, last_obj);
+    return Py_BuildValue("nL", i, last);
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(event_class, raw_event_class): the classes of events read and made."},
     {"gather", gather, METH_VARARGS, "gather(chunk, reads) -> bool: attributes of every event into buffers."},
     {"emit", emit, METH_VARARGS, "emit(chunk, mask, columns, type) -> list: the output events of the chunk."},
+    {"group_plan", group_plan, METH_VARARGS,
+     "group_plan(keys, specs, fresh) -> capsule: what group_add needs of a query, resolved once."},
+    {"group_add", group_add, METH_VARARGS,
+     "group_add(chunk, start, plan, states, live, pending) -> int: a grouped aggregation's updates."},
+    {"batch_scan", batch_scan, METH_VARARGS,
+     "batch_scan(chunk, start, ts_index, end, last) -> (index, last): the events joining an event-time batch."},
     {"plain", plain, METH_O, "plain(events) -> bool: every one an Event of type 0 (CURRENT) whose data is a tuple."},
     {NULL, NULL, 0, NULL},
 };
@@ -442,7 +1087,7 @@ static struct PyModuleDef module = {
 
 /* What engine/columnar.py expects of this module: a module built from an older source (left
  * in place where a rebuild failed) is not used. */
-#define SPEEDUPS_API 5
+#define SPEEDUPS_API 6
 
 PyMODINIT_FUNC
 PyInit__speedups(void)

@@ -99,6 +99,11 @@ class _Sum(AggregatorState):
 
     __slots__ = ("total", "count", "integral")
 
+    def chunk_kind(self) -> str:
+        """How a chunk's additions go at once (``_speedups.group_add``): ``total`` an exact
+        int (``l``) or a float summed in event order (``f``), and ``count``."""
+        return "l" if self.integral else "f"
+
     @staticmethod
     def inline(op: str, state: str, arg: str) -> list[str] | None:
         """Generated code for add/remove whose value is not used (see the selector)."""
@@ -183,6 +188,10 @@ class _LongSum(_Sum):
     """
 
     __slots__ = ()
+
+    def chunk_kind(self) -> str:
+        """Additions are exact int additions (the wrap is where the total is read)."""
+        return "l"
 
     @staticmethod
     def inline(op: str, state: str, arg: str) -> list[str] | None:
@@ -273,6 +282,10 @@ def _sum(args: list[ArgInfo]) -> tuple[AttrType, Any]:
 class _Count(AggregatorState):
     __slots__ = ("count",)
 
+    def chunk_kind(self) -> str:
+        """A chunk's additions add its number of events to ``count`` (``_speedups.group_add``)."""
+        return "c"
+
     @staticmethod
     def inline(op: str, state: str, arg: str) -> list[str] | None:
         """Generated code for add/remove whose value is not used (see the selector)."""
@@ -324,6 +337,10 @@ def _count(args: list[ArgInfo]) -> tuple[AttrType, Any]:
 
 class _Avg(AggregatorState):
     __slots__ = ("total", "count")
+
+    def chunk_kind(self) -> str:
+        """A chunk's additions go to the float ``total`` in event order, and ``count``."""
+        return "f"
 
     @staticmethod
     def inline(op: str, state: str, arg: str) -> list[str] | None:

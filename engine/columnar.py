@@ -25,6 +25,10 @@ Python loop, which handles those, runs the chunk.
 
 Without the compiled module (no C compiler when Srota was installed) or without numpy, or
 with ``SROTA_PURE_PYTHON=1`` in the environment, nothing is planned here.
+
+The module's other compiled loops are handed on from here too (None without it): the grouped
+aggregation of a batching selector (:data:`group_plan`, :data:`group_add`; see
+``selector._group_add_plan``) and the scan of an event-time batch window (:data:`batch_scan`).
 """
 from __future__ import annotations
 
@@ -51,7 +55,7 @@ from srota.grammar.model import (
 )
 
 #: The interface of engine/_speedups.c this module uses (its ``API``).
-_API = 5
+_API = 6
 
 try:
     if os.environ.get("SROTA_PURE_PYTHON"):
@@ -92,6 +96,18 @@ _EMIT = {"float64": "d", "float32": "f", "int64": "q", "int32": "i", "bool": "b"
 
 Columns = list[Any]  # the chunk's values of each read (numpy arrays), by the read's slot
 Vector = Callable[[Columns], Any]
+
+
+#: The compiled grouped aggregation of a chunk (``_speedups.group_add``, over what
+#: ``_speedups.group_plan`` made of the query; see ``selector._group_add_plan``), or None
+#: without the compiled module.
+group_add: Callable[..., int] | None = None if _speedups is None else _speedups.group_add
+group_plan: Callable[..., Any] | None = None if _speedups is None else _speedups.group_plan
+
+
+#: How far a chunk's events join an event-time batch (``_speedups.batch_scan``; see
+#: ``windows.external``), or None without the compiled module.
+batch_scan: Callable[..., tuple[int, int]] | None = None if _speedups is None else _speedups.batch_scan
 
 
 def available() -> bool:

@@ -880,6 +880,56 @@ def _ungrouped_loop(prologue: tuple[str, ...], updates: list[str], inline: dict[
     return body
 
 
+#: A group-by key the compiled group_add reads: one attribute, or a tuple of attributes.
+_KEY_ATTRIBUTES = re.compile(r"d\[\d+\]|\((?:d\[\d+\], )*d\[\d+\],\)")
+
+
+def _group_add_plan(plan: SelectorPlan, prologue: tuple[str, ...], key_expr: str | None, updates: list[str],
+                    slots: AggregatorSlots) -> tuple[tuple[int, ...], tuple[tuple[str, int, type], ...],
+                                                     tuple[tuple[tuple[str, Any], ...], ...]] | None:
+    """The arguments of the compiled ``group_plan`` (engine/_speedups.c), whose plan
+    ``group_add`` takes a grouped selector's current events with, or None where it does not
+    take the query: ``(the key's attribute indices, per aggregator (kind, attribute index,
+    state class), per aggregator the slots of a new state)``.  A new group's states are made
+    from the last (instances made without ``__init__``, their slots set as a new state's
+    are: a new state's slots hold plain numbers, and the factories are called once here to
+    see them).
+
+    It takes a key of plain attributes and select columns that are each a bare aggregator
+    call (or no call at all), every aggregator's state class saying how a chunk adds to it
+    (``chunk_kind``: the built-in count, sum and avg), over a plain attribute (``count()``
+    reads none).  What it adds is what the generated loop would (the same float additions
+    in the same order, exact int sums); chunk by chunk it leaves to the loop the events it
+    cannot take (nulls it can, a value of another type it cannot).
+    """
+    if _columnar.group_add is None or key_expr is None or prologue != ("d = e.data",):
+        return None
+    if not _KEY_ATTRIBUTES.fullmatch(key_expr):
+        return None
+    keys = tuple(int(i) for i in re.findall(r"d\[(\d+)\]", key_expr))
+    if sorted(slots.calls.index(c) if c in slots.calls else -1 for c in updates) != list(range(len(slots.calls))):
+        return None  # (a column computing with an aggregator's value, or a having aggregator)
+    specs: list[tuple[str, int, type]] = []
+    prototypes: list[tuple[tuple[str, Any], ...]] = []
+    for factory, arg in zip(plan.factories, slots.args, strict=True):
+        state = factory()
+        cls = type(state)
+        if "chunk_kind" not in cls.__dict__ or hasattr(state, "__dict__") or cls.__new__ is not object.__new__:
+            return None
+        prototype = tuple(state.__getstate__().items())
+        if any(type(value) not in (int, float, bool) for _, value in prototype):
+            return None
+        prototypes.append(prototype)
+        kind = state.chunk_kind()
+        if kind == "c":
+            specs.append((kind, -1, cls))  # (count's argument is not read: see _Count.inline)
+        elif _PLAIN_ATTRIBUTE.fullmatch(arg):
+            specs.append((kind, int(arg[2:-1]), cls))
+        else:
+            return None
+    return keys, tuple(specs), tuple(prototypes)
+
+
 def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, columns: list[str],
                    slots: AggregatorSlots, key_expr: str | None,
                    gen: CodeGen) -> Callable[[Any, list[Event]], list[Event]]:
@@ -941,61 +991,79 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
     # (they stay there until the row is made), or ``(the made event,)``.  Made only where the
     # states are about to change or leave ``S``: an event that is not emitted, a reset.  (A
     # bare event, not an ``(event, states)`` pair: no tuple per event on the hot path.)
-    body += [
-        "pending = {}",
-        "for e in chunk:",
-        "    t = e.type",
-        "    if t > 1:",
-        "        if t == 3:",
-        "            for k, v in pending.items():",
-        "                if v.__class__ is not tuple:",
-        f"                    pending[k] = ({m}(v, S[k], k),)",
-        "            sel._reset()",
-        "        continue",
-    ]
-    body += ["    " + line for line in prologue]
-    body.append(f"    key = {key_expr}")
     # A group's states are made here, not by a call of _states_for: after each batch window's
     # reset every group starts over, so this runs as often as the rows are made.
     fresh = ", ".join(f"{gen.ref(factory, 'fac')}()" for factory in plan.factories)
+    chunked = _group_add_plan(plan, prologue, key_expr, updates, slots) if cur_on else None
+    reset = ["for k, v in pending.items():",
+             "    if v.__class__ is not tuple:",
+             f"        pending[k] = ({m}(v, S[k], k),)",
+             "sel._reset()"]
+    if chunked is None:
+        body += ["pending = {}", "for e in chunk:"]
+        indent = "    "
+        body += [f"{indent}t = e.type", f"{indent}if t > 1:", f"{indent}    if t == 3:",
+                 *(f"{indent}        {line}" for line in reset), f"{indent}    continue"]
+    else:
+        # The current events after the chunk's start and after each reset (a batch window's
+        # batch) go to the compiled group_add as long as it takes them; the loop below goes
+        # on from the first it leaves (see _group_add_plan).
+        gen.ns.setdefault("_islice", itertools.islice)
+        assert _columnar.group_plan is not None
+        group_plan = gen.ref(_columnar.group_plan(*chunked), "gplan")
+        add = f"{gen.ref(_columnar.group_add, 'gadd')}(chunk, _i, {group_plan}, S, _live, pending)"
+        body += ["pending = {}", "_n = len(chunk)", "_live = live if track else None", "_i = 0",
+                 f"if _n >= {_columnar.MIN_CHUNK}:", f"    _i = {add}",
+                 "while _i < _n:", "    for e in _islice(chunk, _i, None):", "        _i += 1"]
+        indent = "        "
+        body += [f"{indent}t = e.type", f"{indent}if t > 1:", f"{indent}    if t == 3:",
+                 *(f"{indent}        {line}" for line in reset),
+                 f"{indent}        if _n - _i >= {_columnar.MIN_CHUNK}:",
+                 f"{indent}            _i = {add}",
+                 f"{indent}            break",
+                 f"{indent}    continue"]
+    body += [indent + line for line in prologue]
+    body.append(f"{indent}key = {key_expr}")
     body += [
-        "    A = S.get(key)",
-        "    if A is None:",
-        f"        A = S[key] = [{fresh}]",
+        f"{indent}A = S.get(key)",
+        f"{indent}if A is None:",
+        f"{indent}    A = S[key] = [{fresh}]",
     ]
+    loop: list[str] = []
     for t, on, op in ((0, cur_on, "add"), (1, exp_on, "remove")):
-        body.append("    if t == 0:" if t == 0 else "    else:")
+        loop.append("    if t == 0:" if t == 0 else "    else:")
         if not on:
-            body += ["        p = pending.get(key)",
+            loop += ["        p = pending.get(key)",
                      "        if p is not None and p.__class__ is not tuple:",
                      f"            pending[key] = ({m}(p, A, key),)"]
         for c in updates:
             lines = inline.get((c, op))
-            body += [f"        {line}" for line in lines] if lines else [f"        {c.replace('{op}', op)}"]
+            loop += [f"        {line}" for line in lines] if lines else [f"        {c.replace('{op}', op)}"]
         if t == 0:
-            body += ["        if track:", "            live[key] = live.get(key, 0) + 1"]
+            loop += ["        if track:", "            live[key] = live.get(key, 0) + 1"]
         else:
             # (the group's states go when the window holds none of its events and every
             # state is as a new one: see QuerySelector._grouped_loop)
-            body += ["        left = live.get(key, 0) - 1",
+            loop += ["        left = live.get(key, 0) - 1",
                      "        if left <= 0:",
                      "            live.pop(key, None)"]
             if destroyable is None:
-                body.append("            S.pop(key, None)")
+                loop.append("            S.pop(key, None)")
             else:
-                body += [f"            if {destroyable}:",
+                loop += [f"            if {destroyable}:",
                          "                S.pop(key, None)"]
-            body += ["        else:",
+            loop += ["        else:",
                      "            live[key] = left"]
         if on and t == 1:
             # (the states may have left S just now: then the row is made from them at once,
             # nothing can change them later)
-            body += ["        if key in S:",
+            loop += ["        if key in S:",
                      "            pending[key] = e",
                      "        else:",
                      f"            pending[key] = ({m}(e, A, key),)"]
         elif on:
-            body.append("        pending[key] = e")
+            loop.append("        pending[key] = e")
+    body += [indent[4:] + line for line in loop]
     body.append(f"return [v[0] if v.__class__ is tuple else {m}(v, S[k], k) for k, v in pending.items()]")
     return gen.function("_deferred_chunk", "sel, chunk", _noting_event(body, False))
 

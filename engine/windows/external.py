@@ -7,8 +7,10 @@ on the app clock when no events come).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import islice as _islice
 from typing import Any
 
+from srota.engine.columnar import batch_scan as _batch_scan
 from srota.engine.event import CURRENT, EXPIRED, RESET, Event
 from srota.engine.registry import Kind, Param, extension
 from srota.engine.windows.base import BufferWindow, WindowProcessor, WindowSpec, int_value, require_attribute
@@ -128,31 +130,49 @@ class ExternalTimeBatchWindow(WindowProcessor):
         end = self.end_time
         current = self.current
         inline = not self.replace
-        for e in chunk:
-            if e.type != CURRENT:
-                continue
-            ts = e.data[i]
-            if last < ts:
-                last = ts
-            if ts < end:
-                if inline:
-                    current.append(e)
+        # With the compiled module, a run of events joining the open batch is found by
+        # batch_scan and appended at once (the loop's step for each, but for the appends);
+        # the loop takes the events from where it stopped up to the next batch change.
+        scan = _batch_scan if inline else None
+        pos = 0
+        n = len(chunk)
+        while pos < n:
+            if scan is not None:
+                stop, last = scan(chunk, pos, i, end, last)
+                if stop > pos:
                     if self.reset_event is None:
-                        self.reset_event = Event(e.timestamp, e.data, RESET)
+                        first = chunk[pos]
+                        self.reset_event = Event(first.timestamp, first.data, RESET)
+                    current += chunk[pos:stop]
+                    pos = stop
+            for e in _islice(chunk, pos, None) if pos else chunk:
+                pos += 1
+                if e.type != CURRENT:
+                    continue
+                ts = e.data[i]
+                if last < ts:
+                    last = ts
+                if ts < end:
+                    if inline:
+                        current.append(e)
+                        if self.reset_event is None:
+                            self.reset_event = Event(e.timestamp, e.data, RESET)
+                    else:
+                        self._append(e)
                 else:
+                    self.last_event_time = last
+                    if self.flushed:
+                        self._append_to_output(outs, last, False)
+                        self.flushed = False
+                    else:
+                        self._flush(outs, last, False)
+                    self.end_time = end = self._find_end(last)
                     self._append(e)
-            else:
-                self.last_event_time = last
-                if self.flushed:
-                    self._append_to_output(outs, last, False)
-                    self.flushed = False
-                else:
-                    self._flush(outs, last, False)
-                self.end_time = end = self._find_end(last)
-                self._append(e)
-                current = self.current
-                if self.timeout > 0:
-                    self._schedule_timeout()
+                    current = self.current
+                    if self.timeout > 0:
+                        self._schedule_timeout()
+                    if scan is not None:
+                        break  # (the next batch's events: the scan again)
         self.last_event_time = last
         if self.max_events and len(self.current) > self.max_events:
             self.shed(self.current, None, last)
