@@ -12,7 +12,6 @@ chunks.
 from __future__ import annotations
 
 import math
-import struct
 from typing import Any
 
 import pytest
@@ -22,17 +21,12 @@ from srota.engine import Event, SiddhiManager, columnar, selector
 from srota.engine.aggregators import _Avg, _Count, _LongSum, _Sum
 from srota.engine.windows import external
 
+from tests.engine.test_columnar import _canonical
+
 pytestmark = pytest.mark.skipif(not columnar.available(), reason="no compiled srota.engine._speedups here")
 
 TS = 1_700_000_000_000
 STREAM = "define stream S (k string, j int, i int, l long, f float, d double, t long);\n"
-
-
-def _canonical(value: Any) -> Any:
-    """Equal values compare equal; floats by their bits (-0.0 is not 0.0), every NaN alike."""
-    if isinstance(value, float):
-        return ("nan",) if math.isnan(value) else ("float", struct.pack("<d", value))
-    return (type(value).__name__, value)
 
 
 def _run(app: str, chunks: list[list[Any]], compiled: bool, monkeypatch: pytest.MonkeyPatch,

@@ -136,21 +136,16 @@ def test_a_replaced_aggregation_refuses_a_snapshot(rdbms_url: str) -> None:
         old.shutdown()
 
 
-async def test_a_partition_whose_writes_were_dropped_is_not_checkpointed(kafka_broker: Any, pg_url: str) -> None:
-    """The host side: a checkpoint finding a replaced store drops that partition (as a fenced
-    checkpoint does) and saves nothing for it."""
+def _sharded_rollup_app(name: str, broker: Any, src: str, pg_url: str) -> str:
+    """A scale-out app: a Kafka source keyed by ``k`` and a sharded roll-up on PostgreSQL."""
     import uuid
 
-    from srota.engine.stores.database import StoreLockedError
+    from tests.integration.support import kafka_source
 
-    from tests.integration.support import kafka_source, running_host, wait_until
-    from tests.service.test_scaleout import _scaled
-
-    src = await kafka_broker.create_topic(partitions=1)
     p = urllib.parse.urlsplit(pg_url)
-    app = f"""
-    @app:name('Dropped')
-    {kafka_source(kafka_broker, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "k"})}
+    return f"""
+    @app:name('{name}')
+    {kafka_source(broker, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "k"})}
     define stream S (k string, n long, ts long);
     @store(type='rdbms', jdbc.url='jdbc:postgresql://{p.hostname}:{p.port}{p.path}', username='{p.username}',
            password='{p.password}')
@@ -158,6 +153,19 @@ async def test_a_partition_whose_writes_were_dropped_is_not_checkpointed(kafka_b
     @purge(enable='false')
     define aggregation Agg from S select k, sum(n) as total group by k aggregate by ts every sec;
     """
+
+
+async def test_a_partition_whose_writes_were_dropped_is_not_checkpointed(kafka_broker: Any, pg_url: str) -> None:
+    """The host side: a checkpoint finding a replaced store drops that partition (as a fenced
+    checkpoint does) and saves nothing for it."""
+
+    from srota.engine.stores.database import StoreLockedError
+
+    from tests.integration.support import running_host, wait_until
+    from tests.service.test_scaleout import _scaled
+
+    src = await kafka_broker.create_topic(partitions=1)
+    app = _sharded_rollup_app("Dropped", kafka_broker, src, pg_url)
     async with running_host(_scaled(interval_ms=3_600_000), app) as host:
         h = host.apps["Dropped"]
         await wait_until(lambda: 0 in h.partitions.by_partition, 30, what="partition 0 assigned")
@@ -254,25 +262,14 @@ async def test_undo_rows_go_once_a_later_checkpoint_is_saved(kafka_broker: Any, 
     """Found reading seed 77's database: the scale-out undo tables kept every write (4,185 rows
     of one shard in 10 minutes), and each restore reads them.  Once a checkpoint is saved, the
     undo rows up to the checkpoint before it go (a restore falls back to that one at most)."""
-    import uuid
 
     from srota.engine.stores.database import Database, parse_url
 
-    from tests.integration.support import kafka_source, produce, running_host, wait_until
+    from tests.integration.support import produce, running_host, wait_until
     from tests.service.test_scaleout import _scaled
 
     src = await kafka_broker.create_topic(partitions=1)
-    p = urllib.parse.urlsplit(pg_url)
-    app = f"""
-    @app:name('Trim')
-    {kafka_source(kafka_broker, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "k"})}
-    define stream S (k string, n long, ts long);
-    @store(type='rdbms', jdbc.url='jdbc:postgresql://{p.hostname}:{p.port}{p.path}', username='{p.username}',
-           password='{p.password}')
-    @PartitionById(enable='true')
-    @purge(enable='false')
-    define aggregation Agg from S select k, sum(n) as total group by k aggregate by ts every sec;
-    """
+    app = _sharded_rollup_app("Trim", kafka_broker, src, pg_url)
 
     def undo_seqs() -> list[int]:
         db = Database(parse_url(pg_url), "test")
