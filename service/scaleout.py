@@ -388,12 +388,8 @@ def _gauges(metrics: Metrics) -> dict[str, Gauge]:
 
 def _snapshot_marks(rt: SiddhiAppRuntime) -> dict[str, int]:
     """The watermarks the snapshot just taken of ``rt`` carries, by aggregation (database stores)."""
-    out = {}
-    for name, agg in rt.context.aggregations.items():
-        mark = getattr(agg.store, "snapshot_mark", None)
-        if mark is not None:
-            out[name] = mark
-    return out
+    return {name: agg.store.snapshot_mark for name, agg in rt.context.aggregations.items()
+            if agg.store.snapshot_mark is not None}
 
 
 def _trim_undo(rt: SiddhiAppRuntime | None, marks: dict[str, int]) -> None:
@@ -913,21 +909,17 @@ class PartitionedAppHost(AppHost):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
-            except StaleSnapshotError as exc:
-                # A replaced owner's checkpoint that reached the state topic: the database's rows
-                # were rewound by a newer owner since (engine/stores/aggregation.py, rewind).
-                self._log.warning("checkpoint of a replaced owner skipped: the database moved on without it; "
-                                  "trying the one before it", partition=p, checkpoint=cp.id if cp else None,
-                                  reason=str(exc))
-                if cp is None:
-                    raise
-                bad.add(cp.id)
-                continue
-            except Exception:
+            except Exception as exc:
                 if cp is None:  # no checkpoint to blame
                     raise
-                self._log.exception("checkpoint cannot be restored; trying the one before it", partition=p,
-                                    checkpoint=cp.id)
+                if isinstance(exc, StaleSnapshotError):
+                    # A replaced owner's checkpoint that reached the state topic: the database's
+                    # rows were rewound by a newer owner since (engine/stores/aggregation.py, rewind).
+                    self._log.warning("checkpoint of a replaced owner skipped: the database moved on without it; "
+                                      "trying the one before it", partition=p, checkpoint=cp.id, reason=str(exc))
+                else:
+                    self._log.exception("checkpoint cannot be restored; trying the one before it", partition=p,
+                                        checkpoint=cp.id)
                 bad.add(cp.id)
                 continue
             if bad:

@@ -126,6 +126,8 @@ class Store:
 
     #: The claim's epoch of a scale-out partition's store (snapshots carry it), else None.
     epoch: int | None = None
+    #: The watermark the last snapshot carried (:meth:`committed_mark`), None before one.
+    snapshot_mark: int | None = None
 
     def watermark(self) -> int:
         """The sequence number of the last write (persistent stores; see the module doc)."""
@@ -135,6 +137,7 @@ class Store:
         """:meth:`watermark`, once every write up to it is stored (what a snapshot carries)."""
         mark = self.watermark()
         self.flush()
+        self.snapshot_mark = mark
         return mark
 
     def rewind(self, mark: int, epoch: int | None = None) -> int:

@@ -321,9 +321,6 @@ class SqlAggregationStore(QueuedWriter, Store):
         self._fenced = fence_epoch is not None and bool(self.shard_id)
         #: The claim's epoch under scale-out (snapshots carry it beside their watermark).
         self.epoch = fence_epoch if self._fenced else None
-        #: The watermark of the last snapshot taken (its host trims the undo rows up to the
-        #: watermark of the checkpoint before the newest saved).
-        self.snapshot_mark: int | None = None
         if fence_epoch is not None and self.shard_id:
             # Scale-out: the epoch of the partition's claim orders its owners (OwnerFence), so a
             # replaced owner reconnecting at once cannot take the lock back from the new one.
@@ -655,9 +652,7 @@ class SqlAggregationStore(QueuedWriter, Store):
         for is committed.  Raises :class:`StoreReplacedError` when some were dropped instead
         (this process was replaced): a snapshot whose mark covers writes that are not in the
         database would make whoever restores it skip them for good."""
-        mark = self.watermark()
-        self.flush()
-        self.snapshot_mark = mark
+        mark = super().committed_mark()
         if self._replaced is not None:
             raise StoreReplacedError(f"aggregation '{self.spec.id}': writes were dropped ({self._replaced}); "
                                      "no snapshot covers them")
@@ -692,6 +687,9 @@ class SqlAggregationStore(QueuedWriter, Store):
         suffix = self.db.dialect.create_table_suffix()
         ph = self.db.dialect.placeholder
         self.db.dialect.serialize_ddl(cur)
+        if self.epoch is not None:
+            cur.execute(f"CREATE TABLE IF NOT EXISTS {self.db.q(REWINDS_TABLE)} "
+                        f"(name VARCHAR(200) NOT NULL, epoch BIGINT NOT NULL, mark BIGINT NOT NULL){suffix}")
         for t in self.tables.values():
             cur.execute(self.schema.create_undo(t, suffix))
             if fresh:
@@ -750,11 +748,9 @@ class SqlAggregationStore(QueuedWriter, Store):
     def _check_not_stale(self, cur: Any, mark: int, epoch: int | None) -> None:
         """Raise :class:`StaleCheckpointError` if an owner newer than the snapshot's rewound
         this shard below ``mark`` since (see :meth:`rewind`)."""
-        q, ph = self.db.q, self.db.dialect.placeholder
-        cur.execute(f"CREATE TABLE IF NOT EXISTS {q(REWINDS_TABLE)} "
-                    f"(name VARCHAR(200) NOT NULL, epoch BIGINT NOT NULL, mark BIGINT NOT NULL)")
         if epoch is None:  # a snapshot from before snapshots carried their epoch
             return
+        q, ph = self.db.q, self.db.dialect.placeholder
         cur.execute(f"SELECT epoch, mark FROM {q(REWINDS_TABLE)} WHERE name = {ph} AND epoch > {ph} AND mark < {ph} "
                     f"ORDER BY mark LIMIT 1", (self._meta_key, epoch, mark))
         row = cur.fetchone()
