@@ -366,13 +366,17 @@ class _AbsentLogicalPre(_Timed, _LogicalPre):
         psid = self.partner.state_id
         removed: set[int] = set()
         last_post = self.last_post
+        links = self.rt.links
         for se in tuple(self.pending):
             if not self.is_and and se.events[psid] is not None:
                 removed.add(id(se))
                 continue
             current = se.events[sid]
             se.events[sid] = ev
-            self._run(se)
+            if links and id(se) in links:
+                self._run_linked(se, links)
+            else:
+                self._run(se)
             if self.waiting != -1 or (self.sequence and self.is_and
                                       and self.post.next_every_pre is not None):
                 se.events[sid] = current   # back to the original state
@@ -392,6 +396,31 @@ class _AbsentLogicalPre(_Timed, _LogicalPre):
         if removed:
             self.pending[:] = [s for s in self.pending if id(s) not in removed]
         return []
+
+    def _run_linked(self, se: StateEvent, links: dict[int, StateEvent]) -> None:
+        """:meth:`_run` for a complete match that waits to go out linked to others.
+
+        Without ``for`` this side keeps a match after its partner moved it on, and it is the
+        StateEvent the last state returned, linked in the chunk Siddhi sends after the input
+        chunk (runtime._cut_groups).  Siddhi's filter reads its chunk from ``se`` along those
+        links and removes (unlinks) each match that fails, so that chunk ends at ``se``.  The
+        post processor takes the first match left: a later one where ``se`` failed and it
+        passed, with the event of this side it met before (none: Siddhi's NullPointerException,
+        and Srota's error, drop the input event).
+        """
+        self.state_changed = False
+        cond = self.cond
+        kept: list[StateEvent] = []
+        x: StateEvent | None = se
+        while x is not None:
+            nxt = links.pop(id(x), None)
+            if cond is None or cond(x):
+                kept.append(x)
+            x = nxt
+        for a, b in zip(kept, kept[1:], strict=False):
+            links[id(a)] = b
+        if kept:
+            self.post.process(kept[0])
 
     def partner_can_proceed(self, se: StateEvent) -> bool:
         if self.sequence and self.post.next_every_pre is None and self.last_arrival > 0:

@@ -133,6 +133,13 @@ class PatternRuntime:
         self.top.setup(self.receivers)
         for p in self.pres:
             p.limit = plan.max_pending
+        # The matches one event completed at one state, linked (id -> next) as Siddhi links
+        # them until the end of the input chunk (see _cut_groups); kept only where something
+        # cuts the links: the filtered forbidden side of 'not S[cond] and e2=...' (no 'for'),
+        # which keeps its partial matches after e2 moved them on.
+        self.links: dict[int, StateEvent] = {}
+        self.linked = any(isinstance(p, _AbsentLogicalPre) and p.is_and and p.waiting == -1
+                          and p.cond is not None for p in self.pres)
         self.top.init()
 
     # ------------------------------------------------------------------ build (StateInputStreamParser.parse)
@@ -537,9 +544,12 @@ class PatternRuntime:
         sequence = self.plan.sequence
         fault = self.ctx.fault_event
         emit_group = self._emit_group
+        links = self.links if self.linked else None
 
         def receive(chunk: list[Event]) -> None:
             pairs: list[tuple[list[StateEvent], list[StateEvent]]] = []
+            if links:
+                links.clear()   # left by a chunk that raised
             for ev in chunk:
                 if ev.type != CURRENT:
                     continue
@@ -557,6 +567,9 @@ class PatternRuntime:
                         got = p.process_and_return(ev)
                         if got:
                             pairs.append(([_copy(se) for se in got], got))
+                            if links is not None and len(got) > 1:
+                                for a, b in zip(got, got[1:], strict=False):
+                                    links[id(a)] = b
                 except Exception as exc:
                     # this event alone: the matches made so far (its own included) stand
                     if len(chunk) == 1:
@@ -564,6 +577,8 @@ class PatternRuntime:
                     fault(ev, exc)
             if not pairs:
                 return
+            if links is not None:
+                pairs = _cut_groups(pairs, links)
             groups = _late_times(pairs)
             if (len(groups) > 1 or len(groups[0]) > 1) and self._merge():
                 try:   # all together where nothing can tell (see _emit_all)
@@ -638,6 +653,39 @@ def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]) -> list[
             c.timestamp = o.timestamp
         groups.append(copies)
     return groups
+
+
+def _cut_groups(pairs: list[tuple[list[StateEvent], list[StateEvent]]],
+                links: dict[int, StateEvent]) -> list[tuple[list[StateEvent], list[StateEvent]]]:
+    """The groups as Siddhi sends them: each from its first match along the links left.
+
+    Siddhi's multi receiver keeps what one event completed at one state as a linked list of
+    the StateEvents themselves (a ReturnEventHolder's chunk), sent after the input chunk.  The
+    forbidden side of ``not S[cond] and e2=...`` (no ``for``) keeps those same StateEvents
+    among its partial matches: an event of S before the send (this one, as the later states
+    on S run first, or a later one of the chunk) runs each through its filter with the ones
+    linked after it, and the filter unlinks those that fail
+    (:meth:`_AbsentLogicalPre._run_linked`): the group goes out as far as its links reach.
+
+    Siddhi links the rows its selector and rate limiter passed on; Srota links the matches
+    and selects what is left, the same where each match makes one row (not so with having,
+    aggregators or an output rate).  Links left after the send (Siddhi keeps them) are not
+    kept: only such a filter reads them, and it only reads complete matches.
+    """
+    out = []
+    for copies, originals in pairs:
+        if len(originals) > 1:
+            reached: set[int] = set()
+            x: StateEvent | None = originals[0]
+            while x is not None and id(x) not in reached:
+                reached.add(id(x))
+                x = links.get(id(x))
+            if len(reached) < len(originals):
+                kept = [(c, o) for c, o in zip(copies, originals, strict=True) if id(o) in reached]
+                copies, originals = [c for c, _ in kept], [o for _, o in kept]
+        out.append((copies, originals))
+    links.clear()
+    return out
 
 
 def _unique(matched: list[StateEvent]) -> list[StateEvent]:

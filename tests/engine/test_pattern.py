@@ -192,6 +192,42 @@ def test_not_and_fires_when_partner_arrives_without_the_absent_event(run_app):
     assert got.rows == [["WSO2", "C"]]
 
 
+_T_ABS = 1_700_000_000_000
+
+
+def test_not_and_side_cuts_the_matches_one_event_completes_after_the_first(run_app):
+    # Regression (difftest 90418-162-pattern): the forbidden side of 'not S2[...] and e2=...'
+    # keeps each match after e2 moved it on; the S2 event that completes two matches runs
+    # them through its filter, which unlinks Siddhi's output chunk after the first.  The
+    # other match is consumed all the same: the next S2 event completes nothing.
+    rt, got = run_app(app("from every e1=S1[price > 50] -> not S2[price > 1000] and e2=S1[price < 50] "
+                          "-> e3=S2 select e1.price as p1, e2.price as p2, e3.price as p3"))
+    send(rt, "S1", ("A", 69.0, 1), ts=_T_ABS + 1000)
+    send(rt, "S1", ("A", 6.0, 1), ts=_T_ABS + 1100)
+    send(rt, "S1", ("B", 59.0, 1), ts=_T_ABS + 1200)
+    send(rt, "S1", ("B", 8.0, 1), ts=_T_ABS + 1300)
+    send(rt, "S2", ("C", 45.0, 1), ts=_T_ABS + 1400)
+    send(rt, "S2", ("D", 46.0, 1), ts=_T_ABS + 1500)
+    assert got.rows == [[69.0, 6.0, 45.0]]   # Siddhi 5.1.33's answer
+
+
+def test_not_and_side_cut_drops_a_later_match_that_passes_the_filter(run_app):
+    # B's match comes first in the output chunk (its e2 came first).  A's met the forbidden
+    # GOOG after its e2, so the filter run from B's passes A's (with that GOOG) and drops
+    # B's; B's link is cut all the same, and only B's goes out.
+    rt, got = run_app(app("from every e1=S1[price > 50] -> not S2[symbol == 'GOOG' and price > e1.price] "
+                          "and e2=S1[price < 50 and volume == e1.volume] -> e3=S2[volume > 100] "
+                          "select e1.price as p1, e2.price as p2, e3.price as p3"))
+    send(rt, "S1", ("A", 69.0, 5), ts=_T_ABS + 1000)
+    send(rt, "S1", ("B", 99.0, 7), ts=_T_ABS + 1010)
+    send(rt, "S1", ("B", 8.0, 7), ts=_T_ABS + 1020)
+    send(rt, "S1", ("A", 6.0, 5), ts=_T_ABS + 1030)
+    send(rt, "S2", ("GOOG", 80.0, 5), ts=_T_ABS + 1040)
+    send(rt, "S2", ("ORCL", 45.0, 120), ts=_T_ABS + 1400)
+    send(rt, "S2", ("ORCL", 46.0, 120), ts=_T_ABS + 1500)
+    assert got.rows == [[99.0, 8.0, 45.0]]   # Siddhi 5.1.33's answer
+
+
 # ------------------------------------------------------------------ selector and errors
 def test_unqualified_attribute_resolves_across_streams(run_app):
     rt, got = run_app(STREAMS + "define stream T (code string); @info(name='q') "
