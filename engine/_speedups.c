@@ -40,6 +40,15 @@
  *       event whose attribute `ts_index` is an int below `end`, and the largest of `last` and
  *       their timestamps.  The window appends the events before it as they are.
  *
+ *   slide_plan(key_index, nstates, updates, columns, deque_type) -> capsule
+ *   slide(chunk, start, records, merged, pending, plan) -> int
+ *       The fused loop of a partition query over a length window (engine/partition.py,
+ *       _fused_loop) for the runs of a chunk whose key's instance it can run: per event the
+ *       key's window buffer and its count/sum/avg states stepped as the generated loop steps
+ *       them, per run the output row appended to `pending`.  It stops at the first event it
+ *       does not take and answers its index; the generated loop goes on from there.  See
+ *       slide below.
+ *
  * configure(event_class, raw_event_class) tells the module the two classes: events are
  * read and made through the slots of Event (`timestamp`, `data`, `type`), found through
  * their member descriptors, as CPython's own slot access does.  Pure Python keeps working
@@ -1066,6 +1075,488 @@ batch_scan(PyObject *self, PyObject *args)
     return Py_BuildValue("nL", i, last);
 }
 
+/* ------------------------------------------------------------------ slide */
+
+/* What slide_plan resolves once for a fused partition query (engine/partition.py): the key's
+ * attribute, per update of the selector the state it updates and how, per output column what
+ * it reads.  Held in a capsule, with the objects it borrows from. */
+#define SLIDE_MAX 32
+
+typedef struct {
+    Py_ssize_t slot;        /* the state's index in A */
+    int kind;               /* 'f': total (a float) and count of non-null values; 'c': count */
+    Py_ssize_t index;       /* the attribute read ('f') */
+    PyObject *cls;          /* the state's class (borrowed from held) */
+    Py_ssize_t off_total, off_count;
+} slide_update;
+
+typedef struct {
+    int kind;               /* 'a': an attribute of the run's last event; 'v': a state's value */
+    Py_ssize_t index;       /* the attribute, or the state's slot */
+    int value;              /* 'v': 'a' avg (total / count, null at count 0), 's' sum (total,
+                               null at count 0), 'w' sum as its update returned it (total, null
+                               at count 0 where the event's attribute `attr` is null too), 'c'
+                               count */
+    Py_ssize_t attr;
+    Py_ssize_t off_total, off_count;
+} slide_column;
+
+typedef struct {
+    Py_ssize_t key_index, widest, nupdates, ncolumns, nstates;
+    slide_update update[SLIDE_MAX];
+    slide_column column[SLIDE_MAX];
+    PyObject *deque_type, *popleft, *append;   /* owned */
+    PyObject *held;                            /* the updates' tuple, owned */
+} slide_plan_t;
+
+static const char *SLIDE_PLAN = "srota.engine._speedups.slide_plan";
+static PyObject *s_buffer, *s_states, *s_callbacks;
+
+static void
+slide_plan_free(PyObject *capsule)
+{
+    slide_plan_t *plan = PyCapsule_GetPointer(capsule, SLIDE_PLAN);
+    if (plan == NULL)
+        return;
+    Py_XDECREF(plan->deque_type);
+    Py_XDECREF(plan->popleft);
+    Py_XDECREF(plan->append);
+    Py_XDECREF(plan->held);
+    PyMem_Free(plan);
+}
+
+/* slide_plan(key_index, nstates, updates, columns, deque_type): updates a tuple of
+ * (slot, kind, attribute index, state class), columns a tuple of ('a', attribute index) or
+ * ('v', slot, value kind, state class[, attribute index ('w')]). */
+static PyObject *
+slide_plan(PyObject *self, PyObject *args)
+{
+    Py_ssize_t key_index, nstates;
+    PyObject *updates, *columns, *deque_type;
+    if (!PyArg_ParseTuple(args, "nnO!O!O!", &key_index, &nstates, &PyTuple_Type, &updates, &PyTuple_Type, &columns,
+                          &PyType_Type, &deque_type))
+        return NULL;
+    Py_ssize_t nu = PyTuple_GET_SIZE(updates), nc = PyTuple_GET_SIZE(columns);
+    if (key_index < 0 || nstates < 1 || nstates > SLIDE_MAX || nu < 1 || nu > SLIDE_MAX || nc > SLIDE_MAX) {
+        PyErr_SetString(PyExc_ValueError, "slide_plan: a key attribute, 1 to 32 states and updates, up to 32 columns");
+        return NULL;
+    }
+    slide_plan_t *plan = PyMem_Calloc(1, sizeof(slide_plan_t));
+    if (plan == NULL)
+        return PyErr_NoMemory();
+    plan->key_index = key_index;
+    plan->widest = key_index;
+    plan->nupdates = nu;
+    plan->ncolumns = nc;
+    plan->nstates = nstates;
+    for (Py_ssize_t j = 0; j < nu; j++) {
+        slide_update *u = &plan->update[j];
+        int kind;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(updates, j), "nCnO;an update is (slot, kind, index, state class)",
+                              &u->slot, &kind, &u->index, &u->cls))
+            goto fail;
+        if ((kind != 'f' && kind != 'c') || u->slot < 0 || u->slot >= nstates || (kind == 'f' && u->index < 0)
+                || !PyType_Check(u->cls)) {
+            PyErr_SetString(PyExc_ValueError, "slide_plan: an update's kind is 'f' or 'c', of a state slot and a class");
+            goto fail;
+        }
+        u->kind = kind;
+        if (u->index > plan->widest)
+            plan->widest = u->index;
+        u->off_count = slot_offset((PyTypeObject *)u->cls, "count");
+        u->off_total = kind == 'f' ? slot_offset((PyTypeObject *)u->cls, "total") : -1;
+        if (u->off_count < 0 || (kind == 'f' && u->off_total < 0))
+            goto fail;
+    }
+    for (Py_ssize_t j = 0; j < nc; j++) {
+        slide_column *c = &plan->column[j];
+        PyObject *col = PyTuple_GET_ITEM(columns, j);
+        int kind, value = 0;
+        PyObject *cls = NULL;
+        c->attr = -1;
+        if (!PyTuple_Check(col) || !PyArg_ParseTuple(col, "Cn|COn;a column is ('a', index) or ('v', slot, kind, class)",
+                                                     &kind, &c->index, &value, &cls, &c->attr))
+            goto fail;
+        c->kind = kind;
+        c->value = value;
+        if (kind == 'a') {
+            if (c->index < 0) {
+                PyErr_SetString(PyExc_ValueError, "slide_plan: a negative attribute index");
+                goto fail;
+            }
+            if (c->index > plan->widest)
+                plan->widest = c->index;
+            continue;
+        }
+        if (kind != 'v' || c->index < 0 || c->index >= nstates || cls == NULL || !PyType_Check(cls)
+                || (value != 'a' && value != 's' && value != 'w' && value != 'c') || ((value == 'w') != (c->attr >= 0))) {
+            PyErr_SetString(PyExc_ValueError,
+                            "slide_plan: a value column is ('v', slot, 'a'|'s'|'c', class) or ('v', slot, 'w', class, index)");
+            goto fail;
+        }
+        if (c->attr > plan->widest)
+            plan->widest = c->attr;
+        c->off_count = slot_offset((PyTypeObject *)cls, "count");
+        c->off_total = value == 'c' ? -1 : slot_offset((PyTypeObject *)cls, "total");
+        if (c->off_count < 0 || (value != 'c' && c->off_total < 0))
+            goto fail;
+    }
+    plan->deque_type = Py_NewRef(deque_type);
+    plan->popleft = PyObject_GetAttrString(deque_type, "popleft");
+    plan->append = PyObject_GetAttrString(deque_type, "append");
+    plan->held = PyTuple_Pack(2, updates, columns);
+    if (plan->popleft == NULL || plan->append == NULL || plan->held == NULL)
+        goto fail;
+    PyObject *capsule = PyCapsule_New(plan, SLIDE_PLAN, slide_plan_free);
+    if (capsule == NULL)
+        goto fail;
+    return capsule;
+fail:
+    Py_XDECREF(plan->deque_type);
+    Py_XDECREF(plan->popleft);
+    Py_XDECREF(plan->append);
+    Py_XDECREF(plan->held);
+    PyMem_Free(plan);
+    return NULL;
+}
+
+/* The data tuple of event `e` if it is an Event whose data holds every attribute the plan
+ * reads (borrowed), else NULL. */
+static inline PyObject *
+slide_data(PyObject *e, Py_ssize_t widest)
+{
+    PyObject *data = data_of(e);
+    return (data != NULL && PyTuple_GET_SIZE(data) > widest) ? data : NULL;
+}
+
+/* Whether the states `A` are as the plan's updates and columns expect. */
+static int
+slide_states_fit(slide_plan_t *plan, PyObject *A)
+{
+    if (!PyList_CheckExact(A) || PyList_GET_SIZE(A) != plan->nstates)
+        return 0;
+    for (Py_ssize_t j = 0; j < plan->nupdates; j++) {
+        slide_update *u = &plan->update[j];
+        PyObject *st = PyList_GET_ITEM(A, u->slot);
+        if ((PyObject *)Py_TYPE(st) != u->cls)
+            return 0;
+        PyObject *count = SLOT(st, u->off_count);
+        if (count == NULL || !PyLong_CheckExact(count))
+            return 0;
+        if (u->kind == 'f') {
+            PyObject *total = SLOT(st, u->off_total);
+            if (total == NULL || !PyFloat_CheckExact(total))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* count += delta on a state's exact int slot: 0, or -1 with an exception set. */
+static inline int
+bump_count(PyObject *st, Py_ssize_t off, long delta)
+{
+    PyObject *old = SLOT(st, off);
+    long x = PyLong_AsLong(old);
+    PyObject *now;
+    if (x == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyObject *d = PyLong_FromLong(delta);
+        now = d == NULL ? NULL : PyNumber_Add(old, d);
+        Py_XDECREF(d);
+    }
+    else {
+        now = PyLong_FromLongLong((long long)x + delta);
+    }
+    if (now == NULL)
+        return -1;
+    Py_SETREF(SLOT(st, off), now);
+    return 0;
+}
+
+/* The output row of a run: its last event's attributes and the states' values. */
+static PyObject *
+slide_row(slide_plan_t *plan, PyObject *data, PyObject *A)
+{
+    PyObject *row = PyTuple_New(plan->ncolumns);
+    if (row == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < plan->ncolumns; j++) {
+        slide_column *c = &plan->column[j];
+        PyObject *v;
+        if (c->kind == 'a') {
+            v = Py_NewRef(PyTuple_GET_ITEM(data, c->index));
+        }
+        else {
+            PyObject *st = PyList_GET_ITEM(A, c->index);
+            PyObject *count = SLOT(st, c->off_count);
+            if (count == NULL) {
+                Py_DECREF(row);
+                PyErr_SetString(PyExc_AttributeError, "count");
+                return NULL;
+            }
+            int nonzero = PyObject_IsTrue(count);
+            if (nonzero < 0) {
+                Py_DECREF(row);
+                return NULL;
+            }
+            if (c->value == 'c')
+                v = Py_NewRef(count);
+            else if (!nonzero && !(c->value == 'w' && PyTuple_GET_ITEM(data, c->attr) != Py_None))
+                v = Py_NewRef(Py_None);
+            else if (c->value == 's' || c->value == 'w')
+                v = Py_NewRef(SLOT(st, c->off_total));
+            else  /* total / count, as Python divides a float by an int */
+                v = PyNumber_TrueDivide(SLOT(st, c->off_total), count);
+            if (v == NULL) {
+                Py_DECREF(row);
+                return NULL;
+            }
+        }
+        PyTuple_SET_ITEM(row, j, v);
+    }
+    return row;
+}
+
+/* slide(chunk, start, records, merged, pending, plan) -> int
+
+   The fused router's loop (engine/partition.py, _fused_loop) over the runs of `chunk` from
+   `start`, for runs whose record is fused (mode 1), whose query has no callback and whose
+   output goes merged (`merged`, the target junction, is the record's): per event the key's
+   length window (its buffer, a deque) and the aggregator states as the generated step does it
+   (the same float operations in the same order), at a run's end its output row appended to
+   `pending`.  It stops at the first event it does not take (a key without a record, a record
+   it does not run, a null or a value of another type, states not as planned) and answers its
+   index, having written every event before it; an event it stops at inside a run is taken
+   by the Python loop as the start of a run (the output row is then made there, from the
+   same states).  len(chunk) when it took every event. */
+static PyObject *
+slide(PyObject *self, PyObject *args)
+{
+    PyObject *chunk, *records, *merged, *pending, *capsule;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "O!nO!OO!O", &PyList_Type, &chunk, &start, &PyDict_Type, &records, &merged,
+                          &PyList_Type, &pending, &capsule))
+        return NULL;
+    if (check_configured() < 0)
+        return NULL;
+    slide_plan_t *plan = PyCapsule_GetPointer(capsule, SLIDE_PLAN);
+    if (plan == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(chunk), pos = start < 0 ? 0 : start;
+    PyObject *zero = PyLong_FromLong(0);  /* (a cached small int) */
+    while (pos < n) {
+        PyObject *first = PyList_GET_ITEM(chunk, pos);
+        PyObject *data = slide_data(first, plan->widest);
+        if (data == NULL)
+            break;
+        PyObject *key = PyTuple_GET_ITEM(data, plan->key_index);
+        PyObject *rec = PyDict_GetItemWithError(records, key);
+        if (rec == NULL) {
+            if (PyErr_Occurred())
+                goto error;
+            break;
+        }
+        if (!PyTuple_CheckExact(rec) || PyTuple_GET_SIZE(rec) != 9)
+            break;
+        PyObject *mode = PyTuple_GET_ITEM(rec, 0);
+        if (!PyLong_CheckExact(mode) || PyLong_AsLong(mode) != 1 || PyTuple_GET_ITEM(rec, 8) != merged)
+            break;
+        Py_ssize_t length = PyLong_Check(PyTuple_GET_ITEM(rec, 7)) ? PyLong_AsSsize_t(PyTuple_GET_ITEM(rec, 7)) : -1;
+        if (length <= 0) {
+            PyErr_Clear();
+            break;
+        }
+        /* the query's callbacks, the window's buffer, the selector's states: read per run (a
+           callback may be added, a restore replaces the buffer and the states) */
+        PyObject *callbacks = PyObject_GetAttr(PyTuple_GET_ITEM(rec, 5), s_callbacks);
+        if (callbacks == NULL)
+            goto error;
+        int listened = !PyList_CheckExact(callbacks) || PyList_GET_SIZE(callbacks) != 0;
+        Py_DECREF(callbacks);
+        if (listened)
+            break;
+        PyObject *buf = PyObject_GetAttr(PyTuple_GET_ITEM(rec, 3), s_buffer);
+        if (buf == NULL)
+            goto error;
+        PyObject *states = (PyObject *)Py_TYPE(buf) == plan->deque_type
+            ? PyObject_GetAttr(PyTuple_GET_ITEM(rec, 4), s_states) : NULL;
+        if (states == NULL) {
+            Py_DECREF(buf);
+            if (PyErr_Occurred())
+                goto error;
+            break;
+        }
+        PyObject *A = PyDict_CheckExact(states) ? PyDict_GetItemWithError(states, Py_None) : NULL;
+        if (A == NULL || !slide_states_fit(plan, A)) {
+            Py_DECREF(states);
+            Py_DECREF(buf);
+            if (PyErr_Occurred())
+                goto error;
+            break;
+        }
+        Py_INCREF(A);
+        Py_DECREF(states);
+        /* the run */
+        Py_ssize_t i = pos;
+        PyObject *last = NULL;
+        int failed = 0;
+        for (; i < n; i++) {
+            PyObject *e = PyList_GET_ITEM(chunk, i);
+            PyObject *d = i == pos ? data : slide_data(e, plan->widest);
+            if (d == NULL)
+                break;
+            if (i > pos) {
+                PyObject *k2 = PyTuple_GET_ITEM(d, plan->key_index);
+                if (k2 != key) {  /* (as the loop's `_qkey == _qcur`) */
+                    PyObject *eq = PyObject_RichCompare(k2, key, Py_EQ);
+                    int same = eq == NULL ? -1 : PyObject_IsTrue(eq);
+                    Py_XDECREF(eq);
+                    if (same < 0) {
+                        failed = 1;
+                        break;
+                    }
+                    if (!same)
+                        break;
+                }
+            }
+            Py_ssize_t size = PyObject_Length(buf);
+            if (size < 0) {
+                failed = 1;
+                break;
+            }
+            int full = size >= length;
+            PyObject *old = NULL;  /* the data of the event leaving the window */
+            if (full) {
+                PyObject *leaving = PySequence_GetItem(buf, 0);
+                if (leaving == NULL) {
+                    failed = 1;
+                    break;
+                }
+                old = slide_data(leaving, plan->widest);
+                Py_DECREF(leaving);  /* (the buffer still holds it) */
+                if (old == NULL)
+                    break;
+            }
+            /* every value this step reads, checked before anything changes */
+            int fits = 1;
+            for (Py_ssize_t j = 0; j < plan->nupdates && fits; j++) {
+                slide_update *u = &plan->update[j];
+                if (u->kind == 'f')
+                    fits = PyFloat_CheckExact(PyTuple_GET_ITEM(d, u->index))
+                           && (old == NULL || PyFloat_CheckExact(PyTuple_GET_ITEM(old, u->index)));
+            }
+            if (!fits)
+                break;
+            Py_XINCREF(old);  /* kept while the event leaves the buffer */
+            if (full) {
+                PyObject *gone = PyObject_CallOneArg(plan->popleft, buf);
+                if (gone == NULL) {
+                    Py_XDECREF(old);
+                    failed = 1;
+                    break;
+                }
+                Py_DECREF(gone);
+            }
+            PyObject *argv[2] = {buf, e};
+            PyObject *res = PyObject_Vectorcall(plan->append, argv, 2, NULL);
+            if (res == NULL) {
+                Py_XDECREF(old);
+                failed = 1;
+                break;
+            }
+            Py_DECREF(res);
+            for (Py_ssize_t j = 0; j < plan->nupdates; j++) {
+                slide_update *u = &plan->update[j];
+                PyObject *st = PyList_GET_ITEM(A, u->slot);
+                if (u->kind == 'c') {
+                    if (!full && bump_count(st, u->off_count, 1) < 0) {
+                        failed = 1;
+                        break;
+                    }
+                    continue;
+                }
+                double total = PyFloat_AS_DOUBLE(SLOT(st, u->off_total));
+                double v = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(d, u->index));
+                /* `_s.total = _s.total - _o + _v`, or `_s.total += _v` and a count more */
+                total = full ? (total - PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(old, u->index))) + v : total + v;
+                PyObject *now = PyFloat_FromDouble(total);
+                if (now == NULL || (!full && bump_count(st, u->off_count, 1) < 0)) {
+                    Py_XDECREF(now);
+                    failed = 1;
+                    break;
+                }
+                Py_SETREF(SLOT(st, u->off_total), now);
+            }
+            Py_XDECREF(old);
+            if (failed)
+                break;
+            last = e;
+        }
+        if (failed) {
+            Py_DECREF(A);
+            Py_DECREF(buf);
+            goto error;
+        }
+        if (i < n && last == NULL) {  /* stopped at the run's first event */
+            Py_DECREF(A);
+            Py_DECREF(buf);
+            break;
+        }
+        if (i < n) {
+            /* Stopped inside the run (the event at i has the run's key), the Python loop goes
+               on with it from i and makes the run's row; stopped where the run ends (another
+               key, or one the loop cannot read either), the row is made here. */
+            PyObject *e = PyList_GET_ITEM(chunk, i);
+            PyObject *d = data_of(e);
+            int same = 0;
+            if (d != NULL && PyTuple_GET_SIZE(d) > plan->key_index) {
+                PyObject *k2 = PyTuple_GET_ITEM(d, plan->key_index);
+                if (k2 == key) {
+                    same = 1;
+                }
+                else {
+                    PyObject *eq = PyObject_RichCompare(k2, key, Py_EQ);
+                    same = eq == NULL ? -1 : PyObject_IsTrue(eq);
+                    Py_XDECREF(eq);
+                }
+            }
+            if (same != 0) {
+                Py_DECREF(A);
+                Py_DECREF(buf);
+                if (same < 0)
+                    goto error;
+                pos = i;
+                break;
+            }
+        }
+        /* the run's row, from its last event */
+        PyObject *row = slide_row(plan, SLOT(last, off_data), A);
+        Py_DECREF(A);
+        Py_DECREF(buf);
+        if (row == NULL)
+            goto error;
+        PyObject *o = raw_event_type->tp_alloc(raw_event_type, 0);
+        if (o == NULL) {
+            Py_DECREF(row);
+            goto error;
+        }
+        SLOT(o, off_timestamp) = Py_NewRef(SLOT(last, off_timestamp));
+        SLOT(o, off_data) = row;
+        SLOT(o, off_type) = Py_NewRef(zero);
+        int rc = PyList_Append(pending, o);
+        Py_DECREF(o);
+        if (rc < 0)
+            goto error;
+        pos = i;
+    }
+    Py_DECREF(zero);
+    return PyLong_FromSsize_t(pos);
+error:
+    Py_DECREF(zero);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(event_class, raw_event_class): the classes of events read and made."},
     {"gather", gather, METH_VARARGS, "gather(chunk, reads) -> bool: attributes of every event into buffers."},
@@ -1076,6 +1567,10 @@ static PyMethodDef methods[] = {
      "group_add(chunk, start, plan, states, live, pending) -> int: a grouped aggregation's updates."},
     {"batch_scan", batch_scan, METH_VARARGS,
      "batch_scan(chunk, start, ts_index, end, last) -> (index, last): the events joining an event-time batch."},
+    {"slide_plan", slide_plan, METH_VARARGS,
+     "slide_plan(key_index, nstates, updates, columns, deque_type) -> capsule: what slide needs of a fused query."},
+    {"slide", slide, METH_VARARGS,
+     "slide(chunk, start, records, merged, pending, plan) -> int: a fused partition query's sliding runs."},
     {"plain", plain, METH_O, "plain(events) -> bool: every one an Event of type 0 (CURRENT) whose data is a tuple."},
     {NULL, NULL, 0, NULL},
 };
@@ -1087,11 +1582,15 @@ static struct PyModuleDef module = {
 
 /* What engine/columnar.py expects of this module: a module built from an older source (left
  * in place where a rebuild failed) is not used. */
-#define SPEEDUPS_API 6
+#define SPEEDUPS_API 7
 
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
+    if ((s_buffer = PyUnicode_InternFromString("buffer")) == NULL
+            || (s_states = PyUnicode_InternFromString("states")) == NULL
+            || (s_callbacks = PyUnicode_InternFromString("callbacks")) == NULL)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddIntConstant(m, "API", SPEEDUPS_API) < 0) {
         Py_DECREF(m);

@@ -55,7 +55,7 @@ from srota.grammar.model import (
 )
 
 #: The interface of engine/_speedups.c this module uses (its ``API``).
-_API = 6
+_API = 7
 
 try:
     if os.environ.get("SROTA_PURE_PYTHON"):
@@ -103,6 +103,12 @@ Vector = Callable[[Columns], Any]
 #: without the compiled module.
 group_add: Callable[..., int] | None = None if _speedups is None else _speedups.group_add
 group_plan: Callable[..., Any] | None = None if _speedups is None else _speedups.group_plan
+
+#: A fused partition query's sliding runs (``_speedups.slide``, over what
+#: ``_speedups.slide_plan`` made of the query; see ``partition._compiled_slide``), or None
+#: without the compiled module.
+slide: Callable[..., int] | None = None if _speedups is None else _speedups.slide
+slide_plan: Callable[..., Any] | None = None if _speedups is None else _speedups.slide_plan
 
 
 #: How far a chunk's events join an event-time batch (``_speedups.batch_scan``; see

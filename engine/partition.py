@@ -35,11 +35,15 @@ import builtins
 import dis
 import logging
 import re
+from collections import deque
 from collections.abc import Callable, Iterator
 from decimal import Decimal
+from itertools import islice
 from types import CodeType
 from typing import Any, NamedTuple
 
+from srota.engine import columnar
+from srota.engine.aggregators import _Avg, _Count, _Sum
 from srota.engine.clock import next_period
 from srota.engine.codegen import CodeGen
 from srota.engine.debugger import QueryTerminal
@@ -371,13 +375,20 @@ class PartitionRuntime:
         ns["_p_Event"] = Event
         ns["_p_RawEvent"] = RawEvent
         ns["_p_Exception"] = Exception
+        slide = None
         if fusion is not None:
             target, query = fusion.target, self._queries[fusion.query_index]
             ns["_p_merge"] = lambda: self._merge_junction(target)
             ns["_p_flush"] = lambda junction, rows, chunk, end: self._flush(stream_id, query, junction, rows,
                                                                             chunk, end)
+            slide = _compiled_slide(fusion, code, bool(self._idle))
+            if slide is not None:
+                ns["_p_slide"] = columnar.slide
+                ns["_p_splan"] = slide
+                ns["_p_islice"] = islice
         # the time of a key's last event matters to purging only
-        return gen.function("_route", "chunk", _router_body(code, fusion, stamp=bool(self._idle)))
+        return gen.function("_route", "chunk", _router_body(code, fusion, stamp=bool(self._idle),
+                                                            compiled=slide is not None))
 
     def _record(self, stream_id: str, key: Any) -> tuple[Any, ...]:
         """What the router does with ``key``'s events, made when the key's first run arrives.
@@ -729,6 +740,7 @@ class _Fusion(NamedTuple):
     needs_event: bool  # the remove code reads the expired event, not only its data
     target: str | None  # the global stream the query inserts into (its rows may go merged)
     row: str  # parts.row, with the aggregators' values read inline where they say how
+    states: tuple[Any, ...] = ()  # a new state of each aggregator (what its class is, and says)
 
     def bind(self, inst: _Instance, head: Emit) -> tuple[Any, ...] | None:
         """``(window, selector, output, target, length, target junction)`` of ``inst``'s query,
@@ -801,7 +813,76 @@ def _plan_fusion(query: Query, runtime: QueryRuntime, prefix: str, index: int,
     target = (out.target if isinstance(out, InsertIntoStream) and not out.is_inner and not out.is_fault
               else None)
     return _Fusion(inp.stream_id, index, bool(handlers), parts, _uses_event(parts.remove), target,
-                   inline_values(parts.row, plan.factories))
+                   inline_values(parts.row, plan.factories), tuple(factory() for factory in plan.factories))
+
+
+#: A key of one plain attribute, and the columns of a row the compiled slide makes.
+_KEY_ATTRIBUTE = re.compile(r"d\[(\d+)\]")
+_ROW_COLUMN = re.compile(r"d\[(\d+)\]|A\[(\d+)\]\.value\(\)"
+                         r"|\(_qa(\d+)\.total if \(_qa\3 := A\[\3\]\)\.count or \(d\[(\d+)\]\) is not None else None\)")
+
+
+def _compiled_slide(fusion: _Fusion, key_code: str, stamp: bool) -> Any:
+    """The compiled module's plan (``_speedups.slide_plan``) of the fused loop's step, or None
+    where it does not take the query.
+
+    It takes a length window over a key of one plain attribute (no purge times to note), a
+    row of plain attributes and bare aggregator values, and updates that are each the
+    built-in ``count()``, or ``sum``/``avg`` of a plain attribute summed as floats; the code
+    it stands for is generated again from the states' classes and must be the fusion's
+    (so that the compiled step does what the generated one would).
+    """
+    parts = fusion.parts
+    key = _KEY_ATTRIBUTE.fullmatch(key_code)
+    if (columnar.slide_plan is None or key is None or stamp or not fusion.window or fusion.needs_event
+            or parts.replace is None or not parts.replaced or not fusion.states):
+        return None
+    kinds = {_Avg: "a", _Count: "c"}
+    value_kind: list[str | None] = [kinds.get(type(state)) or (
+        "s" if type(state) is _Sum and not state.integral else None) for state in fusion.states]
+    add: list[str] = []
+    replace: list[str] = []
+    updates = []
+    for slot, arg in parts.replaced:
+        state = fusion.states[slot]
+        if value_kind[slot] is None:
+            return None
+        add += type(state).inline("add", f"A[{slot}]", arg) or []
+        replace += type(state).inline_replace(f"A[{slot}]", "_qd" + arg[1:] if arg else "", arg)
+        if value_kind[slot] == "c":
+            updates.append((slot, "c", -1, type(state)))
+        else:
+            attribute = _KEY_ATTRIBUTE.fullmatch(arg)
+            if attribute is None:
+                return None
+            updates.append((slot, "f", int(attribute[1]), type(state)))
+    if add != parts.add or replace != parts.replace:
+        return None
+    row = parts.row.strip()
+    if not (row.startswith("(") and row.endswith(")")):
+        return None
+    columns: list[tuple[Any, ...]] = []
+    for item in (c.strip() for c in row[1:-1].split(",")):
+        if not item:
+            continue
+        column = _ROW_COLUMN.fullmatch(item)
+        if column is None:
+            return None
+        if column[1] is not None:
+            columns.append(("a", int(column[1])))
+            continue
+        slot = int(column[2] or column[3])
+        if slot >= len(fusion.states) or value_kind[slot] is None:
+            return None
+        if column[3] is None:
+            columns.append(("v", slot, value_kind[slot], type(fusion.states[slot])))
+        elif value_kind[slot] == "s":  # (a sum's value as its update returned it: _Sum.value_after)
+            columns.append(("v", slot, "w", type(fusion.states[slot]), int(column[4])))
+        else:
+            return None
+    if not columns:
+        return None
+    return columnar.slide_plan(int(key[1]), len(fusion.states), tuple(updates), tuple(columns), deque)
 
 
 def _only_base_names(parts: DeferredParts) -> bool:
@@ -833,7 +914,7 @@ def _indent(lines: list[str], n: int) -> list[str]:
     return [pad + line for line in lines]
 
 
-def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> list[str]:
+def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True, compiled: bool = False) -> list[str]:
     """The router of a value partition: one generated loop over a chunk.
 
     It splits the chunk into runs of consecutive events with the same key (Siddhi's
@@ -844,7 +925,8 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
     the run ends (see :func:`_fused_loop`).  Errors are handled per run as the instance's
     junction would (``@OnError`` of the stream: logged and the run dropped).  ``stamp``:
     note the time of each key's last run (for purging).  A chunk of one event (events sent
-    one by one) takes a straight path without the loop.
+    one by one) takes a straight path without the loop.  ``compiled``: the compiled slide
+    (``_p_slide`` over its plan ``_p_splan``) takes the fused runs first (see :func:`_fused_loop`).
 
     (CPython 3.11 specializes a comparison only where a conditional jump of one code unit
     follows it; an ``if`` over a long block needs a longer jump.  So the hot comparisons
@@ -882,7 +964,7 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True) -> l
                  "    except _p_Exception as _qx:",
                  "        _qj.on_error(chunk, _qx)",
                  "    return"]
-        return body + _fused_loop(key_code, fusion, stamp)
+        return body + _fused_loop(key_code, fusion, stamp, compiled)
     body += [
         "_qcur = _p_missing",
         "_qmode = -1",
@@ -1036,7 +1118,7 @@ _FLUSH = [
 ]
 
 
-def _fused_loop(key_code: str, fusion: _Fusion, stamp: bool) -> list[str]:
+def _fused_loop(key_code: str, fusion: _Fusion, stamp: bool, compiled: bool = False) -> list[str]:
     """The router's loop over a chunk of several events, with a fusion.
 
     Each run's output row goes on as a chunk of its own (a batching selector emits one row
@@ -1050,6 +1132,12 @@ def _fused_loop(key_code: str, fusion: _Fusion, stamp: bool) -> list[str]:
     in the partition's query, not in the instances': see :meth:`PartitionRuntime._flush`.)
 
     ``A`` (the aggregator states) is None while the current run's record is not fused.
+
+    ``compiled``: where the rows go merged, the compiled module's ``slide`` runs the fused
+    runs from the chunk's start (the same window steps, state updates and rows as this loop's)
+    and stops at the first event it does not take (a key without its record, a record of
+    another mode, a null or a value of another type); the loop goes on from there, taking that
+    event as the start of a run.
     """
     row_uses_event = _uses_event([fusion.row])
 
@@ -1084,7 +1172,9 @@ def _fused_loop(key_code: str, fusion: _Fusion, stamp: bool) -> list[str]:
         "_qM = _p_merge()",  # the target junction that takes the runs' rows merged, or _p_missing
         "_qpend = []",
         "_qpa = _qpend.append",
-        "for _qi, e in enumerate(chunk):",
+        *(["_qi0 = _p_slide(chunk, 0, _qR, _qM, _qpend, _p_splan) if _qM is not _p_missing else 0",
+           "for _qi, e in enumerate(_p_islice(chunk, _qi0, None) if _qi0 else chunk, _qi0):"] if compiled
+          else ["for _qi, e in enumerate(chunk):"]),
         "    d = e.data",
         f"    _qkey = {key_code}",
         "    if _qkey == _qcur:",

@@ -804,7 +804,9 @@ class DeferredParts(NamedTuple):
     of a chunk, made after all its events updated the states.  ``replace``, where every
     aggregator says how and reads a plain attribute, does ``remove`` of the expired event
     whose data is bound to ``_qd`` and then ``add`` of ``e`` in one go (a sliding window's
-    step); None otherwise.
+    step); None otherwise.  ``replaced`` says, where ``replace`` is given, what each update
+    is: the state's slot and the attribute its aggregator reads (``d[i]``, or ``""`` for
+    ``count()``).
     """
 
     prologue: tuple[str, ...]
@@ -812,28 +814,32 @@ class DeferredParts(NamedTuple):
     remove: list[str]
     row: str
     replace: list[str] | None = None
+    replaced: tuple[tuple[int, str], ...] = ()
 
 
 #: An aggregator argument that reads an attribute of the event's data and cannot raise.
 _PLAIN_ATTRIBUTE = re.compile(r"d\[\d+\]")
 
 
-def _replace_lines(updates: list[str], slots: AggregatorSlots) -> list[str] | None:
-    """:attr:`DeferredParts.replace`: each update is a bare aggregator call over a plain
-    attribute, of a state class offering ``inline_replace(state, old, new)``.  (With
-    arguments that cannot raise, each state's remove and add may go together: the states
-    are independent, so the order across them does not matter.)"""
+def _replace_lines(updates: list[str], slots: AggregatorSlots
+                   ) -> tuple[list[str] | None, tuple[tuple[int, str], ...]]:
+    """:attr:`DeferredParts.replace` and ``replaced``: each update is a bare aggregator call
+    over a plain attribute, of a state class offering ``inline_replace(state, old, new)``.
+    (With arguments that cannot raise, each state's remove and add may go together: the
+    states are independent, so the order across them does not matter.)"""
     lines: list[str] = []
+    replaced: list[tuple[int, str]] = []
     for update in updates:
         if update not in slots.calls:
-            return None
+            return None, ()
         slot = slots.calls.index(update)
         arg = slots.args[slot]
         replace = getattr(type(slots.factories[slot]()), "inline_replace", None)
         if replace is None or (arg and not _PLAIN_ATTRIBUTE.fullmatch(arg)):  # (count(): no argument)
-            return None
+            return None, ()
         lines += replace(f"A[{slot}]", "_qd" + arg[1:] if arg else "", arg)
-    return lines
+        replaced.append((slot, arg))
+    return lines, tuple(replaced)
 
 
 def _update_lines(updates: list[str], inline: dict[tuple[str, str], list[str]], op: str) -> list[str]:
@@ -983,7 +989,7 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
     if not grouped:
         plan.parts = DeferredParts(prologue, _update_lines(updates, inline, "add"),
                                    _update_lines(updates, inline, "remove"), row_value,
-                                   _replace_lines(updates, slots))
+                                   *_replace_lines(updates, slots))
         return gen.function("_deferred_chunk", "sel, chunk",
                             _noting_event(body + _ungrouped_loop(prologue, updates, inline, m, cur_on, exp_on),
                                           False))
