@@ -1088,6 +1088,7 @@ typedef struct {
     Py_ssize_t index;       /* the attribute read ('f') */
     PyObject *cls;          /* the state's class (borrowed from held) */
     Py_ssize_t off_total, off_count;
+    Py_ssize_t fslot;       /* 'f': its value's place in a window memo's row */
 } slide_update;
 
 typedef struct {
@@ -1102,7 +1103,7 @@ typedef struct {
 } slide_column;
 
 typedef struct {
-    Py_ssize_t key_index, widest, nupdates, ncolumns, nstates;
+    Py_ssize_t key_index, widest, nupdates, ncolumns, nstates, nf;
     slide_update update[SLIDE_MAX];
     slide_column column[SLIDE_MAX];
     PyObject *deque_type, *popleft, *append;   /* owned */
@@ -1110,7 +1111,190 @@ typedef struct {
 } slide_plan_t;
 
 static const char *SLIDE_PLAN = "srota.engine._speedups.slide_plan";
-static PyObject *s_buffer, *s_states, *s_callbacks;
+static PyObject *s_buffer, *s_states, *s_callbacks, *s_slide_memo;
+
+/* The data tuple of event `e` if it is an Event whose data holds every attribute up to `widest` (borrowed), else NULL. */
+static inline PyObject *
+slide_data(PyObject *e, Py_ssize_t widest)
+{
+    PyObject *data = data_of(e);
+    return (data != NULL && PyTuple_GET_SIZE(data) > widest) ? data : NULL;
+}
+
+
+/* A window's memo: the values the plan's 'f' updates read of each event in the window's
+ * buffer, in a ring beside it, so that the step reads the leaving event's values from here
+ * instead of through the event, its data tuple and the float objects (three loads of memory
+ * written a window ago, most of the step's time).  Kept on the window (its `_slide_memo`),
+ * in step with the buffer by slide; it holds each event it has values of, so an entry whose
+ * event is the buffer's leftmost one is that event's (Python code that changed the buffer
+ * meanwhile, or a restore that replaced it, shows as another length, buffer or leftmost
+ * event, and the memo is made again from the buffer).  An event whose values are not all
+ * floats has no values here (`known` 0): the step then reads them through the event. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *buffer;       /* the deque it mirrors, or NULL */
+    Py_ssize_t capacity, m, head, count;
+    PyObject **events;      /* capacity entries, the ring's events owned */
+    char *known;
+    double *values;         /* capacity * m */
+} SlideMemo;
+
+static void
+memo_empty(SlideMemo *memo)
+{
+    for (Py_ssize_t k = 0; k < memo->count; k++)
+        Py_CLEAR(memo->events[(memo->head + k) % memo->capacity]);
+    memo->head = 0;
+    memo->count = 0;
+}
+
+static int
+memo_traverse(SlideMemo *memo, visitproc visit, void *arg)
+{
+    Py_VISIT(memo->buffer);
+    for (Py_ssize_t k = 0; k < memo->count; k++)
+        Py_VISIT(memo->events[(memo->head + k) % memo->capacity]);
+    return 0;
+}
+
+static int
+memo_clear(SlideMemo *memo)
+{
+    memo_empty(memo);
+    Py_CLEAR(memo->buffer);
+    return 0;
+}
+
+static void
+memo_dealloc(SlideMemo *memo)
+{
+    PyObject_GC_UnTrack(memo);
+    memo_clear(memo);
+    PyMem_Free(memo->events);
+    PyMem_Free(memo->known);
+    PyMem_Free(memo->values);
+    Py_TYPE(memo)->tp_free((PyObject *)memo);
+}
+
+static PyTypeObject SlideMemoType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "srota.engine._speedups.SlideMemo",
+    .tp_basicsize = sizeof(SlideMemo),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The values a compiled slide reads of a length window's events (see slide).",
+    .tp_traverse = (traverseproc)memo_traverse,
+    .tp_clear = (inquiry)memo_clear,
+    .tp_dealloc = (destructor)memo_dealloc,
+};
+
+/* Appends event `e` (data `d`) at the ring's end (the ring has room). */
+static void
+memo_push(SlideMemo *memo, slide_update *updates, Py_ssize_t nupdates, PyObject *e, PyObject *d)
+{
+    Py_ssize_t at = (memo->head + memo->count) % memo->capacity;
+    memo->events[at] = Py_NewRef(e);
+    char known = 1;
+    for (Py_ssize_t j = 0; j < nupdates; j++) {
+        slide_update *u = &updates[j];
+        if (u->kind != 'f')
+            continue;
+        PyObject *v = d == NULL ? NULL : PyTuple_GET_ITEM(d, u->index);
+        if (v == NULL || !PyFloat_CheckExact(v)) {
+            known = 0;
+            break;
+        }
+        memo->values[at * memo->m + u->fslot] = PyFloat_AS_DOUBLE(v);
+    }
+    memo->known[at] = known;
+    memo->count++;
+}
+
+static void
+memo_pop(SlideMemo *memo)
+{
+    Py_CLEAR(memo->events[memo->head]);
+    memo->head = (memo->head + 1) % memo->capacity;
+    memo->count--;
+}
+
+/* Makes the memo again from `buf`: 0, or -1 with an exception set (a memo that cannot mirror
+ * it, a buffer longer than the window, is left empty and without a buffer). */
+static int
+memo_rebuild(SlideMemo *memo, slide_plan_t *plan, PyObject *buf)
+{
+    memo_empty(memo);
+    Py_CLEAR(memo->buffer);
+    Py_ssize_t size = PyObject_Length(buf);
+    if (size < 0)
+        return -1;
+    if (size > memo->capacity)
+        return 0;
+    PyObject *it = PyObject_GetIter(buf);
+    if (it == NULL)
+        return -1;
+    PyObject *item;
+    while ((item = PyIter_Next(it)) != NULL && memo->count < memo->capacity) {
+        memo_push(memo, plan->update, plan->nupdates, item, slide_data(item, plan->widest));
+        Py_DECREF(item);
+    }
+    Py_XDECREF(item);
+    Py_DECREF(it);
+    if (PyErr_Occurred()) {
+        memo_empty(memo);
+        return -1;
+    }
+    if (memo->count != size) {  /* (changed while read: not mirrored) */
+        memo_empty(memo);
+        return 0;
+    }
+    memo->buffer = Py_NewRef(buf);
+    return 0;
+}
+
+/* The memo of `window` for `buf` (a new reference), made or made again where it does not
+ * mirror the buffer; NULL with an exception set. */
+static SlideMemo *
+memo_of(PyObject *window, slide_plan_t *plan, Py_ssize_t length, PyObject *buf)
+{
+    PyObject *got = PyObject_GetAttr(window, s_slide_memo);
+    if (got == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return NULL;
+        PyErr_Clear();
+    }
+    SlideMemo *memo = (SlideMemo *)got;
+    if (memo == NULL || !Py_IS_TYPE(got, &SlideMemoType) || memo->capacity != length || memo->m != plan->nf) {
+        Py_XDECREF(got);
+        memo = PyObject_GC_New(SlideMemo, &SlideMemoType);
+        if (memo == NULL)
+            return NULL;
+        memo->buffer = NULL;
+        memo->capacity = length;
+        memo->m = plan->nf;
+        memo->head = memo->count = 0;
+        memo->events = PyMem_Calloc(length, sizeof(PyObject *));
+        memo->known = PyMem_Calloc(length, 1);
+        memo->values = PyMem_Calloc(length * (plan->nf ? plan->nf : 1), sizeof(double));
+        PyObject_GC_Track(memo);
+        if (memo->events == NULL || memo->known == NULL || memo->values == NULL) {
+            Py_DECREF(memo);
+            PyErr_NoMemory();
+            return NULL;
+        }
+        if (PyObject_SetAttr(window, s_slide_memo, (PyObject *)memo) < 0) {
+            Py_DECREF(memo);
+            return NULL;
+        }
+    }
+    if (memo->buffer != buf || memo->count != PyObject_Length(buf)) {
+        if (PyErr_Occurred() || memo_rebuild(memo, plan, buf) < 0) {
+            Py_DECREF(memo);
+            return NULL;
+        }
+    }
+    return memo;
+}
 
 static void
 slide_plan_free(PyObject *capsule)
@@ -1161,6 +1345,7 @@ slide_plan(PyObject *self, PyObject *args)
             goto fail;
         }
         u->kind = kind;
+        u->fslot = kind == 'f' ? plan->nf++ : -1;
         if (u->index > plan->widest)
             plan->widest = u->index;
         u->off_count = slot_offset((PyTypeObject *)u->cls, "count");
@@ -1218,15 +1403,6 @@ fail:
     Py_XDECREF(plan->held);
     PyMem_Free(plan);
     return NULL;
-}
-
-/* The data tuple of event `e` if it is an Event whose data holds every attribute the plan
- * reads (borrowed), else NULL. */
-static inline PyObject *
-slide_data(PyObject *e, Py_ssize_t widest)
-{
-    PyObject *data = data_of(e);
-    return (data != NULL && PyTuple_GET_SIZE(data) > widest) ? data : NULL;
 }
 
 /* Whether the states `A` are as the plan's updates and columns expect. */
@@ -1397,6 +1573,12 @@ slide(PyObject *self, PyObject *args)
         }
         Py_INCREF(A);
         Py_DECREF(states);
+        SlideMemo *memo = memo_of(PyTuple_GET_ITEM(rec, 3), plan, length, buf);
+        if (memo == NULL) {
+            Py_DECREF(A);
+            Py_DECREF(buf);
+            goto error;
+        }
         /* the run */
         Py_ssize_t i = pos;
         PyObject *last = NULL;
@@ -1426,16 +1608,32 @@ slide(PyObject *self, PyObject *args)
                 break;
             }
             int full = size >= length;
-            PyObject *old = NULL;  /* the data of the event leaving the window */
+            PyObject *old = NULL;  /* the data of the event leaving the window, where it is read */
+            const double *old_values = NULL;  /* or its values, from the memo */
+            double old_copy[SLIDE_MAX];
             if (full) {
                 PyObject *leaving = PySequence_GetItem(buf, 0);
                 if (leaving == NULL) {
                     failed = 1;
                     break;
                 }
-                old = slide_data(leaving, plan->widest);
+                if (memo->buffer == buf && memo->count == size && memo->events[memo->head] != leaving
+                        && memo_rebuild(memo, plan, buf) < 0) {
+                    Py_DECREF(leaving);
+                    failed = 1;
+                    break;
+                }
+                if (memo->buffer == buf && memo->count == size && memo->events[memo->head] == leaving
+                        && memo->known[memo->head]) {
+                    /* (copied: the ring's slot takes the new event's values below) */
+                    memcpy(old_copy, &memo->values[memo->head * memo->m], memo->m * sizeof(double));
+                    old_values = old_copy;
+                }
+                else {
+                    old = slide_data(leaving, plan->widest);
+                }
                 Py_DECREF(leaving);  /* (the buffer still holds it) */
-                if (old == NULL)
+                if (old == NULL && old_values == NULL)
                     break;
             }
             /* every value this step reads, checked before anything changes */
@@ -1466,6 +1664,11 @@ slide(PyObject *self, PyObject *args)
                 break;
             }
             Py_DECREF(res);
+            if (memo->buffer == buf && memo->count == size) {  /* the memo takes the same step */
+                if (full)
+                    memo_pop(memo);
+                memo_push(memo, plan->update, plan->nupdates, e, d);
+            }
             for (Py_ssize_t j = 0; j < plan->nupdates; j++) {
                 slide_update *u = &plan->update[j];
                 PyObject *st = PyList_GET_ITEM(A, u->slot);
@@ -1479,7 +1682,9 @@ slide(PyObject *self, PyObject *args)
                 double total = PyFloat_AS_DOUBLE(SLOT(st, u->off_total));
                 double v = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(d, u->index));
                 /* `_s.total = _s.total - _o + _v`, or `_s.total += _v` and a count more */
-                total = full ? (total - PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(old, u->index))) + v : total + v;
+                double o = !full ? 0.0 : old_values != NULL ? old_values[u->fslot]
+                                                             : PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(old, u->index));
+                total = full ? (total - o) + v : total + v;
                 PyObject *now = PyFloat_FromDouble(total);
                 if (now == NULL || (!full && bump_count(st, u->off_count, 1) < 0)) {
                     Py_XDECREF(now);
@@ -1493,6 +1698,7 @@ slide(PyObject *self, PyObject *args)
                 break;
             last = e;
         }
+        Py_DECREF(memo);
         if (failed) {
             Py_DECREF(A);
             Py_DECREF(buf);
@@ -1587,7 +1793,10 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
+    if (PyType_Ready(&SlideMemoType) < 0)
+        return NULL;
     if ((s_buffer = PyUnicode_InternFromString("buffer")) == NULL
+            || (s_slide_memo = PyUnicode_InternFromString("_slide_memo")) == NULL
             || (s_states = PyUnicode_InternFromString("states")) == NULL
             || (s_callbacks = PyUnicode_InternFromString("callbacks")) == NULL)
         return NULL;
