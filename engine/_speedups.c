@@ -49,6 +49,10 @@
  *       does not take and answers its index; the generated loop goes on from there.  See
  *       slide below.
  *
+ *   slide_one(event, record, plan) -> event | None
+ *       The same for a chunk of one event: the step, and the output event it makes; None
+ *       where it does not take the event.
+ *
  * configure(event_class, raw_event_class) tells the module the two classes: events are
  * read and made through the slots of Event (`timestamp`, `data`, `type`), found through
  * their member descriptors, as CPython's own slot access does.  Pure Python keeps working
@@ -1494,6 +1498,222 @@ slide_row(slide_plan_t *plan, PyObject *data, PyObject *A)
     return row;
 }
 
+/* What a run of a key's events steps: the record's window buffer, aggregator states and the
+ * window's memo (new references), and the window's length. */
+typedef struct {
+    PyObject *buf, *A;
+    SlideMemo *memo;
+    Py_ssize_t length;
+} slide_run_t;
+
+static void
+run_release(slide_run_t *run)
+{
+    Py_CLEAR(run->buf);
+    Py_CLEAR(run->A);
+    Py_CLEAR(run->memo);
+}
+
+/* Reads a fused record `rec` ((mode, instance, junction, window, selector, output, target,
+ * length, merge junction)) for a run: 1 with `run` set, 0 where the record is not one the
+ * compiled step runs (another mode, a buffer that is not a deque, states missing or not as
+ * planned), -1 with an exception set. */
+static int
+run_prepare(slide_plan_t *plan, PyObject *rec, slide_run_t *run)
+{
+    run->buf = run->A = NULL;
+    run->memo = NULL;
+    if (!PyTuple_CheckExact(rec) || PyTuple_GET_SIZE(rec) != 9)
+        return 0;
+    PyObject *mode = PyTuple_GET_ITEM(rec, 0), *n = PyTuple_GET_ITEM(rec, 7);
+    if (!PyLong_CheckExact(mode) || PyLong_AsLong(mode) != 1 || !PyLong_CheckExact(n))
+        return 0;
+    run->length = PyLong_AsSsize_t(n);
+    if (run->length <= 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    /* the window's buffer and the selector's states: read per run (a restore replaces both) */
+    run->buf = PyObject_GetAttr(PyTuple_GET_ITEM(rec, 3), s_buffer);
+    if (run->buf == NULL)
+        return -1;
+    if ((PyObject *)Py_TYPE(run->buf) != plan->deque_type) {
+        run_release(run);
+        return 0;
+    }
+    PyObject *states = PyObject_GetAttr(PyTuple_GET_ITEM(rec, 4), s_states);
+    if (states == NULL) {
+        run_release(run);
+        return -1;
+    }
+    PyObject *A = PyDict_CheckExact(states) ? PyDict_GetItemWithError(states, Py_None) : NULL;
+    if (A == NULL || !slide_states_fit(plan, A)) {
+        Py_DECREF(states);
+        run_release(run);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    run->A = Py_NewRef(A);
+    Py_DECREF(states);
+    run->memo = memo_of(PyTuple_GET_ITEM(rec, 3), plan, run->length, run->buf);
+    if (run->memo == NULL) {
+        run_release(run);
+        return -1;
+    }
+    return 1;
+}
+
+/* Whether the key of data tuple `d` equals `key` (as the loop's `_qkey == _qcur`): 1, 0, or -1
+ * with an exception set. */
+static int
+same_key(PyObject *d, Py_ssize_t key_index, PyObject *key)
+{
+    PyObject *k2 = PyTuple_GET_ITEM(d, key_index);
+    if (k2 == key)
+        return 1;
+    PyObject *eq = PyObject_RichCompare(k2, key, Py_EQ);
+    int same = eq == NULL ? -1 : PyObject_IsTrue(eq);
+    Py_XDECREF(eq);
+    return same;
+}
+
+/* Steps the events [pos, n) of a run of `key` (the first one's data `first`) through the
+ * window and the states, as the generated step does, up to the first event of another key or
+ * one it does not take: the index of that event (n when it took all), `*last` the last event it
+ * took (NULL when none); -1 with an exception set.  The events are the list `chunk`'s, or the
+ * one event `single` where `chunk` is NULL. */
+static Py_ssize_t
+run_steps(slide_plan_t *plan, slide_run_t *run, PyObject *key, PyObject *chunk, PyObject *single,
+          Py_ssize_t pos, Py_ssize_t n, PyObject *first, PyObject **last)
+{
+    PyObject *buf = run->buf, *A = run->A;
+    SlideMemo *memo = run->memo;
+    Py_ssize_t length = run->length;
+    *last = NULL;
+    Py_ssize_t i = pos;
+    for (; i < n; i++) {
+        /* (read from the list each time: a key's __eq__ is Python code) */
+        if (chunk != NULL && i >= PyList_GET_SIZE(chunk))
+            break;
+        PyObject *e = chunk != NULL ? PyList_GET_ITEM(chunk, i) : single;
+        PyObject *d = i == pos ? first : slide_data(e, plan->widest);
+        if (d == NULL)
+            break;
+        if (i > pos) {
+            int same = same_key(d, plan->key_index, key);
+            if (same < 0)
+                return -1;
+            if (!same)
+                break;
+        }
+        Py_ssize_t size = PyObject_Length(buf);
+        if (size < 0)
+            return -1;
+        int full = size >= length;
+        PyObject *old = NULL;  /* the data of the event leaving the window, where it is read */
+        const double *old_values = NULL;  /* or its values, from the memo */
+        double old_copy[SLIDE_MAX];
+        if (full) {
+            PyObject *leaving = PySequence_GetItem(buf, 0);
+            if (leaving == NULL)
+                return -1;
+            if (memo->buffer == buf && memo->count == size && memo->events[memo->head] != leaving
+                    && memo_rebuild(memo, plan, buf) < 0) {
+                Py_DECREF(leaving);
+                return -1;
+            }
+            if (memo->buffer == buf && memo->count == size && memo->events[memo->head] == leaving
+                    && memo->known[memo->head]) {
+                /* (copied: the ring's slot takes the new event's values below) */
+                memcpy(old_copy, &memo->values[memo->head * memo->m], memo->m * sizeof(double));
+                old_values = old_copy;
+            }
+            else {
+                old = slide_data(leaving, plan->widest);
+            }
+            Py_DECREF(leaving);  /* (the buffer still holds it) */
+            if (old == NULL && old_values == NULL)
+                break;
+        }
+        /* every value this step reads, checked before anything changes */
+        int fits = 1;
+        for (Py_ssize_t j = 0; j < plan->nupdates && fits; j++) {
+            slide_update *u = &plan->update[j];
+            if (u->kind == 'f')
+                fits = PyFloat_CheckExact(PyTuple_GET_ITEM(d, u->index))
+                       && (old == NULL || PyFloat_CheckExact(PyTuple_GET_ITEM(old, u->index)));
+        }
+        if (!fits)
+            break;
+        Py_XINCREF(old);  /* kept while the event leaves the buffer */
+        if (full) {
+            PyObject *gone = PyObject_CallOneArg(plan->popleft, buf);
+            if (gone == NULL) {
+                Py_XDECREF(old);
+                return -1;
+            }
+            Py_DECREF(gone);
+        }
+        PyObject *argv[2] = {buf, e};
+        PyObject *res = PyObject_Vectorcall(plan->append, argv, 2, NULL);
+        if (res == NULL) {
+            Py_XDECREF(old);
+            return -1;
+        }
+        Py_DECREF(res);
+        if (memo->buffer == buf && memo->count == size) {  /* the memo takes the same step */
+            if (full)
+                memo_pop(memo);
+            memo_push(memo, plan->update, plan->nupdates, e, d);
+        }
+        for (Py_ssize_t j = 0; j < plan->nupdates; j++) {
+            slide_update *u = &plan->update[j];
+            PyObject *st = PyList_GET_ITEM(A, u->slot);
+            if (u->kind == 'c') {
+                if (!full && bump_count(st, u->off_count, 1) < 0) {
+                    Py_XDECREF(old);
+                    return -1;
+                }
+                continue;
+            }
+            double total = PyFloat_AS_DOUBLE(SLOT(st, u->off_total));
+            double v = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(d, u->index));
+            double o = !full ? 0.0 : old_values != NULL ? old_values[u->fslot]
+                                                         : PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(old, u->index));
+            /* `_s.total = _s.total - _o + _v`, or `_s.total += _v` and a count more */
+            total = full ? (total - o) + v : total + v;
+            PyObject *now = PyFloat_FromDouble(total);
+            if (now == NULL || (!full && bump_count(st, u->off_count, 1) < 0)) {
+                Py_XDECREF(now);
+                Py_XDECREF(old);
+                return -1;
+            }
+            Py_SETREF(SLOT(st, u->off_total), now);
+        }
+        Py_XDECREF(old);
+        *last = e;
+    }
+    return i;
+}
+
+/* The output event of a run whose last event is `last`: its timestamp, type 0 (CURRENT), the
+ * row of its data and the states. */
+static PyObject *
+run_output(slide_plan_t *plan, slide_run_t *run, PyObject *last)
+{
+    PyObject *row = slide_row(plan, SLOT(last, off_data), run->A);
+    if (row == NULL)
+        return NULL;
+    PyObject *o = raw_event_type->tp_alloc(raw_event_type, 0);
+    if (o == NULL) {
+        Py_DECREF(row);
+        return NULL;
+    }
+    SLOT(o, off_timestamp) = Py_NewRef(SLOT(last, off_timestamp));
+    SLOT(o, off_data) = row;
+    SLOT(o, off_type) = PyLong_FromLong(0);
+    return o;
+}
+
 /* slide(chunk, start, records, merged, pending, plan) -> int
 
    The fused router's loop (engine/partition.py, _fused_loop) over the runs of `chunk` from
@@ -1519,248 +1739,148 @@ slide(PyObject *self, PyObject *args)
     slide_plan_t *plan = PyCapsule_GetPointer(capsule, SLIDE_PLAN);
     if (plan == NULL)
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(chunk), pos = start < 0 ? 0 : start;
-    PyObject *zero = PyLong_FromLong(0);  /* (a cached small int) */
-    while (pos < n) {
-        PyObject *first = PyList_GET_ITEM(chunk, pos);
-        PyObject *data = slide_data(first, plan->widest);
+    Py_ssize_t pos = start < 0 ? 0 : start;
+    while (pos < PyList_GET_SIZE(chunk)) {
+        Py_ssize_t n = PyList_GET_SIZE(chunk);
+        PyObject *data = slide_data(PyList_GET_ITEM(chunk, pos), plan->widest);
         if (data == NULL)
             break;
         PyObject *key = PyTuple_GET_ITEM(data, plan->key_index);
         PyObject *rec = PyDict_GetItemWithError(records, key);
         if (rec == NULL) {
             if (PyErr_Occurred())
-                goto error;
+                return NULL;
             break;
         }
-        if (!PyTuple_CheckExact(rec) || PyTuple_GET_SIZE(rec) != 9)
+        if (!PyTuple_CheckExact(rec) || PyTuple_GET_SIZE(rec) != 9 || PyTuple_GET_ITEM(rec, 8) != merged)
             break;
-        PyObject *mode = PyTuple_GET_ITEM(rec, 0);
-        if (!PyLong_CheckExact(mode) || PyLong_AsLong(mode) != 1 || PyTuple_GET_ITEM(rec, 8) != merged)
-            break;
-        Py_ssize_t length = PyLong_Check(PyTuple_GET_ITEM(rec, 7)) ? PyLong_AsSsize_t(PyTuple_GET_ITEM(rec, 7)) : -1;
-        if (length <= 0) {
-            PyErr_Clear();
-            break;
-        }
-        /* the query's callbacks, the window's buffer, the selector's states: read per run (a
-           callback may be added, a restore replaces the buffer and the states) */
+        /* the query's callbacks: read per run (one may be added between chunks) */
         PyObject *callbacks = PyObject_GetAttr(PyTuple_GET_ITEM(rec, 5), s_callbacks);
         if (callbacks == NULL)
-            goto error;
+            return NULL;
         int listened = !PyList_CheckExact(callbacks) || PyList_GET_SIZE(callbacks) != 0;
         Py_DECREF(callbacks);
         if (listened)
             break;
-        PyObject *buf = PyObject_GetAttr(PyTuple_GET_ITEM(rec, 3), s_buffer);
-        if (buf == NULL)
-            goto error;
-        PyObject *states = (PyObject *)Py_TYPE(buf) == plan->deque_type
-            ? PyObject_GetAttr(PyTuple_GET_ITEM(rec, 4), s_states) : NULL;
-        if (states == NULL) {
-            Py_DECREF(buf);
-            if (PyErr_Occurred())
-                goto error;
+        slide_run_t run;
+        int ready = run_prepare(plan, rec, &run);
+        if (ready <= 0) {
+            if (ready < 0)
+                return NULL;
             break;
         }
-        PyObject *A = PyDict_CheckExact(states) ? PyDict_GetItemWithError(states, Py_None) : NULL;
-        if (A == NULL || !slide_states_fit(plan, A)) {
-            Py_DECREF(states);
-            Py_DECREF(buf);
-            if (PyErr_Occurred())
-                goto error;
+        PyObject *last;
+        Py_ssize_t i = run_steps(plan, &run, key, chunk, NULL, pos, n, data, &last);
+        if (i < 0) {
+            run_release(&run);
+            return NULL;
+        }
+        if (last == NULL) {  /* stopped at the run's first event */
+            run_release(&run);
             break;
         }
-        Py_INCREF(A);
-        Py_DECREF(states);
-        SlideMemo *memo = memo_of(PyTuple_GET_ITEM(rec, 3), plan, length, buf);
-        if (memo == NULL) {
-            Py_DECREF(A);
-            Py_DECREF(buf);
-            goto error;
-        }
-        /* the run */
-        Py_ssize_t i = pos;
-        PyObject *last = NULL;
-        int failed = 0;
-        for (; i < n; i++) {
-            PyObject *e = PyList_GET_ITEM(chunk, i);
-            PyObject *d = i == pos ? data : slide_data(e, plan->widest);
-            if (d == NULL)
-                break;
-            if (i > pos) {
-                PyObject *k2 = PyTuple_GET_ITEM(d, plan->key_index);
-                if (k2 != key) {  /* (as the loop's `_qkey == _qcur`) */
-                    PyObject *eq = PyObject_RichCompare(k2, key, Py_EQ);
-                    int same = eq == NULL ? -1 : PyObject_IsTrue(eq);
-                    Py_XDECREF(eq);
-                    if (same < 0) {
-                        failed = 1;
-                        break;
-                    }
-                    if (!same)
-                        break;
-                }
-            }
-            Py_ssize_t size = PyObject_Length(buf);
-            if (size < 0) {
-                failed = 1;
-                break;
-            }
-            int full = size >= length;
-            PyObject *old = NULL;  /* the data of the event leaving the window, where it is read */
-            const double *old_values = NULL;  /* or its values, from the memo */
-            double old_copy[SLIDE_MAX];
-            if (full) {
-                PyObject *leaving = PySequence_GetItem(buf, 0);
-                if (leaving == NULL) {
-                    failed = 1;
-                    break;
-                }
-                if (memo->buffer == buf && memo->count == size && memo->events[memo->head] != leaving
-                        && memo_rebuild(memo, plan, buf) < 0) {
-                    Py_DECREF(leaving);
-                    failed = 1;
-                    break;
-                }
-                if (memo->buffer == buf && memo->count == size && memo->events[memo->head] == leaving
-                        && memo->known[memo->head]) {
-                    /* (copied: the ring's slot takes the new event's values below) */
-                    memcpy(old_copy, &memo->values[memo->head * memo->m], memo->m * sizeof(double));
-                    old_values = old_copy;
-                }
-                else {
-                    old = slide_data(leaving, plan->widest);
-                }
-                Py_DECREF(leaving);  /* (the buffer still holds it) */
-                if (old == NULL && old_values == NULL)
-                    break;
-            }
-            /* every value this step reads, checked before anything changes */
-            int fits = 1;
-            for (Py_ssize_t j = 0; j < plan->nupdates && fits; j++) {
-                slide_update *u = &plan->update[j];
-                if (u->kind == 'f')
-                    fits = PyFloat_CheckExact(PyTuple_GET_ITEM(d, u->index))
-                           && (old == NULL || PyFloat_CheckExact(PyTuple_GET_ITEM(old, u->index)));
-            }
-            if (!fits)
-                break;
-            Py_XINCREF(old);  /* kept while the event leaves the buffer */
-            if (full) {
-                PyObject *gone = PyObject_CallOneArg(plan->popleft, buf);
-                if (gone == NULL) {
-                    Py_XDECREF(old);
-                    failed = 1;
-                    break;
-                }
-                Py_DECREF(gone);
-            }
-            PyObject *argv[2] = {buf, e};
-            PyObject *res = PyObject_Vectorcall(plan->append, argv, 2, NULL);
-            if (res == NULL) {
-                Py_XDECREF(old);
-                failed = 1;
-                break;
-            }
-            Py_DECREF(res);
-            if (memo->buffer == buf && memo->count == size) {  /* the memo takes the same step */
-                if (full)
-                    memo_pop(memo);
-                memo_push(memo, plan->update, plan->nupdates, e, d);
-            }
-            for (Py_ssize_t j = 0; j < plan->nupdates; j++) {
-                slide_update *u = &plan->update[j];
-                PyObject *st = PyList_GET_ITEM(A, u->slot);
-                if (u->kind == 'c') {
-                    if (!full && bump_count(st, u->off_count, 1) < 0) {
-                        failed = 1;
-                        break;
-                    }
-                    continue;
-                }
-                double total = PyFloat_AS_DOUBLE(SLOT(st, u->off_total));
-                double v = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(d, u->index));
-                /* `_s.total = _s.total - _o + _v`, or `_s.total += _v` and a count more */
-                double o = !full ? 0.0 : old_values != NULL ? old_values[u->fslot]
-                                                             : PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(old, u->index));
-                total = full ? (total - o) + v : total + v;
-                PyObject *now = PyFloat_FromDouble(total);
-                if (now == NULL || (!full && bump_count(st, u->off_count, 1) < 0)) {
-                    Py_XDECREF(now);
-                    failed = 1;
-                    break;
-                }
-                Py_SETREF(SLOT(st, u->off_total), now);
-            }
-            Py_XDECREF(old);
-            if (failed)
-                break;
-            last = e;
-        }
-        Py_DECREF(memo);
-        if (failed) {
-            Py_DECREF(A);
-            Py_DECREF(buf);
-            goto error;
-        }
-        if (i < n && last == NULL) {  /* stopped at the run's first event */
-            Py_DECREF(A);
-            Py_DECREF(buf);
-            break;
-        }
-        if (i < n) {
+        if (i < PyList_GET_SIZE(chunk)) {
             /* Stopped inside the run (the event at i has the run's key), the Python loop goes
                on with it from i and makes the run's row; stopped where the run ends (another
                key, or one the loop cannot read either), the row is made here. */
-            PyObject *e = PyList_GET_ITEM(chunk, i);
-            PyObject *d = data_of(e);
-            int same = 0;
-            if (d != NULL && PyTuple_GET_SIZE(d) > plan->key_index) {
-                PyObject *k2 = PyTuple_GET_ITEM(d, plan->key_index);
-                if (k2 == key) {
-                    same = 1;
-                }
-                else {
-                    PyObject *eq = PyObject_RichCompare(k2, key, Py_EQ);
-                    same = eq == NULL ? -1 : PyObject_IsTrue(eq);
-                    Py_XDECREF(eq);
-                }
-            }
+            PyObject *d = data_of(PyList_GET_ITEM(chunk, i));
+            int same = (d != NULL && PyTuple_GET_SIZE(d) > plan->key_index) ? same_key(d, plan->key_index, key) : 0;
             if (same != 0) {
-                Py_DECREF(A);
-                Py_DECREF(buf);
+                run_release(&run);
                 if (same < 0)
-                    goto error;
+                    return NULL;
                 pos = i;
                 break;
             }
         }
-        /* the run's row, from its last event */
-        PyObject *row = slide_row(plan, SLOT(last, off_data), A);
-        Py_DECREF(A);
-        Py_DECREF(buf);
-        if (row == NULL)
-            goto error;
-        PyObject *o = raw_event_type->tp_alloc(raw_event_type, 0);
-        if (o == NULL) {
-            Py_DECREF(row);
-            goto error;
-        }
-        SLOT(o, off_timestamp) = Py_NewRef(SLOT(last, off_timestamp));
-        SLOT(o, off_data) = row;
-        SLOT(o, off_type) = Py_NewRef(zero);
+        PyObject *o = run_output(plan, &run, last);
+        run_release(&run);
+        if (o == NULL)
+            return NULL;
         int rc = PyList_Append(pending, o);
         Py_DECREF(o);
         if (rc < 0)
-            goto error;
+            return NULL;
         pos = i;
     }
-    Py_DECREF(zero);
     return PyLong_FromSsize_t(pos);
-error:
-    Py_DECREF(zero);
-    return NULL;
+}
+
+/* slide_one(event, record, plan) -> event | None
+
+   The fused router's step for a chunk of one event (what one-by-one senders send) whose key's
+   record is `record`: the step of slide, and the output event it makes (handed on by the
+   router, to the query's callbacks or target); None, having changed nothing, where it does
+   not take the event. */
+static PyObject *
+slide_one(PyObject *self, PyObject *args)
+{
+    PyObject *e, *rec, *capsule;
+    if (!PyArg_ParseTuple(args, "OOO", &e, &rec, &capsule))
+        return NULL;
+    if (check_configured() < 0)
+        return NULL;
+    slide_plan_t *plan = PyCapsule_GetPointer(capsule, SLIDE_PLAN);
+    if (plan == NULL)
+        return NULL;
+    PyObject *data = slide_data(e, plan->widest);
+    if (data == NULL)
+        Py_RETURN_NONE;
+    slide_run_t run;
+    int ready = run_prepare(plan, rec, &run);
+    if (ready <= 0) {
+        if (ready < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    PyObject *last;
+    Py_ssize_t i = run_steps(plan, &run, PyTuple_GET_ITEM(data, plan->key_index), NULL, e, 0, 1, data, &last);
+    PyObject *o = i < 0 ? NULL : last == NULL ? Py_NewRef(Py_None) : run_output(plan, &run, last);
+    run_release(&run);
+    return o;
+}
+
+/* ------------------------------------------------------------------ event */
+
+/* Whether `v` is a value that holds no reference to another object (str, int, float, bool,
+ * bytes, None): a tuple of such values cannot be part of a reference cycle. */
+static inline int
+atomic_value(PyObject *v)
+{
+    return v == Py_None || PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v)
+           || PyBool_Check(v) || PyBytes_CheckExact(v);
+}
+
+/* event(timestamp, data, type) -> RawEvent
+
+   A RawEvent with the three slots set.  Where nothing it holds can lead back to it (an int
+   timestamp and type, a data tuple of atomic values) the cyclic garbage collector stops
+   tracking it, as CPython stops tracking such a tuple: an event a window keeps then costs the
+   collector's older generations nothing (its refcount frees it as before). */
+static PyObject *
+event(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "event(timestamp, data, type)");
+        return NULL;
+    }
+    if (check_configured() < 0)
+        return NULL;
+    PyObject *o = raw_event_type->tp_alloc(raw_event_type, 0);
+    if (o == NULL)
+        return NULL;
+    SLOT(o, off_timestamp) = Py_NewRef(args[0]);
+    SLOT(o, off_data) = Py_NewRef(args[1]);
+    SLOT(o, off_type) = Py_NewRef(args[2]);
+    PyObject *data = args[1];
+    if (!PyLong_CheckExact(args[0]) || !PyLong_CheckExact(args[2]) || !PyTuple_CheckExact(data))
+        return o;
+    for (Py_ssize_t i = PyTuple_GET_SIZE(data); --i >= 0;) {
+        if (!atomic_value(PyTuple_GET_ITEM(data, i)))
+            return o;
+    }
+    PyObject_GC_UnTrack(o);
+    return o;
 }
 
 static PyMethodDef methods[] = {
@@ -1777,6 +1897,10 @@ static PyMethodDef methods[] = {
      "slide_plan(key_index, nstates, updates, columns, deque_type) -> capsule: what slide needs of a fused query."},
     {"slide", slide, METH_VARARGS,
      "slide(chunk, start, records, merged, pending, plan) -> int: a fused partition query's sliding runs."},
+    {"slide_one", slide_one, METH_VARARGS,
+     "slide_one(event, record, plan) -> event | None: a fused partition query's step for one event."},
+    {"event", (PyCFunction)(void (*)(void))event, METH_FASTCALL,
+     "event(timestamp, data, type) -> RawEvent, untracked by the collector where it holds only atomic values."},
     {"plain", plain, METH_O, "plain(events) -> bool: every one an Event of type 0 (CURRENT) whose data is a tuple."},
     {NULL, NULL, 0, NULL},
 };
@@ -1788,7 +1912,7 @@ static struct PyModuleDef module = {
 
 /* What engine/columnar.py expects of this module: a module built from an older source (left
  * in place where a rebuild failed) is not used. */
-#define SPEEDUPS_API 7
+#define SPEEDUPS_API 9
 
 PyMODINIT_FUNC
 PyInit__speedups(void)

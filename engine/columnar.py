@@ -55,7 +55,7 @@ from srota.grammar.model import (
 )
 
 #: The interface of engine/_speedups.c this module uses (its ``API``).
-_API = 7
+_API = 9
 
 try:
     if os.environ.get("SROTA_PURE_PYTHON"):
@@ -108,6 +108,7 @@ group_plan: Callable[..., Any] | None = None if _speedups is None else _speedups
 #: ``_speedups.slide_plan`` made of the query; see ``partition._compiled_slide``), or None
 #: without the compiled module.
 slide: Callable[..., int] | None = None if _speedups is None else _speedups.slide
+slide_one: Callable[..., Any] | None = None if _speedups is None else _speedups.slide_one
 slide_plan: Callable[..., Any] | None = None if _speedups is None else _speedups.slide_plan
 
 
@@ -119,6 +120,11 @@ batch_scan: Callable[..., tuple[int, int]] | None = None if _speedups is None el
 def available() -> bool:
     """Whether the columnar path can run here (the compiled module and numpy are present)."""
     return _speedups is not None
+
+
+#: ``make_event(timestamp, data, type)``: a RawEvent, which the cyclic collector stops
+#: tracking where it holds only plain values (``_speedups.event``); None without the module.
+make_event: Callable[[int, tuple[Any, ...], int], Event] | None = None if _speedups is None else _speedups.event
 
 
 def plain_check() -> Callable[[list[Event]], bool] | None:

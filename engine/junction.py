@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from srota.engine import collector
 from srota.engine.codegen import CodeGen
-from srota.engine.columnar import plain_check
+from srota.engine.columnar import make_event, plain_check
 from srota.engine.debugger import QueryTerminal
 from srota.engine.event import CURRENT, Event, RawEvent
 from srota.engine.types import f32
@@ -505,13 +505,13 @@ class InputHandler:
 
             return send
 
+        # the compiled maker, which leaves an event of plain values untracked by the cyclic
+        # collector (a window keeps it a while: otherwise each full collection walks it)
+        make = make_event
+
         def send_to_junction(data: Sequence[Any], timestamp: int | None = None) -> None:
             """Send one event (timestamp defaults to the app clock's now)."""
             row = (data if data.__class__ is tuple else tuple(data)) if convert is None else convert(data)
-            # the event is made without __init__'s call
-            e = new_event()
-            e.data = row
-            e.type = 0  # CURRENT
             if ctx.pause_gate is not None:  # runtime.pause(): the next chunk waits here
                 ctx.pause_gate.wait()
             acquire()
@@ -520,8 +520,15 @@ class InputHandler:
                     timestamp = clock.now()
                 elif playback:
                     clock.advance(timestamp)
-                e.timestamp = timestamp
-                chunk = [e]
+                if make is None:
+                    # the event is made without __init__'s call
+                    e = new_event()
+                    e.data = row
+                    e.type = 0  # CURRENT
+                    e.timestamp = timestamp
+                    chunk = [e]
+                else:
+                    chunk = [make(timestamp, row, 0)]
                 # StreamJunction.dispatch, inline (one call less per event)
                 junction.events_in += 1
                 outer = ctx.dispatching

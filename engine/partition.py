@@ -384,6 +384,7 @@ class PartitionRuntime:
             slide = _compiled_slide(fusion, code, bool(self._idle))
             if slide is not None:
                 ns["_p_slide"] = columnar.slide
+                ns["_p_slide1"] = columnar.slide_one
                 ns["_p_splan"] = slide
                 ns["_p_islice"] = islice
         # the time of a key's last event matters to purging only
@@ -926,7 +927,8 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True, comp
     junction would (``@OnError`` of the stream: logged and the run dropped).  ``stamp``:
     note the time of each key's last run (for purging).  A chunk of one event (events sent
     one by one) takes a straight path without the loop.  ``compiled``: the compiled slide
-    (``_p_slide`` over its plan ``_p_splan``) takes the fused runs first (see :func:`_fused_loop`).
+    (``_p_slide`` over its plan ``_p_splan``) takes the fused runs first (see :func:`_fused_loop`),
+    and ``_p_slide1`` a chunk of one event.
 
     (CPython 3.11 specializes a comparison only where a conditional jump of one code unit
     follows it; an ``if`` over a long block needs a longer jump.  So the hot comparisons
@@ -956,14 +958,33 @@ def _router_body(key_code: str, fusion: _Fusion | None, stamp: bool = True, comp
         # the fused mode is every key's but a null key's: it runs after the short block
         body += ["    if _qmode != 1:",
                  *_indent(deliver_one, 2),
-                 "        return",
-                 *_indent(_bind_state(fusion), 1),
-                 "    try:",
-                 *_indent(_step(fusion), 2),
-                 *_indent(_emit(fusion, "e"), 2),
-                 "    except _p_Exception as _qx:",
-                 "        _qj.on_error(chunk, _qx)",
-                 "    return"]
+                 "        return"]
+        if compiled:
+            # the compiled step and output event (_speedups.slide_one), or None where it
+            # leaves the event to the generated step
+            body += ["    try:",
+                     "        _qo = _p_slide1(e, _qrec, _p_splan)",
+                     "    except _p_Exception as _qx:",
+                     "        _qj.on_error(chunk, _qx)",
+                     "        return",
+                     "    if _qo is None:",
+                     *_indent(_bind_state(fusion), 2),
+                     "    try:",
+                     "        if _qo is None:",
+                     *_indent(_step(fusion), 3),
+                     *_indent(_make_output(fusion, "e"), 3),
+                     *_indent(_deliver_output(inline=True), 2),
+                     "    except _p_Exception as _qx:",
+                     "        _qj.on_error(chunk, _qx)",
+                     "    return"]
+        else:
+            body += [*_indent(_bind_state(fusion), 1),
+                     "    try:",
+                     *_indent(_step(fusion), 2),
+                     *_indent(_emit(fusion, "e"), 2),
+                     "    except _p_Exception as _qx:",
+                     "        _qj.on_error(chunk, _qx)",
+                     "    return"]
         return body + _fused_loop(key_code, fusion, stamp, compiled)
     body += [
         "_qcur = _p_missing",

@@ -288,3 +288,42 @@ def test_plain_tells_a_chunk_the_engine_may_take_as_it_is() -> None:
     assert not plain([Event(TS, [1])])  # a list: the engine copies it
     assert not plain([Event(TS, (1,), 1)])  # an expired event
     assert not plain([Event(TS, (1,)), "not an event"])
+
+
+# ----------------------------------------------------------------------------- make_event
+def test_an_event_of_plain_values_is_not_tracked_by_the_collector() -> None:
+    import gc
+
+    assert columnar.make_event is not None
+    plain = columnar.make_event(TS, ("IBM", 1, 2**70, 1.5, None, True, b"x"), 0)
+    assert (plain.timestamp, plain.data, plain.type) == (TS, ("IBM", 1, 2**70, 1.5, None, True, b"x"), 0)
+    assert isinstance(plain, Event) and not gc.is_tracked(plain)
+    # one that holds a container (an object attribute's list) stays tracked: a cycle through
+    # it is the collector's to find
+    held: list[Any] = []
+    kept = columnar.make_event(TS, ("IBM", held), 0)
+    held.append(kept)
+    assert gc.is_tracked(kept)
+    assert gc.is_tracked(columnar.make_event(TS, ["IBM"], 0))  # (data that is not a tuple)
+
+
+def test_sent_events_are_made_untracked_and_still_freed() -> None:
+    import gc
+    import sys
+
+    runtime = SiddhiManager().create_siddhi_app_runtime(
+        "define stream S (k string, d double);\nfrom S#window.length(2) select k, avg(d) as a insert into O;")
+    runtime.start()
+    for i in range(5):
+        runtime.get_input_handler("S").send(("IBM", float(i)), TS + i)
+    window = next(w for w in runtime._ctx.elements.values() if hasattr(w, "buffer"))
+    window_events = list(window.buffer)
+    assert window_events and not any(gc.is_tracked(e) for e in window_events)
+    rows = [e.data for e in window_events]
+    del window_events, window
+    runtime.shutdown()
+    del runtime
+    gc.collect()  # (the runtime's own objects form cycles)
+    # only this list holds the rows now: the untracked events went with their window
+    alone = [("IBM", float(len(rows)))]
+    assert {sys.getrefcount(row) for row in rows} == {sys.getrefcount(row) for row in alone}

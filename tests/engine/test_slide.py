@@ -34,20 +34,25 @@ def _app(columns: str, length: int = 3) -> str:
 
 
 def _run(app: str, chunks: list[list[Any]], compiled: bool, monkeypatch: pytest.MonkeyPatch, *,
-         merged: bool = True, restore_at: int | None = None) -> tuple[list[Any], bytes, int]:
+         merged: bool = True, restore_at: int | None = None, one_by_one: bool = False) -> tuple[list[Any], bytes, int]:
     """The output chunks of ``app``, its elements' snapshot at the end and how many events
-    slide took.
+    slide and slide_one took.
 
     ``restore_at``: after that many chunks the app is snapshotted, and restored into a new
-    runtime that takes the rest.
+    runtime that takes the rest.  ``one_by_one``: each event is sent alone.
     """
     taken = [0]
-    slide = columnar.slide
+    slide, slide_one = columnar.slide, columnar.slide_one
 
     def counted(chunk: list[Event], start: int, *args: Any) -> int:
         stop = slide(chunk, start, *args)  # type: ignore[misc]
         taken[0] += stop - start
         return stop
+
+    def counted_one(*args: Any) -> Any:
+        out = slide_one(*args)  # type: ignore[misc]
+        taken[0] += out is not None
+        return out
 
     got: list[Any] = []
 
@@ -60,6 +65,7 @@ def _run(app: str, chunks: list[list[Any]], compiled: bool, monkeypatch: pytest.
 
     with monkeypatch.context() as m:
         m.setattr(columnar, "slide", counted)
+        m.setattr(columnar, "slide_one", counted_one)
         if not compiled:
             m.setattr(columnar, "slide_plan", None)
         runtime = start()
@@ -74,7 +80,12 @@ def _run(app: str, chunks: list[list[Any]], compiled: bool, monkeypatch: pytest.
             for row in rows:
                 events.append(Event(ts, tuple(row)))
                 ts += 7
-            runtime.get_input_handler("S").send_events(events)
+            handler = runtime.get_input_handler("S")
+            if one_by_one:
+                for event in events:
+                    handler.send(event.data, event.timestamp)
+            else:
+                handler.send_events(events)
         snapshot = runtime.snapshot()
         runtime.shutdown()
     # (the keys' elements only: the snapshot's clock and the partition's times of its keys
@@ -136,13 +147,13 @@ COLUMNS = ["k", "j", "d", "f", "count()", "sum(d)", "avg(d)", "sum(f)", "avg(f)"
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(columns=st.lists(st.sampled_from(COLUMNS), min_size=1, max_size=5), length=st.integers(1, 6),
-       merged=st.booleans(), restore=st.one_of(st.none(), st.integers(1, 5)),
+       merged=st.booleans(), restore=st.one_of(st.none(), st.integers(1, 5)), one_by_one=st.booleans(),
        chunks=st.lists(st.lists(row(), min_size=0, max_size=40), min_size=1, max_size=8))
 def test_random_partitioned_sliding_windows_match_the_python_loop(
-        columns: list[str], length: int, merged: bool, restore: int | None, chunks: list[list[Any]],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        columns: list[str], length: int, merged: bool, restore: int | None, one_by_one: bool,
+        chunks: list[list[Any]], monkeypatch: pytest.MonkeyPatch) -> None:
     app = _app(", ".join(f"{c} as c{n}" for n, c in enumerate(columns)), length)
-    _agree(app, chunks, monkeypatch, compiled_used=None, merged=merged, restore_at=restore)
+    _agree(app, chunks, monkeypatch, compiled_used=None, merged=merged, restore_at=restore, one_by_one=one_by_one)
 
 
 def _rows(n: int, keys: tuple[Any, ...] = ("IBM", "WSO2", "ORCL")) -> list[list[Any]]:
@@ -173,6 +184,31 @@ def test_a_value_the_compiled_step_does_not_take_goes_to_the_loop_inside_a_run(
 
 def test_without_merged_output_the_loop_takes_every_run(monkeypatch: pytest.MonkeyPatch) -> None:
     _agree(_app("k, avg(d) as a", 4), [_rows(60)], monkeypatch, compiled_used=False, merged=False)
+
+
+@pytest.mark.parametrize("merged", [True, False])
+def test_events_sent_one_by_one_take_the_compiled_step(merged: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = _rows(60)
+    rows[31][4] = None  # (one the generated step takes)
+    _agree(_app("k, avg(d) as a, sum(d) as s, count() as n", 4), [rows[:30], rows[30:]], monkeypatch,
+           merged=merged, one_by_one=True)
+
+
+def test_a_query_callback_sees_what_the_compiled_step_makes(monkeypatch: pytest.MonkeyPatch) -> None:
+    def seen(compiled: bool) -> list[Any]:
+        with monkeypatch.context() as m:
+            if not compiled:
+                m.setattr(columnar, "slide_plan", None)
+            runtime = SiddhiManager().create_siddhi_app_runtime(_app("k, avg(d) as a", 3))
+            got: list[Any] = []
+            runtime.add_query_callback("q", lambda ts, cur, exp: got.append((ts, [e.data for e in cur or []], exp)))
+            runtime.start()
+            for row in _rows(20):
+                runtime.get_input_handler("S").send(tuple(row), TS)
+            runtime.shutdown()
+        return got
+
+    assert seen(True) == seen(False)
 
 
 @pytest.mark.parametrize("columns", ["k, sum(l) as s", "k, avg(j) as a", "k, max(d) as m", "k, avg(d) + 1 as a"])
