@@ -1,6 +1,6 @@
 /* srota.engine._speedups: the compiled half of the columnar path (engine/columnar.py).
  *
- * Two loops over a chunk of events that Python would run one bytecode at a time:
+ * Loops over a chunk of events that Python would run one bytecode at a time:
  *
  *   gather(chunk, reads) -> bool
  *       For each read (index, kind, out), writes attribute `index` of every event's data into
@@ -52,6 +52,10 @@
  *   slide_one(event, record, plan) -> event | None
  *       The same for a chunk of one event: the step, and the output event it makes; None
  *       where it does not take the event.
+ *
+ *   event(timestamp, data, type) -> RawEvent
+ *       An event made through the slots, which the cyclic collector stops tracking where it
+ *       holds only plain values (what InputHandler.send sends).
  *
  * configure(event_class, raw_event_class) tells the module the two classes: events are
  * read and made through the slots of Event (`timestamp`, `data`, `type`), found through
