@@ -41,19 +41,6 @@ def _run(app: str, chunks: list[list[Any]], compiled: bool, monkeypatch: pytest.
     ``restore_at``: after that many chunks the app is snapshotted, and restored into a new
     runtime that takes the rest.  ``one_by_one``: each event is sent alone.
     """
-    taken = [0]
-    slide, slide_one = columnar.slide, columnar.slide_one
-
-    def counted(chunk: list[Event], start: int, *args: Any) -> int:
-        stop = slide(chunk, start, *args)  # type: ignore[misc]
-        taken[0] += stop - start
-        return stop
-
-    def counted_one(*args: Any) -> Any:
-        out = slide_one(*args)  # type: ignore[misc]
-        taken[0] += out is not None
-        return out
-
     got: list[Any] = []
 
     def start() -> Any:
@@ -64,10 +51,7 @@ def _run(app: str, chunks: list[list[Any]], compiled: bool, monkeypatch: pytest.
         return runtime
 
     with monkeypatch.context() as m:
-        m.setattr(columnar, "slide", counted)
-        m.setattr(columnar, "slide_one", counted_one)
-        if not compiled:
-            m.setattr(columnar, "slide_plan", None)
+        taken = _counting(m, compiled)
         runtime = start()
         ts = TS
         for n, rows in enumerate(chunks):
@@ -111,6 +95,29 @@ def _decoded(packed: bytes) -> Any:
 
     return canonical(msgpack.unpackb(packed, strict_map_key=False,
                                      ext_hook=lambda code, data: [code, _decoded(data)]))
+
+
+def _counting(m: pytest.MonkeyPatch, compiled: bool) -> list[int]:
+    """How many events the compiled slide and slide_one take from now on in ``m``'s context
+    (its one item); without ``compiled`` the partitions plan neither."""
+    taken = [0]
+    slide, slide_one = columnar.slide, columnar.slide_one
+
+    def counted(chunk: list[Event], start: int, *args: Any) -> int:
+        stop = slide(chunk, start, *args)  # type: ignore[misc]
+        taken[0] += stop - start
+        return stop
+
+    def counted_one(*args: Any) -> Any:
+        out = slide_one(*args)  # type: ignore[misc]
+        taken[0] += out is not None
+        return out
+
+    m.setattr(columnar, "slide", counted)
+    m.setattr(columnar, "slide_one", counted_one)
+    if not compiled:
+        m.setattr(columnar, "slide_plan", None)
+    return taken
 
 
 def _agree(app: str, chunks: list[list[Any]], monkeypatch: pytest.MonkeyPatch, *,
@@ -248,18 +255,8 @@ def test_a_window_holding_the_same_event_twice_reads_each_leaving_event(monkeypa
     # they are): the window then holds it twice, and the Python loop steps it between the
     # compiled runs (the null), which the compiled step's memo of the window must notice.
     def sends(compiled: bool) -> tuple[list[Any], int]:
-        taken = [0]
-        slide = columnar.slide
-
-        def counted(chunk: list[Event], start: int, *args: Any) -> int:
-            stop = slide(chunk, start, *args)  # type: ignore[misc]
-            taken[0] += stop - start
-            return stop
-
         with monkeypatch.context() as m:
-            m.setattr(columnar, "slide", counted)
-            if not compiled:
-                m.setattr(columnar, "slide_plan", None)
+            taken = _counting(m, compiled)
             runtime = SiddhiManager().create_siddhi_app_runtime(_app("k, avg(d) as a, sum(d) as s", 3))
             got: list[Any] = []
             runtime.add_callback("O", lambda evs: got.append([[_canonical(v) for v in e.data] for e in evs]),
