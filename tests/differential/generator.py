@@ -624,8 +624,14 @@ def _aggregate_family(app: _App) -> list[dict[str, Any]]:
         elif rng.random() < 0.1:
             tail += f"\noffset {rng.randint(1, 2)}"
         out = f"O{i + 1}"
-        # Siddhi's limit lets every expired event through (a defect, docs/siddhi-differences.md)
-        app.query(f"from S{window}\nselect {select}{tail}\n{_insert_kind(rng, current_only=limited)} {out}")
+        # Siddhi 5.1.33 defects kept out of Srota (docs/siddhi-differences.md): its limit lets
+        # every expired event through; a batch(n) window expires the whole of a chunk of more
+        # than n events at the next chunk, after the aggregators were reset at each n, so
+        # distinctCount is asked to remove values it never counted and throws
+        uncounted = (kind_of(window) == "batch" and window != "#window.batch()"
+                     and any(e.startswith("distinctCount(") for e, _ in aggs))
+        insert = _insert_kind(rng, current_only=limited or uncounted)
+        app.query(f"from S{window}\nselect {select}{tail}\n{insert} {out}")
         app.watch(out)
     return _steps(app, [(s, 1.0)])
 
