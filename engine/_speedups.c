@@ -138,6 +138,14 @@ check_configured(void)
     return 0;
 }
 
+/* The plan held by `capsule` (made by group_plan or slide_plan, named `name`), once configure()
+ * was called; NULL with an exception set otherwise. */
+static void *
+plan_of(PyObject *capsule, const char *name)
+{
+    return check_configured() < 0 ? NULL : PyCapsule_GetPointer(capsule, name);
+}
+
 typedef struct {
     Py_ssize_t index;
     int kind;
@@ -801,9 +809,7 @@ group_add(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!nOO!OO!", &PyList_Type, &chunk, &start, &capsule, &PyDict_Type, &states,
                           &live, &PyDict_Type, &pending))
         return NULL;
-    if (check_configured() < 0)
-        return NULL;
-    group_plan_t *plan = PyCapsule_GetPointer(capsule, GROUP_PLAN);
+    group_plan_t *plan = plan_of(capsule, GROUP_PLAN);
     if (plan == NULL)
         return NULL;
     if (live == Py_None)
@@ -1738,9 +1744,7 @@ slide(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!nO!OO!O", &PyList_Type, &chunk, &start, &PyDict_Type, &records, &merged,
                           &PyList_Type, &pending, &capsule))
         return NULL;
-    if (check_configured() < 0)
-        return NULL;
-    slide_plan_t *plan = PyCapsule_GetPointer(capsule, SLIDE_PLAN);
+    slide_plan_t *plan = plan_of(capsule, SLIDE_PLAN);
     if (plan == NULL)
         return NULL;
     Py_ssize_t pos = start < 0 ? 0 : start;
@@ -1822,9 +1826,7 @@ slide_one(PyObject *self, PyObject *args)
     PyObject *e, *rec, *capsule;
     if (!PyArg_ParseTuple(args, "OOO", &e, &rec, &capsule))
         return NULL;
-    if (check_configured() < 0)
-        return NULL;
-    slide_plan_t *plan = PyCapsule_GetPointer(capsule, SLIDE_PLAN);
+    slide_plan_t *plan = plan_of(capsule, SLIDE_PLAN);
     if (plan == NULL)
         return NULL;
     PyObject *data = slide_data(e, plan->widest);
