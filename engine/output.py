@@ -13,7 +13,7 @@ only resets are left), the target never sees a reset.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from srota.engine.debugger import QueryTerminal
@@ -47,7 +47,9 @@ class QueryOutput:
         self.events_out = 0
         self.ctx = ctx  # for the debugger's OUT checkpoint
 
-    def __call__(self, chunk: list[Event]) -> None:
+    def __call__(self, chunk: list[Event], removed: Collection[int] = ()) -> None:
+        """Deliver ``chunk``; the callbacks see the rows whose ids are in ``removed`` as
+        removed events, the target as current ones (see PatternRuntime._emit_expiring)."""
         if not chunk:
             # Siddhi's aggregating selector hands on an empty chunk when offset or limit
             # removed its row(s) (processInBatchNoGroupBy/processInBatchGroupBy return it, not
@@ -68,8 +70,12 @@ class QueryOutput:
         if self.callbacks:
             # (a chunk of resets only still calls the callbacks, with neither list, at the
             # last event's time: Siddhi's QueryCallback.receiveStreamEvent)
-            current = [e for e in rows if e.type == CURRENT]
-            expired = [e for e in rows if e.type == EXPIRED]
+            if removed:
+                current = [e for e in rows if e.type == CURRENT and id(e) not in removed]
+                expired = [e for e in rows if e.type == EXPIRED or id(e) in removed]
+            else:
+                current = [e for e in rows if e.type == CURRENT]
+                expired = [e for e in rows if e.type == EXPIRED]
             ts = chunk[-1].timestamp
             for cb in self.callbacks:
                 cb(ts, current or None, expired or None)

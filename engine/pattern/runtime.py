@@ -10,8 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from srota.engine.event import CURRENT, Event, StateEvent
+from srota.engine.event import CURRENT, EXPIRED, Event, StateEvent
 from srota.engine.expression import error_at
+from srota.engine.output import QueryOutput
 from srota.engine.pattern.absent import (
     _AbsentLogicalPost,
     _AbsentLogicalPre,
@@ -236,19 +237,54 @@ class PatternRuntime:
                         self._emit_group, _late_times)
         return self._receiver(key)
 
-    def _emit_group(self, group: list[StateEvent]) -> None:
+    def _emit_group(self, group: list[StateEvent], late: frozenset[int] = frozenset()) -> None:
         """The matches one event completed at one state of a stream read by several states.
 
         Siddhi reads such a stream with a Pattern/SequenceMultiProcessStreamReceiver: it hands
         the selector each match on its own as the state processor returns it, while the
         output rate limiter gives what comes out to a ReturnEventHolder, which sends it on
         (callbacks, target stream) as one chunk per event and state processor, after the
-        input chunk.  ``group`` holds copies made when the processor returned.
+        input chunk.  ``group`` holds copies made when the processor returned; ``late`` the
+        ids of those whose partial match a later event of the chunk expired (_late_times).
         """
+        if late and any(id(se) in late for se in group) and self._emit_expiring(group, late):
+            return
         if len(group) == 1:
             self._emit(group)
         else:
             self._emit_chunks([[se] for se in group])
+
+    def _emit_expiring(self, group: list[StateEvent], late: frozenset[int]) -> bool:
+        """:meth:`_emit_group` where some matches were expired after they were selected.
+
+        What the ReturnEventHolder sends on are the StateEvents themselves, with the rows the
+        selector wrote into them: one that a later event of the input chunk expired (its
+        ``within`` passed: ``StreamPreStateProcessor.expireEvents`` sets the type of the
+        partial match it drops, and a logical state's two sides share theirs) reaches the
+        query callbacks as a removed event, and the target stream as a current one
+        (``InsertIntoStreamCallback`` turns it back).  False where a rate limiter stands
+        between the selector and the output, which this does not model: the caller emits
+        the group as usual.
+        """
+        selector = getattr(self._emit, "__self__", None)
+        output = getattr(selector, "next", None)
+        if not isinstance(output, QueryOutput):
+            return False
+        pieces: list[list[Event]] = []
+        removed: set[int] = set()
+        selector.next = pieces.append  # type: ignore[union-attr]
+        try:
+            for se in group:
+                n = len(pieces)
+                self._emit([se])
+                if id(se) in late:
+                    removed.update(id(row) for piece in pieces[n:] for row in piece)
+        finally:
+            selector.next = output  # type: ignore[union-attr]
+            rows = [row for piece in pieces for row in piece]
+            if rows:
+                output(rows, removed)
+        return True
 
     def _merge(self) -> bool:
         """Whether this chunk's matches may go to the selector as one chunk (see _Plan.merge)."""
@@ -307,15 +343,15 @@ class PatternRuntime:
         if multi:
             # (all together where nothing can tell, as below; the groups are copies already)
             loop += ["if _r_groups is not None:",
-                     "    _r_groups = _r_late(_r_groups)",
-                     "    if (len(_r_groups) > 1 or len(_r_groups[0]) > 1) and _r_merge():",
+                     "    _r_groups, _r_lt = _r_late(_r_groups)",
+                     "    if not _r_lt and (len(_r_groups) > 1 or len(_r_groups[0]) > 1) and _r_merge():",
                      "        try:",
                      "            _r_emit([_r_se for _r_g in _r_groups for _r_se in _r_g])",
                      "            return",
                      "        except Exception:",
                      "            pass  # group by group, as _emit_all says",
                      "    for _r_g in _r_groups:",
-                     "        _r_group(_r_g)"]
+                     "        _r_group(_r_g, _r_lt)"]
         else:
             # Each match goes to the selector on its own, as Siddhi's SingleProcessStreamReceiver
             # sends it after the chunk, copied then; together where nothing can tell (_emit_all).
@@ -579,15 +615,15 @@ class PatternRuntime:
                 return
             if links is not None:
                 pairs = _cut_groups(pairs, links)
-            groups = _late_times(pairs)
-            if (len(groups) > 1 or len(groups[0]) > 1) and self._merge():
+            groups, late = _late_times(pairs)
+            if not late and (len(groups) > 1 or len(groups[0]) > 1) and self._merge():
                 try:   # all together where nothing can tell (see _emit_all)
                     self._emit([se for group in groups for se in group])
                     return
                 except Exception:  # noqa: BLE001,S110 -- group by group, as _emit_all says
                     pass
             for group in groups:
-                emit_group(group)
+                emit_group(group, late)
 
         return receive
 
@@ -639,20 +675,30 @@ class PatternRuntime:
         self.dropped = state.get("dropped", 0)
 
 
-def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]) -> list[list[StateEvent]]:
-    """The groups of copies, each with its original's timestamp as the chunk leaves it.
+def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]
+                ) -> tuple[list[list[StateEvent]], frozenset[int]]:
+    """The groups of copies, each with its original's timestamp as the chunk leaves it, and
+    the ids of the copies whose original a later event of the chunk expired.
 
     Siddhi's multi receiver hands the callbacks the matched StateEvents themselves after the
     input chunk: their rows were selected at the match, but a later event of the chunk that
     extends the same partial match (a count state that matched with none, say) moves its
-    timestamp, and the row goes out with that later time.
+    timestamp, and the row goes out with that later time; one that expires it (``within``)
+    makes it a removed event for the query callbacks (see PatternRuntime._emit_expiring).
     """
     groups = []
+    late: set[int] = set()
     for copies, originals in pairs:
         for c, o in zip(copies, originals, strict=True):
             c.timestamp = o.timestamp
+            if o.type == EXPIRED and c.type == CURRENT:
+                late.add(id(c))
         groups.append(copies)
-    return groups
+    return groups, frozenset(late) if late else _NO_IDS
+
+
+#: No copy expired late (the common answer of _late_times, made once).
+_NO_IDS: frozenset[int] = frozenset()
 
 
 def _cut_groups(pairs: list[tuple[list[StateEvent], list[StateEvent]]],

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from srota.engine import SiddhiAppCreationError, SiddhiManager
+from srota.engine import Event, SiddhiAppCreationError, SiddhiManager
 
 STREAMS = """
 @app:playback
@@ -226,6 +226,37 @@ def test_not_and_side_cut_drops_a_later_match_that_passes_the_filter(run_app):
     send(rt, "S2", ("ORCL", 45.0, 120), ts=_T_ABS + 1400)
     send(rt, "S2", ("ORCL", 46.0, 120), ts=_T_ABS + 1500)
     assert got.rows == [[99.0, 8.0, 45.0]]   # Siddhi 5.1.33's answer
+
+
+_LATE_OR = ("from e1=S1[symbol != 'IBM'] -> every (e2=S3[price > 69.1] or e2b=S1[price > e1.price]) "
+            "within 2 sec select e1.price as p1, e2.price as v0, e2b.price as v1")
+
+
+@pytest.mark.parametrize("one_chunk", [True, False])
+def test_a_match_expired_later_in_its_chunk_is_a_removed_event_to_query_callbacks(run_app, one_chunk):
+    # Regression (difftests 281126-58-pattern, 11-214-pattern): GOOG completes the OR's
+    # partial match, selected at once; IBM, later in the same chunk, finds it past 'within'
+    # on the other side, which shares it, and marks it expired before Siddhi's multi receiver
+    # hands the chunk's outputs on.  The query callback sees it removed, the stream current.
+    rt, got = run_app(app(_LATE_OR), query="q")
+    out = []
+    rt.add_callback("Out", lambda events: out.extend((list(e.data), e.is_expired) for e in events))
+    send(rt, "S1", ("ORCL", 50.0, 1), ts=_T_ABS + 1000)
+    send(rt, "S3", ("X", 90.0, 1), ts=_T_ABS + 1500)
+    late = [Event(_T_ABS + 3500, ["GOOG", 98.1, 1]), Event(_T_ABS + 3500, ["IBM", 93.7, 1])]
+    if one_chunk:
+        rt.get_input_handler("S1").send_events(late)
+    else:
+        for e in late:
+            rt.get_input_handler("S1").send_events([e])
+    # Siddhi 5.1.33's answers
+    if one_chunk:
+        assert got.rows == [[50.0, 90.0, None], [50.0, None, 93.7]]
+        assert got.expired_rows == [[50.0, None, 98.1]]
+    else:
+        assert got.rows == [[50.0, 90.0, None], [50.0, None, 98.1], [50.0, None, 93.7]]
+        assert got.expired_rows == []
+    assert out == [([50.0, 90.0, None], False), ([50.0, None, 98.1], False), ([50.0, None, 93.7], False)]
 
 
 # ------------------------------------------------------------------ selector and errors
