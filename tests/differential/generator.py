@@ -498,19 +498,30 @@ _AGGREGATOR_KINDS = ("sum", "count", "avg", "min", "max", "stdDev", "distinctCou
 
 
 def _aggregators(rng: random.Random, s: _Stream, count: int, prefix: str = "",
-                 kinds: Sequence[str] | None = None) -> list[tuple[str, str]]:
-    """``count`` distinct core aggregators over ``s`` as (expression, output name)."""
+                 kinds: Sequence[str] | None = None, windowed: bool = False) -> list[tuple[str, str]]:
+    """``count`` distinct core aggregators over ``s`` as (expression, output name).
+
+    ``windowed``: they read a window, whose events leave: there ``min`` and ``max`` read a
+    floating-point attribute (below).
+    """
     nums = s.numeric()
+    # Siddhi's min and max queue removes the first *equal* value when an event leaves, which
+    # may be a later event's (docs/siddhi-differences.md, a defect kept out of Srota): over a
+    # window they read doubles, of which the generator draws 991 values, not ints of a few dozen
+    extremes = (s.of_type("double", "float") or nums) if windowed else nums
 
     def num() -> str:
         return prefix + rng.choice(nums)
+
+    def extreme() -> str:
+        return prefix + rng.choice(extremes)
 
     table: dict[str, Callable[[], str]] = {
         "sum": lambda: f"sum({num()})",
         "count": lambda: "count()" if rng.random() < 0.7 else f"count({num()})",
         "avg": lambda: f"avg({num()})",
-        "min": lambda: f"min({num()})",
-        "max": lambda: f"max({num()})",
+        "min": lambda: f"min({extreme()})",
+        "max": lambda: f"max({extreme()})",
         "stdDev": lambda: f"stdDev({num()})",
         "distinctCount": lambda: f"distinctCount({rng.choice((prefix + 'sym', num()))})",
         "maxForever": lambda: f"maxForever({num()})",
@@ -579,7 +590,7 @@ def _window_family(app: _App) -> list[dict[str, Any]]:
             select = ", ".join(["sym", *rng.sample(s.names()[1:], rng.randint(1, 2))])
         else:
             aggs = _aggregators(rng, s, rng.randint(1, 3),
-                                kinds=_no_min_max_over(kind, ("sum", "count", "avg", "min", "max")))
+                                kinds=_no_min_max_over(kind, ("sum", "count", "avg", "min", "max")), windowed=bool(kind))
             select = ", ".join(["sym", *(f"{e} as {n}" for e, n in aggs)])
             if rng.random() < 0.5:
                 group = "\ngroup by sym"
@@ -601,7 +612,7 @@ def _aggregate_family(app: _App) -> list[dict[str, Any]]:
         # values that left a window; and/or of a null throw inside Siddhi
         kinds = [k for k in _AGGREGATOR_KINDS if not (k == "unionSet" and window)
                  and not (k in ("and", "or") and s.nullable)]
-        aggs = _aggregators(rng, s, rng.randint(2, 5), kinds=kinds)
+        aggs = _aggregators(rng, s, rng.randint(2, 5), kinds=kinds, windowed=bool(window))
         grouped = rng.random() < 0.7
         select = ", ".join([*(["sym"] if grouped else []), *(f"{e} as {n}" for e, n in aggs)])
         tail = "\ngroup by sym" if grouped else ""
@@ -659,7 +670,7 @@ def _rate_family(app: _App) -> list[dict[str, Any]]:
             window, _ = _window(rng, s, ("length", "lengthBatch", "time", "timeBatch"))
         grouped = rng.random() < 0.5
         if rng.random() < 0.5:
-            aggs = _aggregators(rng, s, rng.randint(1, 2), kinds=("sum", "count", "avg", "max"))
+            aggs = _aggregators(rng, s, rng.randint(1, 2), kinds=("sum", "count", "avg", "max"), windowed=bool(window))
             select = ", ".join(["sym", *(f"{e} as {n}" for e, n in aggs)])
         else:
             select = ", ".join(["sym", *rng.sample(s.numeric(), rng.randint(1, 2))])
@@ -932,7 +943,7 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
         window = window if rng.random() < 0.8 else ""
         aggs = _aggregators(rng, s, rng.randint(1, 3),
                             kinds=_no_min_max_over(kind_of(window), ("sum", "count", "avg", "min", "max",
-                                                                     "distinctCount")))
+                                                                     "distinctCount")), windowed=bool(window))
         select = ", ".join(f"{e} as {n}" for e, n in aggs)
         inner.append(app.query_text(f"from S{window}\nselect sym, {select}\ninsert into #Inner",
                                     callback=False))
@@ -1057,7 +1068,7 @@ def _named_window_family(app: _App) -> list[dict[str, Any]]:
             forgets = insert in ("insert into", "insert current events into")
             kinds = (("sum", "count", "avg") if forgets
                      else _no_min_max_over(kind, ("sum", "count", "avg", "min", "max")))
-            aggs = _aggregators(rng, s, rng.randint(1, 3), kinds=kinds)
+            aggs = _aggregators(rng, s, rng.randint(1, 3), kinds=kinds, windowed=True)
             group = "\ngroup by sym" if rng.random() < 0.5 else ""
             select = ", ".join(f"{e} as {n}" for e, n in aggs)
             app.query(f"from W\nselect sym, {select}{group}\n{insert} {out}")
