@@ -20,11 +20,17 @@ deps: $(STAMP)
 run: $(STAMP)
 	$(BIN)/srota run --config config/demo.yaml
 
-# First the engine's and the differential tests with the columnar path taking every chunk it
-# can (engine/columnar.py; by default it takes chunks of 32 events or more), then everything.
+# The suite on both engines (issue 44): first on the compiled module (engine/_speedups.c), the
+# engine's and the differential tests with the columnar path taking every chunk it can
+# (engine/columnar.py; by default it takes chunks of 32 events or more), then the rest, with
+# coverage; then the whole suite again on the pure-Python engine (SROTA_PURE_PYTHON=1), which a
+# machine without a C compiler gets.
 test: deps
-	SROTA_COLUMNAR_MIN_CHUNK=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/engine tests/differential
-	$(BIN)/python -m pytest -q --cov --cov-report=term
+	SROTA_COLUMNAR_MIN_CHUNK=1 $(BIN)/python -m pytest -q -p no:cacheprovider --cov --cov-report= \
+		tests/engine tests/differential
+	$(BIN)/python -m pytest -q -p no:cacheprovider --cov --cov-append --cov-report=term \
+		--ignore=tests/engine --ignore=tests/differential
+	SROTA_PURE_PYTHON=1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 # Random apps on real Siddhi 5.1.33 and on Srota, compared (tests/differential): make difftest N=2000 SEED=7
 N ?= 400
