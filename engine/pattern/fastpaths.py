@@ -226,10 +226,56 @@ class _StateKey:
     # hold, no partial match can pass (a null or NaN equals nothing).
     safe: str = "True"
     found: _Test | None = None
+    bound: _Bound | None = None
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """A test that no partial match filed under a key can pass, without scanning them.
+
+    For a conjunct ``own < held`` of the condition (``own`` over the arriving event alone,
+    ``held`` over the earlier events a waiting partial match holds, both doubles or floats;
+    ``<=``, ``>``, ``>=`` alike), each bucket of the index keeps the greatest ``held`` of the
+    partial matches filed in it since it was made (``sign`` -1 turns ``>`` into ``<``): an
+    arriving value at or above it passes none of them.  ``of_state(se)`` is a partial match's
+    ``held`` times ``sign`` (None for a null, a NaN or a value of another kind, after which the
+    bucket has no bound until it is made again); ``value`` is the source of the arriving
+    ``own`` times ``sign`` over ``d{sid}``, ``strict`` whether the comparison is ``<``.
+    """
+
+    value: str
+    strict: bool
+    of_state: Callable[[StateEvent], Any]
+
+    def skip(self, sid: int, bounds: str) -> str:
+        """Source that is true where the bucket ``_r_key`` of ``bounds`` holds no partial match
+        the arriving event can pass (its bound is known and the value not under it)."""
+        op = "<" if self.strict else "<="
+        return (f"(_r_bd := {bounds}.get(_r_key)) is not None and (d{sid} := _r_d) is not None "
+                f"and (_r_bo := {self.value}) is not None and not (_r_bo {op} _r_bd)")
+
+
+def _gen_bound(gen: CodeGen, scope: PatternScope, sid: int, held_code: str, own_code: str,
+               sign: int, strict: bool) -> _Bound:
+    """The :class:`_Bound` of a conjunct whose sides were compiled to ``own_code`` (over
+    ``d{sid}``) and ``held_code`` (over the bindings of the earlier states it reads)."""
+    bindings = [scope.binding(st, "_r_v") for st in scope.states if st.state_id != sid]
+    neg = "-" if sign < 0 else ""
+    of_state = gen.function("_state_bound", "e", [
+        "_r_v = e.events",
+        *bindings,
+        f"_r_t = {held_code}",
+        # (a bool is an int: not a number here; NaN compares false with anything)
+        "if (_r_t.__class__ is float or _r_t.__class__ is int) and _r_t == _r_t:",
+        f"    return {neg}_r_t",
+        "return None",
+    ])
+    value = f"(None if (_r_bv := {own_code}) is None else {neg}_r_bv)" if neg else f"({own_code})"
+    return _Bound(value, strict, of_state)
 
 
 def _gen_key(gen: CodeGen, scope: PatternScope, parts: tuple[tuple[int, int, int], ...],
-             test: _Test, found: _Test) -> _StateKey:
+             test: _Test, found: _Test, bound: _Bound | None = None) -> _StateKey:
     """The key functions of a state's equality index (a tuple key for several equalities)."""
     held, arriving = [], []
     for own, j, i in parts:
@@ -258,7 +304,7 @@ def _gen_key(gen: CodeGen, scope: PatternScope, parts: tuple[tuple[int, int, int
         safe.append(f"_r_d[{i}] is not None")
         if own_attrs[i].type is not AttrType.STRING and own_attrs[i].type is not AttrType.BOOL:
             safe.append(f"_r_d[{i}] == _r_d[{i}]")   # NaN
-    return _StateKey(parts, held_key, ev_key, of_state, probe, " and ".join(safe), found)
+    return _StateKey(parts, held_key, ev_key, of_state, probe, " and ".join(safe), found, bound)
 
 
 def _plain_states(el: Any, ids: dict[int, int], plain: bool = True, out: set[int] | None = None) -> set[int]:

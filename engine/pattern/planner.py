@@ -16,10 +16,14 @@ from srota.engine.expression import ExpressionCompiler, error_at
 from srota.engine.pattern.every_scope import siddhi_every_scope
 from srota.engine.pattern.fastpaths import (
     _HASHABLE_TYPES,
+    _Bound,
+    _gen_bound,
     _gen_key,
     _gen_scan,
     _plain_states,
     _Plan,
+    _Reads,
+    _reads,
     _StateKey,
     _Test,
     _test,
@@ -32,17 +36,22 @@ from srota.grammar.model import (
     AttrType,
     Compare,
     CompareOperator,
+    Constant,
     CountStateElement,
     EveryStateElement,
     Expression,
     Filter,
     GroupStateElement,
     LogicalStateElement,
+    MathOp,
     NextStateElement,
+    Not,
+    Or,
     Query,
     StateInputStream,
     StateType,
     StreamStateElement,
+    TimeConstant,
     Variable,
     find_annotation,
 )
@@ -92,6 +101,63 @@ def _equality_parts(expr: Expression, scope: PatternScope, sid: int,
                 parts.append(part)
             covered.append(n)
     return tuple(parts), covered
+
+
+_FLIPPED = {CompareOperator.LT: CompareOperator.GT, CompareOperator.LE: CompareOperator.GE,
+            CompareOperator.GT: CompareOperator.LT, CompareOperator.GE: CompareOperator.LE}
+
+
+def _bound_part(conjuncts: list[Expression], scope: PatternScope, sid: int, plain: set[int],
+                compiler: ExpressionCompiler, gen: CodeGen) -> _Bound | None:
+    """The :class:`_Bound` of the first conjunct ``own < held`` (or ``<= > >=``, either order)
+    of the condition left beside an equality index, or None.
+
+    Only where every conjunct is operators over attributes and constants: skipping the
+    candidates then skips nothing that could raise or have an effect.
+    """
+    if not all(_operators_only(c) for c in conjuncts):
+        return None
+    for c in conjuncts:
+        if not (isinstance(c, Compare) and c.op in _FLIPPED):
+            continue
+        left, right = _reads(c.left, scope), _reads(c.right, scope)
+        if _arriving_only(left, sid) and _held_only(right, sid, plain):
+            own, held, op = c.left, c.right, c.op
+        elif _arriving_only(right, sid) and _held_only(left, sid, plain):
+            own, held, op = c.right, c.left, _FLIPPED[c.op]
+        else:
+            continue
+        own_c, held_c = compiler.compile(own), compiler.compile(held)
+        if own_c.type not in _FLOATING or held_c.type not in _FLOATING:
+            continue
+        less = op in (CompareOperator.LT, CompareOperator.LE)
+        strict = op in (CompareOperator.LT, CompareOperator.GT)
+        return _gen_bound(gen, scope, sid, held_c.code, own_c.code, 1 if less else -1, strict)
+    return None
+
+
+_FLOATING = (AttrType.DOUBLE, AttrType.FLOAT)
+
+
+def _operators_only(expr: Expression) -> bool:
+    """Whether ``expr`` is comparisons, arithmetic and logic over attributes and constants."""
+    if isinstance(expr, (Constant, TimeConstant, Variable)):
+        return True
+    if isinstance(expr, (MathOp, Compare, And, Or)):
+        return _operators_only(expr.left) and _operators_only(expr.right)
+    if isinstance(expr, Not):
+        return _operators_only(expr.expression)
+    return False
+
+
+def _arriving_only(reads: _Reads, sid: int) -> bool:
+    return reads.states == {sid} and not reads.candidate and not reads.impure
+
+
+def _held_only(reads: _Reads, sid: int, plain: set[int]) -> bool:
+    """Whether it reads only events a partial match waiting at ``sid`` holds for good."""
+    return bool(reads.states) and not reads.candidate and not reads.impure \
+        and all(j < sid and j in plain for j in reads.states)
 
 
 def _locate(var: Variable, scope: PatternScope) -> tuple[int, int, AttrType] | None:
@@ -209,7 +275,8 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
                 rest = [g for n, g in enumerate(gates) if n not in covered]
                 residue = _test(scope, sid, _all_of([g for g, _ in rest]),
                                 " and ".join(f"({c})" for _, c in rest) or "True", rest)
-                keys[sid] = _gen_key(gen, scope, parts, test, residue)
+                bound = _bound_part([g for g, _ in rest], scope, sid, plain, compiler, gen)
+                keys[sid] = _gen_key(gen, scope, parts, test, residue, bound)
     plan = _Plan(element, sequence, states, ids, conds, inp.within_millis,
                  _max_pending(inp, ctx), tests, {sid: _gen_scan(gen, t) for sid, t in tests.items()},
                  keys, gen)

@@ -423,6 +423,15 @@ class PatternRuntime:
                       "                    _r_ix[_r_k] = [_r_s]",
                       "                else:",
                       "                    _r_b.append(_r_s)"]
+            if key.bound is not None:
+                # (the bucket's bound: made with it, raised by each partial match filed in it)
+                of = self.plan.gen.ref(key.bound.of_state, "bound")  # type: ignore[union-attr]
+                lines[-3:-2] = ["                    _r_ix[_r_k] = [_r_s]",
+                                f"                    {n}.bounds[_r_k] = {of}(_r_s)"]
+                lines += [f"                    if (_r_bd := {n}.bounds.get(_r_k)) is not None:",
+                          f"                        _r_t = {of}(_r_s)",
+                          f"                        {n}.bounds[_r_k] = (None if _r_t is None else "
+                          "_r_t if _r_t > _r_bd else _r_bd)"]
         if p.limit:   # the same bound for every instance of the plan
             lines += [f"        if len({n}.pending) > {p.limit}:", f"            {n}._bound()"]
         return lines + ["    else:", f"        {n}.update_state()"]
@@ -451,8 +460,12 @@ class PatternRuntime:
                  "except TypeError:",
                  "    _r_cands = None",
                  f"    _r_got = {n}.process_and_return(_r_ev)",
-                 *_indent(collect, 1),
-                 "if _r_cands is not None:",
+                 *_indent(collect, 1)]
+        if key.bound is not None:
+            # (none of the bucket's partial matches can pass: see _Bound)
+            lines += [f"if _r_cands is not None and {key.bound.skip(p.state_id, f'{n}.bounds')}:",
+                      "    _r_cands = None"]
+        lines += ["if _r_cands is not None:",
                  *_indent(test.candidates("_r_cands"), 1)]
         if test.whole:
             lines += _indent(self._hit_lines(p, names, True, True), 1)
@@ -518,12 +531,16 @@ class PatternRuntime:
                 return [*lines, "_r_pd.clear()"]
             return [*lines, "    _r_pd.remove(e)"]
         lines.append(f"    {n}.pending.remove(e)")
+        key = self.plan.keys.get(p.state_id)
+        gone = ["del _r_ix[_r_key]"]
+        if key is not None and key.bound is not None:
+            gone.append(f"{n}.bounds.pop(_r_key, None)")
         if all_pass:   # the whole bucket passed
-            return [*lines, "del _r_ix[_r_key]"]
+            return [*lines, *gone]
         return [*lines,
                 "    _r_cands.remove(e)",
                 "if not _r_cands:",
-                "    del _r_ix[_r_key]"]
+                *_indent(gone, 1)]
 
     def _receiver(self, key: tuple[str, bool, bool]) -> Callable[[list[Event]], None]:
         procs = self.receivers[key]

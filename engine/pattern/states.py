@@ -81,6 +81,9 @@ class _StreamPre:
         # snapshots, metrics).  None when the condition has no usable equality.
         self.key: _StateKey | None = None
         self.index: dict[Any, list[StateEvent]] | None = None
+        # Each bucket's bound where the key has one (see _Bound): made with the bucket,
+        # raised by each partial match filed in it, gone with it; None: unknown.
+        self.bounds: dict[Any, Any] = {}
         self.post: Any = None
         self.last_post: Any = None
         self.within = -1
@@ -143,6 +146,7 @@ class _StreamPre:
         self.pending.clear()
         if self.index is not None:
             self.index.clear()
+            self.bounds.clear()
         if self.is_start and not self.new_every:
             if self.sequence and self.post.next_every_pre is None and _has_pending(self.post.next_pre):
                 return
@@ -172,20 +176,28 @@ class _StreamPre:
         """File this state's pending partial matches under ``key`` (see :class:`_StateKey`)."""
         self.key = key
         self.index = {}
+        self.bounds = {}
         self._index_all(self.pending)
 
     def _index_all(self, items: list[StateEvent]) -> None:
         index = self.index
         assert index is not None and self.key is not None
         of_state = self.key.of_state
+        bound = self.key.bound
+        bounds = self.bounds
         try:
             for se in items:
                 k = of_state(se)
                 bucket = index.get(k)
                 if bucket is None:
                     index[k] = [se]
+                    if bound is not None:
+                        bounds[k] = bound.of_state(se)
                 else:
                     bucket.append(se)
+                    if bound is not None and (b := bounds.get(k)) is not None:
+                        t = bound.of_state(se)
+                        bounds[k] = None if t is None else t if t > b else b
         except TypeError:
             self.index = None   # an unhashable value: scan the list from now on
 
@@ -205,10 +217,12 @@ class _StreamPre:
                 continue
             if not bucket:
                 del index[k]
+                self.bounds.pop(k, None)
 
     def _rebuild_index(self, gone: StateEvent) -> None:
         assert self.key is not None
         self.index = {}
+        self.bounds = {}
         self._index_all([x for x in self.pending if x is not gone])
 
     def expire_events(self, now: int) -> None:

@@ -801,7 +801,10 @@ def _state_filter(rng: random.Random, s: _Stream, earlier: list[str], lenient: b
     parts = []
     if earlier and rng.random() < (0.4 if lenient else 0.6):
         ref = rng.choice(earlier)
-        parts.append(rng.choice((f"sym == {ref}.sym", f"price > {ref}.price", f"vol != {ref}.vol")))
+        parts.append(rng.choice((f"sym == {ref}.sym", f"price > {ref}.price", f"vol != {ref}.vol",
+                                 # (an equality with a range beside it: the index and its bounds)
+                                 f"sym == {ref}.sym and price {rng.choice(('<', '<=', '>', '>='))} "
+                                 f"{ref}.price {rng.choice(('* 0.9', '* 1.1', '- 5.0', '+ 5.0'))}")))
     if not parts and (not lenient or rng.random() < 0.5) or rng.random() < (0.15 if lenient else 0.4):
         parts.append(_simple_cond(rng, s) if rng.random() < 0.85 else _cond(rng, s, 0))
     return f"[{' and '.join(parts)}]" if parts else ""

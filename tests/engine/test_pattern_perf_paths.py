@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from srota.engine import Event, SiddhiManager
+from srota.engine.pattern import planner
 
 STREAMS = """
 @app:playback
@@ -258,3 +260,86 @@ def test_partition_instances_run_generated_receivers():
     for rt_ in instances:
         assert rt_.plan.receivers and all(m is not None for m in rt_.plan.receivers.values())
     rt.shutdown()
+
+
+# ------------------------------------------------------------------ bounds beside the index
+def _bound_of(rt):
+    return pattern(rt).pres[1].key.bound
+
+
+def test_a_range_beside_an_equality_bounds_each_bucket():
+    rt, rows = make("from every e1=A -> e2=B[k == e1.k and p < e1.p * 0.5] select e1.p as a, e2.p as b")
+    nxt = pattern(rt).pres[1]
+    assert nxt.key.bound is not None
+    feed(rt, [("A", 1, ("a", 8.0, 1)), ("A", 2, ("a", 20.0, 1)), ("A", 3, ("b", 2.0, 1)),
+              ("A", 4, ("c", None, 1)), ("B", 5, ("z", 0.0, 1))])   # (B files them)
+    assert nxt.bounds == {"a": 10.0, "b": 1.0, "c": None}   # c: a null, no bound
+    feed(rt, [("B", 6, ("a", 10.0, 1)), ("B", 7, ("b", 1.0, 1))])   # not under: skipped
+    assert rows == []
+    feed(rt, [("B", 8, ("a", 3.0, 1))])                       # under 10: the bucket is scanned
+    assert rows == [(8.0, 3.0), (20.0, 3.0)] and "a" not in nxt.bounds   # gone with its bucket
+    rt.shutdown()
+
+
+def test_no_bound_for_functions_ints_or_the_arriving_event_alone():
+    for cond in ["k == e1.k and p < e1.p and coalesce(p, 0.0) > 1.0",   # a function beside it
+                 "k == e1.k and v < e1.v",                                 # ints
+                 "k == e1.k and p < 5.0",                                  # the arriving event alone
+                 "k == e1.k and p < e1.p + p",                             # both sides read it
+                 "p < e1.p"]:                                              # no index
+        rt, _ = make(f"from every e1=A -> e2=B[{cond}] select e1.p as a, e2.p as b")
+        key = pattern(rt).pres[1].key
+        assert key is None or key.bound is None, cond
+        rt.shutdown()
+
+
+def _values(seed: int, n: int = 500) -> list[tuple]:
+    """Random events whose ``p`` is sometimes null, NaN, an infinity or an int."""
+    rnd = random.Random(seed)
+    ts, out = 1000, []
+    for _ in range(n):
+        ts += rnd.choice([0, 1, 50, 400])
+        r = rnd.random()
+        p = (None if r < 0.04 else float("nan") if r < 0.07 else float("inf") if r < 0.08
+             else rnd.randrange(100) if r < 0.1 else rnd.randrange(1000) / 10)
+        out.append((rnd.choice("AB"), ts, (rnd.choice("abc"), p, rnd.randrange(3))))
+    return out
+
+
+@pytest.mark.parametrize("cond", ["p < e1.p * 0.5", "e1.p * 0.5 > p", "p <= e1.p - 40.0", "p > e1.p",
+                                  "e1.p <= p", "p >= e1.p + 10.0 and v != 1"])
+@pytest.mark.parametrize("chunk", [1, 7])
+def test_bounded_outputs_equal_the_scan(monkeypatch, cond, chunk):
+    query = (f"from every e1=A[v != 2] -> e2=B[k == e1.k and {cond}] within 3 sec "
+             "select e1.p as a, e2.p as b, e2.v as c")
+    for seed in range(6):
+        events = _values(seed)
+        bounded, got = make(query)
+        assert _bound_of(bounded) is not None
+        feed(bounded, events, chunk)
+        for pre in pattern(bounded).pres:
+            if pre.index is not None:
+                _index_matches_pending(pre)
+                assert set(pre.bounds) == set(pre.index)
+        bounded.shutdown()
+        with monkeypatch.context() as m:
+            m.setattr(planner, "_bound_part", lambda *a: None)
+            scanned, want = make(query)
+            assert _bound_of(scanned) is None
+            feed(scanned, events, chunk)
+            scanned.shutdown()
+        assert repr(got) == repr(want) and want   # (repr: NaN rows compare equal too)
+
+
+def test_a_restored_index_gets_its_bounds_again():
+    q = "from every e1=A -> e2=B[k == e1.k and p < e1.p] within 5 sec select e1.p as a, e2.p as b"
+    first, _ = make(q)
+    feed(first, [("A", 1, ("a", 5.0, 1)), ("A", 2, ("a", 9.0, 1)), ("B", 3, ("z", 0.0, 1))])
+    snap = first.snapshot()
+    first.shutdown()
+    second, rows = make(q)
+    second.restore(snap)
+    assert pattern(second).pres[1].bounds == {"a": 9.0}
+    feed(second, [("B", 4, ("a", 7.0, 1))])
+    assert rows == [(9.0, 7.0)]
+    second.shutdown()
