@@ -235,12 +235,12 @@ class _Bound:
 
     For a conjunct ``own < held`` of the condition (``own`` over the arriving event alone,
     ``held`` over the earlier events a waiting partial match holds, both doubles or floats;
-    ``<=``, ``>``, ``>=`` alike), each bucket of the index keeps the greatest ``held`` of the
-    partial matches filed in it since it was made (``sign`` -1 turns ``>`` into ``<``): an
-    arriving value at or above it passes none of them.  ``of_state(se)`` is a partial match's
-    ``held`` times ``sign`` (None for a null, a NaN or a value of another kind, after which the
-    bucket has no bound until it is made again); ``value`` is the source of the arriving
-    ``own`` times ``sign`` over ``d{sid}``, ``strict`` whether the comparison is ``<``.
+    ``<=`` alike, and ``>``, ``>=`` with both sides negated), each bucket of the index keeps
+    the greatest ``held`` of the partial matches filed in it since it was made: an arriving
+    value at or above it passes none of them.  ``of_state(se)`` is a partial match's ``held``
+    (None for a null, a NaN or a value of another kind, after which the bucket has no bound
+    until it is made again); ``value`` is the source of the arriving ``own`` over ``d{sid}``
+    (both negated for ``>`` and ``>=``), ``strict`` whether the comparison is strict.
     """
 
     value: str

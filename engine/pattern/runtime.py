@@ -410,6 +410,15 @@ class PatternRuntime:
                  f"        {n}.pending.append(_r_s)"]
         key = self.plan.keys.get(p.state_id) if p.index is not None else None
         if key is not None:
+            made: list[str] = []
+            grown: list[str] = []
+            if key.bound is not None:
+                # (the bucket's bound: made with it, raised by each partial match filed in it)
+                of = self.plan.gen.ref(key.bound.of_state, "bound")  # type: ignore[union-attr]
+                made = [f"{n}.bounds[_r_k] = {of}(_r_s)"]
+                grown = [f"if (_r_bd := {n}.bounds.get(_r_k)) is not None:",
+                         f"    _r_t = {of}(_r_s)",
+                         f"    {n}.bounds[_r_k] = None if _r_t is None else _r_t if _r_t > _r_bd else _r_bd"]
             lines += [f"        _r_ix = {n}.index",
                       "        if _r_ix is not None:",
                       "            _r_v = _r_s.events",
@@ -421,17 +430,10 @@ class PatternRuntime:
                       "            else:",
                       "                if _r_b is None:",
                       "                    _r_ix[_r_k] = [_r_s]",
+                      *_indent(made, 5),
                       "                else:",
-                      "                    _r_b.append(_r_s)"]
-            if key.bound is not None:
-                # (the bucket's bound: made with it, raised by each partial match filed in it)
-                of = self.plan.gen.ref(key.bound.of_state, "bound")  # type: ignore[union-attr]
-                lines[-3:-2] = ["                    _r_ix[_r_k] = [_r_s]",
-                                f"                    {n}.bounds[_r_k] = {of}(_r_s)"]
-                lines += [f"                    if (_r_bd := {n}.bounds.get(_r_k)) is not None:",
-                          f"                        _r_t = {of}(_r_s)",
-                          f"                        {n}.bounds[_r_k] = (None if _r_t is None else "
-                          "_r_t if _r_t > _r_bd else _r_bd)"]
+                      "                    _r_b.append(_r_s)",
+                      *_indent(grown, 5)]
         if p.limit:   # the same bound for every instance of the plan
             lines += [f"        if len({n}.pending) > {p.limit}:", f"            {n}._bound()"]
         return lines + ["    else:", f"        {n}.update_state()"]
