@@ -118,6 +118,14 @@ configure(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* A hint to fetch the memory at `p` into the cache (nothing where the compiler has no such
+ * builtin). */
+#if defined(__GNUC__) || defined(__clang__)
+#define prefetch(p) __builtin_prefetch((const void *)(p))
+#else
+#define prefetch(p) ((void)(p))
+#endif
+
 /* The data tuple of event `e`, borrowed; NULL (no exception) where there is none to read. */
 static inline PyObject *
 data_of(PyObject *e)
@@ -1622,6 +1630,19 @@ run_steps(slide_plan_t *plan, slide_run_t *run, PyObject *key, PyObject *chunk, 
         PyObject *old = NULL;  /* the data of the event leaving the window, where it is read */
         const double *old_values = NULL;  /* or its values, from the memo */
         double old_copy[SLIDE_MAX];
+        if (full && memo->buffer == buf && memo->count == size && size > 2) {
+            /* This window's next steps come a whole window of the stream later, when what
+               they touch of their leaving events (each event's memory, its data tuple and its
+               timestamp, whose reference counts letting go of it changes) has left the cache:
+               it is fetched now, the event two steps on, the tuple and timestamp of the next
+               one (whose event the last step fetched). */
+            prefetch(memo->events[(memo->head + 2) % memo->capacity]);
+            Py_ssize_t at = (memo->head + 1) % memo->capacity;
+            if (memo->known[at]) {  /* (known: an event with a data tuple, see memo_push) */
+                prefetch(SLOT(memo->events[at], off_data));
+                prefetch(SLOT(memo->events[at], off_timestamp));
+            }
+        }
         if (full) {
             PyObject *leaving = PySequence_GetItem(buf, 0);
             if (leaving == NULL)
@@ -1821,11 +1842,14 @@ slide(PyObject *self, PyObject *args)
    router, to the query's callbacks or target); None, having changed nothing, where it does
    not take the event. */
 static PyObject *
-slide_one(PyObject *self, PyObject *args)
+slide_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *e, *rec, *capsule;
-    if (!PyArg_ParseTuple(args, "OOO", &e, &rec, &capsule))
+    /* (fast call: a one-by-one sender pays this call per event) */
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "slide_one(event, record, plan)");
         return NULL;
+    }
+    PyObject *e = args[0], *rec = args[1], *capsule = args[2];
     slide_plan_t *plan = plan_of(capsule, SLIDE_PLAN);
     if (plan == NULL)
         return NULL;
@@ -1903,7 +1927,7 @@ static PyMethodDef methods[] = {
      "slide_plan(key_index, nstates, updates, columns, deque_type) -> capsule: what slide needs of a fused query."},
     {"slide", slide, METH_VARARGS,
      "slide(chunk, start, records, merged, pending, plan) -> int: a fused partition query's sliding runs."},
-    {"slide_one", slide_one, METH_VARARGS,
+    {"slide_one", (PyCFunction)(void (*)(void))slide_one, METH_FASTCALL,
      "slide_one(event, record, plan) -> event | None: a fused partition query's step for one event."},
     {"event", (PyCFunction)(void (*)(void))event, METH_FASTCALL,
      "event(timestamp, data, type) -> RawEvent, untracked by the collector where it holds only atomic values."},
