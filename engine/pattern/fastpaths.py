@@ -247,11 +247,12 @@ class _Bound:
     strict: bool
     of_state: Callable[[StateEvent], Any]
 
-    def skip(self, sid: int, bounds: str) -> str:
+    def skip(self, bounds: str) -> str:
         """Source that is true where the bucket ``_r_key`` of ``bounds`` holds no partial match
-        the arriving event can pass (its bound is known and the value not under it)."""
+        the arriving event (``d{sid}``, bound before) can pass: its bound is known and the
+        value not under it."""
         op = "<" if self.strict else "<="
-        return (f"(_r_bd := {bounds}.get(_r_key)) is not None and (d{sid} := _r_d) is not None "
+        return (f"(_r_bd := {bounds}.get(_r_key)) is not None "
                 f"and (_r_bo := {self.value}) is not None and not (_r_bo {op} _r_bd)")
 
 

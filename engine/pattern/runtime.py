@@ -410,15 +410,9 @@ class PatternRuntime:
                  f"        {n}.pending.append(_r_s)"]
         key = self.plan.keys.get(p.state_id) if p.index is not None else None
         if key is not None:
-            made: list[str] = []
-            grown: list[str] = []
-            if key.bound is not None:
-                # (the bucket's bound: made with it, raised by each partial match filed in it)
-                of = self.plan.gen.ref(key.bound.of_state, "bound")  # type: ignore[union-attr]
-                made = [f"{n}.bounds[_r_k] = {of}(_r_s)"]
-                grown = [f"if (_r_bd := {n}.bounds.get(_r_k)) is not None:",
-                         f"    _r_t = {of}(_r_s)",
-                         f"    {n}.bounds[_r_k] = None if _r_t is None else _r_t if _r_t > _r_bd else _r_bd"]
+            # (the bucket's bound: made with it, raised by each partial match filed in it)
+            made = [f"{n}.file_bound(_r_k, _r_s, True)"] if key.bound is not None else []
+            grown = [f"{n}.file_bound(_r_k, _r_s, False)"] if key.bound is not None else []
             lines += [f"        _r_ix = {n}.index",
                       "        if _r_ix is not None:",
                       "            _r_v = _r_s.events",
@@ -465,7 +459,8 @@ class PatternRuntime:
                  *_indent(collect, 1)]
         if key.bound is not None:
             # (none of the bucket's partial matches can pass: see _Bound)
-            lines += [f"if _r_cands is not None and {key.bound.skip(p.state_id, f'{n}.bounds')}:",
+            lines += [f"d{p.state_id} = _r_d",
+                      f"if _r_cands is not None and {key.bound.skip(f'{n}.bounds')}:",
                       "    _r_cands = None"]
         lines += ["if _r_cands is not None:",
                  *_indent(test.candidates("_r_cands"), 1)]

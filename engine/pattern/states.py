@@ -183,23 +183,29 @@ class _StreamPre:
         index = self.index
         assert index is not None and self.key is not None
         of_state = self.key.of_state
-        bound = self.key.bound
-        bounds = self.bounds
+        bounded = self.key.bound is not None
         try:
             for se in items:
                 k = of_state(se)
                 bucket = index.get(k)
                 if bucket is None:
                     index[k] = [se]
-                    if bound is not None:
-                        bounds[k] = bound.of_state(se)
                 else:
                     bucket.append(se)
-                    if bound is not None and (b := bounds.get(k)) is not None:
-                        t = bound.of_state(se)
-                        bounds[k] = None if t is None else t if t > b else b
+                if bounded:
+                    self.file_bound(k, se, bucket is None)
         except TypeError:
             self.index = None   # an unhashable value: scan the list from now on
+
+    def file_bound(self, k: Any, se: StateEvent, made: bool) -> None:
+        """Bucket ``k``'s bound (see _Bound) once ``se`` is filed in it: ``se``'s own where it
+        made the bucket, else raised to it (a bucket without a bound stays without)."""
+        of_state = self.key.bound.of_state  # type: ignore[union-attr]
+        if made:
+            self.bounds[k] = of_state(se)
+        elif (b := self.bounds.get(k)) is not None:
+            t = of_state(se)
+            self.bounds[k] = None if t is None else t if t > b else b
 
     def _unindex_all(self, items: list[StateEvent]) -> None:
         index = self.index
