@@ -4,7 +4,9 @@ Everything here drives the real service: :func:`running_host` starts a
 :class:`service.host.ServiceHost` in the test's event loop, :class:`SrotaProcess` runs
 ``.venv/bin/srota run`` as a subprocess.  Kafka is read back with plain aiokafka consumers
 (no group) up to each partition's high-water mark, which tansu reports reliably in fetch
-responses (its ``end_offsets()`` is not).
+responses (its ``end_offsets()`` is not).  :meth:`TopicReader.until` takes a high-water mark
+only from a fetch answered after it was called: aiokafka keeps the mark of the last response,
+which may predate records a process wrote just before the call.
 """
 from __future__ import annotations
 
@@ -80,6 +82,9 @@ async def produce(bootstrap: str, topic: str, values: Iterable[bytes | tuple[byt
     return n
 
 
+_FETCH_MAX_WAIT_MS = 100
+
+
 class TopicReader:
     """Reads a whole topic from the beginning, and keeps reading what is added (no group)."""
 
@@ -92,7 +97,7 @@ class TopicReader:
 
     async def __aenter__(self) -> TopicReader:
         consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False,
-                                    auto_offset_reset="earliest", fetch_max_wait_ms=100)
+                                    auto_offset_reset="earliest", fetch_max_wait_ms=_FETCH_MAX_WAIT_MS)
         await consumer.start()
         self._consumer = consumer
         partitions = await wait_until(lambda: consumer.partitions_for_topic(self.topic), 10,
@@ -113,8 +118,9 @@ class TopicReader:
         """Every record read so far, in partition order."""
         return [r for p in sorted(self.records) for r in self.records[p]]
 
-    async def poll(self) -> bool:
-        """Fetch once; True when every partition has been read up to its high-water mark."""
+    async def poll(self, fetched_since_ms: float = 0.0) -> bool:
+        """Fetch once; True when every partition has been read up to its high-water mark, as
+        known from a fetch answered at ``fetched_since_ms`` (wall clock) or later."""
         consumer = self._consumer
         assert consumer is not None
         fetched = await consumer.getmany(timeout_ms=100)
@@ -122,17 +128,24 @@ class TopicReader:
             self.records[tp.partition].extend(
                 Record(r.partition, r.offset, r.key, r.value, tuple(r.headers or ())) for r in records)
         for tp in self._tps:
-            high = consumer.highwater(tp)
-            if high is None or await consumer.position(tp) < high:
+            high, answered = consumer.highwater(tp), consumer.last_poll_timestamp(tp)
+            if high is None or answered is None or answered < fetched_since_ms:
+                return False
+            if await consumer.position(tp) < high:
                 return False
         return True
 
     async def until(self, done: Callable[[list[Record]], bool], timeout: float = 30.0,
                     what: str = "records") -> list[Record]:
-        """Read until caught up and ``done(records)``; return every record."""
+        """Read until caught up and ``done(records)``; return every record.
+
+        Caught up means up to a high-water mark that a fetch answered after this call began
+        (with a margin of the fetch's long-poll wait), so every record written before the
+        call is read."""
         deadline = time.monotonic() + timeout
+        fetched_since_ms = time.time() * 1000 + _FETCH_MAX_WAIT_MS
         while True:
-            caught_up = await self.poll()
+            caught_up = await self.poll(fetched_since_ms)
             if caught_up and done(self.all):
                 return self.all
             if time.monotonic() > deadline:
