@@ -27,6 +27,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
 
 _log = logging.getLogger(__name__)
 
@@ -178,7 +180,7 @@ class Scheduler:
     executor tasks whose order is the threads').
     """
 
-    def __init__(self, clock: Clock, lock: threading.RLock) -> None:
+    def __init__(self, clock: Clock, lock: AbstractContextManager[Any]) -> None:
         self.clock = clock
         self.lock = lock
         # One heap of (at, handle, callback) per rank; the ranks with a heap, sorted.
