@@ -29,7 +29,7 @@ def app_lock() -> Any:
     ``threading.RLock``.
 
     Every one-by-one send takes the app lock, and ``threading.RLock``'s acquire and release
-    (their arguments parsed per call) cost about 75 ns a pair here, 6-15 % of such a send
+    (their arguments parsed per call) cost about 75 ns a pair here, 9-14 % of such a send
     (docs/performance.md); fastrlock's cost about 30.  Both are re-entrant, take
     ``acquire(blocking=False)`` and serve as context managers, which is all the engine asks.
     """
