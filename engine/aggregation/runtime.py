@@ -434,7 +434,8 @@ class Aggregation:
         late (event times ahead of the clock), where the bound alone would count some twice.  Finer
         rows are kept, as for the memory of a single process, when their own start (event time;
         the recording ``postgresql_two_shards`` of real Siddhi shows it) or the bucket of
-        granularity ``i`` they belong to (arrival time) is within ``[start, end)``.
+        granularity ``i`` they belong to (arrival time) is within ``[start, end)``.  Arrival-time
+        rows are dated by their newest finer row before they are merged (:func:`_date_by_finer_rows`).
         """
         spec = self.spec
         durations = spec.durations
@@ -459,15 +460,21 @@ class Aggregation:
             up = durations[j + 1]
             low = bucket_start(bucket_start(now, up) - 1, up)  # the previous coarser bucket's start
             lows.append(low if start is None else max(low, start))
+        # (read coarsest first: a bucket a shard rolls up meanwhile is then counted in its finer rows)
+        scans = {i: scan_shards(per, start, end)}
+        for j in range(i - 1, -1, -1):
+            scans[j] = scan_shards(durations[j], lows[j], None)
+        if spec.time_attribute is None and spec.latest:
+            _date_by_finer_rows(scans, durations)
         # the requested granularity: its rows in range, and which shard rolled up which bucket
         above: set[tuple[int, tuple[Any, ...], str]] = set()
-        for ts, key, shard, row in scan_shards(per, start, end):
+        for ts, key, shard, row in scans[i]:
             add((ts, key), row)
             above.add((ts, key, shard))
         for j in range(i - 1, -1, -1):
             up = durations[j + 1]
             seen: set[tuple[int, tuple[Any, ...], str]] = set()
-            for ts, key, shard, row in scan_shards(durations[j], lows[j], None):
+            for ts, key, shard, row in scans[j]:
                 seen.add((ts, key, shard))
                 if (bucket_start(ts, up), key, shard) in above:
                     continue  # the shard has rolled it up into the next coarser table
@@ -704,6 +711,32 @@ def _java_str(v: Any) -> str:
     if isinstance(v, float):
         return java_float_str(v)
     return str(v)
+
+
+def _date_by_finer_rows(scans: dict[int, list[tuple[int, tuple[Any, ...], str, list[Any]]]],
+                        durations: tuple[TimeDuration, ...]) -> None:
+    """Give the stored rows of an arrival-time aggregation a time for their latest event.
+
+    Siddhi's tables keep ``AGG_LAST_EVENT_TIMESTAMP`` for event time only, so a stored
+    arrival-time row is dated by its bucket's start, and the minute rows of several shards all
+    tie: which shard's latest value won would be the database's row order.  The newest finer
+    row of the same shard, key and bucket (down to the root table, which holds every root
+    bucket) dates it better, to the root granularity: the shard whose events came last wins,
+    as when the same buckets are still finer rows (``scans`` maps a granularity's index to its
+    rows, each a copy of its own; their ``row[0]`` is raised in place).
+    """
+    newest: dict[tuple[int, int, tuple[Any, ...], str], int] = {}
+    top = max(scans)
+    for j in sorted(scans):  # finest first: a row's date is known before its coarser row's
+        up = durations[j + 1] if j < top else None
+        for ts, key, shard, row in scans[j]:
+            seen = newest.get((j, ts, key, shard))
+            if seen is not None and seen > row[0]:
+                row[0] = seen
+            if up is not None:
+                k = (j + 1, bucket_start(ts, up), key, shard)
+                if newest.get(k, row[0]) <= row[0]:
+                    newest[k] = row[0]
 
 
 # ---------------------------------------------------------------------------- planning

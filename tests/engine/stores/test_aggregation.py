@@ -13,15 +13,18 @@ from srota import SiddhiManager
 T0 = 1_700_000_000_000  # 2023-11-14 22:13:20 UTC
 
 
+def _store_annotation(url: str) -> str:
+    """The seed's ``@store`` line for a test database's URL."""
+    p = urllib.parse.urlsplit(url)
+    scheme = "postgresql" if p.scheme.startswith("postgres") else "mysql"
+    driver = "org.postgresql.Driver" if scheme == "postgresql" else "com.mysql.jdbc.Driver"
+    return (f'@store(type=\'rdbms\', jdbc.url="jdbc:{scheme}://{p.hostname}:{p.port}{p.path}", '
+            f'username="{p.username}", password="{p.password}" ,"{driver}")')
+
+
 def seed_app(url: str | None, name: str = "trades", sharded: bool = False, purge: bool = False) -> str:
     """The aggregation seed's TradeAggregation, with its @store line as written there (URL aside)."""
-    store = ""
-    if url is not None:
-        p = urllib.parse.urlsplit(url)
-        scheme = "postgresql" if p.scheme.startswith("postgres") else "mysql"
-        driver = "org.postgresql.Driver" if scheme == "postgresql" else "com.mysql.jdbc.Driver"
-        store = (f'@store(type=\'rdbms\', jdbc.url="jdbc:{scheme}://{p.hostname}:{p.port}{p.path}", '
-                 f'username="{p.username}", password="{p.password}" ,"{driver}")\n')
+    store = "" if url is None else _store_annotation(url) + "\n"
     shard = "@PartitionById(enable='true')\n" if sharded else ""
     if not purge:  # Siddhi purges seconds older than 120 s by default; keep them to compare
         shard += "@purge(enable='false')\n"
@@ -288,4 +291,36 @@ def test_a_shard_reads_the_finer_rows_of_buckets_other_shards_keep_open(rdbms_ur
             assert [tuple(e.data) for e in rt.query(per_minute)] == [(minute, "IBM", 33)]
     finally:
         for rt in (*shards, reader):
+            rt.shutdown()
+
+
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_arrival_time_latest_value_is_the_shard_whose_events_came_last(rdbms_url: str, first: str) -> None:
+    """Siddhi's arrival-time tables keep no last event time: the minute rows of two shards carry
+    the same bucket start. The latest value must still be that of the shard whose last event came
+    later (its newest second row says so), in whichever order the database returns the tied rows
+    (``first``'s rows first)."""
+    app = ("@app:playback\ndefine stream S (v double);\n"
+           f"{_store_annotation(rdbms_url)}\n@PartitionById(enable='true')\n@purge(enable='false')\n"
+           "define aggregation A from S select sum(v) as total, v as lastV aggregate every sec ... year;\n")
+    shards = {}
+    # T0 is 22:13:20: both events in the same minute, a second apart
+    for shard_id, (value, at) in {"a": (1.0, T0 + 100), "b": (2.0, T0 + 1_100)}.items():
+        rt = SiddhiManager(shard_id=shard_id).create_siddhi_app_runtime(app)
+        rt.start()
+        rt.get_input_handler("S").send([value], timestamp=at)
+        rt.context.aggregations["A"].complete_all()  # every granularity's row written
+        shards[shard_id] = rt
+    store = shards["a"].context.aggregations["A"].store
+    scan_shards = store.scan_shards
+    rank = {first: 0, "b" if first == "a" else "a": 1}
+    store.scan_shards = lambda *args: sorted(scan_shards(*args), key=lambda r: (r[0], rank[r[2]]))
+    try:
+        for per in ("minutes", "years"):  # (arrival time: a year counts if its own start is within)
+            got = [tuple(e.data) for e in shards["a"].query(
+                f"from A within 0L, {T0 + 3_600_000}L per '{per}' select AGG_TIMESTAMP, total, lastV")]
+            assert [g[1:] for g in got] == [(3.0, 2.0)], (per, got)
+        assert got[0][0] == 1_672_531_200_000  # 2023's year row
+    finally:
+        for rt in shards.values():
             rt.shutdown()
