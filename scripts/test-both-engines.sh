@@ -16,7 +16,8 @@ pure_log="$work/pure.log"
 SROTA_PURE_PYTHON=1 "$BIN/python" -m pytest -q -p no:cacheprovider --basetemp="$work/pure" \
     >"$pure_log" 2>&1 &
 pure=$!
-# (a Ctrl-C or a kill of make stops the background run too)
+# (a Ctrl-C or a kill of make stops the background run too; its SIGTERM ends it as Ctrl-C would,
+# with its servers torn down: tests/sigterm_plugin.py)
 trap 'kill "$pure" 2>/dev/null; wait "$pure" 2>/dev/null; rm -rf "$work"; exit 130' INT TERM
 
 echo "== compiled module: the rest of the suite (the pure-Python run goes on beside it) =="

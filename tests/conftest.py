@@ -33,6 +33,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ["tests.sigterm_plugin"]
+
 #: Consumer settings that keep tansu's group joins short in tests.
 KAFKA_FAST_GROUP = "session.timeout.ms:2000,heartbeat.interval.ms:500,rebalance.timeout.ms:3000"
 
