@@ -311,6 +311,20 @@ release_columns(column *cols, Py_ssize_t k)
 
 static inline int atomic_value(PyObject *v);
 
+/* Untracks output event `o` and its data tuple `row` from the cyclic collector where nothing
+ * they hold can lead back to them (an int timestamp, atomic values; see event() below): the
+ * collector's generation-0 passes need not walk the outputs a callback keeps. */
+static void
+untrack_if_atomic(PyObject *o, PyObject *row)
+{
+    for (Py_ssize_t j = PyTuple_GET_SIZE(row); --j >= 0;)
+        if (!atomic_value(PyTuple_GET_ITEM(row, j)))
+            return;
+    PyObject_GC_UnTrack(row);
+    if (PyLong_CheckExact(SLOT(o, off_timestamp)))
+        PyObject_GC_UnTrack(o);
+}
+
 static PyObject *
 value_at(column *c, PyObject *data, Py_ssize_t i)
 {
@@ -1756,6 +1770,7 @@ run_output(slide_plan_t *plan, slide_run_t *run, PyObject *last)
     SLOT(o, off_timestamp) = Py_NewRef(SLOT(last, off_timestamp));
     SLOT(o, off_data) = row;
     SLOT(o, off_type) = PyLong_FromLong(0);
+    untrack_if_atomic(o, row);
     return o;
 }
 
