@@ -16,8 +16,8 @@
  *       event whose byte in `mask` is non-zero (every event where `mask` is None).  Its
  *       data is a tuple with one value per column: ('a', i) the input's attribute i as it
  *       is, ('c', value) a constant, ('d'|'f'|'q'|'i'|'b', buffer) the event's element of a
- *       computed float64/float32/int64/int32/bool array.  A row of atomic values (see
- *       atomic_value) and its event are untracked by the cyclic collector, as event() does.
+ *       computed float64/float32/int64/int32/bool array.  A row of atomic values and its
+ *       event are untracked by the cyclic collector (untrack_plain), as event() does.
  *
  *   plain(events) -> bool
  *       Whether every event is an Event of type 0 (CURRENT) whose data is a tuple: what a
@@ -135,6 +135,34 @@ data_of(PyObject *e)
         return NULL;
     PyObject *data = SLOT(e, off_data);
     return (data != NULL && PyTuple_CheckExact(data)) ? data : NULL;
+}
+
+/* Whether `v` is a value that holds no reference to another object (str, int, float, bool,
+ * bytes, None): a tuple of such values cannot be part of a reference cycle. */
+static inline int
+atomic_value(PyObject *v)
+{
+    return v == Py_None || PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v)
+           || PyBool_Check(v) || PyBytes_CheckExact(v);
+}
+
+/* Untracks event `o` from the cyclic collector where nothing it holds can lead back to it (an
+ * int timestamp and type, a data tuple of atomic values), and its data tuple with it, as
+ * CPython stops tracking such a tuple: an event a window or a callback keeps then costs the
+ * collector's passes nothing (its refcount frees it as before).  Where only the timestamp or
+ * type is another object, the tuple alone. */
+static void
+untrack_plain(PyObject *o)
+{
+    PyObject *data = SLOT(o, off_data);
+    if (!PyTuple_CheckExact(data))
+        return;
+    for (Py_ssize_t i = PyTuple_GET_SIZE(data); --i >= 0;)
+        if (!atomic_value(PyTuple_GET_ITEM(data, i)))
+            return;
+    PyObject_GC_UnTrack(data);
+    if (PyLong_CheckExact(SLOT(o, off_timestamp)) && PyLong_CheckExact(SLOT(o, off_type)))
+        PyObject_GC_UnTrack(o);
 }
 
 static int
@@ -309,22 +337,6 @@ release_columns(column *cols, Py_ssize_t k)
     PyMem_Free(cols);
 }
 
-static inline int atomic_value(PyObject *v);
-
-/* Untracks output event `o` and its data tuple `row` from the cyclic collector where nothing
- * they hold can lead back to them (an int timestamp, atomic values; see event() below): the
- * collector's generation-0 passes need not walk the outputs a callback keeps. */
-static void
-untrack_if_atomic(PyObject *o, PyObject *row)
-{
-    for (Py_ssize_t j = PyTuple_GET_SIZE(row); --j >= 0;)
-        if (!atomic_value(PyTuple_GET_ITEM(row, j)))
-            return;
-    PyObject_GC_UnTrack(row);
-    if (PyLong_CheckExact(SLOT(o, off_timestamp)))
-        PyObject_GC_UnTrack(o);
-}
-
 static PyObject *
 value_at(column *c, PyObject *data, Py_ssize_t i)
 {
@@ -429,7 +441,6 @@ emit(PyObject *self, PyObject *args)
         PyObject *row = PyTuple_New(k);
         if (row == NULL)
             goto fail;
-        int atomic = 1;
         for (Py_ssize_t j = 0; j < k; j++) {
             if (cols[j].kind == 'a' && cols[j].index >= PyTuple_GET_SIZE(data)) {
                 Py_DECREF(row);
@@ -441,8 +452,6 @@ emit(PyObject *self, PyObject *args)
                 Py_DECREF(row);
                 goto fail;
             }
-            if (atomic && (cols[j].kind == 'a' || cols[j].kind == 'c'))
-                atomic = atomic_value(v);
             PyTuple_SET_ITEM(row, j, v);
         }
         PyObject *o = raw_event_type->tp_alloc(raw_event_type, 0);
@@ -455,14 +464,7 @@ emit(PyObject *self, PyObject *args)
         SLOT(o, off_timestamp) = ts;
         SLOT(o, off_data) = row;
         SLOT(o, off_type) = etype;
-        if (atomic) {
-            /* nothing the row holds leads back to it: the collector need not walk it, nor the
-               event (as event() below); a gen-0 collection over tracked output rows cost W1 a
-               tenth of its time */
-            PyObject_GC_UnTrack(row);
-            if (PyLong_CheckExact(ts) && PyLong_CheckExact(etype))
-                PyObject_GC_UnTrack(o);
-        }
+        untrack_plain(o);  /* (collections over W1's kept output rows cost it a tenth of its time) */
         int rc = PyList_Append(out, o);
         Py_DECREF(o);
         if (rc < 0)
@@ -1770,7 +1772,7 @@ run_output(slide_plan_t *plan, slide_run_t *run, PyObject *last)
     SLOT(o, off_timestamp) = Py_NewRef(SLOT(last, off_timestamp));
     SLOT(o, off_data) = row;
     SLOT(o, off_type) = PyLong_FromLong(0);
-    untrack_if_atomic(o, row);
+    untrack_plain(o);
     return o;
 }
 
@@ -1901,15 +1903,6 @@ slide_one(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* ------------------------------------------------------------------ event */
 
-/* Whether `v` is a value that holds no reference to another object (str, int, float, bool,
- * bytes, None): a tuple of such values cannot be part of a reference cycle. */
-static inline int
-atomic_value(PyObject *v)
-{
-    return v == Py_None || PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v)
-           || PyBool_Check(v) || PyBytes_CheckExact(v);
-}
-
 /* event(timestamp, data, type) -> RawEvent
 
    A RawEvent with the three slots set.  Where nothing it holds can lead back to it (an int
@@ -1931,14 +1924,7 @@ event(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     SLOT(o, off_timestamp) = Py_NewRef(args[0]);
     SLOT(o, off_data) = Py_NewRef(args[1]);
     SLOT(o, off_type) = Py_NewRef(args[2]);
-    PyObject *data = args[1];
-    if (!PyLong_CheckExact(args[0]) || !PyLong_CheckExact(args[2]) || !PyTuple_CheckExact(data))
-        return o;
-    for (Py_ssize_t i = PyTuple_GET_SIZE(data); --i >= 0;) {
-        if (!atomic_value(PyTuple_GET_ITEM(data, i)))
-            return o;
-    }
-    PyObject_GC_UnTrack(o);
+    untrack_plain(o);
     return o;
 }
 
