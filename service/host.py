@@ -13,7 +13,7 @@ import contextlib
 import gc
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -260,24 +260,46 @@ async def serve(config: ServiceConfig, app_paths: Sequence[Path], stop: asyncio.
     host = ServiceHost(config, app_paths)
     stop = stop or asyncio.Event()
     host.stopping = stop
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-    try:
-        await host.start()
-    except BaseException:
-        if host.admin is not None:  # it started first: free its port
-            await host.admin.stop()
-        raise
-    from srota.service.logs import log_banner
+    with _stopping_on_signals(stop):
+        try:
+            await host.start()
+        except BaseException:
+            if host.admin is not None:  # it started first: free its port
+                await host.admin.stop()
+            raise
+        from srota.service.logs import log_banner
 
-    log_banner(host)
-    try:
-        await stop.wait()
-    finally:
-        await host.stop()
+        log_banner(host)
+        try:
+            await stop.wait()
+        finally:
+            await host.stop()
     return host.failure
+
+
+@contextlib.contextmanager
+def _stopping_on_signals(stop: asyncio.Event) -> Iterator[None]:
+    """SIGTERM and SIGINT set ``stop`` while the block runs; afterwards the handlers the
+    process had before are back.
+
+    (asyncio's own removal, which ``loop.close()`` does, leaves ``SIG_DFL`` behind: a process
+    that ran the service in-process, a test runner say, would then die on its next SIGTERM
+    without running its own handler.)
+    """
+    loop = asyncio.get_running_loop()
+    installed: dict[signal.Signals, Any] = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(sig)
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread, Windows
+            loop.add_signal_handler(sig, stop.set)
+            installed[sig] = previous
+    try:
+        yield
+    finally:
+        for sig, previous in installed.items():
+            loop.remove_signal_handler(sig)
+            if previous is not None:  # (None: a handler not installed from Python)
+                signal.signal(sig, previous)
 
 
 def run_service(config: ServiceConfig, app_paths: Sequence[Path]) -> int:

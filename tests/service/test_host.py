@@ -309,3 +309,46 @@ async def test_a_refused_grouped_message_routes_the_rows_it_carried(request):
         assert sorted(tuple(p)[0] for p in await refused) == ["b1", "b2"]
     finally:
         await h.stop()
+
+
+def test_serve_gives_back_the_signal_handlers_the_process_had(tmp_path: Any) -> None:
+    """While it runs, SIGTERM stops the service; after it, in a run that stopped and in one
+    whose app failed to start, the process's own handlers are back (not SIG_DFL, which
+    would end a test runner on its next SIGTERM without teardown)."""
+    import signal
+
+    from srota.service.host import serve
+
+    good = tmp_path / "good.siddhi"
+    good.write_text("define stream S (a int);\nfrom S select a insert into O;\n")
+    bad = tmp_path / "bad.siddhi"
+    bad.write_text("define stream S (a int);\nfrom S select b insert into O;\n")
+    config = ServiceConfig(http=HttpConfig(port=0))
+
+    def own(signum: int, frame: Any) -> None:
+        raise AssertionError("the service's handler should be the one called")
+
+    async def stopped_by_sigterm() -> str | None:
+        async def send_term() -> None:
+            await asyncio.sleep(0.3)
+            signal.raise_signal(signal.SIGTERM)
+
+        kill = asyncio.create_task(send_term())
+        try:
+            return await serve(config, [good])
+        finally:
+            await kill
+
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    signal.signal(signal.SIGTERM, own)
+    try:
+        assert asyncio.run(asyncio.wait_for(stopped_by_sigterm(), 30)) is None
+        assert signal.getsignal(signal.SIGTERM) is own
+        assert signal.getsignal(signal.SIGINT) is before[signal.SIGINT]
+        with pytest.raises(SiddhiAppCreationError):
+            asyncio.run(serve(config, [bad]))
+        assert signal.getsignal(signal.SIGTERM) is own
+        assert signal.getsignal(signal.SIGINT) is before[signal.SIGINT]
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
