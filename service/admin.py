@@ -233,11 +233,13 @@ class AdminServer:
         if parsed.type is not OnDemandQueryType.FIND and not self._authorised(request):
             return json_response({"error": "queries that change data need the configured token"}, 401)
         try:
-            events = await asyncio.get_running_loop().run_in_executor(None, runtime.query, text)
+            events = await on_demand(runtime, text)
         except SiddhiAppCreationError as exc:
             return json_response({"error": str(exc), "line": exc.line, "column": exc.column}, 400)
         except ValueError as exc:  # a query the app cannot answer (under scale-out: an insert, an aggregation)
             return json_response({"error": str(exc)}, 400)
+        except StoreGoneError as exc:
+            return json_response({"error": str(exc)}, 503)
         return json_response({"events": [{"timestamp": e.timestamp, "data": list(e.data)} for e in events]})
 
     def authorised_to_change(self, request: web.Request) -> bool:
@@ -274,6 +276,25 @@ class AdminServer:
         ok_user = hmac.compare_digest(user.encode(), username.encode())
         ok_password = hmac.compare_digest(given.encode(), password.encode())
         return ok_user and ok_password
+
+
+class StoreGoneError(Exception):
+    """An on-demand query's store cannot answer now: it stayed unreachable, or another process
+    owns it (this one was replaced).  The store raised a ``BaseException`` (it must stop event
+    processing, see ``StoreUnavailableError``); for a query it is that answer's failure only."""
+
+
+async def on_demand(runtime: Any, text: str) -> list[Any]:
+    """``runtime.query(text)`` in a worker thread; :class:`StoreGoneError` where its store is gone
+    (instead of a ``BaseException`` that would end the request's task with no answer)."""
+    from srota.engine.stores.database import StoreReplacedError, StoreUnavailableError
+
+    try:
+        return await asyncio.get_running_loop().run_in_executor(None, runtime.query, text)
+    except (StoreReplacedError, StoreUnavailableError) as exc:
+        log.warning("on-demand query failed: its store is gone", app=getattr(runtime, "name", None),
+                    reason=type(exc).__name__, error=str(exc))
+        raise StoreGoneError(f"the store cannot answer now: {exc}") from exc
 
 
 def _refused(message: str) -> web.Response:

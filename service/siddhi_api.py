@@ -27,7 +27,6 @@ are written to the apps folder, and so run again after a restart; the admin serv
 """
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -388,17 +387,19 @@ async def store_query(host: Any, request: web.Request, raw: bytes) -> web.Respon
         return _store_error(f"Cannot find an active SiddhiApp with name: {app_name}", 404)
     from srota.grammar.model import OnDemandQueryType
     from srota.grammar.parser import parse_on_demand_query
+    from srota.service.admin import StoreGoneError, on_demand
 
-    loop = asyncio.get_running_loop()
     try:
         if parse_on_demand_query(query).type is not OnDemandQueryType.FIND and \
                 not host.admin.authorised_to_change(request):
             return _store_error("Cannot query: queries that change data need the configured token", 401)
-        events = await loop.run_in_executor(None, runtime.query, query)
+        events = await on_demand(runtime, query)
         out: dict[str, Any] = {"records": [list(e.data) for e in events]}
         if body.get("details") is True:
             attributes = runtime.get_on_demand_query_output_attributes(query)
             out["details"] = [{"name": a.name, "dataType": str(a.type).upper()} for a in attributes]
     except (SiddhiAppCreationError, ValueError) as exc:
         return _store_error(f"Cannot query: {exc}", 500)
+    except StoreGoneError as exc:
+        return _store_error(f"Cannot query: {exc}", 503)
     return json_response(out)

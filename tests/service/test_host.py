@@ -352,3 +352,32 @@ def test_serve_gives_back_the_signal_handlers_the_process_had(tmp_path: Any) -> 
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
+
+
+@pytest.mark.parametrize("error", ["StoreReplacedError", "StoreUnavailableError"])
+async def test_an_on_demand_query_whose_store_is_gone_answers_503_and_the_admin_goes_on(host, error):
+    """A store that was replaced (another process owns it now) or stayed unreachable raises a
+    BaseException, which must stop event processing; from an on-demand query (the admin's
+    thread) it is the answer's failure only: 503 with the reason, on both query APIs, and the
+    admin serves the next request."""
+    from srota.engine.stores import database
+
+    h, _ = host
+    runtime = h.runtimes["HostTest"]
+    gone = getattr(database, error)
+
+    def failing_query(text: str) -> list[Any]:
+        raise gone("table 'T' has a newer owner: this process was replaced")
+
+    runtime.query = failing_query  # (an instance attribute: the next test's runtime is a new one)
+    base = f"http://127.0.0.1:{h.admin.port}"
+    async with aiohttp.ClientSession(headers={"Authorization": "Bearer s3cret"}) as session:
+        async with session.post(f"{base}/query", json={"app": "HostTest", "query": "from T select *"}) as r:
+            assert r.status == 503
+            assert "newer owner" in (await r.json())["error"]
+        async with session.post(f"{base}/stores/query", json={"appName": "HostTest", "query": "from T select *"}) as r:
+            assert r.status == 503
+            body = await r.json()
+            assert body["type"] == "error" and "newer owner" in body["message"]
+        async with session.get(f"{base}/health") as r:
+            assert r.status == 200
