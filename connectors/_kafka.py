@@ -92,6 +92,10 @@ _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)
 _I = (AttrType.INT,)
 
+#: ``max.poll.interval.ms``'s default (the Java client's and aiokafka's): the group's rebalance
+#: timeout where neither it nor ``rebalance.timeout.ms`` is set (``_rebalance_timeout_s``).
+_MAX_POLL_INTERVAL_MS = 300_000
+
 SEQ_ID_HEADER = "sequence.id"
 SEQ_NO_HEADER = "sequence.no"
 
@@ -528,7 +532,12 @@ class KafkaSource(Source):
                            partition=f"{tp.topic}[{tp.partition}]", offset=start, end=end)
 
     def _rebalance_timeout_s(self) -> float:
-        ms = self._extra.get("rebalance_timeout_ms") or self._extra.get("session_timeout_ms") or 10_000
+        """How long the group waits for its members to rejoin in a rebalance: ``rebalance.timeout.ms``,
+        else ``max.poll.interval.ms`` (default 5 min), as the Java consumer (and so Siddhi's Kafka
+        source) binds it.  aiokafka's own default, the session timeout (10 s), is shorter than an
+        assignment that restores state and waits for a store's lock: each such assignment made
+        the group rebalance again (a storm)."""
+        ms = self._extra.get("rebalance_timeout_ms") or self._extra.get("max_poll_interval_ms") or _MAX_POLL_INTERVAL_MS
         return float(ms) / 1000.0
 
     def _make_consumer(self) -> AIOKafkaConsumer:
@@ -542,6 +551,7 @@ class KafkaSource(Source):
             **_security_kwargs(o),
         }
         kw.update(self._extra)
+        kw["rebalance_timeout_ms"] = round(self._rebalance_timeout_s() * 1000)
         if self.assignment_strategy:
             kw["partition_assignment_strategy"] = self.assignment_strategy
         return AIOKafkaConsumer(**kw)

@@ -588,3 +588,47 @@ async def test_an_assignment_longer_than_the_rebalance_timeout_is_reported(kafka
             await src.stop()
     slow = [e for e in logs if "longer than the group's rebalance timeout" in e["event"]]
     assert slow and slow[0]["log_level"] == "warning" and slow[0]["rebalance_timeout_s"] == 1.0
+
+
+async def test_the_rebalance_timeout_is_max_poll_interval_unless_set_as_in_the_java_client() -> None:
+    """aiokafka's default rebalance timeout is the session timeout (10 s); the Java consumer
+    (Siddhi's Kafka source) waits max.poll.interval.ms, 5 min, for members to rejoin.  An
+    assignment that restores state for longer than 10 s made every rebalance start another."""
+    base = {"bootstrap.servers": "x:1", "topic.list": "t", "group.id": "g"}
+
+    def timeout_ms(configuration: str | None) -> int:
+        extra = {} if configuration is None else {"optional.configuration": configuration}
+        return KafkaSource({**base, **extra})._make_consumer()._rebalance_timeout_ms  # (what it joins with)
+
+    assert timeout_ms(None) == 300_000
+    assert timeout_ms("session.timeout.ms:2000") == 300_000
+    assert timeout_ms("max.poll.interval.ms:60000") == 60_000
+    assert timeout_ms("session.timeout.ms:2000,rebalance.timeout.ms:3000") == 3_000
+
+
+async def test_an_assignment_longer_than_the_session_timeout_settles_by_default(kafka_broker: Any) -> None:
+    """With the rebalance timeout left to its default, an assignment that outlasts the session
+    timeout is within it: no warning, and the group settles on one assignment."""
+    topic = await kafka_broker.create_topic()
+
+    async def slow_assign(_partitions: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        await asyncio.sleep(1.5)  # a restore waiting for its state
+        return {}
+
+    async def host(_messages: list[Message]) -> None:
+        pass
+
+    src = source(kafka_broker, topic, group(),
+                 **{"optional.configuration": "session.timeout.ms:1000,heartbeat.interval.ms:300"})
+    src.on_assign = slow_assign
+    with capture_logs() as logs:
+        await src.start(host)
+        try:
+            async with asyncio.timeout(20):
+                while src._epoch == 0:
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(2.0)
+            assert src._epoch == 1  # no rebalance after the first
+        finally:
+            await src.stop()
+    assert not [e for e in logs if "longer than the group's rebalance timeout" in e["event"]]
