@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srota.engine.event import Event, RawEvent
-from srota.engine.types import NUMERIC_RANK, f32, math_type
+from srota.engine.types import NUMERIC_RANK, f32, held_value, math_type
 from srota.grammar.model import (
     And,
     AttrType,
@@ -173,9 +173,7 @@ def plan_columnar(conditions: Sequence[Expression], outputs: Sequence[Expression
                 if isinstance(expr, Variable):
                     columns.append(("a", compiler.index(expr)))
                 elif isinstance(expr, Constant):
-                    value = expr.value
-                    columns.append(("c", f32(float(value)) if expr.type is AttrType.FLOAT and value is not None
-                                    else value))
+                    columns.append(("c", held_value(expr.value, expr.type)))
                 else:
                     vec = compiler.compile(expr)
                     columns.append(("", None))
@@ -281,7 +279,7 @@ class _Compiler:
     def _constant(self, e: Constant) -> _Vec:
         if e.value is None or e.type not in _DTYPES:
             raise _NotColumnar
-        value = f32(float(e.value)) if e.type is AttrType.FLOAT else e.value
+        value = held_value(e.value, e.type)
         scalar = np.asarray(value, dtype=_DTYPES[e.type])[()]
         return _Vec(lambda c: scalar, e.type, value, True)
 

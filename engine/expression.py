@@ -19,6 +19,7 @@ from srota.engine.codegen import CodeGen
 from srota.engine.types import (
     NUMERIC_RANK,
     f32,
+    held_value,
     java_fdiv,
     java_fmod,
     java_idiv,
@@ -180,9 +181,7 @@ class ExpressionCompiler:
 
     # ------------------------------------------------------------------ leaves
     def _c_Constant(self, e: Constant) -> Compiled:
-        value = e.value
-        if e.type is AttrType.FLOAT and value is not None:
-            value = f32(float(value))
+        value = held_value(e.value, e.type)
         return Compiled(_literal(value), e.type, True, value, value is None)
 
     def _c_TimeConstant(self, e: TimeConstant) -> Compiled:

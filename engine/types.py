@@ -22,6 +22,12 @@ def f32(value: float) -> float:
         return math.copysign(math.inf, value)
 
 
+def held_value(value: Any, type_: AttrType) -> Any:
+    """A constant of ``type_`` as the engine holds it: a ``float`` rounded to 32 bits, as Java
+    holds a float literal; None and the other types as they are."""
+    return f32(float(value)) if type_ is AttrType.FLOAT and value is not None else value
+
+
 def math_type(left: AttrType, right: AttrType) -> AttrType:
     """The result type of ``left op right`` for numeric operands (Java promotion)."""
     return left if NUMERIC_RANK[left] >= NUMERIC_RANK[right] else right
