@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import orjson
 import structlog
 from aiohttp import web
+from srota.engine.stores.database import StoreGoneError, StoreReplacedError, StoreUnavailableError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import OnDemandQueryType
 from srota.service._web import json_response
@@ -278,17 +279,9 @@ class AdminServer:
         return ok_user and ok_password
 
 
-class StoreGoneError(Exception):
-    """An on-demand query's store cannot answer now: it stayed unreachable, or another process
-    owns it (this one was replaced).  The store raised a ``BaseException`` (it must stop event
-    processing, see ``StoreUnavailableError``); for a query it is that answer's failure only."""
-
-
 async def on_demand(runtime: Any, text: str) -> list[Any]:
-    """``runtime.query(text)`` in a worker thread; :class:`StoreGoneError` where its store is gone
+    """``runtime.query(text)`` in a worker thread; ``StoreGoneError`` where its store is gone
     (instead of a ``BaseException`` that would end the request's task with no answer)."""
-    from srota.engine.stores.database import StoreReplacedError, StoreUnavailableError
-
     try:
         return await asyncio.get_running_loop().run_in_executor(None, runtime.query, text)
     except (StoreReplacedError, StoreUnavailableError) as exc:

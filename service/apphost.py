@@ -69,7 +69,7 @@ from srota.engine import Limits, SiddhiAppRuntime, SiddhiManager
 from srota.engine.errorstore import MAPPING, SINK, ErrorEntry, entry_for
 from srota.engine.event import Event
 from srota.engine.registry import Kind
-from srota.engine.stores.database import StoreUnavailableError
+from srota.engine.stores.database import StoreGoneError, StoreUnavailableError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import Annotation, AnnotationElement, StreamDefinition
 from srota.service.bindings import (
@@ -554,8 +554,13 @@ class AppHost:
         A stream's events go back into the stream, a payload through its source's mapper, a
         sink's outputs to the sink's queue: from there the normal path takes them (a failure
         again is routed again, and so stored again).  Raises ``ValueError`` when the entry
-        cannot go back (its stream or sink is gone, the payload still does not map).
+        cannot go back (its stream or sink is gone, the payload still does not map), and
+        ``StoreGoneError`` where a store stayed unreachable meanwhile (the app stops then, as
+        for a source's chunk; the entry stays to be replayed again).
         """
+        if not self._accepting:
+            raise ValueError(f"app '{self.name}' takes no events now: "
+                             + (f"it stopped ({self.failed})" if self.failed else "it is stopping"))
         if entry.kind == SINK:
             binding = next((s for s in self.sinks if s.stream_id == entry.stream), None)
             if binding is None:
@@ -578,11 +583,15 @@ class AppHost:
         else:
             events = [Event(e["timestamp"], tuple(e["data"])) for e in entry.events]
         handler = self.runtime.get_input_handler(entry.stream)
-        if self._engine_thread is None:
-            handler.send_events(events)
-        else:
-            async with self._engine_gate:
-                await asyncio.get_running_loop().run_in_executor(self._engine_thread, handler.send_events, events)
+        try:
+            if self._engine_thread is None:
+                handler.send_events(events)
+            else:
+                async with self._engine_gate:
+                    await asyncio.get_running_loop().run_in_executor(self._engine_thread, handler.send_events, events)
+        except StoreUnavailableError as exc:  # as for a source's chunk: the app stops
+            self._stop_failed(str(exc))
+            raise StoreGoneError(f"app '{self.name}' stopped: {exc}") from exc
         return len(events)
 
     def use_engine_thread(self) -> None:

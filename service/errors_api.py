@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from srota.engine.stores.database import StoreGoneError
 from srota.service._web import json_error, json_response
 
 
@@ -73,6 +74,8 @@ class ErrorsAPI:
             sent = await app.replay(entry)
         except ValueError as exc:
             return json_response({"error": str(exc)}, 409)
+        except StoreGoneError as exc:  # the entry stays
+            return json_response({"error": str(exc)}, 503)
         self._store.discard(entry.id)
         return json_response({"replayed": entry.id, "events": sent})
 

@@ -385,9 +385,10 @@ async def store_query(host: Any, request: web.Request, raw: bytes) -> web.Respon
     runtime = host.runtimes.get(app_name)
     if runtime is None:
         return _store_error(f"Cannot find an active SiddhiApp with name: {app_name}", 404)
+    from srota.engine.stores.database import StoreGoneError
     from srota.grammar.model import OnDemandQueryType
     from srota.grammar.parser import parse_on_demand_query
-    from srota.service.admin import StoreGoneError, on_demand
+    from srota.service.admin import on_demand
 
     try:
         if parse_on_demand_query(query).type is not OnDemandQueryType.FIND and \

@@ -426,6 +426,17 @@ class StoreReplacedError(BaseException):
     """
 
 
+class StoreGoneError(Exception):
+    """A request's store cannot answer now: it stayed unreachable past its ``max.outage``, or
+    another process owns it (this one was replaced).
+
+    Raised in place of :class:`StoreUnavailableError` or :class:`StoreReplacedError` where the
+    caller answers one request (an on-demand query, an error's replay through the admin API):
+    there the failure is that answer's, which a handler reports (503), while the
+    ``BaseException`` would end the request's task with no answer at all.
+    """
+
+
 #: The table of owners' epochs (:class:`OwnerFence`).
 FENCE_TABLE = "srota_fence"
 #: How long an owner reconnecting waits for an older session of its own lock to end (the

@@ -137,3 +137,41 @@ async def test_srota_errors_cli(tmp_path: Path) -> None:
         assert purged.stdout.strip() == "purged 1 error(s)"
     finally:
         await host.stop()
+
+
+async def test_a_replay_that_meets_a_database_outage_stops_the_app_and_keeps_the_entry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store that stays unreachable while a replayed event is processed stops the app, as it
+    does for a source's chunk, and the API answers 503 with the reason (not a dropped
+    connection); the entry stays, and a replay into the stopped app is refused."""
+    from srota.engine.stores.database import StoreUnavailableError
+
+    p = "errs-outage"
+    gate(p).open.set()
+    host = await _start(tmp_path, p)
+    base = f"http://127.0.0.1:{host.admin.port}"
+    try:
+        await broker.publish(f"{p}-lots", b'{"event": {"size": 0}}')
+        await asyncio.sleep(0.2)
+        await broker.publish(f"{p}-in", b'{"event": {"id": "o1", "qty": 10}}')  # 10 / 0: fails in the query
+        await wait_until(lambda: host.error_store.count(app="Shares") == 1, 10, what="the stored error")
+        failed = host.error_store.entries(app="Shares")[0]
+        app = host.apps["Shares"]
+
+        class _Unreachable:
+            def send_events(self, events: list) -> None:
+                raise StoreUnavailableError("table 'LotSize': the database stayed unreachable for 30 s")
+
+        monkeypatch.setattr(app.runtime, "get_input_handler", lambda stream: _Unreachable())
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{base}/errors/{failed.id}/replay") as r:
+                assert r.status == 503
+                assert "stayed unreachable" in (await r.json())["error"]
+            assert host.error_store.get(failed.id) is not None
+            assert app.failed and "stayed unreachable" in app.failed
+            async with http.post(f"{base}/errors/{failed.id}/replay") as r:
+                assert r.status == 409 and "takes no events now" in (await r.json())["error"]
+            async with http.get(f"{base}/health") as r:
+                assert r.status == 200
+    finally:
+        await host.stop()
