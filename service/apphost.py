@@ -590,8 +590,7 @@ class AppHost:
                 async with self._engine_gate:
                     await asyncio.get_running_loop().run_in_executor(self._engine_thread, handler.send_events, events)
         except StoreUnavailableError as exc:  # as for a source's chunk: the app stops
-            self._stop_failed(str(exc))
-            raise StoreGoneError(f"app '{self.name}' stopped: {exc}") from exc
+            raise self._stopped_by(exc) from exc
         return len(events)
 
     def use_engine_thread(self) -> None:
@@ -875,7 +874,17 @@ class AppHost:
         :mod:`srota.service.persistence`).  A source's is taken with the engine state; a
         sink's when the sink has flushed exactly the outputs enqueued before the engine state
         was taken (its position in the queue is noted under the engine lock too).
+
+        A database store that stays unreachable past its ``max.outage`` meanwhile stops the app,
+        as it does for a chunk, and ``StoreGoneError`` says so (no snapshot then).
         """
+        try:
+            return await self._checkpoint_with_connectors()
+        except StoreUnavailableError as exc:
+            raise self._stopped_by(exc) from exc
+
+    async def _checkpoint_with_connectors(self) -> tuple[bytes, dict[str, dict[tuple[str, int], int]],
+                                                           dict[str, int], dict[str, dict[str, Any]]]:
         self.runtime.drain()  # events waiting in @Async buffers belong in this snapshot
         stores = self._stores()
         stateful = [b for b in self.sinks if getattr(type(b.sink), "state", Sink.state) is not Sink.state]
@@ -908,11 +917,23 @@ class AppHost:
 
     async def restore_state(self, state: bytes) -> list[str]:
         """Restore a snapshot into the running app, between chunks (the Siddhi Runner API's
-        ``restore``); returns the ids of elements that could not be restored."""
-        async with self._engine_gate:
-            if self._engine_thread is None:
-                return self.runtime.restore(state)
-            return await asyncio.get_running_loop().run_in_executor(self._engine_thread, self.runtime.restore, state)
+        ``restore``); returns the ids of elements that could not be restored.  A database
+        store that stays unreachable meanwhile stops the app (``StoreGoneError``)."""
+        try:
+            async with self._engine_gate:
+                if self._engine_thread is None:
+                    return self.runtime.restore(state)
+                return await asyncio.get_running_loop().run_in_executor(self._engine_thread, self.runtime.restore,
+                                                                        state)
+        except StoreUnavailableError as exc:
+            raise self._stopped_by(exc) from exc
+
+    def _stopped_by(self, exc: StoreUnavailableError) -> StoreGoneError:
+        """Stop the app for a store outage met outside a source's chunk (a snapshot, a restore,
+        a replay), as :meth:`_stop_failed` does for a chunk, and say so to the caller, which
+        answers one request (an ``Exception``, not the outage's ``BaseException``)."""
+        self._stop_failed(str(exc))
+        return StoreGoneError(f"app '{self.name}' stopped: {exc}")
 
     def _take_sink_state(self, b: _SinkBinding) -> None:
         """Take the sink's state if it has just flushed up to a checkpoint's point."""

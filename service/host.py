@@ -20,6 +20,7 @@ from typing import Any
 import structlog
 from srota.engine import SiddhiAppRuntime
 from srota.engine.memory import release_free_memory
+from srota.engine.stores.database import StoreGoneError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.service.apphost import AppHost, manager_for
 from srota.service.bindings import import_extensions
@@ -184,7 +185,10 @@ class ServiceHost:
         if self.store is None:
             return
         for app in list(self.apps.values()):  # (apps may be deployed or removed meanwhile)
-            await self.checkpoint(app)
+            try:
+                await self.checkpoint(app)
+            except StoreGoneError as exc:  # that app stopped; the others' snapshots go on
+                log.error("snapshot not taken", app=app.name, error=str(exc))
 
     async def checkpoint(self, app: AppHost) -> None:
         """Save one app's snapshot, then commit the offsets it covers (decision 12)."""

@@ -389,3 +389,39 @@ async def test_beyond_loopback_without_a_place_for_the_token_the_service_refuses
     with pytest.raises(OSError, match="without http.token, and the token made for it cannot be written"):
         await host.start()
     await host.stop()
+
+
+async def test_a_database_outage_met_by_a_snapshot_or_a_restore_stops_that_app_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store that stays unreachable past its max.outage raises a BaseException, which stops
+    the app that met it (as a source's chunk does).  Met by a snapshot, it ended the periodic
+    snapshots of every app; by the Runner API's backup or restore, the request with no
+    answer.  Now that app stops, the other apps' snapshots go on, and the API answers 500
+    with the reason."""
+    from srota.engine.stores.database import StoreUnavailableError
+
+    other = APP.replace("@app:name('Stock')", "@app:name('Other')")
+    assert other != APP
+
+    def unreachable(*_args: Any) -> Any:
+        raise StoreUnavailableError("aggregation 'A': the database stayed unreachable for more than 30 s")
+
+    async with Service(service_config(tmp_path, persistence=True), APP, other) as s:
+        stock, others = s.host.apps["Stock"], s.host.apps["Other"]
+        status, body = await s.call("POST", "/siddhi-apps/Stock/backup")
+        assert status == 201
+        monkeypatch.setattr(stock.runtime, "restore", unreachable)
+        status, body = await s.call("POST", f"/siddhi-apps/Stock/restore?revision={body['revision']}")
+        assert status == 500 and "stayed unreachable" in body["message"]
+        assert stock.failed and "stayed unreachable" in stock.failed
+
+    async with Service(service_config(tmp_path / "again", persistence=True), APP, other) as s:
+        stock, others = s.host.apps["Stock"], s.host.apps["Other"]
+        monkeypatch.setattr(stock.runtime, "snapshot", unreachable)
+        before = len(await s.host.store.revisions_of("Other"))
+        await s.host.snapshot()  # the periodic snapshot: no BaseException out of it
+        assert stock.failed and "stayed unreachable" in stock.failed
+        assert len(await s.host.store.revisions_of("Other")) == before + 1
+        status, body = await s.call("POST", "/siddhi-apps/Stock/backup")
+        assert status == 500 and "stopped" in body["message"]
+        assert not others.failed
