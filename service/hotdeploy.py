@@ -321,7 +321,11 @@ class Deployments:
 
     async def _replace(self, old: Any, new: Any) -> None:
         name = old.name
-        state, offsets, marks, connectors = await self._retire(old)
+        try:
+            state, offsets, marks, connectors = await self._retire(old)
+        except BaseException:  # (a store outage stopped the old version: the new one never runs)
+            await _discard(new)
+            raise
         shape = ShapeChange()
         try:
             shape = state_shape_change(state, new.runtime)

@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from srota.engine.stores.database import StoreGoneError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.service._web import json_response
 
@@ -143,6 +144,8 @@ class SiddhiRunnerAPI:
             return validation_error(exc, name)
         except OSError as exc:  # the apps folder cannot be written (or there is none)
             return _coded(FILE_PROCESSING_ERROR, f"Error while saving the Siddhi App : {name}: {exc}", 500)
+        except StoreGoneError as exc:  # the running version's last checkpoint met a database outage
+            return _coded(FILE_PROCESSING_ERROR, f"Error while redeploying the Siddhi App : {name}: {exc}", 500)
         self._deployed_at[name] = time.time()
         if exists:
             return _message("success", _UPDATED)
@@ -385,7 +388,6 @@ async def store_query(host: Any, request: web.Request, raw: bytes) -> web.Respon
     runtime = host.runtimes.get(app_name)
     if runtime is None:
         return _store_error(f"Cannot find an active SiddhiApp with name: {app_name}", 404)
-    from srota.engine.stores.database import StoreGoneError
     from srota.grammar.model import OnDemandQueryType
     from srota.grammar.parser import parse_on_demand_query
     from srota.service.admin import on_demand

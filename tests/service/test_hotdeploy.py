@@ -155,3 +155,33 @@ def test_srota_run_takes_a_config_whose_deployment_folder_is_empty(tmp_path: Pat
         proc.wait(timeout=30)
         return
     raise AssertionError(f"srota run exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+
+
+async def test_a_redeploy_whose_checkpoint_meets_a_database_outage_stops_the_app_and_discards_the_new_version(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The running version's last checkpoint meets a store that stays unreachable: that version
+    stops as for a chunk, the new version is closed without running (its runtime and engine
+    thread were made), and the API answers 500 with the reason."""
+    from srota.engine.stores.database import StoreUnavailableError
+    from srota.service import hotdeploy
+
+    discarded: list[Any] = []
+    discard = hotdeploy._discard
+
+    async def spy(app: Any) -> None:
+        discarded.append(app)
+        await discard(app)
+
+    monkeypatch.setattr(hotdeploy, "_discard", spy)
+
+    def unreachable() -> Any:
+        raise StoreUnavailableError("aggregation 'A': the database stayed unreachable for more than 30 s")
+
+    async with Service(service_config(tmp_path, persistence=True), APP) as s:
+        running = s.host.apps["Stock"]
+        monkeypatch.setattr(running.runtime, "snapshot", unreachable)
+        status, body = await s.call("PUT", "/siddhi-apps", "-- version 2\n" + APP)
+        assert status == 500 and "stayed unreachable" in body["message"]
+        assert running.failed and "stayed unreachable" in running.failed
+        assert [app.name for app in discarded] == ["Stock"] and discarded[0] is not running
+        assert s.host.apps["Stock"] is running
