@@ -928,6 +928,18 @@ class AppHost:
         except StoreUnavailableError as exc:
             raise self._stopped_by(exc) from exc
 
+    def _timer_failed(self, exc: BaseException) -> None:
+        """A timer of the app raised (on the scheduler's thread, or in a playback chunk): a
+        store outage stops the app as a chunk's does; anything else is logged, as the
+        scheduler logs it without this hook, and the timers go on."""
+        if not isinstance(exc, StoreUnavailableError):
+            self._log.error("timer callback failed", exc_info=exc)
+            return
+        self._log.error("a timer met a database outage", error=str(exc))
+        if self._loop is not None:
+            with contextlib.suppress(RuntimeError):  # (the loop closed: the app is gone anyway)
+                self._loop.call_soon_threadsafe(self._stop_failed, str(exc))
+
     def _stopped_by(self, exc: StoreUnavailableError) -> StoreGoneError:
         """Stop the app for a store outage met outside a source's chunk (a snapshot, a restore,
         a replay), as :meth:`_stop_failed` does for a chunk, and say so to the caller, which
@@ -997,6 +1009,7 @@ class AppHost:
         for b in self.sources:
             if hasattr(b.source, "on_revoke"):
                 b.source.on_revoke = functools.partial(self._on_revoke, b)
+        self.runtime.context.scheduler.on_error = self._timer_failed
         self.runtime.start()
         if self.checkpointer is not None and (restore is None or restore[0] is None):
             # State is persisted but there is no snapshot yet: save one of the empty state

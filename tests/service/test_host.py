@@ -381,3 +381,36 @@ async def test_an_on_demand_query_whose_store_is_gone_answers_503_and_the_admin_
             assert body["type"] == "error" and "newer owner" in body["message"]
         async with session.get(f"{base}/health") as r:
             assert r.status == 200
+
+
+async def test_a_timer_that_meets_a_database_outage_stops_the_app_as_a_chunk_does(host):
+    """A timer's work (a time window's expiry, a trigger, an aggregation's roll-up) that meets
+    a store unreachable past its max.outage raises a BaseException on the scheduler's thread.
+    It was logged and the app went on, untouched until a chunk met the same store; an idle
+    stream could run on so for good.  Now the app stops as for a chunk; other failures of a
+    timer are logged and the timers go on."""
+    from srota.engine.stores.database import StoreUnavailableError
+
+    h, _ = host
+    app = h.apps["HostTest"]
+    scheduler = app.runtime.context.scheduler
+    ran: list[int] = []
+
+    def failing(at: int) -> None:
+        raise ValueError("a timer's own bug")
+
+    def outage(at: int) -> None:
+        raise StoreUnavailableError("aggregation 'A': the database stayed unreachable for more than 30 s")
+
+    now = app.runtime.context.clock.now()
+    scheduler.schedule(now, failing)
+    scheduler.schedule(now + 50, ran.append)
+    deadline = time.monotonic() + 5
+    while not ran and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert ran and not app.failed  # the timers go on after an ordinary failure
+    scheduler.schedule(app.runtime.context.clock.now(), outage)
+    deadline = time.monotonic() + 5
+    while not app.failed and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert app.failed and "stayed unreachable" in app.failed
