@@ -431,9 +431,11 @@ class StoreGoneError(Exception):
     another process owns it (this one was replaced).
 
     Raised in place of :class:`StoreUnavailableError` or :class:`StoreReplacedError` where the
-    caller answers one request (an on-demand query, an error's replay through the admin API):
-    there the failure is that answer's, which a handler reports (503), while the
-    ``BaseException`` would end the request's task with no answer at all.
+    caller answers for one piece of work outside event processing (an on-demand query, an
+    error's replay, a snapshot, a restore or a redeploy; the service stops the app first where
+    the store stayed unreachable): the handler reports it (HTTP 500 or 503) and the service's
+    loops go on, while the ``BaseException`` would end the request's or the loop's task with
+    no answer at all.
     """
 
 
