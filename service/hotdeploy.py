@@ -323,7 +323,7 @@ class Deployments:
         name = old.name
         try:
             state, offsets, marks, connectors = await self._retire(old)
-        except BaseException:  # (a store outage stopped the old version: the new one never runs)
+        except BaseException:  # the old version could not be retired (a store outage): the new one never runs
             await _discard(new)
             raise
         shape = ShapeChange()

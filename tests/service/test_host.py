@@ -13,6 +13,8 @@ from srota.grammar.errors import SiddhiAppCreationError
 from srota.service.config import HttpConfig, ServiceConfig
 from srota.service.host import ServiceHost
 
+from tests.integration.support import wait_until
+
 APP = """
 @app:name('HostTest')
 @OnError(action='STREAM')
@@ -405,12 +407,8 @@ async def test_a_timer_that_meets_a_database_outage_stops_the_app_as_a_chunk_doe
     now = app.runtime.context.clock.now()
     scheduler.schedule(now, failing)
     scheduler.schedule(now + 50, ran.append)
-    deadline = time.monotonic() + 5
-    while not ran and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    assert ran and not app.failed  # the timers go on after an ordinary failure
+    await wait_until(lambda: ran, 5, what="the timer after the failing one")
+    assert not app.failed  # the timers go on after an ordinary failure
     scheduler.schedule(app.runtime.context.clock.now(), outage)
-    deadline = time.monotonic() + 5
-    while not app.failed and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    assert app.failed and "stayed unreachable" in app.failed
+    await wait_until(lambda: app.failed, 5, what="the app to stop")
+    assert "stayed unreachable" in app.failed
