@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 import uuid
@@ -60,6 +61,7 @@ from srota.grammar.model import OnDemandQueryType, find_annotation
 from srota.grammar.parser import parse_on_demand_query
 from srota.service import scaleout_check
 from srota.service.apphost import AppHost, manager_for
+from srota.service.bindings import _background
 from srota.service.config import ServiceConfig
 from srota.service.metrics import Metrics
 from srota.service.statetopic import Checkpoint, FencedError, StateTopic
@@ -153,6 +155,9 @@ class PartitionRuntimes:
         self.replay: list[tuple[str, list[tuple[Any, ...]]]] = []
         # Counters of runtimes already dropped, so that the metrics' counters never go down.
         self._retired: dict[str, dict[str, int]] = {"junctions": {}, "errors": {}, "breaches": {}, "out": {}}
+        #: Told of a timer of a partition runtime that raised: ``(partition, runtime, error)``,
+        #: on the runtime's scheduler thread (the host sets it; unset, the scheduler logs it).
+        self.on_timer_error: Callable[[int, SiddhiAppRuntime, BaseException], None] | None = None
 
     # what AppHost reads
     @property
@@ -291,6 +296,8 @@ class PartitionRuntimes:
             rt.disable_triggers(start_only=True)
         for stream_id, cb, merged_chunks in self._callbacks:
             rt.add_callback(stream_id, cb, merged_chunks=merged_chunks)
+        if self.on_timer_error is not None:
+            rt.context.scheduler.on_error = functools.partial(self.on_timer_error, partition, rt)
         if state is not None:
             try:
                 rt.restore(state)
@@ -469,6 +476,7 @@ class PartitionedAppHost(AppHost):
                  offline: bool = False) -> None:
         super().__init__(path, text, config, metrics, offline)
         self.partitions: PartitionRuntimes = self.runtime  # type: ignore[assignment]
+        self.partitions.on_timer_error = self._partition_timer_failed
         self._scaleout = config.scaleout
         app = self.partitions.template.app
         self.partitions.global_tables = {t.id for t in app.table_definitions
@@ -778,6 +786,31 @@ class PartitionedAppHost(AppHost):
                         reason=str(exc))
         self._forget({p})
         await self._follow_partition_0()
+
+    def _partition_timer_failed(self, p: int, rt: SiddhiAppRuntime, exc: BaseException) -> None:
+        """A timer of partition ``p``'s runtime raised (on its scheduler's thread).  A store that
+        found a newer owner of the partition drops it now, as a chunk meeting it does (before, the
+        partition ran on, its timers emitting, until its next checkpoint); a store outage stops
+        the app, as in one process; anything else is logged and the timers go on."""
+        if not isinstance(exc, StoreReplacedError):
+            self._timer_failed(exc)
+            return
+        self._log.error("a timer met a store taken over by another worker", partition=p, reason=str(exc))
+        if self._loop is not None:
+            with contextlib.suppress(RuntimeError):  # (the loop closed: the app is gone anyway)
+                self._loop.call_soon_threadsafe(self._drop_replaced_later, p, rt, exc)
+
+    def _drop_replaced_later(self, p: int, rt: SiddhiAppRuntime, exc: StoreReplacedError) -> None:
+        task = asyncio.create_task(self._drop_replaced(p, rt, exc), name=f"srota-replaced-{self.name}-{p}")
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+
+    async def _drop_replaced(self, p: int, rt: SiddhiAppRuntime, exc: StoreReplacedError) -> None:
+        # Between chunks (a chunk may be in the runtime on the engine thread), and only the
+        # runtime whose timer raised: the partition may have been dropped, or restored anew, since.
+        async with self._intake:
+            if self.partitions.by_partition.get(p) is rt:
+                await self._replaced(p, exc)
 
     # ------------------------------------------------------------------ assignment
     async def _on_assign(self, assigned: set[tuple[str, int]]) -> dict[tuple[str, int], int]:

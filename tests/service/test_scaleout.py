@@ -528,3 +528,49 @@ async def test_state_topic_checks_fetch_only_what_they_read(kafka_broker: Any, m
         assert newest is not None and newest.offsets == {src: 29}
     finally:
         await state.close()
+
+
+async def test_a_partition_timer_that_meets_a_newer_owner_drops_the_partition_at_once(kafka_broker: Any) -> None:
+    """A timer of a partition runtime (a window's expiry, a roll-up) whose store found a newer
+    owner of the partition raised StoreReplacedError on the scheduler's thread: it was logged,
+    and the partition ran on here, its timers still emitting, until its next checkpoint (every
+    10 s by default).  Now the partition is dropped at once, as a chunk meeting the newer owner
+    drops it; a store outage stops the app, as in one process; any other failure is logged and
+    the timers go on."""
+    from srota.engine.stores.database import StoreReplacedError, StoreUnavailableError
+
+    kb = kafka_broker
+    src = await kb.create_topic(partitions=2)
+    app = f"""
+    @app:name('Timers')
+    {kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    from In#window.time(1 min) select id, sum(n) as total group by id insert into Out;
+    """
+    async with running_host(_scaled(interval_ms=600_000), app) as host:
+        app_host = host.apps["Timers"]
+        runtimes = app_host.partitions.by_partition
+        await wait_until(lambda: len(runtimes) == 2, 30, what="two partition runtimes")
+        one, other = runtimes[1], runtimes[0]
+        ran: list[int] = []
+
+        def failing(at: int) -> None:
+            raise ValueError("a timer's own bug")
+
+        def replaced(at: int) -> None:
+            raise StoreReplacedError("table 'T': partition 1 was claimed by another worker (epoch 7)")
+
+        def outage(at: int) -> None:
+            raise StoreUnavailableError("aggregation 'A': the database stayed unreachable for more than 30 s")
+
+        scheduler = one.context.scheduler
+        scheduler.schedule(one.context.clock.now(), failing)
+        scheduler.schedule(one.context.clock.now() + 50, ran.append)
+        await wait_until(lambda: ran, 5, what="the timer after the failing one")
+        assert runtimes.get(1) is one and not app_host.failed
+        scheduler.schedule(one.context.clock.now(), replaced)
+        await wait_until(lambda: 1 not in runtimes, 5, what="partition 1 to be dropped")
+        assert runtimes.get(0) is other and not app_host.failed
+        other.context.scheduler.schedule(other.context.clock.now(), outage)
+        await wait_until(lambda: app_host.failed, 5, what="the app to stop")
+        assert "stayed unreachable" in app_host.failed
