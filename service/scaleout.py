@@ -55,7 +55,7 @@ from srota.engine.errorstore import MAPPING, SINK
 from srota.engine.memory import release_free_memory
 from srota.engine.ondemand import run_find_query_across
 from srota.engine.snapshot import StaleSnapshotError
-from srota.engine.stores.database import StoreLockedError, StoreReplacedError
+from srota.engine.stores.database import Database, StoreLockedError, StoreReplacedError
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import OnDemandQueryType, find_annotation
 from srota.grammar.parser import parse_on_demand_query
@@ -325,8 +325,8 @@ class PartitionRuntimes:
             return
         ctx = rt.context
         for element in (*ctx.tables.values(), *(getattr(a, "store", None) for a in ctx.aggregations.values())):
-            db = getattr(element, "db", None)
-            if db is not None and getattr(db, "on_connect", None) is not None:
+            db = getattr(element, "db", None)  # (stores on a server database have one)
+            if isinstance(db, Database) and db.holds_session_lock:
                 db.disconnect()
 
     def drop(self, partition: int) -> None:

@@ -239,6 +239,12 @@ class Database:
         return self.dialect.quote(name)
 
     @property
+    def holds_session_lock(self) -> bool:
+        """True if each connection takes a :class:`SessionLock` (:attr:`on_connect` is set):
+        closing an idle connection lets go of the lock at once (:meth:`disconnect`)."""
+        return self.on_connect is not None
+
+    @property
     def connected(self) -> bool:
         """True while a connection is open (it may have been lost without our knowing yet)."""
         return self._conn is not None

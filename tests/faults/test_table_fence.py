@@ -99,7 +99,7 @@ def test_a_replaced_owner_writes_no_row_over_the_new_owners(rdbms_url: str) -> N
     finally:
         if new is not None:
             new.shutdown()
-        old.shutdown()
+        runtimes.shutdown()
 
 
 def test_a_replaced_owner_reconnecting_first_does_not_take_the_lock_back(rdbms_url: str) -> None:
@@ -128,7 +128,7 @@ def test_a_replaced_owner_reconnecting_first_does_not_take_the_lock_back(rdbms_u
     finally:
         if new is not None:
             new.shutdown()
-        old.shutdown()
+        runtimes.shutdown()
 
 
 def test_after_a_database_restart_the_epoch_still_fences_the_replaced_owner(rdbms_url: str) -> None:
@@ -152,7 +152,7 @@ def test_after_a_database_restart_the_epoch_still_fences_the_replaced_owner(rdbm
     finally:
         if new is not None:
             new.shutdown()
-        old.shutdown()
+        runtimes.shutdown()
 
 
 def test_without_a_claim_tables_take_no_lock(rdbms_url: str) -> None:
@@ -224,13 +224,18 @@ def test_a_revoked_owner_lets_go_of_its_locks_at_once(rdbms_url: str) -> None:
     lock before ending the holder's session; in series these waits outlasted the rebalance
     timeout.  At the revocation the idle connections now close: the next owner starts at once,
     and the revoked runtime, if the partition had stayed, would connect (and lock) again."""
+    from srota.service.scaleout import PartitionRuntimes
+
     app = table_app(rdbms_url)
-    old = owner(app, epoch=1)
-    old.start()
+    # (the template, never started, under a shard of its own without a claim, as the host makes it)
+    runtimes = PartitionRuntimes(lambda partition: owner(app, epoch=1) if partition is not None else
+                                 SiddhiManager(shard_id="template").create_siddhi_app_runtime(app))
+    old = runtimes.create(0, None)
     new = None
     try:
         old.get_input_handler("In").send(["k", 1], timestamp=T0)
-        assert old.context.tables["KeyState"].db.disconnect()
+        runtimes.release_locks(0)  # as the host does once the revoked partition's checkpoint is saved
+        assert not old.context.tables["KeyState"].db.connected
         new = owner(app, epoch=2)  # not refused: nothing to wait for
         new.start()
         new.get_input_handler("In").send(["k", 2], timestamp=T0 + 1)
@@ -240,4 +245,4 @@ def test_a_revoked_owner_lets_go_of_its_locks_at_once(rdbms_url: str) -> None:
     finally:
         if new is not None:
             new.shutdown()
-        old.shutdown()
+        runtimes.shutdown()
