@@ -99,7 +99,7 @@ def test_a_replaced_owner_writes_no_row_over_the_new_owners(rdbms_url: str) -> N
     finally:
         if new is not None:
             new.shutdown()
-        runtimes.shutdown()
+        old.shutdown()
 
 
 def test_a_replaced_owner_reconnecting_first_does_not_take_the_lock_back(rdbms_url: str) -> None:
@@ -128,7 +128,7 @@ def test_a_replaced_owner_reconnecting_first_does_not_take_the_lock_back(rdbms_u
     finally:
         if new is not None:
             new.shutdown()
-        runtimes.shutdown()
+        old.shutdown()
 
 
 def test_after_a_database_restart_the_epoch_still_fences_the_replaced_owner(rdbms_url: str) -> None:
@@ -152,7 +152,7 @@ def test_after_a_database_restart_the_epoch_still_fences_the_replaced_owner(rdbm
     finally:
         if new is not None:
             new.shutdown()
-        runtimes.shutdown()
+        old.shutdown()
 
 
 def test_without_a_claim_tables_take_no_lock(rdbms_url: str) -> None:
