@@ -504,7 +504,8 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
 
     def claim(kind: str, ident: str, node: Any) -> None:
         other = seen.get(ident)
-        if other is not None and other != kind:
+        # (a trigger may share its id with a stream of its own schema: define_trigger judges)
+        if other is not None and other != kind and {other, kind} != {"stream", "trigger"}:
             raise error_at(f"'{ident}' is already defined as a {other}", node)
         seen[ident] = kind
 
@@ -561,6 +562,8 @@ def _define_stream(ctx: AppContext, sd: StreamDefinition) -> None:
     if existing is not None:
         if [(a.name, a.type) for a in existing.attributes] != [(a.name, a.type) for a in sd.attributes]:
             raise error_at(f"stream '{sd.id}' is already defined with another schema", sd)
+        if existing.annotations != sd.annotations:  # (Siddhi's definitions are equal with their annotations)
+            raise error_at(f"stream '{sd.id}' is already defined with other annotations", sd)
         return
     names = [a.name for a in sd.attributes]
     for a in sd.attributes:

@@ -99,12 +99,24 @@ class Trigger:
 
 
 def define_trigger(td: TriggerDefinition, ctx: Any) -> Trigger:
-    """Define stream ``T (triggered_time long)`` and the trigger that feeds it."""
-    if td.id in ctx.streams or td.id in ctx.tables or td.id in ctx.windows:
+    """Define stream ``T (triggered_time long)`` and the trigger that feeds it.
+
+    As Siddhi's ``SiddhiApp.defineTrigger``, a stream of the trigger's id may be defined too
+    where it is the trigger's own stream: ``(triggered_time long)`` with no annotations; the
+    trigger then feeds it.
+    """
+    if td.id in ctx.triggers or td.id in ctx.tables or td.id in ctx.windows:
         raise error_at(f"'{td.id}' is already defined", td)
+    existing = ctx.streams.get(td.id)
+    if existing is not None and (existing.annotations or list(existing.attributes) != [TRIGGERED_TIME]):
+        raise error_at(f"trigger '{td.id}' cannot be defined: stream '{td.id}' is already defined, and not as "
+                       "(triggered_time long) without annotations", td)
     if td.every_millis is not None and td.every_millis <= 0:
         raise error_at(f"trigger '{td.id}': the period must be positive", td)
-    junction = ctx.define_stream(StreamDefinition(td.id, (TRIGGERED_TIME,), td.annotations, pos=td.pos))
+    if existing is not None:
+        junction = ctx.junctions[td.id]
+    else:
+        junction = ctx.define_stream(StreamDefinition(td.id, (TRIGGERED_TIME,), td.annotations, pos=td.pos))
     trigger = Trigger(td, ctx, junction)
     ctx.start_hooks.append(trigger.start)
     ctx.stop_hooks.append(trigger.stop)

@@ -120,6 +120,11 @@ def test_cron_day_of_week_is_quartz_in_trigger_and_window(utc):
 
 @pytest.mark.parametrize("app", [
     "define stream T (a int); define trigger T at 'start';",
+    # (each as Siddhi 5.1.33 refuses it: DuplicateDefinitionException)
+    "@async(buffer.size='16') define stream T (triggered_time long); define trigger T at 'start';",
+    "define stream T (triggered_time long); define trigger T at 'start'; define trigger T at 'start';",
+    "define table T (triggered_time long); define trigger T at 'start';",
+    "define stream S (a int); @async(buffer.size='16') define stream S (a int);",
     "define trigger T at 'not a cron';",
     "define trigger T at '0 9 * * 1';",         # Unix cron: Siddhi's is Quartz (seconds first)
     "define trigger T at '0 0 9 1 * 2';",       # both day fields: Quartz needs '?' in one
@@ -127,3 +132,18 @@ def test_cron_day_of_week_is_quartz_in_trigger_and_window(utc):
 def test_trigger_creation_errors(app):
     with pytest.raises(SiddhiAppCreationError):
         SiddhiManager().create_siddhi_app_runtime(app)
+
+
+@pytest.mark.parametrize("app", [
+    "define stream T (triggered_time long); define trigger T at 'start'; from T select triggered_time insert into O;",
+    "define trigger T at 'start'; define stream T (triggered_time long); from T select triggered_time insert into O;",
+])
+def test_a_trigger_may_share_its_id_with_a_stream_of_its_own_schema(app):
+    """Siddhi's TriggerTestCase.testQuery4: a stream defined as the trigger's own, (triggered_time
+    long) without annotations, is the trigger's stream (Siddhi 5.1.33 accepts it, and the start
+    trigger fires into it); before, Srota refused the app."""
+    runtime = SiddhiManager().create_siddhi_app_runtime(app)
+    got = collect(runtime, "O")
+    runtime.start()
+    runtime.shutdown()
+    assert len(got) == 1 and isinstance(got[0].data[0], int)
