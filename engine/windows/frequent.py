@@ -14,12 +14,10 @@ from typing import Any
 
 from srota.engine.event import CURRENT, EXPIRED, Event
 from srota.engine.partition import java_string_hash
-from srota.engine.registry import ANY_TYPE, Kind, Param, extension
+from srota.engine.registry import Kind, Param, extension
 from srota.engine.types import java_double_str, java_float32_str
 from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value, require_attribute
 from srota.grammar.model import AttrType
-
-_NUMBER = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 
 
 class JavaStringMap:
@@ -231,8 +229,10 @@ def _attribute_indexes(spec: WindowSpec, start: int) -> list[int]:
 
 
 @extension(Kind.WINDOW, "frequent",
+           # (Siddhi 5.1.33's overloads: (event.count) and (event.count, attribute), a string)
            params=(Param("event.count", (AttrType.INT,), doc="How many frequent keys to keep."),
-                   Param("attribute", ANY_TYPE, dynamic=True, repeat=True, doc="Key attributes.")),
+                   Param("attribute", (AttrType.STRING,), optional=True, dynamic=True,
+                         doc="The key attribute (default: all the attributes).")),
            doc="Keeps the latest event of the most frequent keys (deprecated in Siddhi).")
 def _frequent(spec: WindowSpec) -> Callable[[], WindowProcessor]:
     most = int_value(spec, spec.args[0], "event.count", minimum=1)
@@ -297,16 +297,16 @@ class LossyFrequentWindow(_KeyedWindow):
 
 
 @extension(Kind.WINDOW, "lossyFrequent",
-           params=(Param("support.threshold", _NUMBER, doc="Minimum frequency (0..1) to pass."),
-                   Param("error.bound", _NUMBER, optional=True, doc="Error bound (default support/10)."),
-                   Param("attribute", ANY_TYPE, dynamic=True, repeat=True, doc="Key attributes.")),
+           # (Siddhi 5.1.33's overloads: doubles, then at most one string attribute)
+           params=(Param("support.threshold", (AttrType.DOUBLE,), doc="Minimum frequency (0..1) to pass."),
+                   Param("error.bound", (AttrType.DOUBLE,), optional=True, doc="Error bound (default support/10)."),
+                   Param("attribute", (AttrType.STRING,), optional=True, dynamic=True,
+                         doc="The key attribute (default: all the attributes).")),
            doc="Passes events whose key frequency exceeds the support threshold (deprecated in Siddhi).")
 def _lossy_frequent(spec: WindowSpec) -> Callable[[], WindowProcessor]:
     support = float(spec.args[0].value)
     start = 1
     if len(spec.args) > 1 and spec.args[1].constant:
-        if spec.args[1].type not in _NUMBER:
-            raise spec.error("error.bound should be a number", spec.args[1].node)
         error = float(spec.args[1].value)
         start = 2
     else:

@@ -167,7 +167,11 @@ def test_lossy_frequent_passes_frequent_keys(window_app):
 
 
 @pytest.mark.parametrize("bad", ["frequent(1.5)", "frequent(volume)", "frequent(2, 5)",
-                                 "lossyFrequent('x')", "lossyFrequent(2.0, 0.1)"])
+                                 "lossyFrequent('x')", "lossyFrequent(2.0, 0.1)",
+                                 # Siddhi 5.1.33's overloads: an int count, doubles, one string key
+                                 "frequent(2, volume)", "frequent(2, symbol, symbol)",
+                                 "lossyFrequent(1, 0.05)", "lossyFrequent(0.3, 0.05, volume)",
+                                 "lossyFrequent(0.3, 0.05, symbol, symbol)"])
 def test_frequency_parameter_errors(bad):
     _rejects(bad)
 
