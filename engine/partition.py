@@ -268,8 +268,11 @@ class PartitionRuntime:
             # PartitionStreamReceiver of a stream without a partition key)
             fanout = self._fanouts[name] = _GlobalFanout(self, ctx.junctions[name])
             ctx.junctions[name].subscribe(fanout, None, chunk_invariant=True)  # (no key yet)
+        # (a partitioned stream that no query of the partition reads gets no router: Siddhi has
+        # no PartitionStreamReceiver for it, so its events make no key instance, which would
+        # then receive the global streams the queries read)
         self._routers: dict[str, Emit] = {stream_id: self._make_router(stream_id)
-                                          for stream_id in self.routed_streams}
+                                          for stream_id in self.routed_streams if self._readers.get(stream_id)}
         for stream_id, router in self._routers.items():
             ctx.junctions[stream_id].subscribe(router)
         from srota.engine.snapshot import fingerprint

@@ -30,6 +30,26 @@ def test_query_callback_sees_all_keys(run_app):
     assert runtime.queries["q"].output.events_out == 3  # summed over the keys, for metrics
 
 
+@pytest.mark.parametrize("reader", [
+    "from B select s, v insert into Out;",
+    "from W select s, v insert into Out;",
+])
+def test_a_partitioned_stream_no_query_reads_makes_no_key_instance(run_app, reader):
+    """Siddhi 5.1.33 receives only the partitioned streams the partition's queries read: events
+    of another make no instance.  Srota made one per key of A, and each of them then received
+    the global stream B (or the window W): [x, 3] twice instead of nothing."""
+    runtime, got = run_app(f"""
+        define stream A (s string, v int); define stream B (s string, v int);
+        define window W (s string, v int) length(2);
+        from B insert into W;
+        partition with (s of A) begin {reader} end;""")
+    a, b = runtime.get_input_handler("A"), runtime.get_input_handler("B")
+    a.send(["a", 1])
+    a.send(["b", 2])
+    b.send(["x", 3])
+    assert got.rows == []
+
+
 def test_range_partition_sends_to_every_matching_range(run_app):
     runtime, got = run_app("""
         define stream S (symbol string, volume long);
