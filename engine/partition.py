@@ -56,9 +56,11 @@ from srota.engine.query import QueryRuntime, build_query, query_output_event_typ
 from srota.engine.scope import StreamScope
 from srota.engine.selector import DeferredParts, inline_values
 from srota.engine.timeutil import parse_duration
+from srota.engine.types import java_double_str, java_float32_str
 from srota.engine.windows.length import LengthWindow
 from srota.grammar.model import (
     Attribute,
+    AttrType,
     InsertIntoStream,
     OutputEventType,
     Partition,
@@ -286,6 +288,7 @@ class PartitionRuntime:
         self._routers = {}
         #: value partitions: stream -> (the key's code over ``e``/``d``, its CodeGen)
         self._key_code: dict[str, tuple[str, CodeGen]] = {}
+        key_kinds = _java_key_kinds(self.partition.partition_types, ctx)
         for pt in self.partition.partition_types:
             stream_id = pt.stream_id
             if stream_id not in ctx.streams:
@@ -297,7 +300,11 @@ class PartitionRuntime:
             scope = StreamScope(stream_id, definition.attributes)
             compiler = ExpressionCompiler(ctx, scope, gen)
             if isinstance(pt, ValuePartitionType):
-                code = compiler.compile(pt.expression).code
+                compiled = compiler.compile(pt.expression)
+                code = compiled.code
+                as_java = key_kinds.get(compiled.type) if key_kinds is not None else None
+                if as_java is not None:
+                    code = f"{gen.ref(as_java, 'java_key')}({code})"
                 keys = gen.function("_keys", "chunk", [f"return [{code} for e in chunk for d in (e.data,)]"])
                 self.routed_streams[stream_id] = keys
                 self._key_code[stream_id] = (code, gen)
@@ -824,6 +831,44 @@ def _plan_fusion(query: Query, runtime: QueryRuntime, prefix: str, index: int,
 _KEY_ATTRIBUTE = re.compile(r"d\[(\d+)\]")
 _ROW_COLUMN = re.compile(r"d\[(\d+)\]|A\[(\d+)\]\.value\(\)"
                          r"|\(_qa(\d+)\.total if \(_qa\3 := A\[\3\]\)\.count or \(d\[(\d+)\]\) is not None else None\)")
+
+
+def _java_key_kinds(partition_types: Any, ctx: Any) -> dict[AttrType, Callable[[Any], Any]] | None:
+    """How the value keys of a partition are made Siddhi's: per key type, the function that
+    gives a value its key, where the raw value will not do; None where it does everywhere.
+
+    Siddhi keys a value partition by the key's ``toString()`` (``ValuePartitionExecutor``), a
+    range partition by its label.  Raw values group events the same way where every key has
+    one type of string, int, long or bool (ints and longs print alike), so they are kept there,
+    the fast path.  Floats and doubles of one type differ only at zero (``-0.0`` and ``0.0``
+    print apart) and NaN (equal to itself in print only): those two are keyed by their text.
+    Keys of several types (an int and a double, a bool and a string, a range label and a
+    number) are all keyed by their text.
+    """
+    types: set[AttrType] = set()
+    for pt in partition_types:
+        if isinstance(pt, RangePartitionType):
+            types.add(AttrType.STRING)
+        elif isinstance(pt, ValuePartitionType) and pt.stream_id in ctx.streams:
+            scope = StreamScope(pt.stream_id, ctx.streams[pt.stream_id].attributes)
+            types.add(ExpressionCompiler(ctx, scope, CodeGen(BASE_NAMESPACE)).compile(pt.expression).type)
+    if types <= {AttrType.INT, AttrType.LONG} or (len(types) == 1 and types <= {AttrType.STRING, AttrType.BOOL,
+                                                                               AttrType.OBJECT}):
+        return None
+    if types == {AttrType.DOUBLE} or types == {AttrType.FLOAT}:
+        text = java_double_str if types == {AttrType.DOUBLE} else java_float32_str
+        return {t: lambda v, text=text: v if v is None or (v == v and v != 0) else text(v) for t in types}
+    return {t: _JAVA_TEXT[t] for t in types if t in _JAVA_TEXT}
+
+
+#: A key's text as Java's ``toString()`` gives it (None stays None: such an event has no key).
+_JAVA_TEXT: dict[AttrType, Callable[[Any], Any]] = {
+    AttrType.INT: lambda v: None if v is None else str(v),
+    AttrType.LONG: lambda v: None if v is None else str(v),
+    AttrType.BOOL: lambda v: None if v is None else ("true" if v else "false"),
+    AttrType.DOUBLE: lambda v: None if v is None else java_double_str(v),
+    AttrType.FLOAT: lambda v: None if v is None else java_float32_str(v),
+}
 
 
 def _compiled_slide(fusion: _Fusion, key_code: str, stamp: bool) -> Any:
