@@ -704,7 +704,12 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
     key_expr = None
     if selector.group_by:
         kcompiler = ExpressionCompiler(ctx, scope, gen)
-        keys = [kcompiler.compile(v).code for v in selector.group_by]
+        keys = []
+        for v in selector.group_by:
+            compiled = kcompiler.compile(v)
+            # (an object value, such as a counting state's list, groups by its contents)
+            keys.append(f"{gen.ref(_hashable, 'hashable')}({compiled.code})" if compiled.type == AttrType.OBJECT
+                        else compiled.code)
         key_expr = keys[0] if len(keys) == 1 else "(" + ", ".join(keys) + ",)"
         plan.group_key = gen.function("_group_key", "e", body + [f"return {key_expr}"])
 
@@ -1072,6 +1077,19 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
     body += [indent[4:] + line for line in loop]
     body.append(f"return [v[0] if v.__class__ is tuple else {m}(v, S[k], k) for k, v in pending.items()]")
     return gen.function("_deferred_chunk", "sel, chunk", _noting_event(body, False))
+
+
+def _hashable(value: Any) -> Any:
+    """An object value of ``group by`` as a key.  Siddhi groups by the values' text
+    (``GroupByKeyGenerator``), so equal lists, maps and sets group together; here they are
+    made hashable by their contents (a map's in its order)."""
+    if isinstance(value, list):
+        return ("[]", tuple(_hashable(v) for v in value))
+    if isinstance(value, dict):
+        return ("{}", tuple((_hashable(k), _hashable(v)) for k, v in value.items()))
+    if isinstance(value, set):
+        return frozenset(_hashable(v) for v in value)
+    return value
 
 
 #: After an unchecked select loop met a null, this many chunks run the checked loop only

@@ -52,8 +52,9 @@ class PatternScope:
     ``current`` is the state whose filter is being compiled (None for the selector): there an
     unqualified attribute is that state's own, and ``e2[last]`` inside ``e2``'s own filter
     skips the candidate event (Siddhi's ExpressionParser does the same).  ``default_index`` is
-    the chain position of an unindexed reference to a counting state: the newest event inside
-    filters, the first one in the selector.
+    the chain position of an unindexed reference to a counting state inside filters (the
+    newest event), and of ``e1 is null`` and ``eventTimestamp(e1)`` in the selector (the first
+    one); an unindexed attribute of a counting state in the selector is the list of its values.
     """
 
     def __init__(self, states: list[_StateInfo], gen: CodeGen, current: int | None = None,
@@ -144,6 +145,11 @@ class PatternScope:
         if i is None:
             raise error_at(f"stream '{s.stream_id}' has no attribute '{var.attribute}'"
                            f"{did_you_mean(var.attribute, (a.name for a in s.attributes))}", var)
+        if s.is_count and self.current is None and var.stream_index is None:
+            # In the selector, an unindexed attribute of a counting state is the list of its
+            # values along the chain, [] for none (Siddhi's MultiValueVariableFunctionExecutor,
+            # an OBJECT); inside a filter it is one event's (default_index).
+            return f"[_x.data[{i}] for _x in c{s.state_id}]", AttrType.OBJECT
         return self._read(s, pos, f".data[{i}]", f"d{s.state_id}[{i}]"), s.attributes[i].type
 
     def _read(self, s: _StateInfo, pos: int, suffix: str, plain: str) -> str:
