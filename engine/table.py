@@ -270,13 +270,29 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
             raise error_at(f"table '{td.id}' defines attribute '{a.name}' twice", a)
     pk: list[int] = []
     index_groups: list[list[int]] = []  # the columns of each @Index
+    store_ann = find_annotation(td.annotations, "store")
+    in_memory = store_ann is None
+    seen_pk = False
     for ann in td.annotations:
         lname = ann.name.lower()
         if lname not in ("primarykey", "index"):
             continue
-        values = [v for el in ann.elements for v in el.value.split(",")]
+        if lname == "primarykey":
+            if seen_pk:  # (Siddhi's DuplicateAnnotationException)
+                raise error_at(f"@{ann.name} is defined twice on table '{td.id}'", ann)
+            seen_pk = True
+        if in_memory:
+            # Siddhi's in-memory table: one attribute named whole per @Index, each indexed once
+            values = [el.value for el in ann.elements]
+            if lname == "index" and len(values) > 1:
+                raise error_at(f"@{ann.name} of the in-memory table '{td.id}' takes one attribute, but found "
+                               f"{len(values)}: put each in an @Index of its own", ann)
+        else:
+            values = [v for el in ann.elements for v in el.value.split(",")]
         if not values:
             raise error_at(f"@{ann.name} needs at least one attribute name", ann)
+        if in_memory and lname == "index" and any(values[0].strip() in (names[i] for i in g) for g in index_groups):
+            raise error_at(f"@{ann.name}('{values[0].strip()}') of table '{td.id}' is defined twice", ann)
         group: list[int] = []
         for v in values:
             v = v.strip()
@@ -291,7 +307,6 @@ def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
                 group.append(pos)
         if group:
             index_groups.append(group)
-    store_ann = find_annotation(td.annotations, "store")
     if store_ann is not None and (store_ann.get("type") or "").lower() == "rdbms":
         # the rows live in the database (PostgreSQL, MySQL/MariaDB): no in-memory copy
         from srota.engine.stores.sqltable import open_sql_table

@@ -121,6 +121,11 @@ def test_index_stays_consistent_after_update(run_app):
     "@PrimaryKey('x') define table T (a string);",
     # unknown store type
     "@store(type='nope') define table T (a string);",
+    # as Siddhi 5.1.33 refuses them (IndexTableTestCase 31, 32; PrimaryKeyTableTestCase 31)
+    "@Index('a', 'b') define table T (a string, b int);",
+    "@Index('a') @Index('a') define table T (a string, b int);",
+    "@Index('a,b') define table T (a string, b int);",
+    "@PrimaryKey('a') @PrimaryKey('b') define table T (a string, b int);",
 ])
 def test_table_creation_errors(app):
     with pytest.raises(SiddhiAppCreationError):
