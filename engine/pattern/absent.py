@@ -237,7 +237,7 @@ class _AbsentStreamPre(_Timed, _StreamPre):
                 # From the app's start (0 under playback, see _from_start).  A leading 'every
                 # not S for t' waits from the first event instead: Siddhi re-arms it at each
                 # timer's time + t and replays every period from 0 to the first event (hangs).
-                self._from_start(self._wait_from, from_zero=self.post.next_every_pre is None)
+                self._from_start(self._wait_from, from_zero=self.post.next_every_pre is None or self.sequence)
 
     def _wait_from(self, now: int) -> None:
         if self.active:
