@@ -80,25 +80,45 @@ class Extension:
 
 
 class ExtensionRegistry:
-    """Extensions by kind and case-insensitive ``namespace:name``."""
+    """Extensions by kind and ``namespace:name``.
+
+    A name is found as written first, as Siddhi finds it.  A name written in another case
+    finds the one extension it can only mean (``str:UPPER``, which Siddhi refuses), never one
+    of two that differ in case alone: ``unitconversion:kgTost`` (stones) and ``kgToST`` (US
+    tons) are two extensions.
+    """
 
     def __init__(self) -> None:
         self._items: dict[tuple[Kind, str, str], Extension] = {}
+        self._folded: dict[tuple[Kind, str, str], list[Extension]] = {}
         self._entry_points_loaded = False
         self._lock = threading.Lock()
 
     def register(self, ext: Extension) -> Extension:
         """Add (or replace) an extension."""
-        self._items[(ext.kind, ext.namespace.lower(), ext.name.lower())] = ext
+        key = (ext.kind, ext.namespace, ext.name)
+        folded = self._folded.setdefault((ext.kind, ext.namespace.lower(), ext.name.lower()), [])
+        old = self._items.get(key)
+        if old is not None:
+            folded.remove(old)
+        folded.append(ext)
+        self._items[key] = ext
         return ext
 
     def get(self, kind: Kind, namespace: str, name: str) -> Extension | None:
         """The extension of this kind and name, or None."""
-        key = (kind, (namespace or "").lower(), name.lower())
-        found = self._items.get(key)
+        found = self._lookup(kind, namespace or "", name)
         if found is None and not self._entry_points_loaded:
             self.load_entry_points()
-            found = self._items.get(key)
+            found = self._lookup(kind, namespace or "", name)
+        return found
+
+    def _lookup(self, kind: Kind, namespace: str, name: str) -> Extension | None:
+        found = self._items.get((kind, namespace, name))
+        if found is None:
+            candidates = self._folded.get((kind, namespace.lower(), name.lower()), ())
+            if len(candidates) == 1:
+                found = candidates[0]
         return found
 
     def all(self, kind: Kind | None = None) -> list[Extension]:
