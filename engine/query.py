@@ -76,6 +76,10 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
     gen = CodeGen(BASE_NAMESPACE)
     element_prefix = f"{sources.prefix}{name}"
     out_type = query_output_event_type(query)
+    if isinstance(query.output_rate, SnapshotOutputRate) and out_type is not OutputEventType.ALL:
+        # (Siddhi's QueryParser; a snapshot query inserts all events unless told otherwise)
+        raise error_at(f"query '{name}' is performing snapshot rate limiting: it can only insert all events, "
+                       f"not {out_type.value} events", query.output)
     inp = query.input
     pattern_rank: int | None = None
     if isinstance(inp, SingleInputStream):

@@ -595,6 +595,7 @@ class _Builder(Transformer_NonRecursive):
         self._arrow_nexts: set[int] = set()    # NextStateElements written with `->`
         self._comma_nexts: set[int] = set()    # NextStateElements written with `,`
         self._keep: list[Any] = []             # keeps id()-keyed nodes alive
+        self._typed_outputs: set[int] = set()  # outputs written with `current|expired|all events`
         # Provisional IsNullStream nodes made so far; when none were, the (tree-walking)
         # null-check resolution is skipped.
         self._null_stream_checks = 0
@@ -819,6 +820,10 @@ class _Builder(Transformer_NonRecursive):
                 selector = p
             else:
                 rate = p
+        if isinstance(rate, SnapshotOutputRate) and id(output) not in self._typed_outputs:
+            # Siddhi's Query.updateOutputEventType: a snapshot limiter's query inserts all
+            # events unless it says otherwise (the engine refuses any other kind it says)
+            output = dataclasses.replace(output, event_type=OutputEventType.ALL)
         if self._null_stream_checks:
             active = _input_stream_names(inp)
             inp = self._resolve(inp, active)
@@ -1153,8 +1158,8 @@ class _Builder(Transformer_NonRecursive):
         return src.id
 
     @staticmethod
-    def _split_output(parts: list[Any]) -> tuple[OutputEventType, tuple[SetAttribute, ...], Any]:
-        event_type = OutputEventType.CURRENT
+    def _split_output(parts: list[Any]) -> tuple[OutputEventType | None, tuple[SetAttribute, ...], Any]:
+        event_type = None
         sets: tuple[SetAttribute, ...] = ()
         on = None
         for p in parts:
@@ -1166,31 +1171,43 @@ class _Builder(Transformer_NonRecursive):
                 on = p
         return event_type, sets, on
 
+    def _typed(self, output: Any, event_type: OutputEventType | None) -> Any:
+        """``output``, noted as one whose event type was written (see query())."""
+        if event_type is not None:
+            self._typed_outputs.add(id(output))
+            self._keep.append(output)
+        return output
+
     def insert_output(self, meta: Any, children: list[Any]) -> InsertIntoStream:
         parts = _strip(children)
         src = parts[-1]
-        event_type = parts[0] if len(parts) > 1 else OutputEventType.CURRENT
-        return InsertIntoStream(src.id, event_type, src.is_inner, src.is_fault, pos=self._pos(meta))
+        event_type = parts[0] if len(parts) > 1 else None
+        return self._typed(InsertIntoStream(src.id, event_type or OutputEventType.CURRENT, src.is_inner,
+                                            src.is_fault, pos=self._pos(meta)), event_type)
 
     def delete_output(self, meta: Any, children: list[Any]) -> DeleteStream:
         src, *rest = _strip(children)
         event_type, _sets, on = self._split_output(rest)
-        return DeleteStream(self._table_target(src, "'delete'"), on, event_type, pos=self._pos(meta))
+        return self._typed(DeleteStream(self._table_target(src, "'delete'"), on, event_type or OutputEventType.CURRENT,
+                                        pos=self._pos(meta)), event_type)
 
     def update_output(self, meta: Any, children: list[Any]) -> UpdateStream:
         src, *rest = _strip(children)
         event_type, sets, on = self._split_output(rest)
-        return UpdateStream(self._table_target(src, "'update'"), on, sets, event_type, pos=self._pos(meta))
+        return self._typed(UpdateStream(self._table_target(src, "'update'"), on, sets,
+                                        event_type or OutputEventType.CURRENT, pos=self._pos(meta)), event_type)
 
     def update_or_insert_output(self, meta: Any, children: list[Any]) -> UpdateOrInsertStream:
         src, *rest = _strip(children)
         event_type, sets, on = self._split_output(rest)
-        return UpdateOrInsertStream(self._table_target(src, "'update or insert'"), on, sets, event_type,
-                                    pos=self._pos(meta))
+        return self._typed(UpdateOrInsertStream(self._table_target(src, "'update or insert'"), on, sets,
+                                                event_type or OutputEventType.CURRENT, pos=self._pos(meta)),
+                           event_type)
 
     def return_output(self, meta: Any, children: list[Any]) -> ReturnStream:
         parts = _strip(children)
-        return ReturnStream(parts[0] if parts else OutputEventType.CURRENT, pos=self._pos(meta))
+        event_type = parts[0] if parts else None
+        return self._typed(ReturnStream(event_type or OutputEventType.CURRENT, pos=self._pos(meta)), event_type)
 
     def set_clause(self, meta: Any, children: list[Any]) -> tuple[SetAttribute, ...]:
         return tuple(_strip(children))

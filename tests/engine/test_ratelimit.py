@@ -78,6 +78,19 @@ def test_snapshot_group_by_latest_aggregate_per_key():
     assert got == [["a", 2], ["b", 1]]
 
 
+def test_a_snapshot_query_inserts_all_events_unless_it_says_otherwise():
+    """Siddhi's Query.updateOutputEventType: with ``output snapshot`` a plain ``insert into``
+    inserts all events, so a window's expired events leave the snapshot (before: current
+    events only, and the snapshot kept every event the window ever held).  Saying current or
+    expired events is refused, as Siddhi's QueryParser refuses it."""
+    got = _run("from S#window.length(1) select ip output snapshot every 1 sec insert into O;",
+               "abcd", True, [1000, 2000, 3000, 4000])
+    assert got == [["a"], ["b"], ["c"]]
+    for kind in ("current", "expired"):
+        with pytest.raises(SiddhiAppCreationError, match="snapshot rate limiting"):
+            _run(f"from S#window.length(1) select ip output snapshot every 1 sec insert {kind} events into O;", "")
+
+
 def test_rate_limiter_state_roundtrip():
     rt = SiddhiManager().create_siddhi_app_runtime(
         STREAM + "@info(name='q') from S select ip output every 3 events insert into O;")
