@@ -37,7 +37,6 @@ import logging
 import re
 from collections import deque
 from collections.abc import Callable, Iterator
-from decimal import Decimal
 from itertools import islice
 from types import CodeType
 from typing import Any, NamedTuple
@@ -609,23 +608,14 @@ class PartitionRuntime:
 
 # ---------------------------------------------------------------------------- global streams
 def java_key_string(key: Any) -> str:
-    """The partition key as Siddhi holds it: the ``toString()`` of the key's Java value."""
+    """The partition key as Siddhi holds it: the ``toString()`` of the key's Java value (a
+    Python float as a Java double's)."""
     if isinstance(key, str):
         return key
     if isinstance(key, bool):
         return "true" if key else "false"
     if isinstance(key, float):
-        # Double.toString: plain between 10^-3 and 10^7, else d.dddE<n>; shortest digits
-        if key != key:
-            return "NaN"
-        if key in (float("inf"), float("-inf")):
-            return "Infinity" if key > 0 else "-Infinity"
-        if key == 0 or 1e-3 <= abs(key) < 1e7:
-            return repr(key) if "e" not in repr(key) else f"{key:f}"
-        sign, digits, exp = Decimal(repr(key)).as_tuple()
-        text = "".join(map(str, digits)).rstrip("0") or "0"
-        point = len(digits) + int(exp) - 1
-        return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{point}"
+        return java_double_str(key)
     return str(key)
 
 
@@ -863,10 +853,8 @@ def _java_key_kinds(partition_types: Any, ctx: Any) -> dict[AttrType, Callable[[
 
 #: A key's text as Java's ``toString()`` gives it (None stays None: such an event has no key).
 _JAVA_TEXT: dict[AttrType, Callable[[Any], Any]] = {
-    AttrType.INT: lambda v: None if v is None else str(v),
-    AttrType.LONG: lambda v: None if v is None else str(v),
-    AttrType.BOOL: lambda v: None if v is None else ("true" if v else "false"),
-    AttrType.DOUBLE: lambda v: None if v is None else java_double_str(v),
+    **{t: lambda v: None if v is None else java_key_string(v)
+       for t in (AttrType.INT, AttrType.LONG, AttrType.BOOL, AttrType.DOUBLE)},
     AttrType.FLOAT: lambda v: None if v is None else java_float32_str(v),
 }
 
