@@ -103,7 +103,10 @@ def test_a_partition_instance_created_later_stops_the_merging():
     app = STREAM + """
     define stream K (k string);
     from S select k, v insert into Out;
-    partition with (k of K) begin from S select k, sum(v) as total insert into Totals; end;
+    partition with (k of K) begin
+        from K select k insert into #Seen;
+        from S select k, sum(v) as total insert into Totals;
+    end;
     """
     rt, calls = _runtime(app, "Out", "Totals")
     s = rt.get_input_handler("S")
