@@ -847,7 +847,11 @@ def _java_key_kinds(partition_types: Any, ctx: Any) -> dict[AttrType, Callable[[
         return None
     if types == {AttrType.DOUBLE} or types == {AttrType.FLOAT}:
         text = java_double_str if types == {AttrType.DOUBLE} else java_float32_str
-        return {t: lambda v, text=text: v if v is None or (v == v and v != 0) else text(v) for t in types}
+
+        def key(v: Any) -> Any:
+            return v if v is None or (v == v and v != 0) else text(v)
+
+        return {t: key for t in types}
     return {t: _JAVA_TEXT[t] for t in types if t in _JAVA_TEXT}
 
 
