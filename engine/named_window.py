@@ -70,6 +70,11 @@ class NamedWindow:
         if out:
             self._junction.send(out)
 
+    @property
+    def output_junction(self) -> StreamJunction:
+        """The junction of what the window emits (a partition's one reader subscribes there)."""
+        return self._junction
+
     def subscribe(self, receiver: Receiver) -> None:
         """Receive every chunk the window emits."""
         self._junction.subscribe(receiver)

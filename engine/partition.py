@@ -135,8 +135,7 @@ class PartitionSources(Sources):
                 readers = self.partition._readers
                 readers[stream_id] = readers.get(stream_id, 0) + 1
             elif not is_inner and (is_fault or stream_id not in self.partition.routed_streams):
-                if super().lookup(stream_id, is_inner, is_fault, None)[0] != "window":
-                    self.partition._global_names.setdefault(("!" if is_fault else "") + stream_id, None)
+                self.partition._global_names.setdefault(("!" if is_fault else "") + stream_id, None)
             return
         if is_inner:
             self._inner(stream_id).subscribe(receiver, self.owner)
@@ -151,13 +150,8 @@ class PartitionSources(Sources):
                 inst.routed[stream_id] = junction
             junction.subscribe(receiver, self.owner)
             return
-        kind, obj = super().lookup(stream_id, is_inner, is_fault, None)
-        if kind == "window":
-            obj.subscribe(receiver)
-            target = obj
-        else:
-            target = self.partition._fanouts[("!" if is_fault else "") + stream_id]
-            target.subscribe(inst, receiver, self.owner)
+        target = self.partition._fanouts[("!" if is_fault else "") + stream_id]
+        target.subscribe(inst, receiver, self.owner)
         inst.subscriptions.append((target, receiver))
 
     def _inner(self, stream_id: str) -> StreamJunction:
@@ -264,11 +258,13 @@ class PartitionRuntime:
         self._validate()
         self._plan_purge()
         for name in self._global_names:
-            # one receiver per global stream, subscribed now: the partition's place among the
-            # stream's readers is where the partition stands in the app (Siddhi's
-            # PartitionStreamReceiver of a stream without a partition key)
-            fanout = self._fanouts[name] = _GlobalFanout(self, ctx.junctions[name])
-            ctx.junctions[name].subscribe(fanout, None, chunk_invariant=True)  # (no key yet)
+            # one receiver per global stream or named window, subscribed now: the partition's
+            # place among the stream's readers is where the partition stands in the app
+            # (Siddhi's PartitionStreamReceiver of a stream without a partition key)
+            window = ctx.windows.get(name)
+            junction = window.output_junction if window is not None else ctx.junctions[name]
+            fanout = self._fanouts[name] = _GlobalFanout(self, junction)
+            junction.subscribe(fanout, None, chunk_invariant=True)  # (no key yet)
         # (a partitioned stream that no query of the partition reads gets no router: Siddhi has
         # no PartitionStreamReceiver for it, so its events make no key instance, which would
         # then receive the global streams the queries read)
@@ -646,7 +642,7 @@ def java_hash_set_order(keys: list[Any]) -> list[Any]:
 
 
 class _GlobalFanout:
-    """The partition's one reader of a global (not partitioned) stream.
+    """The partition's one reader of a global (not partitioned) stream or of a named window.
 
     Siddhi's PartitionStreamReceiver of such a stream sends each chunk to every partition
     key that exists at the time, key after key, in the iteration order of a Java
