@@ -829,7 +829,9 @@ def _state_element(rng: random.Random, streams: list[_Stream], i: int, earlier: 
         if last and mark in ("*", "?", "<:2>", "<:3>") or first and mark in ("*", "?"):
             mark = "+" if sequence else "<1:3>"
         return _Element(f"{alias}={s.name}{_state_filter(rng, s, earlier, sequence)}{mark}",
-                        [f"{alias}[0].price", f"{alias}[1].price", f"{alias}[last].price"])
+                        # (unindexed, a counting state's attribute is the list of its values)
+                        [f"{alias}[0].price", f"{alias}[1].price", f"{alias}[last].price", f"{alias}.price",
+                         f"{alias}.sym"])
     if r < 0.85:
         other = rng.choice(streams)
         op = rng.choice(("and", "or"))
