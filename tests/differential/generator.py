@@ -964,6 +964,12 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
             inner.append(app.query_text(f"from R[{_cond(rng, s, 1)}]\nselect sym, price\ninsert into O3",
                                         callback=False))
             app.watch("O3")
+    if rng.random() < 0.25:
+        # a named window every key reads: each window chunk goes to the keys in Siddhi's order
+        app.define(f"define window W ({', '.join(f'{a} {t}' for a, t in s.attrs)}) length({rng.randint(2, 4)});")
+        app.elements.append(app.query_text("from S insert into W", callback=False))
+        inner.append(app.query_text("from W select sym, sum(price) as total\ninsert into O4", callback=False))
+        app.watch("O4")
     app.watch("O1")
     app.elements.append(f"partition with ({key})\nbegin\n" + "\n".join(inner) + "\nend;")
     if rng.random() < 0.3:
