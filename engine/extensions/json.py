@@ -773,7 +773,8 @@ def _set_element(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
             for container, k in targets:
                 if container is None or isinstance(container, _Holder):
                     return doc
-                container[k] = element
+                if k in container if isinstance(container, dict) else -len(container) <= k < len(container):
+                    container[k] = element  # (Jayway's set replaces a leaf that is there, adds none)
         return doc
 
     return AttrType.OBJECT, set_element

@@ -159,8 +159,16 @@ _fn("containsAll", (_LIST, _GIVEN), AttrType.BOOL, "Whether the list contains ev
 _fn("containsAny", (_LIST, _GIVEN), AttrType.BOOL, "Whether the list contains any value of the given list.",
     lambda lst, g: any(v in _need_list(lst) for v in _need_list(g, "Second")),
     ("list:containsAny(stockSymbols, latestStockSymbols)", "true when one is there"))
-_fn("get", (_LIST, _INDEX), AttrType.OBJECT, "The value at the index (an index outside the list is an error).",
-    lambda lst, i: _need_list(lst)[_check_index(lst, i)], ("list:get(stockSymbols, 1)", "'WSO2' for ['IBM', 'WSO2']"))
+def _get(lst: Any, i: Any) -> Any:
+    # (Siddhi's GetFunctionExtension catches IndexOutOfBoundsException only: a null index is an error)
+    _need_list(lst)
+    if i is None:
+        _check_index(lst, i)
+    return lst[i] if 0 <= i < len(lst) else None
+
+
+_fn("get", (_LIST, _INDEX), AttrType.OBJECT, "The value at the index, or null for an index outside the list.",
+    _get, ("list:get(stockSymbols, 1)", "'WSO2' for ['IBM', 'WSO2']"))
 _fn("indexOf", (_LIST, _VALUE), AttrType.INT, "The first index of the value, or -1.", _index_of,
     ("list:indexOf(stockSymbols, 'IBM')", "0 for ['IBM', 'WSO2']"))
 _fn("lastIndexOf", (_LIST, _VALUE), AttrType.INT, "The last index of the value, or -1.", _last_index_of,
@@ -190,7 +198,9 @@ _fn("size", (_LIST,), AttrType.INT, "The number of values.", lambda lst: len(_ne
           doc="Sorts the list in place (or reverses it) and returns it.",
           examples=(("list:sort(stockSymbols, 'asc')", "['GOOG', 'IBM', 'WSO2']"),))
 def _sort(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-    order = "ASC"
+    # REV (reverse, unsorted) when no order is given: Siddhi's documented default, which its
+    # one-argument execute() does
+    order = "REV"
     if len(infos) == 2:
         order = str(infos[1].value).upper()
         if order not in ("ASC", "DESC", "REV"):
@@ -198,15 +208,34 @@ def _sort(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 
     def sort(lst: Any, *_order: Any) -> Any:
         _need_list(lst)
-        if order == "REV":
+        if order != "REV":
+            _sort_ascending(lst)
+        if order != "ASC":
             lst.reverse()
-        else:
-            lst.sort()
-            if order == "DESC":
-                lst.reverse()
         return lst
 
     return AttrType.OBJECT, sort
+
+
+def _sort_ascending(lst: list[Any]) -> None:
+    """Siddhi's sortList: strings case-insensitively (String.CASE_INSENSITIVE_ORDER), numbers in
+    their natural order, by the first element's kind; anything else is an error."""
+    if not lst:
+        return
+    first = lst[0]
+    if isinstance(first, str):
+        lst.sort(key=_case_insensitive)
+    elif isinstance(first, (int, float)) and not isinstance(first, bool):
+        lst.sort()
+    else:
+        raise TypeError(f"list:sort() only supported for lists of type <STRING|INT|LONG|DOUBLE|FLOAT> but found "
+                        f"'{type(first).__name__}'.")
+
+
+def _case_insensitive(text: str) -> str:
+    # (Java compares char by char after upper- then lower-casing each: the same order as this
+    # for the letters that case-fold one to one)
+    return text.upper().lower()
 
 
 # ---------------------------------------------------------------------------- aggregators

@@ -45,6 +45,13 @@ def test_set_element(select_one):
         {"name": "Stationary", "items": ["pen"], "x": {"k": 1}}]
     assert select_one("json:setElement(json, path, e, key) as v", [doc, "$.nope", "1", "x"], stream) == [
         {"name": "Stationary", "items": ["pen"]}]
+    # without a key, a leaf that is not there is not added (Jayway's set, as in Siddhi 5.1.33)
+    assert select_one("json:setElement(json, path, e) as v", [doc, "$.nope", "1", None], stream) == [
+        {"name": "Stationary", "items": ["pen"]}]
+    assert select_one("json:setElement(json, path, e) as v", [doc, "$.items[3]", "1", None], stream) == [
+        {"name": "Stationary", "items": ["pen"]}]
+    assert select_one("json:setElement(json, path, e) as v", [doc, "$.name", "Office", None], stream) == [
+        {"name": "Office", "items": ["pen"]}]
 
 
 def test_to_object_and_to_string(select_one):

@@ -30,9 +30,14 @@ STREAM = "define stream S (s string, i int, a object, b object);\n"
     ("list:retainAll(a, b)", [2]),
     ("list:setValue(a, 0, s)", ["IBM", 1, 2]),
     ("list:size(a)", 3),
-    ("list:sort(a)", [1, 2, 3]),
+    # without an order, reversed: Siddhi's documented default REV (its one-argument execute)
+    ("list:sort(a)", [2, 1, 3]),
+    ("list:sort(a, 'ASC')", [1, 2, 3]),
     ("list:sort(a, 'DESC')", [3, 2, 1]),
     ("list:sort(a, 'rev')", [2, 1, 3]),
+    # strings in String.CASE_INSENSITIVE_ORDER, as Siddhi's sortList
+    ("list:sort(list:create('b', 'a', 'C'), 'asc')", ["a", "b", "C"]),
+    ("list:sort(list:create('b', 'a', 'C'), 'desc')", ["C", "b", "a"]),
 ])
 def test_functions(select_one, select, expected):
     assert select_one(f"{select} as v", ["IBM", 1, [3, 1, 2], [2, 9]]) == [expected]
@@ -41,7 +46,10 @@ def test_functions(select_one, select, expected):
 def test_nulls_and_bad_indexes(select_one):
     assert select_one("list:create(s) as v", [None, 1, None, None]) == [[]]
     assert select_one("list:size(a) as v", [None, 1, None, None]) == []      # not a list: dropped
-    assert select_one("list:get(a, i) as v", [None, 5, [1], None]) == []      # index outside: dropped
+    # an index outside the list is null (Siddhi catches IndexOutOfBoundsException); a null one an error
+    assert select_one("list:get(a, i) as v", [None, 5, [1], None]) == [None]
+    assert select_one("list:get(a, i) as v", [None, -1, [1], None]) == [None]
+    assert select_one("list:get(a, i) as v", [None, None, [1], None]) == []
 
 
 @pytest.mark.parametrize("select", ["list:setValue(a)", "list:size(s, i)", "list:containsAny(s, i)",
