@@ -29,9 +29,8 @@ def _asserted() -> list[Any]:
 
 @pytest.mark.parametrize("case", _asserted())
 def test_upstream_case_meets_its_tests_assertions(case: dict[str, Any]) -> None:
-    """Methods of an extension whose jar cannot be built here (siddhi-execution-unitconversion
-    needs javax.measure): judged by the Java test's own assertions, with the conformance suite's
-    driver and judge."""
+    """Methods whose extension cannot be built here (see tests/differential/upstream.py): judged
+    by the Java test's own assertions, with the conformance suite's driver and judge."""
     from tests.differential.conformance import CONFORMANCE, _suite
 
     if not (CONFORMANCE / "run.py").exists():

@@ -18,9 +18,9 @@ siddhi-execution-* sources, which are not in the project)::
     python -m tests.differential.upstream CASES.json... [--classpath JARS] [--out DIR]
 
 A case whose answers differ is not kept: it is printed, for a fix or a note in
-docs/siddhi-differences.md.  ``upstream_asserted/`` holds the methods of an extension whose jar
-cannot be built here (siddhi-execution-unitconversion needs javax.measure), judged by their own
-assertions instead.
+docs/siddhi-differences.md.  ``upstream_asserted/`` holds the methods whose extension cannot be built
+here (siddhi-execution-unitconversion needs javax.measure; map's toJSON, createFromJSON and
+createFromXML need org.json and axiom), judged by their own assertions instead.
 """
 from __future__ import annotations
 
