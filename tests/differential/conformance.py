@@ -53,8 +53,18 @@ def to_runner_case(case: dict[str, Any]) -> dict[str, Any]:
     return runner_case
 
 
+def _unmarked(value: Any) -> Any:
+    """A value of the runner's answer as the suite's cases write it (a set as its members)."""
+    if isinstance(value, dict):
+        return _unmarked(value["$set"]) if value.keys() == {"$set"} else {k: _unmarked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
 def got_from(answer: dict[str, Any]) -> dict[str, Any]:
     """Siddhi's answer in the shape the suite's ``judge`` reads."""
+    answer = _unmarked(answer)
     got: dict[str, Any] = {"current": [], "expired": [], "batches": [], "created": True, "error": None}
     error = answer.get("error")
     if error:

@@ -9,7 +9,9 @@ expired flags, in order), their timestamps, and the chunk boundaries.
 Values compare exactly, except numbers: a double may differ in its last bits where the two
 engines add in another order (relative 1e-9), and a Java ``float`` prints with its own shortest
 digits (``65.1``), which Srota holds as the nearest 32-bit value (``65.0999984741211``), so two
-numbers that are the same 32-bit float are the same.
+numbers that are the same 32-bit float are the same.  A list keeps its order; a Java set, which
+the runner writes ``{"$set": [...]}`` (in its hash order), is the same as a list of the same
+members in any order.
 """
 from __future__ import annotations
 
@@ -130,13 +132,13 @@ def same_value(a: Any, b: Any) -> bool:
         if isinstance(a, int) and isinstance(b, int):
             return False
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) or _same_float32(a, b)
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return False
-        if all(same_value(x, y) for x, y in zip(a, b, strict=True)):
-            return True
-        # a Java set prints in its hash order: the same members are the same set
-        return Counter(json.dumps(x, sort_keys=True) for x in a) == Counter(json.dumps(y, sort_keys=True) for y in b)
+    if isinstance(a, dict) and a.keys() == {"$set"} and isinstance(b, list):
+        # a Java set (the runner marks it): the same members, in any order
+        members = a["$set"]
+        return len(members) == len(b) and (all(same_value(x, y) for x, y in zip(members, b, strict=True)) or Counter(
+            json.dumps(x, sort_keys=True) for x in members) == Counter(json.dumps(y, sort_keys=True) for y in b))
+    if isinstance(a, list) and isinstance(b, list):  # a list: in its order
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     return bool(a == b)

@@ -8,7 +8,9 @@ def test_a_java_float_and_srotas_32_bit_value_are_the_same() -> None:
     assert same_value(65.1, 65.0999984741211)
     assert not same_value(65.1, 65.2)
     assert not same_value(1, True)
-    assert same_value(["a", "b"], ["b", "a"])  # a Java set prints in hash order
+    assert same_value({"$set": ["a", "b"]}, ["b", "a"])  # a Java set prints in hash order
+    assert not same_value(["a", "b"], ["b", "a"])  # a list keeps its order
+    assert same_value([{"$set": [1.5, 2.5]}], [[2.5, 1.5]])
 
 
 def _answer(*chunks: list[list[object]]) -> dict[str, object]:

@@ -15,6 +15,8 @@
 //    "outputs": [{"cb": "stream:O", "events": [[ts, [..], expired], ...]},
 //                {"cb": "query:q1", "ts": t, "in": [[ts, [..]], ...], "out": [...]},
 //                {"cb": "ondemand", "events": [[ts, [..]], ...]}]}
+// A value that is a java.util.Set is written {"$set": [members...]}: lists keep their order in
+// the comparison, a set's members do not (tests/differential/harness.py same_value).
 // An app that runs past its time limit is answered {"error": "timeout"} and the runner exits
 // (status 3), since its thread cannot be stopped; the caller starts a new runner.
 import com.google.gson.Gson;
@@ -244,9 +246,19 @@ public final class SiddhiRunner {
         return out;
     }
 
-    // Floats print as Java prints them (65.1f is "65.1", not its double's digits); other
-    // values as gson writes them.
+    // Floats print as Java prints them (65.1f is "65.1", not its double's digits); a set as
+    // {"$set": [...]} (its members in its own order, which the comparison does not hold it to);
+    // other values as gson writes them.
     private static Object plain(Object v) {
+        if (v instanceof java.util.Set) {
+            List<Object> members = new ArrayList<>();
+            for (Object m : (java.util.Set<?>) v) {
+                members.add(plain(m));
+            }
+            Map<String, Object> set = new HashMap<>();
+            set.put("$set", members);
+            return set;
+        }
         if (v instanceof Float) {
             Float f = (Float) v;
             if (f.isNaN() || f.isInfinite()) {
