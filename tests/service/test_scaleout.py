@@ -52,6 +52,16 @@ def _scaled(interval_ms: int = 500, topic: str | None = None) -> Any:
         state_topic=topic or f"srota-state-{uuid.uuid4().hex[:8]}"))
 
 
+def _keyed_app(kb: Any, src: str, name: str, body: str) -> str:
+    """App ``name`` reading ``In (id string, n long)`` from ``src`` keyed by ``id``, then ``body``."""
+    return f"""
+    @app:name('{name}')
+    {kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
+    define stream In (id string, n long);
+    {body}
+    """
+
+
 def _inputs(n: int, keys: int) -> list[dict[str, Any]]:
     return [{"id": f"k{i % keys}", "n": (i * 7919) % 101} for i in range(n)]
 
@@ -404,17 +414,14 @@ async def test_triggers_fire_once_per_app_not_once_per_partition(kafka_broker: A
     (before: once per partition runtime, four ticks per period and four start events)."""
     kb = kafka_broker
     src, out = await kb.create_topic(partitions=4), await kb.create_topic(partitions=1)
-    app = f"""
-    @app:name('Ticks')
-    {kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
-    define stream In (id string, n long);
+    app = _keyed_app(kb, src, "Ticks", f"""
     define trigger Tick at every 400 millisec;
     define trigger Boot at 'start';
     {kafka_sink(kb, out)}
     define stream Out (what string, t long);
     from Tick select 'tick' as what, triggered_time as t insert into Out;
     from Boot select 'start' as what, triggered_time as t insert into Out;
-    """
+    """)
     async with TopicReader(kb.bootstrap_servers, out) as reader:
         async with running_host(_scaled(), app) as host:
             await wait_until(lambda: len(host.apps["Ticks"].partitions.by_partition) == 4, 30,
@@ -436,13 +443,10 @@ async def test_on_demand_queries_answer_as_one_process_would(kafka_broker: Any) 
     partition's answer, concatenated: four 'totals' rows and four top-2 lists)."""
     kb = kafka_broker
     src = await kb.create_topic(partitions=4)
-    app = f"""
-    @app:name('Tables')
-    {kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
-    define stream In (id string, n long);
+    app = _keyed_app(kb, src, "Tables", """
     define table Seen (id string, n long);
     from In select id, n insert into Seen;
-    """
+    """)
     inputs = _inputs(400, 12)
     async with running_host(_scaled(), app) as host:
         runtimes = host.apps["Tables"].partitions
@@ -541,12 +545,7 @@ async def test_a_partition_timer_that_meets_a_newer_owner_drops_the_partition_at
 
     kb = kafka_broker
     src = await kb.create_topic(partitions=2)
-    app = f"""
-    @app:name('Timers')
-    {kafka_source(kb, src, f"g-{uuid.uuid4().hex[:8]}", **{"key.attribute": "id"})}
-    define stream In (id string, n long);
-    from In#window.time(1 min) select id, sum(n) as total group by id insert into Out;
-    """
+    app = _keyed_app(kb, src, "Timers", "from In#window.time(1 min) select id, sum(n) as total group by id insert into Out;")
     async with running_host(_scaled(interval_ms=600_000), app) as host:
         app_host = host.apps["Timers"]
         runtimes = app_host.partitions.by_partition
