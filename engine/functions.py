@@ -148,7 +148,15 @@ def _cast(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     if target is None:
         raise _err("cast(): type must be one of int, long, float, double, bool, string, "
                    f"found '{args[1].value}'")
+    if target is AttrType.FLOAT and args[0].type is AttrType.OBJECT:
+        # a float held in a map, list or JSON document is the double of its shortest digits
+        # (engine/extensions/_checks.py held_as_java_float): its Float again, as in Java
+        return target, _held_float
     return target, "{0}"
+
+
+def _held_float(value: Any, *_cast_to: Any) -> Any:
+    return f32(value) if isinstance(value, float) else value
 
 
 # convert()'s type names: Siddhi compares them with Attribute.Type's names, ignoring case

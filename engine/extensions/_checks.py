@@ -16,7 +16,7 @@ from srota.engine.aggregators import AggregatorState
 from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import Extension, Kind, Param, extension, registry
-from srota.engine.types import hashmap_keys
+from srota.engine.types import hashmap_keys, java_float32_str
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import Attribute, AttrType, Constant, TimeConstant
 
@@ -111,14 +111,50 @@ def function(namespace: str, name: str, params: tuple[Param, ...] = (), *, retur
     return wrap
 
 
+def held_as_java_float(value: Any) -> Any:
+    """A float attribute's value as a map, a list or a JSON document holds it.
+
+    Java keeps a ``Float`` there, which prints with its own shortest digits (``111.11``,
+    ``1.0E-5``); Srota's values are Python floats, which print as doubles
+    (``111.11000061035156``).  The double of the float's shortest digits prints as Java prints
+    the float, and is the same 32-bit value again where a cast takes it back to a float.
+    """
+    if isinstance(value, float) and value == value and value not in (_INF, -_INF):
+        return float(java_float32_str(value))
+    return value
+
+
+_INF = float("inf")
+
+
+def holding_floats(infos: list[ArgInfo], impl: Callable[..., Any]) -> Callable[..., Any]:
+    """``impl``, with each argument of type float held as Java holds it (held_as_java_float):
+    for the functions that put their arguments into a container."""
+    floats = [i for i, info in enumerate(infos) if info.type is AttrType.FLOAT]
+    if not floats:
+        return impl
+
+    def call(*args: Any) -> Any:
+        held = list(args)
+        for i in floats:
+            if i < len(held):
+                held[i] = held_as_java_float(held[i])
+        return impl(*held)
+
+    return call
+
+
 def plain_function(namespace: str, name: str, params: tuple[Param, ...] = (), *, returns: AttrType, doc: str,
                    examples: tuple[tuple[str, str], ...] = (),
-                   overloads: tuple[tuple[str, ...], ...] = ()) -> Callable[[_F], _F]:
+                   overloads: tuple[tuple[str, ...], ...] = (), holds: bool = False) -> Callable[[_F], _F]:
     """Register the decorated callable as the implementation of every call of a function that
     needs no set-up per call (a fixed return type, nothing read from the arguments' kinds).
-    The callable itself is what generated code calls per event, so it adds no indirection."""
+    The callable itself is what generated code calls per event, so it adds no indirection.
+    ``holds``: the function puts its arguments into a container (see :func:`holding_floats`)."""
     def wrap(impl: _F) -> _F:
         def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, _F]:
+            if holds:
+                return returns, holding_floats(infos, impl)  # type: ignore[return-value]
             return returns, impl
 
         function(namespace, name, params, returns=returns, doc=doc, examples=examples, overloads=overloads)(build)

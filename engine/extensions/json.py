@@ -39,6 +39,7 @@ from srota.engine.extensions._checks import (
     err,
     function,
     hash_order,
+    holding_floats,
     is_literal,
     java_double_str,
     json_writer,
@@ -777,7 +778,7 @@ def _set_element(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
                     container[k] = element  # (Jayway's set replaces a leaf that is there, adds none)
         return doc
 
-    return AttrType.OBJECT, set_element
+    return AttrType.OBJECT, holding_floats(infos, set_element)
 
 
 @function("json", "toObject", (Param("json", STRING, dynamic=True, doc="JSON text."),),

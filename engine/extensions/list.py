@@ -50,8 +50,9 @@ def _check_index(lst: list[Any], i: Any, size: int | None = None) -> int:
 
 
 def _fn(name: str, params: tuple[Param, ...], returns: AttrType, doc: str, impl: Callable[..., Any],
-        example: tuple[str, str], overloads: tuple[tuple[str, ...], ...] = ()) -> None:
-    plain_function("list", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)(impl)
+        example: tuple[str, str], overloads: tuple[tuple[str, ...], ...] = (), holds: bool = False) -> None:
+    plain_function("list", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads,
+                   holds=holds)(impl)
 
 
 def _create(*values: Any) -> list[Any]:
@@ -63,7 +64,7 @@ def _create(*values: Any) -> list[Any]:
 _fn("create", (Param("value1", ALL, optional=True, dynamic=True, doc="Values; more may follow."),),
     AttrType.OBJECT, "A new list of the arguments (no argument, or a single null, gives an empty list).",
     _create, ("list:create(1, 2, 3, 4, 5, 6)", "[1, 2, 3, 4, 5, 6]"),
-    overloads=((), ("value1",), ("value1", REPEAT)))
+    overloads=((), ("value1",), ("value1", REPEAT)), holds=True)
 
 
 def _add(lst: Any, value: Any, *index: Any) -> Any:
@@ -138,7 +139,7 @@ def _last_index_of(lst: Any, value: Any) -> int:
 _fn("add", (_LIST, _VALUE, Param("index", INT, optional=True, dynamic=True,
                                  doc="Where to insert (default: at the end).")),
     AttrType.OBJECT, "Adds the value to the list (at the index, when given) and returns the list.", _add,
-    ("list:add(stockSymbols, 'IBM')", "the list with 'IBM' at the end"),
+    ("list:add(stockSymbols, 'IBM')", "the list with 'IBM' at the end"), holds=True,
     overloads=(("list", "value"), ("list", "value", "index")))
 _fn("addAll", (Param("to.list", OBJECT, dynamic=True, doc="The list to add to."),
                Param("from.list", OBJECT, dynamic=True, doc="The values to add."),
@@ -186,7 +187,7 @@ _fn("removeByIndex", (_LIST, _INDEX), AttrType.OBJECT, "Removes the value at the
 _fn("retainAll", (_LIST, _GIVEN), AttrType.OBJECT, "Keeps only the values found in the given list and returns the list.",
     _retain_all, ("list:retainAll(stockSymbols, latestStockSymbols)", "the shared values"))
 _fn("setValue", (_LIST, _INDEX, _VALUE), AttrType.OBJECT, "Replaces the value at the index and returns the list.",
-    _set_value, ("list:setValue(stockSymbols, 0, 'IBM')", "the list with 'IBM' first"))
+    _set_value, ("list:setValue(stockSymbols, 0, 'IBM')", "the list with 'IBM' first"), holds=True)
 _fn("size", (_LIST,), AttrType.INT, "The number of values.", lambda lst: len(_need_list(lst)),
     ("list:size(stockSymbols)", "2 for ['IBM', 'WSO2']"))
 

@@ -29,6 +29,7 @@ from srota.engine.extensions._checks import (
     aggregator,
     err,
     function,
+    holding_floats,
     java_double_str,
     java_str,
     json_writer,
@@ -53,8 +54,9 @@ def _need_map(v: Any, position: str = "First") -> dict[Any, Any]:
 
 
 def _fn(name: str, params: tuple[Param, ...], returns: AttrType, doc: str, impl: Callable[..., Any],
-        example: tuple[str, str], overloads: tuple[tuple[str, ...], ...] = ()) -> None:
-    plain_function("map", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads)(impl)
+        example: tuple[str, str], overloads: tuple[tuple[str, ...], ...] = (), holds: bool = False) -> None:
+    plain_function("map", name, params, returns=returns, doc=doc, examples=(example,), overloads=overloads,
+                   holds=holds)(impl)
 
 
 # ---------------------------------------------------------------------------- creation
@@ -71,7 +73,7 @@ def _create(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def create(*kv: Any) -> dict[Any, Any]:
         return {kv[i]: kv[i + 1] for i in range(0, len(kv), 2)}
 
-    return AttrType.OBJECT, create
+    return AttrType.OBJECT, holding_floats(infos, create)
 
 
 def _from_json(text: Any) -> dict[Any, Any]:
@@ -266,11 +268,11 @@ def _clear(m: Any) -> Any:
 
 _fn("put", (_MAP, _ANY_KEY, Param("value", ALL, dynamic=True, doc="The value.")),
     AttrType.OBJECT, "Puts the entry into the map and returns the map.", _put,
-    ("map:put(stockDetails, 'IBM', 200)", "the map with IBM -> 200"))
+    ("map:put(stockDetails, 'IBM', 200)", "the map with IBM -> 200"), holds=True)
 _fn("putIfAbsent", (_MAP, _KEY,
                     Param("value", PRIMITIVES, dynamic=True, doc="The value.")),
     AttrType.OBJECT, "Puts the entry when the key is absent (or null) and returns the map.", _put_if_absent,
-    ("map:putIfAbsent(stockDetails, 1234, 'IBM')", "the map, with 1234 -> 'IBM' if it was absent"))
+    ("map:putIfAbsent(stockDetails, 1234, 'IBM')", "the map, with 1234 -> 'IBM' if it was absent"), holds=True)
 _fn("putAll", (Param("to.map", OBJECT, dynamic=True, doc="The map to change."),
                Param("from.map", OBJECT, dynamic=True, doc="The entries to put.")),
     AttrType.OBJECT, "Puts every entry of from.map into to.map and returns it.", _put_all,

@@ -70,3 +70,17 @@ def test_tokenize(run_app):
     runtime, got = run_app(STREAM + "from S#map:tokenize(m, n) select key, value insert into Out;")
     runtime.get_input_handler("S").send(["", 0, {1: "one"}, {2: "two"}])
     assert got.rows == [[1, ["one", None]], [2, [None, "two"]]]
+
+
+def test_a_float_in_a_map_prints_as_the_float_it_was(select_one):
+    """A float attribute put into a map is held as Java holds its Float: its own shortest digits
+    (111.11), not the double's (111.11000061035156), as str:fillTemplate and convert show it;
+    cast(..., 'float') gives the same 32-bit value back."""
+    stream = "define stream S (p float, d double);"
+    assert select_one("convert(map:get(map:create('p', p), 'p'), 'string') as v", [111.11, 2.5], stream) == ["111.11"]
+    assert select_one("convert(map:get(map:put(map:create(), 'p', p), 'p'), 'string') as v", [1.0e-5, 2.5],
+                      stream) == ["1.0E-5"]
+    assert select_one("convert(map:get(map:create('d', d), 'd'), 'string') as v", [111.11, 111.11], stream) == [
+        "111.11"]
+    got = select_one("cast(map:get(map:create('p', p), 'p'), 'float') as v", [111.11, 2.5], stream)
+    assert got == [pytest.approx(111.11000061035156, rel=0, abs=0)]
