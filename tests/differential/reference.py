@@ -59,12 +59,14 @@ def compile_runner() -> Path:
 class ReferenceSiddhi:
     """A Siddhi 5.1.33 runner process, started on first use and again after a timeout or crash."""
 
-    def __init__(self, log_path: Path | None = None) -> None:
+    def __init__(self, log_path: Path | None = None, extra_classpath: str = "") -> None:
+        """``extra_classpath``: more jars for the engine (extensions built from their sources)."""
         reason = unavailable_reason()
         if reason:
             raise RuntimeError(reason)
         self._classes = compile_runner()
         self._log_path = log_path or CACHE / "runner.log"
+        self._extra = extra_classpath
         self._proc: subprocess.Popen[str] | None = None
         self._lock = threading.Lock()
 
@@ -72,7 +74,7 @@ class ReferenceSiddhi:
         log = open(self._log_path, "a")  # noqa: SIM115 - the process owns it until it exits
         cmd = ["java", "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-Dlog4j2.level=ERROR", "-Dorg.apache.logging.log4j.level=ERROR",
-               "-cp", os.pathsep.join([str(self._classes), classpath()]), "SiddhiRunner"]
+               "-cp", os.pathsep.join(p for p in (str(self._classes), classpath(), self._extra) if p), "SiddhiRunner"]
         return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                                 text=True, encoding="utf-8", bufsize=1)
 

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -35,7 +33,7 @@ from typing import Any
 
 from tests.differential.conformance import _suite, to_runner_case
 from tests.differential.harness import compare, run_srota
-from tests.differential.reference import ReferenceSiddhi, classpath
+from tests.differential.reference import ReferenceSiddhi
 
 UPSTREAM = Path(__file__).resolve().parent / "upstream"
 #: Methods of an extension real Siddhi cannot run here (no jar can be built for it), in the
@@ -61,23 +59,6 @@ def fixed_times(runner_case: dict[str, Any]) -> bool:
         e[0] is not None for step in runner_case["steps"] for e in step.get("events", ()))
 
 
-class _Reference(ReferenceSiddhi):
-    """The reference runner with ``extra`` jars on its class path."""
-
-    def __init__(self, extra: str) -> None:
-        super().__init__()
-        self._extra = extra
-
-    def _start(self) -> subprocess.Popen[str]:
-        if not self._extra:
-            return super()._start()
-        log = open(self._log_path, "a")  # noqa: SIM115 - the process owns it until it exits
-        cmd = ["java", "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dlog4j2.level=ERROR",
-               "-cp", os.pathsep.join([str(self._classes), classpath(), self._extra]), "SiddhiRunner"]
-        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                text=True, encoding="utf-8", bufsize=1)
-
-
 def record(paths: list[Path], out: Path, extra_classpath: str = "") -> tuple[int, list[str]]:
     """Record the kept cases of ``paths`` whose answers agree into ``out/<Class>.json``; returns
     how many were kept and a line for each that was not."""
@@ -85,7 +66,7 @@ def record(paths: list[Path], out: Path, extra_classpath: str = "") -> tuple[int
     cases = [c for c in suite.load_cases([str(p) for p in paths], None, None, False) if kept(c)]
     by_class: dict[str, dict[str, Any]] = defaultdict(dict)
     refused: list[str] = []
-    ref = _Reference(extra_classpath)
+    ref = ReferenceSiddhi(extra_classpath=extra_classpath)
     try:
         for case in cases:
             runner_case = to_runner_case(case)
