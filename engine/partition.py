@@ -283,12 +283,13 @@ class PartitionRuntime:
         self._routers = {}
         #: value partitions: stream -> (the key's code over ``e``/``d``, its CodeGen)
         self._key_code: dict[str, tuple[str, CodeGen]] = {}
-        key_kinds = _java_key_kinds(self.partition.partition_types, ctx)
+        values: list[tuple[str, Any, CodeGen]] = []  # (stream, its key compiled, the key's CodeGen)
+        key_types: set[AttrType] = set()
         for pt in self.partition.partition_types:
             stream_id = pt.stream_id
             if stream_id not in ctx.streams:
                 raise error_at(f"partition with '{stream_id}': stream '{stream_id}' is not defined", pt)
-            if stream_id in self.routed_streams:
+            if stream_id in self.routed_streams or any(v[0] == stream_id for v in values):
                 raise error_at(f"stream '{stream_id}' is partitioned twice", pt)
             definition = ctx.streams[stream_id]
             gen = CodeGen(BASE_NAMESPACE)
@@ -296,14 +297,10 @@ class PartitionRuntime:
             compiler = ExpressionCompiler(ctx, scope, gen)
             if isinstance(pt, ValuePartitionType):
                 compiled = compiler.compile(pt.expression)
-                code = compiled.code
-                as_java = key_kinds.get(compiled.type) if key_kinds is not None else None
-                if as_java is not None:
-                    code = f"{gen.ref(as_java, 'java_key')}({code})"
-                keys = gen.function("_keys", "chunk", [f"return [{code} for e in chunk for d in (e.data,)]"])
-                self.routed_streams[stream_id] = keys
-                self._key_code[stream_id] = (code, gen)
+                values.append((stream_id, compiled, gen))
+                key_types.add(compiled.type)  # (its _keys below, once every key's type is known)
             elif isinstance(pt, RangePartitionType):
+                key_types.add(AttrType.STRING)  # (a label)
                 body = ["d = e.data", "out = []"]
                 for rp in pt.ranges:
                     cond = compiler.compile_condition(rp.condition, "range condition")
@@ -313,6 +310,15 @@ class PartitionRuntime:
                 self.routed_streams[stream_id] = labels
             else:  # pragma: no cover
                 raise error_at(f"unsupported partition type {type(pt).__name__}", pt)
+        key_kinds = _java_key_kinds(key_types)
+        for stream_id, compiled, gen in values:
+            code = compiled.code
+            as_java = key_kinds.get(compiled.type) if key_kinds is not None else None
+            if as_java is not None:
+                code = f"{gen.ref(as_java, 'java_key')}({code})"
+            self.routed_streams[stream_id] = gen.function("_keys", "chunk",
+                                                          [f"return [{code} for e in chunk for d in (e.data,)]"])
+            self._key_code[stream_id] = (code, gen)
 
     def _validate(self) -> None:
         """Plan every query once without running it: creation errors now, inner stream schemas."""
@@ -819,9 +825,10 @@ _ROW_COLUMN = re.compile(r"d\[(\d+)\]|A\[(\d+)\]\.value\(\)"
                          r"|\(_qa(\d+)\.total if \(_qa\3 := A\[\3\]\)\.count or \(d\[(\d+)\]\) is not None else None\)")
 
 
-def _java_key_kinds(partition_types: Any, ctx: Any) -> dict[AttrType, Callable[[Any], Any]] | None:
-    """How the value keys of a partition are made Siddhi's: per key type, the function that
-    gives a value its key, where the raw value will not do; None where it does everywhere.
+def _java_key_kinds(types: set[AttrType]) -> dict[AttrType, Callable[[Any], Any]] | None:
+    """How the value keys of a partition are made Siddhi's, given the ``types`` of all its keys (a
+    range partition's are strings, its labels): per key type, the function that gives a value
+    its key, where the raw value will not do; None where it does everywhere.
 
     Siddhi keys a value partition by the key's ``toString()`` (``ValuePartitionExecutor``), a
     range partition by its label.  Raw values group events the same way where every key has
@@ -831,13 +838,6 @@ def _java_key_kinds(partition_types: Any, ctx: Any) -> dict[AttrType, Callable[[
     Keys of several types (an int and a double, a bool and a string, a range label and a
     number) are all keyed by their text.
     """
-    types: set[AttrType] = set()
-    for pt in partition_types:
-        if isinstance(pt, RangePartitionType):
-            types.add(AttrType.STRING)
-        elif isinstance(pt, ValuePartitionType) and pt.stream_id in ctx.streams:
-            scope = StreamScope(pt.stream_id, ctx.streams[pt.stream_id].attributes)
-            types.add(ExpressionCompiler(ctx, scope, CodeGen(BASE_NAMESPACE)).compile(pt.expression).type)
     if types <= {AttrType.INT, AttrType.LONG} or (len(types) == 1 and types <= {AttrType.STRING, AttrType.BOOL,
                                                                                AttrType.OBJECT}):
         return None
