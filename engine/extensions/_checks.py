@@ -119,12 +119,7 @@ def held_as_java_float(value: Any) -> Any:
     (``111.11000061035156``).  The double of the float's shortest digits prints as Java prints
     the float, and is the same 32-bit value again where a cast takes it back to a float.
     """
-    if isinstance(value, float) and value == value and value not in (_INF, -_INF):
-        return float(java_float32_str(value))
-    return value
-
-
-_INF = float("inf")
+    return float(java_float32_str(value)) if isinstance(value, float) else value  # ("Infinity", "NaN" parse too)
 
 
 def holding_floats(infos: list[ArgInfo], impl: Callable[..., Any]) -> Callable[..., Any]:
