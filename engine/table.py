@@ -2,6 +2,9 @@
 
 An in-memory table keeps its rows as immutable :class:`~engine.event.Event` objects in an
 insertion-ordered dict keyed by a row id, plus a dict per ``@PrimaryKey`` and ``@Index``.
+A table with a primary key is read (``from T``, a join, an update's or delete's scan) in the
+order of Siddhi's ``IndexEventHolder``: a ``TreeMap`` by key for one numeric key column, else a
+``HashMap`` (by the key's Java hash, then the order the rows were placed in).
 Conditions over a table (``on`` of joins, updates and deletes, ``expr in T``, on-demand
 queries) are compiled once by :func:`compile_matcher`: when the condition has equalities on the
 primary key or on an indexed attribute, the generated finder looks rows up by key instead of
@@ -29,6 +32,7 @@ from srota.engine.event import CURRENT, EXPIRED, Event
 from srota.engine.expression import BASE_NAMESPACE, Compiled, ExpressionCompiler, error_at
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import Column, StreamScope
+from srota.engine.types import java_double_str, java_float32_str, java_hash
 from srota.grammar.errors import did_you_mean
 from srota.grammar.model import (
     And,
@@ -68,7 +72,14 @@ class InMemoryTable:
         self.attributes = tuple(definition.attributes)
         self.pk_positions = tuple(primary_key)
         self.index_positions = tuple(i for i in indexes if (i,) != self.pk_positions)
+        # rows in insertion order; in a HashMap-ordered table, a row an update re-places
+        # (Siddhi's delete and add again) moves to the end
         self._rows: dict[int, Event] = {}
+        self._order = _java_order_kind(self.attributes, self.pk_positions)
+        self._key_text = _java_key_text(self.attributes, self.pk_positions) if self._order == _HASHMAP else None
+        self._hashes: dict[int, int] = {}  # row id -> its key's spread Java hash (HashMap order)
+        self._capacity = 16  # the HashMap's table length: it grows with the rows, never shrinks
+        self._ordered: list[Event] | None = None  # the rows in Siddhi's order, until a change
         self._pk: dict[Any, int] = {}
         self._indexes: dict[int, dict[Any, dict[int, None]]] = {i: {} for i in self.index_positions}
         self._next_rid = 0
@@ -82,16 +93,30 @@ class InMemoryTable:
         return len(self._rows)
 
     def rows(self) -> list[Event]:
-        """Every row, in insertion order (a copy: safe to mutate the table while iterating)."""
-        return list(self._rows.values())
+        """Every row, in the order Siddhi reads them (a copy: safe to mutate the table while
+        iterating): insertion order without a primary key."""
+        return list(self.scan())
 
     def contents(self) -> list[Event]:
         """Same as :meth:`rows` (the name joins and named windows use)."""
-        return list(self._rows.values())
+        return list(self.scan())
 
     def scan(self) -> Any:
-        """A live view of the rows for one read-only pass (generated finders use it)."""
-        return self._rows.values()
+        """The rows for one read-only pass, in Siddhi's order (generated finders use it)."""
+        if self._order is None:
+            return self._rows.values()
+        ordered = self._ordered
+        if ordered is None:
+            ordered = self._ordered = self._java_ordered()
+        return ordered
+
+    def _java_ordered(self) -> list[Event]:
+        """The rows in the iteration order of Siddhi's primary-key map."""
+        rows = self._rows
+        if self._order == _TREEMAP:
+            return [rows[rid] for _, rid in sorted(self._pk.items(), key=_tree_key)]
+        mask, hashes = self._capacity - 1, self._hashes
+        return [rows[rid] for _, _, rid in sorted((hashes[rid] & mask, i, rid) for i, rid in enumerate(rows))]
 
     def lookup_pk(self, key: Any) -> list[Event]:
         """The row whose primary key is ``key`` (a tuple for a composite key), as a list."""
@@ -135,6 +160,11 @@ class InMemoryTable:
         self._rid_by_obj[id(row)] = rid
         if self.pk_positions:
             self._pk[self._pk_of(data)] = rid
+            self._ordered = None
+            if self._key_text is not None:
+                self._hashes[rid] = _spread(java_hash(self._key_text(data)))
+                if len(self._pk) > self._capacity * 3 // 4:
+                    self._capacity *= 2
         for pos, index in self._indexes.items():
             index.setdefault(data[pos], {})[rid] = None
         if self.store is not None:
@@ -160,6 +190,8 @@ class InMemoryTable:
         data = row.data
         if self.pk_positions:
             self._pk.pop(self._pk_of(data), None)
+            self._hashes.pop(rid, None)
+            self._ordered = None
         for pos, index in self._indexes.items():
             bucket = index.get(data[pos])
             if bucket is not None:
@@ -169,8 +201,13 @@ class InMemoryTable:
         if self.store is not None:
             self.store.remove(rid)
 
-    def replace(self, row: Event, data: tuple[Any, ...]) -> Event | None:
-        """Give ``row`` new data (an update); returns the new row, or None if it was refused."""
+    def replace(self, row: Event, data: tuple[Any, ...], replace_last: bool = False) -> Event | None:
+        """Give ``row`` new data (an update); returns the new row, or None if it was refused.
+
+        ``replace_last``: the update changes an indexed value (see :meth:`relocates`), which
+        Siddhi does by deleting the row and adding it again: in a HashMap-ordered table the
+        row then comes after the others of its hash slot.
+        """
         rid = self._rid_of(row)
         if rid is None:
             return None
@@ -184,6 +221,11 @@ class InMemoryTable:
                     return None
                 del self._pk[old_key]
                 self._pk[new_key] = rid
+                if self._key_text is not None and len(self.pk_positions) == 1:
+                    # (a composite key's row is changed in place: Siddhi's map keeps it
+                    # where its old key put it)
+                    self._hashes[rid] = _spread(java_hash(self._key_text(data)))
+            self._ordered = None
         for pos, index in self._indexes.items():
             if old[pos] != data[pos]:
                 bucket = index.get(old[pos])
@@ -193,12 +235,25 @@ class InMemoryTable:
                         del index[old[pos]]
                 index.setdefault(data[pos], {})[rid] = None
         new = Event(row.timestamp, data, CURRENT)
+        if replace_last and self._order == _HASHMAP:
+            del self._rows[rid]
         self._rows[rid] = new
         del self._rid_by_obj[id(row)]
         self._rid_by_obj[id(new)] = rid
         if self.store is not None:
             self.store.put(rid, new)
         return new
+
+    def relocates(self, rows: Sequence[Event], datas: Sequence[tuple[Any, ...]]) -> bool:
+        """Whether giving ``rows`` their new ``datas`` changes an indexed value (a one-column
+        primary key or an ``@Index``) from one value to another, neither null.
+
+        Siddhi's ``IndexOperator.update`` then deletes every row the event matched and adds
+        them again, in the order they were found, instead of changing them in place.
+        """
+        positions = (*self.index_positions, *(self.pk_positions if len(self.pk_positions) == 1 else ()))
+        return any(r.data[p] is not None and d[p] is not None and r.data[p] != d[p]
+                   for r, d in zip(rows, datas, strict=True) for p in positions)
 
     def key_clash(self, rows: Sequence[Event], datas: Sequence[tuple[Any, ...]]) -> Any:
         """The first new primary key that giving ``rows`` their new ``datas`` would duplicate.
@@ -242,6 +297,8 @@ class InMemoryTable:
                 self._insert(ts, tuple(data), rid)
         finally:
             self.store = store
+        # Siddhi puts the restored map's entries into its own, sized for them at once
+        self._capacity = max(self._capacity, _hashmap_capacity_for(len(self._rows)))
         if store is not None:
             store.replace_all(self._rows)
 
@@ -253,6 +310,54 @@ class InMemoryTable:
                 self._insert(ts, tuple(data), rid)
         finally:
             self.store = store
+
+
+# ---------------------------------------------------------------------------- Siddhi's row order
+_TREEMAP, _HASHMAP = "tree", "hash"
+_NUMERIC = frozenset({AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE})
+
+
+def _java_order_kind(attributes: Sequence[Attribute], pk: Sequence[int]) -> str | None:
+    """How Siddhi's ``IndexEventHolder`` orders the rows of a table with this primary key:
+    a ``TreeMap`` for one numeric column, a ``HashMap`` otherwise; None without a key (an
+    ``@Index`` alone reads rows from a set of events, in no order that can be reproduced:
+    they keep their insertion order)."""
+    if not pk:
+        return None
+    return _TREEMAP if len(pk) == 1 and attributes[pk[0]].type in _NUMERIC else _HASHMAP
+
+
+def _java_key_text(attributes: Sequence[Attribute], pk: Sequence[int]) -> Callable[[tuple[Any, ...]], Any]:
+    """The primary key as Siddhi's HashMap holds it: the value itself for one column, else
+    each column's Java text followed by ``:-:`` (``SiddhiConstants.KEY_DELIMITER``)."""
+    if len(pk) == 1:
+        p = pk[0]
+        return lambda data: data[p]
+    texts = [(p, _JAVA_TEXT.get(attributes[p].type, str)) for p in pk]
+    return lambda data: "".join(("null" if data[p] is None else text(data[p])) + ":-:" for p, text in texts)
+
+
+_JAVA_TEXT: dict[AttrType, Callable[[Any], str]] = {
+    AttrType.FLOAT: java_float32_str, AttrType.DOUBLE: java_double_str,
+    AttrType.BOOL: lambda v: "true" if v else "false",
+}
+
+
+def _spread(h: int) -> int:
+    """``HashMap.hash``: the high half of the hash folded into the low one."""
+    return h ^ (h >> 16)
+
+
+def _tree_key(item: tuple[Any, int]) -> Any:
+    return item[0]
+
+
+def _hashmap_capacity_for(size: int) -> int:
+    """The table length of a ``HashMap`` sized at once for ``size`` entries (``putAll``)."""
+    cap = 16
+    while cap < size / 0.75 + 1:
+        cap *= 2
+    return cap
 
 
 def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
@@ -637,7 +742,8 @@ def _row_updater(table: Any, out: UpdateStream | UpdateOrInsertStream, attribute
     """
     replace = table.replace
     pk: Sequence[int] = getattr(table, "pk_positions", ())
-    if len(pk) == 1 and isinstance(table, InMemoryTable):
+    in_memory = isinstance(table, InMemoryTable)
+    if len(pk) == 1 and in_memory:
         key_name = table.attributes[pk[0]].name
         if out.set:
             rekeys = any(sa.table_column.attribute == key_name for sa in out.set)
@@ -645,7 +751,9 @@ def _row_updater(table: Any, out: UpdateStream | UpdateOrInsertStream, attribute
             rekeys = any(a.name == key_name for a in attributes)
     else:
         rekeys = False
-    if not rekeys:
+    # a HashMap-ordered table places again the rows whose indexed values an update changes
+    relocating = in_memory and table._order == _HASHMAP
+    if not rekeys and not relocating:
         def update_rows(e: Event, rows: list[Event]) -> None:
             for r in rows:
                 replace(r, new_row(e, r))
@@ -653,13 +761,15 @@ def _row_updater(table: Any, out: UpdateStream | UpdateOrInsertStream, attribute
 
     def update_checked(e: Event, rows: list[Event]) -> None:
         datas = [new_row(e, r) for r in rows]
-        clash = table.key_clash(rows, datas)
-        if clash is not None:
-            _log.error("table %s: update failed for %r: a row with primary key %r already exists",
-                       table.id, list(e.data), clash)
-            return
+        if rekeys:
+            clash = table.key_clash(rows, datas)
+            if clash is not None:
+                _log.error("table %s: update failed for %r: a row with primary key %r already exists",
+                           table.id, list(e.data), clash)
+                return
+        last = relocating and table.relocates(rows, datas)
         for r, data in zip(rows, datas, strict=True):
-            replace(r, data)
+            replace(r, data, last)
     return update_checked
 
 

@@ -26,8 +26,9 @@ def data(events):
 def test_find_with_condition_and_selector(run_app):
     runtime, _ = run_app(APP, stream=None)
     fill(runtime)
+    # in the order of Siddhi's HashMap of the string keys: GOOG's slot (1) before IBM's (5)
     assert data(runtime.query("from StockTable on price > 10 select symbol, price")) == [
-        ["IBM", 75.5], ["GOOG", 15.0]]
+        ["GOOG", 15.0], ["IBM", 75.5]]
     assert data(runtime.query("from StockTable on StockTable.symbol == 'WSO2' select volume")) == [[20]]
     assert data(runtime.query("from StockTable select sum(volume) as total")) == [[60]]
     assert data(runtime.query("from StockTable as t select t.symbol as s order by s limit 2")) == [
