@@ -349,7 +349,9 @@ def _spread(h: int) -> int:
 
 
 def _tree_key(item: tuple[Any, int]) -> Any:
-    return item[0]
+    # a null key first: Siddhi's TreeMap refuses it (NullPointerException, the rest of the
+    # chunk dropped), Srota keeps the row (docs/siddhi-differences.md, In-memory tables)
+    return (item[0] is not None, item[0])
 
 
 def _hashmap_capacity_for(size: int) -> int:

@@ -187,3 +187,12 @@ def test_a_restored_keyed_table_keeps_its_order(run_app):
     runtime.get_input_handler("S").send(["NEW", 1.0, 1])
     runtime.restore(snap)
     assert _ordered(runtime) == before
+
+
+def test_a_null_numeric_key_is_kept_and_read_first(run_app):
+    runtime, _ = run_app(BASE + """
+        @PrimaryKey('volume') define table T (symbol string, price double, volume long);
+        from S insert into T;""", stream=None)
+    for row in (["A", 1.0, 2], ["N", None, None], ["B", 2.0, 1]):
+        runtime.get_input_handler("S").send(row)
+    assert _ordered(runtime) == ["N", "B", "A"]
