@@ -19,6 +19,8 @@ tag    value
        and its attributes set, so no code named by the data runs
 6      an integer beyond 64 bits (its decimal text)
 7      an enum member ``[name, value]`` (same rule for ``name``)
+8      an int of an engine subclass of ``int`` ``[name, value]`` (same rule for
+       ``name``; made with ``int.__new__``), e.g. a Java ``Long`` in a list
 =====  =====================================================================
 
 Dictionaries keep non-string keys (MessagePack allows them).  Anything else (a function,
@@ -34,7 +36,7 @@ from typing import Any
 
 import msgpack
 
-_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM = range(1, 8)
+_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM, _INT_OF = range(1, 9)
 
 _registered: dict[str, type] = {}
 
@@ -91,6 +93,9 @@ def _default(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         _check_allowed(cls)
         return msgpack.ExtType(_ENUM, _pack([_name(cls), value.value]))
+    if isinstance(value, int) and not isinstance(value, bool):  # (a bool msgpack writes itself)
+        _check_allowed(cls)
+        return msgpack.ExtType(_INT_OF, _pack([_name(cls), int(value)]))
     if isinstance(value, (list, dict, tuple, str, bytes, float, int)):
         raise TypeError(f"cannot keep a {cls.__qualname__} (a subclass of a built-in type) in state")
     # a class made for speed keeps its state as the class it stands for (RawEvent as Event)
@@ -155,4 +160,9 @@ def _ext_hook(code: int, data: bytes) -> Any:
         if not issubclass(cls, enum.Enum):  # never call another class's constructor on the data's say-so
             raise StateDecodeError(f"state names {inner[0]} as an enum, which it is not")
         return cls(inner[1])
+    if code == _INT_OF:
+        cls = _class(inner[0])
+        if not issubclass(cls, int) or issubclass(cls, (bool, enum.Enum)):
+            raise StateDecodeError(f"state names {inner[0]} as a kind of int, which it is not")
+        return int.__new__(cls, inner[1])
     raise StateDecodeError(f"unknown tag {code} in state")

@@ -9,6 +9,7 @@ carry no position; the planners add the line and column of the call.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -122,21 +123,139 @@ def held_as_java_float(value: Any) -> Any:
     return float(java_float32_str(value)) if isinstance(value, float) else value  # ("Infinity", "NaN" parse too)
 
 
-def holding_floats(infos: list[ArgInfo], impl: Callable[..., Any]) -> Callable[..., Any]:
-    """``impl``, with each argument of type float held as Java holds it (held_as_java_float):
-    for the functions that put their arguments into a container."""
-    floats = [i for i, info in enumerate(infos) if info.type is AttrType.FLOAT]
-    if not floats:
+class JavaLong(int):
+    """A long value as a list or a map holds it: Java keeps a ``Long`` there.
+
+    Srota's int and long values are both Python ints, but a Java container keeps each value's
+    class, and ``equals`` tells ``Integer`` 1 from ``Long`` 1 (``List.contains``, ``Map.get``
+    find one and not the other).  A ``JavaLong`` prints, computes and compares with ``==`` as
+    the int it is; only :func:`java_equals` tells it apart.  (A float has no such mark: a
+    subclass of ``float`` is not JSON that orjson writes, so ``Float`` 1.5 and ``Double`` 1.5
+    stay equal.)
+    """
+
+    __slots__ = ()
+
+
+def held_as_java_long(value: Any) -> Any:
+    """A long attribute's value as a map or a list holds it (a :class:`JavaLong`)."""
+    return JavaLong(value) if value.__class__ is int else value
+
+
+_HOLD = {AttrType.FLOAT: held_as_java_float, AttrType.LONG: held_as_java_long}
+"""How a container holds a value of each type that Java keeps apart from its look-alike."""
+
+
+def _holding(infos: list[ArgInfo], impl: Callable[..., Any], kinds: tuple[AttrType, ...]) -> Callable[..., Any]:
+    held = [(i, _HOLD[info.type]) for i, info in enumerate(infos) if info.type in kinds]
+    if not held:
         return impl
 
     def call(*args: Any) -> Any:
-        held = list(args)
-        for i in floats:
-            if i < len(held):
-                held[i] = held_as_java_float(held[i])
-        return impl(*held)
+        values = list(args)
+        for i, hold in held:
+            if i < len(values):
+                values[i] = hold(values[i])
+        return impl(*values)
 
     return call
+
+
+def holding_floats(infos: list[ArgInfo], impl: Callable[..., Any]) -> Callable[..., Any]:
+    """``impl``, with each argument of type float held as Java holds it (held_as_java_float):
+    for the functions that put their arguments into a JSON document."""
+    return _holding(infos, impl, (AttrType.FLOAT,))
+
+
+def holding(infos: list[ArgInfo], impl: Callable[..., Any]) -> Callable[..., Any]:
+    """``impl``, with each argument of type float or long held as a Java list or map holds it
+    (:func:`held_as`): for the functions that put their arguments into a container or look
+    them up in one, so that what goes in and what is looked for are alike."""
+    return _holding(infos, impl, tuple(_HOLD))
+
+
+def holding_each(kinds: Sequence[AttrType], value: Any) -> Any:
+    """An aggregator's argument held as a container holds it: the one value (``kinds`` has one
+    type) or the tuple of the arguments' values (a type per argument)."""
+    if len(kinds) == 1:
+        hold = _HOLD.get(kinds[0])
+        return value if hold is None else hold(value)
+    return tuple(v if (hold := _HOLD.get(k)) is None else hold(v) for k, v in zip(kinds, value, strict=True))
+
+
+def needs_holding(infos: Sequence[ArgInfo]) -> bool:
+    """Whether some argument is of a type a container holds differently (see :func:`held_as`)."""
+    return any(info.type in _HOLD for info in infos)
+
+
+# ---------------------------------------------------------------------------- Java's equals
+def java_equals(a: Any, b: Any) -> bool:
+    """Java's ``a.equals(b)`` for the values lists and maps hold.
+
+    Values of different classes are never equal (``Integer`` 1, ``Long`` 1 (:class:`JavaLong`),
+    ``Double`` 1.0 and ``true`` are four values, where Python's ``==`` takes them for one);
+    a double equals another of the same bits (``NaN`` equals ``NaN``, ``0.0`` is not ``-0.0``);
+    lists and maps are equal when their members are.
+    """
+    if a.__class__ is not b.__class__:
+        return False
+    if a.__class__ is float:
+        if a == b:
+            return a != 0 or math.copysign(1.0, a) == math.copysign(1.0, b)
+        return a != a and b != b
+    if a.__class__ is list:
+        return len(a) == len(b) and all(map(java_equals, a, b))
+    if a.__class__ is dict:
+        return len(a) == len(b) and all(java_has_key(b, k) and java_equals(v, b[k]) for k, v in a.items())
+    return bool(a == b)
+
+
+def java_in(value: Any, values: Iterable[Any]) -> bool:
+    """Java's ``values.contains(value)`` (see :func:`java_equals`)."""
+    if value.__class__ is str:  # (a string equals only a string, as in Python)
+        return value in values
+    return any(java_equals(value, v) for v in values)
+
+
+def java_index(values: Sequence[Any], value: Any, indices: Iterable[int] | None = None) -> int:
+    """Java's ``values.indexOf(value)``: the first index, in the order of ``indices`` (default:
+    from the start), whose value equals ``value`` (:func:`java_equals`); -1 if none does."""
+    for i in range(len(values)) if indices is None else indices:
+        if java_equals(value, values[i]):
+            return i
+    return -1
+
+
+_ABSENT = object()
+
+
+class _KeyProbe:
+    """Finds, in one dict look-up, the key a dict holds that Python takes for ``key``: the dict
+    compares each candidate key with the probe, and the probe keeps the one that is equal."""
+
+    __slots__ = ("key", "found")
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+        self.found: Any = _ABSENT
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        if other == self.key:
+            self.found = other
+            return True
+        return False
+
+
+def java_has_key(m: dict[Any, Any], key: Any) -> bool:
+    """Java's ``m.containsKey(key)``: Python's dict finds one key for 1, 1L, 1.0 and true, and
+    Java only the key of ``key``'s own class (:func:`java_equals`)."""
+    if key.__class__ is str:
+        return key in m
+    probe = _KeyProbe(key)
+    return probe in m and java_equals(probe.found, key)
 
 
 def plain_function(namespace: str, name: str, params: tuple[Param, ...] = (), *, returns: AttrType, doc: str,
@@ -145,11 +264,12 @@ def plain_function(namespace: str, name: str, params: tuple[Param, ...] = (), *,
     """Register the decorated callable as the implementation of every call of a function that
     needs no set-up per call (a fixed return type, nothing read from the arguments' kinds).
     The callable itself is what generated code calls per event, so it adds no indirection.
-    ``holds``: the function puts its arguments into a container (see :func:`holding_floats`)."""
+    ``holds``: the function puts its arguments into a container or looks them up in one (see
+    :func:`holding`)."""
     def wrap(impl: _F) -> _F:
         def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, _F]:
             if holds:
-                return returns, holding_floats(infos, impl)  # type: ignore[return-value]
+                return returns, holding(infos, impl)  # type: ignore[return-value]
             return returns, impl
 
         function(namespace, name, params, returns=returns, doc=doc, examples=examples, overloads=overloads)(build)
@@ -333,6 +453,29 @@ class CollectionState(AggregatorState):
 
     def value(self) -> Any:
         return self.empty(self.data)
+
+
+class HoldingArguments(CollectionState):
+    """Mixed into a collecting aggregator's state whose arguments include a long or a float: each
+    value is held as Java's list or map holds it (:func:`holding_each`) before it is added or
+    removed.  The state class has the slot ``kinds`` (the arguments' types), which
+    :meth:`holding` sets; a state of the class without it (as older snapshots keep) holds nothing.
+    """
+
+    __slots__ = ()
+    kinds: tuple[AttrType, ...]
+
+    def holding(self, kinds: tuple[AttrType, ...]) -> HoldingArguments:
+        """The state, holding the values of arguments of types ``kinds``."""
+        # (the slot is the state class's own: a slot here would clash with its base's slots)
+        self.kinds = kinds  # type: ignore[misc]
+        return self
+
+    def add(self, value: Any) -> Any:
+        return super().add(holding_each(self.kinds, value))
+
+    def remove(self, value: Any) -> Any:
+        return super().remove(holding_each(self.kinds, value))
 
 
 def need_all(values: Sequence[Any], kind: type, java_type: str) -> Sequence[Any]:
