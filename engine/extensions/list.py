@@ -5,6 +5,11 @@ Lists are Python lists.  As in Siddhi, ``add``, ``addAll``, ``remove``, ``remove
 ``removeByIndex``, ``retainAll``, ``setValue``, ``sort`` and ``clear`` change the list they are
 given and return it (``clone`` copies); an argument that is not a list (or null), or an index
 outside the list, is an error and the event is dropped.  ``list:create(null)`` is an empty list.
+
+Values are compared as Java's ``equals`` compares them (``contains``, ``indexOf``, ``remove``,
+...: :func:`~srota.engine.extensions._checks.java_equals`): a long value goes into a list, and
+is looked for, as a :class:`~srota.engine.extensions._checks.JavaLong`, so that ``Long`` 1 is
+not ``Integer`` 1 there; a float goes in as Java's ``Float`` prints.
 """
 from __future__ import annotations
 
@@ -20,9 +25,14 @@ from srota.engine.extensions._checks import (
     REPEAT,
     STRING,
     CollectionState,
+    HoldingArguments,
+    JavaLong,
     aggregator,
     err,
     function,
+    java_in,
+    java_index,
+    needs_holding,
     plain_function,
     tokenizer,
 )
@@ -81,7 +91,7 @@ def _add_all(to: Any, frm: Any, *distinct: Any) -> Any:
     _need_list(frm, "Second")
     if distinct and distinct[0]:
         for v in list(frm):
-            if v not in to:
+            if not java_in(v, to):
                 to.append(v)
     else:
         to.extend(list(frm))
@@ -89,22 +99,23 @@ def _add_all(to: Any, frm: Any, *distinct: Any) -> Any:
 
 
 def _remove(lst: Any, value: Any) -> Any:
-    if value in _need_list(lst):
-        lst.remove(value)
+    i = java_index(_need_list(lst), value)
+    if i >= 0:
+        del lst[i]
     return lst
 
 
 def _remove_all(lst: Any, given: Any) -> Any:
     _need_list(lst)
     drop = _need_list(given, "Second")
-    lst[:] = [v for v in lst if v not in drop]
+    lst[:] = [v for v in lst if not java_in(v, drop)]
     return lst
 
 
 def _retain_all(lst: Any, given: Any) -> Any:
     _need_list(lst)
     keep = _need_list(given, "Second")
-    lst[:] = [v for v in lst if v in keep]
+    lst[:] = [v for v in lst if java_in(v, keep)]
     return lst
 
 
@@ -124,16 +135,12 @@ def _clear(lst: Any) -> Any:
 
 
 def _index_of(lst: Any, value: Any) -> int:
-    lst = _need_list(lst)
-    return lst.index(value) if value in lst else -1
+    return java_index(_need_list(lst), value)
 
 
 def _last_index_of(lst: Any, value: Any) -> int:
     lst = _need_list(lst)
-    for i in range(len(lst) - 1, -1, -1):
-        if lst[i] == value:
-            return i
-    return -1
+    return java_index(lst, value, range(len(lst) - 1, -1, -1))
 
 
 _fn("add", (_LIST, _VALUE, Param("index", INT, optional=True, dynamic=True,
@@ -153,12 +160,13 @@ _fn("clear", (_LIST,), AttrType.OBJECT, "Removes every value and returns the (em
 _fn("clone", (_LIST,), AttrType.OBJECT, "A copy of the list.", lambda lst: list(_need_list(lst)),
     ("list:clone(stockSymbols)", "a new list with the same values"))
 _fn("contains", (_LIST, _VALUE), AttrType.BOOL, "Whether the list contains the value.",
-    lambda lst, v: v in _need_list(lst), ("list:contains(stockSymbols, 'IBM')", "true for ['IBM', 'WSO2']"))
+    lambda lst, v: java_in(v, _need_list(lst)), ("list:contains(stockSymbols, 'IBM')", "true for ['IBM', 'WSO2']"),
+    holds=True)
 _fn("containsAll", (_LIST, _GIVEN), AttrType.BOOL, "Whether the list contains every value of the given list.",
-    lambda lst, g: all(v in _need_list(lst) for v in _need_list(g, "Second")),
+    lambda lst, g: all(java_in(v, _need_list(lst)) for v in _need_list(g, "Second")),
     ("list:containsAll(stockSymbols, latestStockSymbols)", "true when all are there"))
 _fn("containsAny", (_LIST, _GIVEN), AttrType.BOOL, "Whether the list contains any value of the given list.",
-    lambda lst, g: any(v in _need_list(lst) for v in _need_list(g, "Second")),
+    lambda lst, g: any(java_in(v, _need_list(lst)) for v in _need_list(g, "Second")),
     ("list:containsAny(stockSymbols, latestStockSymbols)", "true when one is there"))
 def _get(lst: Any, i: Any) -> Any:
     # (Siddhi's GetFunctionExtension catches IndexOutOfBoundsException only: a null index is an error)
@@ -171,15 +179,15 @@ def _get(lst: Any, i: Any) -> Any:
 _fn("get", (_LIST, _INDEX), AttrType.OBJECT, "The value at the index, or null for an index outside the list.",
     _get, ("list:get(stockSymbols, 1)", "'WSO2' for ['IBM', 'WSO2']"))
 _fn("indexOf", (_LIST, _VALUE), AttrType.INT, "The first index of the value, or -1.", _index_of,
-    ("list:indexOf(stockSymbols, 'IBM')", "0 for ['IBM', 'WSO2']"))
+    ("list:indexOf(stockSymbols, 'IBM')", "0 for ['IBM', 'WSO2']"), holds=True)
 _fn("lastIndexOf", (_LIST, _VALUE), AttrType.INT, "The last index of the value, or -1.", _last_index_of,
-    ("list:lastIndexOf(stockSymbols, 'IBM')", "2 for ['IBM', 'WSO2', 'IBM']"))
+    ("list:lastIndexOf(stockSymbols, 'IBM')", "2 for ['IBM', 'WSO2', 'IBM']"), holds=True)
 _fn("isEmpty", (_LIST,), AttrType.BOOL, "Whether the list is empty.", lambda lst: not _need_list(lst),
     ("list:isEmpty(stockSymbols)", "false for ['IBM']"))
 _fn("isList", (Param("arg", ALL, dynamic=True, doc="Any value."),), AttrType.BOOL, "Whether the value is a list.",
     lambda v: isinstance(v, list), ("list:isList(stockSymbols)", "true"))
 _fn("remove", (_LIST, _VALUE), AttrType.OBJECT, "Removes the first occurrence of the value and returns the list.",
-    _remove, ("list:remove(stockSymbols, 'IBM')", "the list without the first 'IBM'"))
+    _remove, ("list:remove(stockSymbols, 'IBM')", "the list without the first 'IBM'"), holds=True)
 _fn("removeAll", (_LIST, _GIVEN), AttrType.OBJECT, "Removes every value found in the given list and returns the list.",
     _remove_all, ("list:removeAll(stockSymbols, latestStockSymbols)", "the list without those values"))
 _fn("removeByIndex", (_LIST, _INDEX), AttrType.OBJECT, "Removes the value at the index and returns the list.",
@@ -220,17 +228,30 @@ def _sort(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 
 def _sort_ascending(lst: list[Any]) -> None:
     """Siddhi's sortList: strings case-insensitively (String.CASE_INSENSITIVE_ORDER), numbers in
-    their natural order, by the first element's kind; anything else is an error."""
+    their natural order, by the first element's kind; anything else is an error.  Java's
+    comparison of a String or a number takes only one of its own class: a list mixing classes
+    (Integer and Long, a number and a String, a null) throws, so the event is dropped."""
     if not lst:
         return
     first = lst[0]
-    if isinstance(first, str):
-        lst.sort(key=_case_insensitive)
-    elif isinstance(first, (int, float)) and not isinstance(first, bool):
-        lst.sort()
-    else:
+    if not isinstance(first, (str, int, float)) or isinstance(first, bool):
         raise TypeError(f"list:sort() only supported for lists of type <STRING|INT|LONG|DOUBLE|FLOAT> but found "
                         f"'{type(first).__name__}'.")
+    for v in lst:
+        if v.__class__ is not first.__class__:
+            # (any sort compares every two values that end next to each other, so with two
+            # classes in the list Java's sort always meets one value of each)
+            raise TypeError(f"list:sort(): {_java_class(v)} cannot be compared with {_java_class(first)} "
+                            "(Java's ClassCastException)")
+    lst.sort(key=_case_insensitive if first.__class__ is str else None)
+
+
+_JAVA_CLASSES = {str: "java.lang.String", int: "java.lang.Integer", JavaLong: "java.lang.Long",
+                 float: "java.lang.Double", bool: "java.lang.Boolean", list: "java.util.List", dict: "java.util.Map"}
+
+
+def _java_class(value: Any) -> str:
+    return "null" if value is None else _JAVA_CLASSES.get(value.__class__, type(value).__name__)
 
 
 def _case_insensitive(text: str) -> str:
@@ -250,7 +271,7 @@ class _Collect(CollectionState):
     def add(self, value: Any) -> list[Any]:
         if self.pair:
             value, distinct = value
-            if distinct and value in self.data:
+            if distinct and java_in(value, self.data):
                 return list(self.data)
         self.data.append(value)
         return list(self.data)
@@ -258,9 +279,16 @@ class _Collect(CollectionState):
     def remove(self, value: Any) -> list[Any]:
         if self.pair:
             value = value[0]
-        if value in self.data:
-            self.data.remove(value)
+        i = java_index(self.data, value)
+        if i >= 0:
+            del self.data[i]
         return list(self.data)
+
+
+class _HeldCollect(HoldingArguments, _Collect):
+    """``list:collect`` of a long or a float value (held as Java's list holds it)."""
+
+    __slots__ = ("kinds",)
 
 
 @aggregator("list", "collect",
@@ -272,6 +300,9 @@ class _Collect(CollectionState):
                        "insert into OutputStream;", "['IBM', 'WSO2', ...]"),))
 def _collect(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
     pair = len(infos) == 2
+    if needs_holding(infos):
+        kinds = tuple(info.type for info in infos)
+        return AttrType.OBJECT, lambda: _HeldCollect(pair).holding(kinds)
     return AttrType.OBJECT, lambda: _Collect(pair)
 
 
@@ -283,7 +314,7 @@ class _Merge(_Collect):
         if self.pair:
             value, distinct = value
         for v in _need_list(value):
-            if not distinct or v not in self.data:
+            if not distinct or not java_in(v, self.data):
                 self.data.append(v)
         return list(self.data)
 
@@ -291,7 +322,7 @@ class _Merge(_Collect):
         if self.pair:
             value = value[0]
         drop = _need_list(value)
-        self.data = [v for v in self.data if v not in drop]
+        self.data = [v for v in self.data if not java_in(v, drop)]
         return list(self.data)
 
 
