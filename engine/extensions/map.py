@@ -7,6 +7,12 @@ copies); an argument that is not a map (or null) is an error, and the event is d
 Wherever Siddhi iterates a ``java.util.HashMap`` (``keys``, ``values``, ``toJSON``, ``toXML``,
 ``tokenize``, ``combineByKey``) the keys come in Java's HashMap order, so outputs match.
 
+Keys and values are compared as Java's ``equals`` compares them (``get``, ``containsKey``,
+``containsValue``, ``remove``, ...: :func:`~srota.engine.extensions._checks.java_equals`): a
+long key or value goes into a map, and is looked for, as a
+:class:`~srota.engine.extensions._checks.JavaLong`, so that ``Long`` 1 is not ``Integer`` 1
+there; a float goes in as Java's ``Float`` prints.
+
 Deliberate departures: ``createFromJSON`` turns JSON arrays into lists (Siddhi keeps org.json's
 JSONArray); ``createFromXML`` reads numbers as int or float where Siddhi's NumberFormat reads
 the longest numeric prefix.
@@ -26,14 +32,18 @@ from srota.engine.extensions._checks import (
     REPEAT,
     STRING,
     CollectionState,
+    HoldingArguments,
     aggregator,
     err,
     function,
-    holding_floats,
+    holding,
     java_double_str,
+    java_has_key,
+    java_in,
     java_str,
     json_writer,
     need_all,
+    needs_holding,
     plain_function,
     tokenizer,
 )
@@ -73,7 +83,7 @@ def _create(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def create(*kv: Any) -> dict[Any, Any]:
         return {kv[i]: kv[i + 1] for i in range(0, len(kv), 2)}
 
-    return AttrType.OBJECT, holding_floats(infos, create)
+    return AttrType.OBJECT, holding(infos, create)
 
 
 def _from_json(text: Any) -> dict[Any, Any]:
@@ -136,23 +146,22 @@ _fn("createFromXML", (Param("xml.string", STRING, dynamic=True, doc="XML text.")
 
 # ---------------------------------------------------------------------------- reading
 def _get(m: Any, key: Any, *default: Any) -> Any:
-    m = _need_map(m)
-    if default:
-        return m.get(key, default[0]) if key in m else default[0]
-    return m.get(key)
+    if java_has_key(_need_map(m), key):
+        return m[key]
+    return default[0] if default else None
 
 
 _fn("get", (_MAP, _KEY,
             Param("default.value", ALL, optional=True, dynamic=True, doc="What to return when the key is absent.")),
     AttrType.OBJECT, "The value of the key (or the default, or null).", _get,
     ("map:get(companyMap, 1)", "'IBM' for {1: 'IBM'}"),
-    overloads=(("map", "key"), ("map", "key", "default.value")))
+    overloads=(("map", "key"), ("map", "key", "default.value")), holds=True)
 _fn("containsKey", (_MAP, _KEY), AttrType.BOOL,
-    "Whether the map has the key.", lambda m, k: k in _need_map(m),
-    ("map:containsKey(stockMap, '1234')", "true for {'1234': 'IBM'}"))
+    "Whether the map has the key.", lambda m, k: java_has_key(_need_map(m), k),
+    ("map:containsKey(stockMap, '1234')", "true for {'1234': 'IBM'}"), holds=True)
 _fn("containsValue", (_MAP, Param("value", PRIMITIVES, dynamic=True, doc="The value.")), AttrType.BOOL,
-    "Whether some key maps to the value.", lambda m, v: v in _need_map(m).values(),
-    ("map:containsValue(stockMap, 'IBM')", "true for {'1234': 'IBM'}"))
+    "Whether some key maps to the value.", lambda m, v: java_in(v, _need_map(m).values()),
+    ("map:containsValue(stockMap, 'IBM')", "true for {'1234': 'IBM'}"), holds=True)
 _fn("isEmpty", (_MAP,), AttrType.BOOL, "Whether the map is empty.", lambda m: not _need_map(m),
     ("map:isEmpty(stockDetails)", "false for {'IBM': 200}"))
 _fn("isMap", (Param("arg", ALL, dynamic=True, doc="Any value."),), AttrType.BOOL,
@@ -232,7 +241,7 @@ def _put(m: Any, k: Any, v: Any) -> Any:
 
 
 def _put_if_absent(m: Any, k: Any, v: Any) -> Any:
-    if _need_map(m).get(k) is None:
+    if not java_has_key(_need_map(m), k) or m[k] is None:
         m[k] = v
     return m
 
@@ -243,12 +252,13 @@ def _put_all(to: Any, frm: Any) -> Any:
 
 
 def _remove(m: Any, k: Any) -> Any:
-    _need_map(m).pop(k, None)
+    if java_has_key(_need_map(m), k):
+        del m[k]
     return m
 
 
 def _replace(m: Any, k: Any, v: Any) -> Any:
-    if k in _need_map(m):
+    if java_has_key(_need_map(m), k):
         m[k] = v
     return m
 
@@ -256,7 +266,7 @@ def _replace(m: Any, k: Any, v: Any) -> Any:
 def _replace_all(to: Any, frm: Any) -> Any:
     _need_map(to)
     for k, v in _need_map(frm, "Second").items():
-        if k in to:
+        if java_has_key(to, k):
             to[k] = v
     return to
 
@@ -278,11 +288,12 @@ _fn("putAll", (Param("to.map", OBJECT, dynamic=True, doc="The map to change."),
     AttrType.OBJECT, "Puts every entry of from.map into to.map and returns it.", _put_all,
     ("map:putAll(toMap, fromMap)", "toMap with fromMap's entries"))
 _fn("remove", (_MAP, _ANY_KEY), AttrType.OBJECT,
-    "Removes the key and returns the map.", _remove, ("map:remove(stockDetails, 1234)", "the map without 1234"))
+    "Removes the key and returns the map.", _remove, ("map:remove(stockDetails, 1234)", "the map without 1234"),
+    holds=True)
 _fn("replace", (_MAP, _KEY,
                 Param("value", PRIMITIVES, dynamic=True, doc="The new value.")),
     AttrType.OBJECT, "Replaces the value of the key when present and returns the map.", _replace,
-    ("map:replace(stockDetails, 1234, 'IBM')", "the map with 1234 -> 'IBM' if 1234 was there"))
+    ("map:replace(stockDetails, 1234, 'IBM')", "the map with 1234 -> 'IBM' if 1234 was there"), holds=True)
 _fn("replaceAll", (Param("to.map", OBJECT, dynamic=True, doc="The map to change."),
                    Param("from.map", OBJECT, dynamic=True, doc="The new values.")),
     AttrType.OBJECT, "Replaces the values of to.map's keys that from.map also has, and returns to.map.",
@@ -314,8 +325,14 @@ class _Collect(CollectionState):
         return dict(self.data)
 
     def remove(self, value: Any) -> dict[Any, Any]:
-        self.data.pop(value[0], None)
+        _remove(self.data, value[0])
         return dict(self.data)
+
+
+class _HeldCollect(HoldingArguments, _Collect):
+    """``map:collect`` of a long or a float key or value (held as Java's map holds it)."""
+
+    __slots__ = ("kinds",)
 
 
 @aggregator("map", "collect",
@@ -327,6 +344,9 @@ class _Collect(CollectionState):
             examples=(("from StockStream#window.lengthBatch(10) select map:collect(symbol, price) as stockDetails "
                        "insert into OutputStream;", "{'IBM': 200, 'WSO2': 100, ...}"),))
 def _collect(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
+    if needs_holding(infos):
+        kinds = tuple(info.type for info in infos)
+        return AttrType.OBJECT, lambda: _HeldCollect().holding(kinds)
     return AttrType.OBJECT, _Collect
 
 
@@ -339,7 +359,7 @@ class _Merge(_Collect):
 
     def remove(self, value: Any) -> dict[Any, Any]:
         for k in _need_map(value):
-            self.data.pop(k, None)
+            _remove(self.data, k)
         return dict(self.data)
 
 

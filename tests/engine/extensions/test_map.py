@@ -84,3 +84,41 @@ def test_a_float_in_a_map_prints_as_the_float_it_was(select_one):
         "111.11"]
     got = select_one("cast(map:get(map:create('p', p), 'p'), 'float') as v", [111.11, 2.5], stream)
     assert got == [pytest.approx(111.11000061035156, rel=0, abs=0)]
+
+
+TYPED = "define stream S (c long, i int, f float, d double, b bool);\n"
+
+
+@pytest.mark.parametrize("select, expected", [
+    # Java's equals on keys and values: Integer 1 is not Long 1, nor Double 1.0, nor true
+    ("map:containsKey(map:create(1, 'x'), c)", False),
+    ("map:containsKey(map:create(1L, 'x'), c)", True),
+    ("map:containsKey(map:create(1.0, 'x'), i)", False),
+    ("map:get(map:create(1, 'x'), c)", None),
+    ("map:get(map:create(1L, 'x'), i)", None),
+    ("map:get(map:create(1L, 'x'), c)", "x"),
+    ("map:get(map:create(b, 'x'), i)", None),
+    ("map:get(map:create(1, 'x'), c, 'none')", "none"),
+    ("map:containsValue(map:create('k', 1), c)", False),
+    ("map:containsValue(map:create('k', c), 1L)", True),
+    ("map:remove(map:create(1, 'x'), c)", {1: "x"}),
+    ("map:remove(map:create(1L, 'x'), c)", {}),
+    ("map:replace(map:create(1, 'x'), c, 'z')", {1: "x"}),
+    ("map:replaceAll(map:create(1, 'x'), map:create(1L, 'z'))", {1: "x"}),
+    ("map:putIfAbsent(map:create(1L, 'x'), c, 'z')", {1: "x"}),
+    # a float key is looked for as the map holds it (Java's Float both times)
+    ("map:get(map:create(f, 'x'), f)", "x"),
+])
+def test_keys_and_values_compare_as_javas_equals(select_one, select, expected):
+    assert select_one(f"{select} as v", [1, 1, 111.11, 1.0, True], TYPED) == [expected]
+
+
+def test_collect_holds_floats_and_longs(run_app):
+    app = TYPED + ("from S#window.length(2) select convert(map:collect('p', f), 'string') as fs, "
+                   "map:containsKey(map:collect(c, f), 1) as has_int, map:containsKey(map:collect(c, f), c) as has_long "
+                   "insert into Out;")
+    runtime, got = run_app(app)
+    h = runtime.get_input_handler("S")
+    h.send([1, 0, 111.11, 0.0, True])
+    h.send([2, 0, 1.0e-5, 0.0, True])
+    assert got.rows == [["{p=111.11}", False, True], ["{p=1.0E-5}", False, True]]
