@@ -169,8 +169,9 @@ def holding_floats(infos: list[ArgInfo], impl: Callable[..., Any]) -> Callable[.
 
 def holding(infos: list[ArgInfo], impl: Callable[..., Any]) -> Callable[..., Any]:
     """``impl``, with each argument of type float or long held as a Java list or map holds it
-    (:func:`held_as`): for the functions that put their arguments into a container or look
-    them up in one, so that what goes in and what is looked for are alike."""
+    (:func:`held_as_java_float`, :func:`held_as_java_long`): for the functions that put their
+    arguments into a container or look them up in one, so that what goes in and what is looked
+    for are alike."""
     return _holding(infos, impl, tuple(_HOLD))
 
 
@@ -184,7 +185,7 @@ def holding_each(kinds: Sequence[AttrType], value: Any) -> Any:
 
 
 def needs_holding(infos: Sequence[ArgInfo]) -> bool:
-    """Whether some argument is of a type a container holds differently (see :func:`held_as`)."""
+    """Whether some argument is of a type a container holds differently (see :func:`holding`)."""
     return any(info.type in _HOLD for info in infos)
 
 
@@ -459,7 +460,8 @@ class HoldingArguments(CollectionState):
     """Mixed into a collecting aggregator's state whose arguments include a long or a float: each
     value is held as Java's list or map holds it (:func:`holding_each`) before it is added or
     removed.  The state class has the slot ``kinds`` (the arguments' types), which
-    :meth:`holding` sets; a state of the class without it (as older snapshots keep) holds nothing.
+    :meth:`holding` sets.  (Snapshots taken before states held their values keep states of the
+    state class it is mixed into, which go on holding nothing, as they did.)
     """
 
     __slots__ = ()
