@@ -16,8 +16,7 @@ longs, floats and doubles with one decimal, bools, and in some families an occas
 Nothing whose output depends on more than the app and its events (checked by running every
 case twice on Siddhi 5.1.33): no UUID(), no cron, no ``select *`` or several-row join on an
 ``@Index`` table without an ``order by`` over every column (its rows sit in identity hash
-sets), no expired events out of frequent windows (a hash map's
-order), and these Siddhi 5.1.33 behaviours are kept out of the way:
+sets), and these Siddhi 5.1.33 behaviours are kept out of the way:
 
 * a periodic trigger ticks on the wall clock even under playback (``PeriodicTrigger`` is a
   ``scheduleAtFixedRate``): triggers here are ``at 'start'`` and ``at every 10 min|1 hour``,
@@ -580,7 +579,6 @@ def _window_family(app: _App) -> list[dict[str, Any]]:
     for i in range(rng.randint(1, 2)):
         window, kind = _window(rng, s)
         app.singles = app.singles or kind == "delay"
-        current_only = kind in ("frequent", "lossyFrequent")  # their expiry order is a hash map's
         where = f"[{_cond(rng, s, 1)}]" if rng.random() < 0.25 else ""
         r = rng.random()
         group = ""
@@ -595,7 +593,7 @@ def _window_family(app: _App) -> list[dict[str, Any]]:
             if rng.random() < 0.5:
                 group = "\ngroup by sym"
         out = f"O{i + 1}"
-        app.query(f"from S{where}{window}\nselect {select}{group}\n{_insert_kind(rng, current_only)} {out}")
+        app.query(f"from S{where}{window}\nselect {select}{group}\n{_insert_kind(rng)} {out}")
         app.watch(out)
     return _steps(app, [(s, 1.0)])
 
