@@ -151,6 +151,11 @@ class SiddhiAppRuntime:
         query = self.queries.get(query_name)
         if query is None:
             raise QueryNotExistError(f"no query named '{query_name}' in app {self.name}")
+        if not isinstance(query, QueryRuntime):
+            # Siddhi's addCallback looks only at the app's own queries (QueryNotExistException):
+            # a partition's queries run per key and are reached through their output streams.
+            raise QueryNotExistError(f"query '{query_name}' is inside a partition, which takes no query "
+                                     "callback (as in Siddhi): add a callback to the stream it inserts into")
         query.add_callback(callback)
         self._ctx.coalescing_planned = False  # a query callback sees the query's chunks
 
@@ -523,11 +528,18 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
                                            script_function(fd.language, fd.id, fd.return_type, fd.body))
         except SiddhiAppCreationError as exc:
             raise error_at(exc.message, fd) from None
+    first_tables: dict[str, Any] = {}
     for td in app.table_definitions:
         claim("table", td.id, td)
+        first = first_tables.setdefault(td.id, td)
+        if first is not td and first.annotations != td.annotations:
+            # (Siddhi's definitions are equal with their annotations, in their order)
+            raise error_at(f"table '{td.id}' is already defined with other annotations", td)
         from srota.engine.table import define_table
         ctx.tables[td.id] = define_table(td, ctx)
     for wd in app.window_definitions:
+        if wd.id in ctx.windows:  # (Siddhi refuses a second window of an id even when it is the same)
+            raise error_at(f"window '{wd.id}' is already defined", wd)
         claim("window", wd.id, wd)
         from srota.engine.named_window import define_window
         ctx.windows[wd.id] = define_window(wd, ctx)
@@ -536,6 +548,8 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
         from srota.engine.trigger import define_trigger
         ctx.triggers[trd.id] = define_trigger(trd, ctx)
     for ad in app.aggregation_definitions:
+        if ad.id in ctx.aggregations:  # (as a window: never twice)
+            raise error_at(f"aggregation '{ad.id}' is already defined", ad)
         claim("aggregation", ad.id, ad)
         from srota.engine.aggregation import define_aggregation
         ctx.aggregations[ad.id] = define_aggregation(ad, ctx)

@@ -221,6 +221,32 @@ def test_duplicate_definition_with_another_schema_is_rejected():
         SiddhiManager().create_siddhi_app_runtime("define stream S (a int); define stream S (a long);")
 
 
+@pytest.mark.parametrize("app", [
+    "define table T (a int, b string); @PrimaryKey('a') define table T (a int, b string);",
+    "@PrimaryKey('a') define table T (a int, b string); define table T (a int, b string);",
+    "define table T (a int, b string); @Index('a') define table T (a int, b string);",
+    "@PrimaryKey('a') @Index('b') define table T (a int, b string); "
+    "@Index('b') @PrimaryKey('a') define table T (a int, b string);",
+    "define window W (a int) length(2); define window W (a int) length(2);",
+    "define stream S (a int); define aggregation A from S select sum(a) as t aggregate every sec...min; "
+    "define aggregation A from S select sum(a) as t aggregate every sec...min;",
+])
+def test_a_table_defined_again_with_other_annotations_or_a_window_or_aggregation_twice_is_refused(app):
+    """Siddhi 5.1.33 (SiddhiApp.checkDuplicateDefinition): a table defined again must equal the first,
+    annotations and their order included; a window or an aggregation is never defined twice."""
+    with pytest.raises(SiddhiAppCreationError, match="already defined"):
+        SiddhiManager().create_siddhi_app_runtime(app)
+
+
+@pytest.mark.parametrize("app", [
+    "define table T (a int, b string); define table T (a int, b string);",
+    "@PrimaryKey('a') define table T (a int, b string); @PrimaryKey('a') define table T (a int, b string);",
+])
+def test_the_same_table_defined_twice_is_one_table(app):
+    runtime = SiddhiManager().create_siddhi_app_runtime(app)
+    assert list(runtime.tables) == ["T"]
+
+
 def test_insert_into_existing_stream_must_match_its_schema():
     with pytest.raises(SiddhiAppCreationError, match="does not match"):
         SiddhiManager().create_siddhi_app_runtime(
