@@ -529,10 +529,15 @@ class _DistinctCount(AggregatorState):
         return not self.counts
 
 
-@extension(Kind.AGGREGATOR, "distinctCount", params=(Param("arg", ANY_TYPE, dynamic=True),),
+#: What ``distinctCount`` counts in a query (DistinctCountAttributeAggregatorExecutor: no bool or
+#: object; the incremental one of ``define aggregation`` takes a bool, engine/aggregation/spec.py).
+_DISTINCT_TYPES = (*NUMERIC_TYPES, AttrType.STRING)
+
+
+@extension(Kind.AGGREGATOR, "distinctCount", params=(Param("arg", _DISTINCT_TYPES, dynamic=True),),
            doc="Number of distinct values (a long).")
 def _distinct_count(args: list[ArgInfo]) -> tuple[AttrType, Any]:
-    _one_arg("distinctCount", args, ANY_TYPE)
+    _one_arg("distinctCount", args, _DISTINCT_TYPES)
     return AttrType.LONG, _DistinctCount
 
 

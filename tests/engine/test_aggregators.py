@@ -78,7 +78,7 @@ def test_reset_clears_batch_aggregates():
 
 
 @pytest.mark.parametrize("bad", ["sum(s)", "sum(a, b)", "avg(c)", "stdDev(s)", "and(a)", "count(a, b)",
-                                 "min()"])
+                                 "min()", "distinctCount(c)"])
 def test_aggregator_argument_errors(bad):
     with pytest.raises(SiddhiAppCreationError):
         _run(f"{bad} as x", [])
