@@ -205,6 +205,8 @@ class PartitionQuery:
                 if len(inst.queries) > self._position]
 
     def add_callback(self, fn: Any) -> None:
+        """Call ``fn`` with every key's outputs.  Not reached through ``add_query_callback``,
+        which refuses a query inside a partition as Siddhi does; tests watch the keys with it."""
         if not self.callbacks:
             for runtime in self.instance_runtimes():
                 runtime.add_callback(self.forward)
