@@ -430,7 +430,14 @@ def plan_join_input(inp: JoinInputStream, ctx: Any, sources: Sources, gen: CodeG
         triggers[1] = False
     elif inp.trigger is JoinTrigger.RIGHT:
         triggers[0] = False
-    elif left.kind == "window" and right.kind == "window" and left.inp.stream_id == right.inp.stream_id:
+    for i, side in enumerate(sides):
+        # Siddhi compiles a finder on a side whenever the other side may trigger (a window
+        # self-join too), and a cron window has none (Window.compileCondition refuses it).
+        if side.kind == "window" and not side.obj.findable and triggers[1 - i]:
+            raise error_at(f"window '{side.inp.stream_id}' cannot be searched by a join: a "
+                           f"{side.obj.definition.window.name} window keeps no findable contents", side.inp)
+    if inp.trigger is JoinTrigger.ALL and left.kind == "window" and right.kind == "window" \
+            and left.inp.stream_id == right.inp.stream_id:
         triggers[0] = False
     outer = (inp.join_type in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER),
              inp.join_type in (JoinType.RIGHT_OUTER, JoinType.FULL_OUTER))

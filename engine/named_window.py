@@ -39,6 +39,9 @@ class NamedWindow:
         factory = build_window(wd.window, scope, ctx, gen, expired=self._expired, findable=True)
         self.processor = factory()
         self.processor.next = self._emit
+        #: Whether a join may look into the window: Siddhi's cron window is no FindableProcessor
+        #: (Window.compileCondition: "Cannot construct finder for the window ...").
+        self.findable = not (wd.window.namespace == "" and wd.window.name.lower() == "cron")
         self._junction = StreamJunction(StreamDefinition(wd.id, wd.attributes, wd.annotations), ctx)
 
     # ------------------------------------------------------------------ input

@@ -185,3 +185,31 @@ def test_join_creation_errors(query):
     """ + query
     with pytest.raises(SiddhiAppCreationError):
         SiddhiManager().create_siddhi_app_runtime(app)
+
+
+CRON = "define stream S (a int, b string); define table T (a int, b string);\n" \
+       "define window W (a int, c string) cron('*/5 * * * * ?');\n"
+
+
+@pytest.mark.parametrize("query", [
+    "from S#window.length(2) as x join W as y on x.a == y.a select x.a, b, c insert into O;",
+    "from W as y join S#window.length(2) as x on x.a == y.a select x.a, b, c insert into O;",
+    "from S#window.length(2) as x unidirectional join W as y select x.a, b, c insert into O;",
+    "from W as x join W as y on x.a == y.a select x.a, y.c insert into O;",
+])
+def test_a_named_cron_window_cannot_be_searched_by_a_join(query):
+    """Siddhi 5.1.33: "Cannot construct finder for the window ... cron" (its CronWindowProcessor
+    is no FindableProcessor) wherever the other side may trigger."""
+    with pytest.raises(SiddhiAppCreationError, match="cron window") as info:
+        SiddhiManager().create_siddhi_app_runtime(CRON + query)
+    assert info.value.line == 3
+
+
+@pytest.mark.parametrize("query", [
+    "from W as y unidirectional join S#window.length(2) as x on x.a == y.a select x.a, b, c insert into O;",
+    "from W as y join T as x on x.a == y.a select x.a, b, c insert into O;",
+    "from S#window.length(2) as x join S#window.cron('*/5 * * * * ?') as y on x.a == y.a "
+    "select x.a, y.b insert into O;",
+])
+def test_a_cron_window_that_no_join_side_searches_is_accepted(query):
+    SiddhiManager().create_siddhi_app_runtime(CRON + query).shutdown()
