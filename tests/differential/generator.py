@@ -65,9 +65,10 @@ Families (``FAMILIES``):
 * ``partition``: value partitions (one or two streams) and range partitions (disjoint or
   overlapping), with inner streams (``#Inner``), windows, aggregates, joins and patterns.
   Their queries are named but get no query callback (Siddhi finds none inside a partition).
-* ``table``: tables (plain, ``@PrimaryKey``, ``@Index``): insert, ``update`` (with and without
-  ``set``), ``update or insert into``, ``delete``, ``in`` conditions, joins, and on-demand
-  queries (select, ``on``, group by).
+* ``table``: tables (plain, ``@PrimaryKey`` on a string, an int or two columns, ``@Index``):
+  insert, ``update`` (with and without ``set``), ``update or insert into``, ``delete``, ``in``
+  conditions, joins, and on-demand queries (select, ``on``, group by; insert, delete, update,
+  update or insert).
 * ``named_window``: ``define window`` with its output events kind, read by queries, joins and
   on-demand queries.
 * ``trigger``: ``define trigger Boot at 'start'`` (its one event, at the playback clock's time
@@ -1048,7 +1049,19 @@ def _table_family(app: _App) -> list[dict[str, Any]]:
         "from T on price > 50.0 select sym, price" + (" order by sym, price" if hashed else ""),
         "from T select sym, sum(price) as total, count() as n group by sym order by sym",
         "from T on sym == 'IBM' select vol, price" + (" order by vol, price" if hashed else ""))))
-    return _steps(app, inputs, ondemand=ondemand)
+    # on-demand writes, now and then between the events and before the reads at the end, clear
+    # of the defects above: no delete from a plain table, no update of an @Index table's rows
+    # or of a composite key's columns, and no insert into an @Index table (the same row, put
+    # again, is one member of its hash set)
+    sym, vol, price = rng.choice(app.values.symbols), rng.randint(1, 60), rng.randint(10, 999) / 10
+    writes = [] if indexed else [f"select '{sym}' as sym, {price} as price, {vol} as vol insert into T"]
+    if annotation:
+        writes.append(f"delete T on T.sym == '{sym}'")
+    if not indexed:
+        writes.append(f"select '{sym}' as s, {price} as p update T set T.price = p on T.sym == s")
+        key = "T.sym == sym and T.vol == vol" if "'sym', 'vol'" in annotation else "T.sym == sym"
+        writes.append(f"select '{sym}' as sym, {price} as price, {vol} as vol update or insert into T on {key}")
+    return _steps(app, inputs, ondemand=rng.sample(writes, rng.randint(0, min(2, len(writes)))) + ondemand)
 
 
 def _window_output(rng: random.Random, kind: str) -> str:
