@@ -53,8 +53,13 @@ _TIME = Param("window.time", INT_LONG, doc="The window (or batch) duration.")
 _START = Param("start.time", INT_LONG, optional=True, doc="Align batches to start.time + k * window.time.")
 
 
-def _key_fn(spec: WindowSpec, count: int | None = None, raw: bool = False) -> Callable[[Event], Any]:
-    """The key of an event: ``toString`` of the key value(s) (``raw``: the value itself)."""
+def _key_fn(spec: WindowSpec, count: int | None = None, raw: bool = False,
+            null_key: bool = False) -> Callable[[Event], Any]:
+    """The key of an event: ``toString`` of the key value(s) (``raw``: the value itself).
+
+    A single null key fails the event (Java's ``toString`` of null), except with ``null_key``:
+    the windows that build the key in a ``StringBuilder`` (``ever``, ``first``) key it ``null``.
+    """
     args = [a for a in spec.args if a.param is not None and a.param.name == "unique.key"]
     if count is not None:
         args = args[:count]
@@ -62,7 +67,7 @@ def _key_fn(spec: WindowSpec, count: int | None = None, raw: bool = False) -> Ca
     if raw:
         g = getters[0]
         return g
-    if len(getters) == 1:
+    if len(getters) == 1 and not null_key:
         g = getters[0]
 
         def key(e: Event) -> str:
@@ -179,7 +184,7 @@ _EVER_DOC = ("A window holding the latest event of every unique key, forever: an
         examples=(("from LoginEvents#window.unique:ever(ip) select count(ip) as ipCount insert into UniqueIps;",
                    "the number of distinct IPs seen"),))
 def _ever(spec: WindowSpec) -> Callable[[], WindowProcessor]:
-    key = _key_fn(spec)
+    key = _key_fn(spec, null_key=True)
     return lambda: UniqueEverWindow(spec, key)
 
 
@@ -188,7 +193,7 @@ def _ever(spec: WindowSpec) -> Callable[[], WindowProcessor]:
         examples=(("from LoginEvents#window.unique:first(ip) select ip insert into FirstLogins;",
                    "the first login of every IP"),))
 def _first(spec: WindowSpec) -> Callable[[], WindowProcessor]:
-    key = _key_fn(spec)
+    key = _key_fn(spec, null_key=True)
     return lambda: UniqueFirstWindow(spec, key)
 
 
