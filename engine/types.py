@@ -282,7 +282,10 @@ def type_of_value(value: Any) -> AttrType:
 
 # ---------------------------------------------------------------------------- Java's HashMap order
 def java_hash(key: Any) -> int:
-    """``key.hashCode()`` as a 32-bit unsigned value (String, Integer/Long, Double, Boolean)."""
+    """``key.hashCode()`` as a 32-bit unsigned value (String, Integer/Long, Double, Boolean;
+    0 for null, as ``HashMap.hash`` takes it)."""
+    if key is None:
+        return 0
     if isinstance(key, str):
         data = key.encode("utf-16-be")
         h = 0
@@ -302,10 +305,13 @@ def java_hash(key: Any) -> int:
     return hash(key) & 0xFFFFFFFF
 
 
-def hashmap_order(keys: Sequence[Any]) -> list[int]:
+def hashmap_order(keys: Sequence[Any], capacity: int = 16) -> list[int]:
     """Indexes of distinct ``keys`` in the order a ``java.util.HashMap`` they were put into, in
-    this order, iterates them (Siddhi's outputs follow it where it keeps groups in one)."""
-    cap = 16
+    this order, iterates them (Siddhi's outputs follow it where it keeps groups in one).
+
+    ``capacity``: the map's table length before these keys (a map that held more keys once
+    keeps its larger table after ``clear()``)."""
+    cap = capacity
     while len(keys) > cap * 0.75:
         cap *= 2
 
@@ -316,7 +322,15 @@ def hashmap_order(keys: Sequence[Any]) -> list[int]:
     return sorted(range(len(keys)), key=slot)
 
 
-def hashmap_keys(keys: Any) -> list[Any]:
-    """The keys in the order a ``java.util.HashMap`` filled in this order iterates them."""
+def hashmap_keys(keys: Any, capacity: int = 16) -> list[Any]:
+    """The keys in the order a ``java.util.HashMap`` filled in this order iterates them
+    (``capacity``: see :func:`hashmap_order`)."""
     keys = list(keys)
-    return [keys[i] for i in hashmap_order(keys)]
+    return [keys[i] for i in hashmap_order(keys, capacity)]
+
+
+def hashmap_capacity(size: int, capacity: int = 16) -> int:
+    """The table length of a ``java.util.HashMap`` of ``capacity`` once it holds ``size`` keys."""
+    while size > capacity * 0.75:
+        capacity *= 2
+    return capacity

@@ -54,7 +54,7 @@ from srota.engine.aggregation.store import MemoryStore, SqliteStore, Store, Stor
 from srota.engine.clock import next_period
 from srota.engine.event import CURRENT, Event
 from srota.engine.expression import error_at
-from srota.engine.types import hashmap_order, java_float_str, java_hash
+from srota.engine.types import hashmap_capacity, hashmap_order, java_float_str, java_hash
 from srota.grammar.model import AggregationDefinition, Attribute, TimeDuration, find_annotation
 
 _log = logging.getLogger("srota.engine.aggregation")
@@ -407,7 +407,7 @@ class Aggregation:
                 # and a find walks that map (a lone numeric key is a TreeMap: time order)
                 # (rows sharing a slot keep their insertion order: by bucket, and a bucket's
                 # groups in the HashMap order of their keys, as the executor dispatched them)
-                cap = _hashmap_capacity(self.store.size(per))
+                cap = hashmap_capacity(self.store.size(per))
                 table_order.sort(key=lambda n: (_hash_slot(_java_key(items[n][0]), cap), items[n][0][0],
                                                 _hash_slot(_java_group_key(items[n][0][1]), 16), n))
             order = table_order + [stored + n for n in hashmap_order([_java_memory_key(k) for k, _ in memory])]
@@ -676,14 +676,6 @@ def _java_key(k: Key) -> str:
     for v in k[1]:
         parts.append(_java_str(v))
     return "".join(p + ":-:" for p in parts)
-
-
-def _hashmap_capacity(size: int) -> int:
-    """The table length of a ``java.util.HashMap`` that has held ``size`` entries."""
-    cap = 16
-    while size > cap * 0.75:
-        cap *= 2
-    return cap
 
 
 def _hash_slot(key: str, cap: int) -> int:

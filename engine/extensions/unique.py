@@ -41,7 +41,7 @@ from srota.engine.extensions._checks import (
     window,
 )
 from srota.engine.registry import Param
-from srota.engine.types import hashmap_keys
+from srota.engine.types import hashmap_capacity, hashmap_keys
 from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value, require_attribute
 from srota.engine.windows.time import java_rem
 from srota.grammar.model import Attribute, AttrType
@@ -336,6 +336,9 @@ class _Batch(_Window):
         self.pending: dict[Any, Event] = {}
         self.last: list[Event] = []         # the emitted batch, expired at the next flush
         self.reset_event: Event | None = None
+        # the table length of Siddhi's HashMap of pending events, which clear() never shrinks:
+        # a batch comes out in that map's order
+        self.capacity = 16
 
     def _collect(self, e: Event) -> None:
         k = self.key(e)
@@ -344,11 +347,12 @@ class _Batch(_Window):
                 self.pending[k] = e
         else:
             self.pending[k] = e
+        self.capacity = hashmap_capacity(len(self.pending), self.capacity)
         if self.max_events and len(self.pending) > self.max_events:
             self._shed_map(self.pending, None, self.clock.now())
 
     def _flush(self, now: int, out: list[Event]) -> None:
-        batch = [self.pending[k] for k in hashmap_keys(self.pending)]
+        batch = [self.pending[k] for k in hashmap_keys(self.pending, self.capacity)]
         self.pending = {}
         out.extend(Event(now, x.data, EXPIRED) for x in self.last)
         self.last = []
