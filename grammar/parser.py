@@ -35,6 +35,7 @@ from lark.exceptions import (
     VisitError,
 )
 from srota.grammar.durations import UNIT_MILLIS, UNIT_RANK, parse_duration
+from srota.grammar import states
 from srota.grammar.errors import SiddhiParserError
 from srota.grammar.model import (
     AbsentStreamStateElement,
@@ -594,6 +595,8 @@ class _Builder(Transformer_NonRecursive):
         self._event_refs: set[int] = set()     # StreamStateElements written as `e1=S`
         self._arrow_nexts: set[int] = set()    # NextStateElements written with `->`
         self._comma_nexts: set[int] = set()    # NextStateElements written with `,`
+        self._parenthesised: set[int] = set()  # state elements written in plain parentheses
+        self._count_marks: set[int] = set()    # CountStateElements written with `*`, `+` or `?`
         self._keep: list[Any] = []             # keeps id()-keyed nodes alive
         self._typed_outputs: set[int] = set()  # outputs written with `current|expired|all events`
         # Provisional IsNullStream nodes made so far; when none were, the (tree-walking)
@@ -784,6 +787,7 @@ class _Builder(Transformer_NonRecursive):
             else:
                 durations = p
         self._check_single_stream(stream)
+        self._check_no_input_alias(stream)
         selector = Selector(attributes=selection.value, group_by=group_by, pos=selection.value_pos)
         active = _input_stream_names(stream)
         selector = self._resolve(selector, active)
@@ -866,6 +870,13 @@ class _Builder(Transformer_NonRecursive):
         if len(windows) > 1:
             raise self._fail("a stream can have only one window", windows[1].pos)
 
+    def _check_no_input_alias(self, s: SingleInputStream) -> None:
+        """Only a join's inputs take `as` in the g4 (join_source); a lone input (standard_stream)
+        has none, and Siddhi refuses `from S as x select ...` with a syntax error."""
+        if s.reference_id is not None:
+            raise self._fail(f"'as {s.reference_id}' names an input of a join: a query or aggregation "
+                             f"that reads one stream takes no alias (refer to '{s.stream_id}' itself)", s.pos)
+
     # ---------------------------------------------------------------- joins
     def join_input(self, meta: Any, children: list[Any]) -> JoinInputStream:
         parts = list(children)
@@ -926,8 +937,10 @@ class _Builder(Transformer_NonRecursive):
         if isinstance(element, StreamStateElement) and id(element) not in self._event_refs \
                 and within is None:
             self._check_single_stream(element.stream)
+            self._check_no_input_alias(element.stream)
             return element.stream
         within_millis = within.millis if within is not None else None
+        written = element  # (as parsed: the side tables know its nodes)
         if within_millis is None:
             element, within_millis = self._hoist_trailing_within(element)
         arrows = commas = False
@@ -943,6 +956,10 @@ class _Builder(Transformer_NonRecursive):
         _map_nodes(element, kinds)
         if arrows and commas:
             raise self._fail("a query cannot mix '->' (pattern) and ',' (sequence)", self._pos(meta))
+        shape = self._state_shape(written)
+        if not states.accepted(shape, sequence=commas):
+            message, pos = states.why_refused(shape, sequence=commas)
+            raise self._fail(message, pos or self._pos(meta))
         for s in _state_streams(element):
             for h in s.handlers:
                 if isinstance(h, WindowHandler):
@@ -950,6 +967,35 @@ class _Builder(Transformer_NonRecursive):
         self._check_no_alias(element)
         state_type = StateType.SEQUENCE if commas else StateType.PATTERN
         return StateInputStream(state_type, element, within_millis, pos=self._pos(meta))
+
+    def _state_shape(self, node: Any, grouped: bool = True) -> states.Shape:
+        """The chain as :mod:`states` reads it: flat runs of `->` / `,`, parentheses kept."""
+        if grouped and (id(node) in self._parenthesised or isinstance(node, GroupStateElement)):
+            inner = node.element if isinstance(node, GroupStateElement) else node
+            return states.Group(self._state_shape(inner, grouped=node is not inner), node.pos)
+        if isinstance(node, NextStateElement):
+            items = [self._state_shape(node.first)]
+            rest = node.next
+            while isinstance(rest, NextStateElement) and id(rest) not in self._parenthesised:
+                items.append(self._state_shape(rest.first))
+                rest = rest.next
+            items.append(self._state_shape(rest))
+            return states.Chain(tuple(items), node.pos)
+        if isinstance(node, EveryStateElement):
+            inner = self._state_shape(node.element)
+            assert isinstance(inner, states.Unit | states.Group)  # (the grammar puts `every` on one state)
+            return states.Every(inner, node.pos)
+        if isinstance(node, AbsentStreamStateElement):
+            return states.Unit("absent" if node.waiting_millis is not None else "absent_no_wait", node.pos)
+        if isinstance(node, CountStateElement) and id(node) in self._count_marks:
+            return states.Unit("mark", node.pos)
+        if isinstance(node, LogicalStateElement):
+            absent = [side for side in (node.left, node.right) if isinstance(side, AbsentStreamStateElement)]
+            if len(absent) == 2 and any(side.waiting_millis is None for side in absent):
+                # (the g4 takes `not A and e1=B` without a waiting time, but not beside another absent)
+                return states.Unit("absent_no_wait", node.pos)
+            return states.Unit("logical_absent" if absent else "stream", node.pos)
+        return states.Unit("stream", node.pos)  # a stream state, counted with <n:m>, `and` / `or`
 
     def _check_no_alias(self, element: Any) -> None:
         def visit(n: Any) -> Any:
@@ -1018,7 +1064,10 @@ class _Builder(Transformer_NonRecursive):
     def state_group(self, meta: Any, children: list[Any]) -> StateElement:
         parts = _strip(children)
         if len(parts) == 1:
-            # Plain parentheses only group; the model keeps a node only to carry `within`.
+            # Plain parentheses only group; the model keeps a node only to carry `within`
+            # (and the side table, for the g4's rules on groups: see grammar/states.py).
+            self._keep.append(parts[0])
+            self._parenthesised.add(id(parts[0]))
             return parts[0]
         return GroupStateElement(parts[0], parts[1].millis, pos=self._pos(meta))
 
@@ -1044,14 +1093,20 @@ class _Builder(Transformer_NonRecursive):
         element, _lt, (lo, hi), _gt = children
         return self._count(meta, element, lo, hi)
 
+    def _mark(self, node: CountStateElement) -> CountStateElement:
+        """A count written `*`, `+` or `?` (sequences only, in the g4)."""
+        self._keep.append(node)
+        self._count_marks.add(id(node))
+        return node
+
     def state_zero_or_more(self, meta: Any, children: list[Any]) -> CountStateElement:
-        return self._count(meta, children[0], 0, -1)
+        return self._mark(self._count(meta, children[0], 0, -1))
 
     def state_one_or_more(self, meta: Any, children: list[Any]) -> CountStateElement:
-        return self._count(meta, children[0], 1, -1)
+        return self._mark(self._count(meta, children[0], 1, -1))
 
     def state_zero_or_one(self, meta: Any, children: list[Any]) -> CountStateElement:
-        return self._count(meta, children[0], 0, 1)
+        return self._mark(self._count(meta, children[0], 0, 1))
 
     def count_min_max(self, meta: Any, children: list[Any]) -> tuple[int, int]:
         return int(children[0]), int(children[1])

@@ -255,7 +255,7 @@ class TestDefinitions:
 # ------------------------------------------------------------------------------------ single streams
 class TestSingleStreamQueries:
     def test_handlers_in_text_order(self) -> None:
-        query = q("from S[price > 10]#window.length(5)#str:tokenize(symbol)[volume < 3] as s "
+        query = q("from S[price > 10]#window.length(5)#str:tokenize(symbol)[volume < 3] "
                   "select * insert into O;")
         assert query.input == SIS(
             "S",
@@ -263,7 +263,6 @@ class TestSingleStreamQueries:
             WindowHandler("", "length", (C(5),)),
             StreamFunction("str", "tokenize", (V("symbol"),)),
             Filter(Compare(V("volume"), CompareOperator.LT, C(3))),
-            ref="s",
         )
         assert query.selector == Selector()
         assert query.output == InsertIntoStream("O")
@@ -746,3 +745,67 @@ class TestApp:
                   f"select symbol, avg(price) as p group by symbol insert into O{i};" for i in range(49)]
         app = parse("\n".join(lines))
         assert len(app.execution_elements) == 49
+
+
+class TestRefusedAsSiddhiDoes:
+    """Apps Siddhi 5.1.33 refuses with a syntax error (SiddhiParserException), checked on it."""
+
+    DEFS = "define stream A (a int); define stream B (a int); define stream C (a int); define stream D (a int);\n"
+
+    @pytest.mark.parametrize("body", [
+        "from A as x select a insert into O",
+        "from A#window.length(2) as x select x.a insert into O",
+        "from A[a > 0] as x select a insert into O",
+        "partition with (a of A) begin from A as x select a insert into O; end",
+    ])
+    def test_an_alias_on_a_lone_input(self, body: str) -> None:
+        with pytest.raises(SiddhiParserError, match="'as x' names an input of a join") as info:
+            q(body, self.DEFS)
+        assert info.value.line == 2
+
+    def test_an_alias_on_an_aggregations_input(self) -> None:
+        with pytest.raises(SiddhiParserError, match="'as x' names an input of a join"):
+            parse("define stream S (a int, ts long);\n"
+                  "define aggregation G from S as x select sum(a) as t aggregate by ts every sec...min;")
+
+    def test_a_joins_aliases_stay(self) -> None:
+        query = q("from A#window.length(2) as x join B#window.length(2) as y on x.a == y.a "
+                  "select x.a insert into O", self.DEFS)
+        assert isinstance(query.input, JoinInputStream) and query.input.left.reference_id == "x"
+
+    @pytest.mark.parametrize(("chain", "message"), [
+        ("not A for 1 sec -> not B for 1 sec -> e3=C", "two absent states"),
+        ("e1=C -> not A for 1 sec -> not B for 1 sec", "two absent states"),
+        ("not A for 1 sec, not B for 1 sec, e3=C", "two absent states"),
+        ("every (e1=A, e2=B)", "'every' in a sequence can only be over its first state"),
+        ("every (e1=A), e2=B", "'every' in a sequence can only be over its first state"),
+        ("e1=A, every e2=B", "'every' can only begin a sequence"),
+        ("(e1=A, e2=B), e3=C", "cannot begin with a parenthesised group"),
+        ("e1=A+ -> e2=B", "a pattern counts with <min:max>"),
+        ("not A -> e2=B", "needs a waiting time"),
+        ("not A and not B -> e3=C", "needs a waiting time"),
+        ("(not A for 1 sec) -> e2=B", "no pattern of this shape"),
+        ("every (every e1=A -> e2=B)", "no pattern of this shape"),
+    ])
+    def test_states_the_g4_does_not_arrange_so(self, chain: str, message: str) -> None:
+        with pytest.raises(SiddhiParserError, match=message) as info:
+            q(f"from {chain} select 1 as one insert into O", self.DEFS)
+        assert info.value.line == 2 and info.value.column is not None
+
+    @pytest.mark.parametrize("chain", [
+        "not A for 1 sec -> e2=B -> not C for 1 sec -> not D for 1 sec",
+        "not A for 1 sec -> not B for 1 sec -> e3=C -> not D for 1 sec",
+        "not A for 1 sec and not B for 1 sec -> e3=C",
+        "every e1=A, e2=B",
+        "e1=A -> every e2=B",
+        "every (e1=A -> e2=B) within 1 sec",
+        "every (not A for 1 sec -> e2=B)",
+        "every (not A for 1 sec, e2=B), e3=C",
+        "every (not A for 1 sec and e1=B), e2=C",
+        "every not A for 1 sec, e2=B",
+        "e3=C, (e1=A, e2=B)",
+        "e1=A, e2=B*, e3=C?, e4=D+",
+        "not A for 1 sec",
+    ])
+    def test_states_the_g4_takes(self, chain: str) -> None:
+        assert isinstance(q(f"from {chain} select 1 as one insert into O", self.DEFS).input, StateInputStream)
