@@ -102,7 +102,8 @@ def build_query(query: Query, ctx: Any, sources: Sources, index: int) -> QueryRu
                                   where=plan.where if plan.connect_unfiltered is not None else None,
                                   only_current=plan.only_current,
                                   where_unchecked=plan.where_unchecked if plan.connect_unfiltered is not None else None,
-                                  where_nodes=plan.where_nodes if plan.connect_unfiltered is not None else ())
+                                  where_nodes=plan.where_nodes if plan.connect_unfiltered is not None else (),
+                                  order_by_output_only=isinstance(inp, SingleInputStream))
     selector = selector_plan.instantiate()
     if isinstance(inp, SingleInputStream):
         # its events carry the input stream's row: one that fails goes to that stream's @OnError

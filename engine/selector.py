@@ -603,7 +603,7 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
                   output_event_type: OutputEventType, batching: bool = True,
                   columns: Callable[[], list[Any]] | None = None, where: str | None = None,
                   only_current: bool = False, where_unchecked: str | None = None,
-                  where_nodes: Sequence[Expression] = ()) -> SelectorPlan:
+                  where_nodes: Sequence[Expression] = (), order_by_output_only: bool = False) -> SelectorPlan:
     """Compile a selector for events of ``scope``.
 
     ``columns`` lists the input attributes for ``select *`` (defaults to ``scope.columns``).
@@ -615,6 +615,9 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
     same filter without its null tests (``nulls_unchecked``), when it is operators only.
     ``where_nodes``: the filters of ``where`` as expressions, for the columnar path
     (:mod:`engine.columnar`), which the stateless loop tries first on a whole chunk.
+    ``order_by_output_only``: ``order by`` names output attributes only, unqualified (a query
+    over one stream: Siddhi resolves its order by against the output definition alone, as its
+    having; on-demand queries, joins and patterns fall back to their inputs).
     """
     plan = SelectorPlan()
     plan.batching = batching
@@ -648,6 +651,13 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
     # (OrderByEventComparator, HAVING_STATE): an input attribute that is not selected (such as
     # an aggregation's AGG_TIMESTAMP in a join) rides along as a hidden trailing column that
     # post() sorts by and strips.
+    if order_by_output_only:
+        for ob in selector.order_by:
+            var = ob.variable
+            if var.stream_id is not None or var.stream_index is not None or var.attribute not in names:
+                shown = f"{var.stream_id}.{var.attribute}" if var.stream_id is not None else var.attribute
+                raise error_at(f"order by '{shown}': a query over one stream orders by its output attributes, "
+                               f"unqualified ({', '.join(names)})", var)
     hidden: list[str] = []
     if selector.attributes is not None:
         for ob in selector.order_by:

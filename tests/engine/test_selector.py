@@ -100,6 +100,32 @@ def test_selector_errors(bad):
         SiddhiManager().create_siddhi_app_runtime(STREAM + f"from S {bad} insert into O;")
 
 
+@pytest.mark.parametrize("clause", [
+    "select sym order by price",                     # not selected
+    "select price as p, sym order by price",         # selected under another name
+    "select sym, price order by S.price",            # qualified by its stream
+    "select * order by S.price",
+    "select sym, count() as n group by sym order by price",
+])
+def test_a_single_stream_query_orders_by_its_output_only(clause):
+    """Siddhi 5.1.33 resolves the order by of a query over one stream against the output only:
+    AttributeNotExistException, or "Id 'S' not defined within the current scope" when qualified."""
+    with pytest.raises(SiddhiAppCreationError, match="orders by its output attributes") as info:
+        SiddhiManager().create_siddhi_app_runtime(STREAM + f"from S#window.lengthBatch(2) {clause} insert into O;")
+    assert info.value.line is not None
+
+
+@pytest.mark.parametrize("query", [
+    "from S#window.lengthBatch(2) select price as p, sym order by p insert into O;",
+    "from S#window.lengthBatch(2) select * order by price insert into O;",
+    "from S#window.length(2) as a join S#window.length(2) as b on a.sym == b.sym "
+    "select a.sym, b.vol order by a.price insert into O;",  # a join falls back to its inputs
+    "from e1=S -> e2=S select e2.sym order by e1.price insert into O;",
+])
+def test_order_by_that_siddhi_takes(query):
+    SiddhiManager().create_siddhi_app_runtime(STREAM + query).shutdown()
+
+
 def test_selector_snapshot_state_roundtrip():
     rt = SiddhiManager().create_siddhi_app_runtime(
         STREAM + "@info(name='q') from S select sym, sum(vol) as v group by sym insert into O;")
