@@ -90,14 +90,16 @@ class Sources:
         return ctx.junctions[key]
 
 
-def check_schema(existing: Any, attributes: list[Attribute], node: Any) -> None:
-    """A query may insert into an existing stream only with the same attribute types."""
-    have = [a.type for a in existing.attributes]
-    want = [a.type for a in attributes]
+def check_schema(existing: Any, attributes: list[Attribute], node: Any, what: str = "") -> None:
+    """A query may insert into an existing stream, window or table only with its attribute names
+    and types, in its order (Siddhi's validateOutputStream: the definitions equal but for their
+    annotations), although the events are written by position.  ``what``: "table " and the like."""
+    have = [(a.name, a.type) for a in existing.attributes]
+    want = [(a.name, a.type) for a in attributes]
     if have != want:
         shown = ", ".join(f"{a.name} {a.type.value}" for a in attributes)
         target = ", ".join(f"{a.name} {a.type.value}" for a in existing.attributes)
-        raise error_at(f"output ({shown}) does not match the definition of '{existing.id}' ({target})", node)
+        raise error_at(f"output ({shown}) does not match the definition of {what}'{existing.id}' ({target})", node)
 
 
 @dataclass

@@ -188,6 +188,7 @@ def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: So
         if not out.is_inner and not out.is_fault:
             if out.target in ctx.tables:
                 from srota.engine.table import plan_table_insert
+                check_schema(ctx.tables[out.target], attributes, out, "table ")
                 return plan_table_insert(out, attributes, ctx, gen)
             if out.target in ctx.windows:
                 window = ctx.windows[out.target]
@@ -206,6 +207,8 @@ def plan_output(query: Query, attributes: list[Attribute], ctx: Any, sources: So
         return junction.send
     if isinstance(out, (DeleteStream, UpdateStream, UpdateOrInsertStream)):
         from srota.engine.table import plan_table_output
+        if isinstance(out, UpdateOrInsertStream) and out.target in ctx.tables:  # (it may insert what it is given)
+            check_schema(ctx.tables[out.target], attributes, out, "table ")
         return plan_table_output(out, attributes, ctx, gen)
     raise error_at(f"unsupported output {type(out).__name__}", out)
 

@@ -247,6 +247,35 @@ def test_the_same_table_defined_twice_is_one_table(app):
     assert list(runtime.tables) == ["T"]
 
 
+@pytest.mark.parametrize("app", [
+    "define stream S (a int, b string); define stream O (x int, y string); from S select a, b insert into O;",
+    "define stream S (a int, b int); define stream O (b int, a int); from S select a, b insert into O;",
+    "define stream S (a int, b string); from S select a, b insert into O; from S select a as x, b insert into O;",
+    "define stream S (a int, b int); define table T (b int, a int); from S select a, b insert into T;",
+    "define stream S (a int, b string); define table T (a int, b string); "
+    "from S select a as x, b update or insert into T set T.b = b on T.a == x;",
+    "define stream S (a int, b string); define window W (x int, y string) length(2); from S select a, b insert into W;",
+    "define stream S (a int, b string); define stream O (x int, y string); "
+    "partition with (b of S) begin from S select a, b insert into O; end;",
+    "define stream S (a int, b string); partition with (b of S) begin from S select a, b insert into #I; "
+    "from S select a as x, b insert into #I; from #I select a insert into O; end;",
+])
+def test_an_output_must_have_the_names_of_the_definition_it_inserts_into(app):
+    """Siddhi 5.1.33's validateOutputStream compares names and types (DuplicateDefinitionException),
+    although the events are written by position."""
+    with pytest.raises(SiddhiAppCreationError, match="does not match the definition of"):
+        SiddhiManager().create_siddhi_app_runtime(app)
+
+
+@pytest.mark.parametrize("app", [
+    "define stream S (a int, b string); define table T (a int, b string); "
+    "from S select a as x, b update T set T.b = b on T.a == x;",  # an update inserts nothing
+    "define stream S (a int, b string); define table T (a int, b string); from S select a as x delete T on T.a == x;",
+])
+def test_an_update_or_delete_output_may_name_its_own_attributes(app):
+    SiddhiManager().create_siddhi_app_runtime(app).shutdown()
+
+
 def test_insert_into_existing_stream_must_match_its_schema():
     with pytest.raises(SiddhiAppCreationError, match="does not match"):
         SiddhiManager().create_siddhi_app_runtime(
