@@ -34,8 +34,8 @@ from lark.exceptions import (
     UnexpectedToken,
     VisitError,
 )
-from srota.grammar.durations import UNIT_MILLIS, UNIT_RANK, parse_duration
 from srota.grammar import states
+from srota.grammar.durations import UNIT_MILLIS, UNIT_RANK, parse_duration
 from srota.grammar.errors import SiddhiParserError
 from srota.grammar.model import (
     AbsentStreamStateElement,
