@@ -96,15 +96,22 @@ class _Reorder:
         self.need_scheduling = False
         self.primary = _Sorted()     # events since the largest timestamp last grew
         self.secondary = _Sorted()   # events waiting for largest - K to pass them
+        if timeout != -1:
+            # as Siddhi's start(): the first timer counts from the clock's time when the app (or
+            # the partition instance) starts, 0 under playback before any event; later timers
+            # keep to whole seconds from it
+            ctx.start_hooks.append(self._arm_first_timer)
+
+    def _arm_first_timer(self) -> None:
+        if self.last_scheduled < 0:
+            self.last_scheduled = self.ctx.clock.now() + self.timeout
+            self.ctx.scheduler.schedule(self.last_scheduled, self._on_timer)
 
     # --------------------------------------------------------------- one event
     def _push(self, ts: int, e: Event, out: list[Event]) -> None:
         """Buffer an admitted event (arming the timeout first) and release what K lets go."""
         if self.timeout != -1:
-            if self.last_scheduled < 0:
-                self.last_scheduled = self.ctx.clock.now() + self.timeout
-                self.ctx.scheduler.schedule(self.last_scheduled, self._on_timer)
-            elif self.need_scheduling:
+            if self.need_scheduling:
                 now = self.ctx.clock.now()
                 self.last_scheduled += _java_round(math.ceil((now - self.last_scheduled) / 1000.0)) * 1000
                 self.ctx.scheduler.schedule(self.last_scheduled, self._on_timer)
