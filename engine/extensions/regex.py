@@ -2,14 +2,19 @@
 
 Patterns are Java regular expressions.  :func:`java_regex` translates the Java syntax Python's
 ``re`` spells differently (``(?<name>...)``, ``\\p{Alpha}`` and the other POSIX classes,
-``\\z``/``\\Z``, ``\\Q...\\E``, ``\\h``, ``\\v``, ``\\e``) and compiles with ``re.ASCII``, because
-Java's ``\\d``, ``\\w``, ``\\s``, ``\\b`` and case-insensitivity are ASCII by default.
-:func:`java_replacement` and :func:`java_split` give ``String.replaceAll``'s ``$1``/``${name}``
-references and ``String.split``'s dropping of trailing empty strings.
+``\\p{L}``, ``\\z``/``\\Z``, ``\\Q...\\E``, ``\\h``, ``\\v``, ``\\e``, ``\\R``, ``\\cX``, ``\\0nnn``,
+inline flags in mid-pattern, nested classes, back references to groups not yet closed) and
+compiles with ``re.ASCII``, because Java's ``\\d``, ``\\w``, ``\\s`` and case-insensitivity are
+ASCII by default (its ``\\b`` is not: it knows every letter and digit).  An unescaped ``{`` that
+is no quantifier is an error, as in Java.  :func:`java_replacement` and :func:`java_split` give
+``String.replaceAll``'s ``$1``/``${name}`` references (read only at a match, as Java reads them)
+and ``String.split``'s dropping of trailing empty strings.  Start indexes count UTF-16 units
+(:func:`utf16_units`).
 
-Deliberate departures: character-class unions and intersections (``[a-z&&[^e]]``) and the
-Unicode ``\\p{javaLowerCase}``-style classes are not translated (such a pattern is rejected as
-invalid); strings are indexed by code point, not by UTF-16 unit.
+Deliberate departures: character-class intersections (``[a-z&&[^e]]``) and negated nested
+classes are rejected as invalid, as are the Unicode script, block and category classes other
+than ``\\p{L}`` (``\\p{Lu}``, ``\\p{IsLatin}``), ``\\X`` and ``\\G``; ``(?U)`` is ignored; a
+back reference inside a repetition to a group closed only later matches nothing.
 """
 from __future__ import annotations
 
@@ -30,14 +35,37 @@ _POSIX = {
     "L": "^\\W\\d_", "IsAlphabetic": "^\\W\\d_", "IsDigit": "0-9", "IsWhite_Space": " \\t\\n\\x0b\\f\\r",
     "javaWhitespace": " \\t\\n\\x0b\\f\\r\\x1c-\\x1f",
 }
+#: the classes above that are Unicode in Java (outside [...] they match every letter, inside only ASCII ones)
+_UNICODE_CLASSES = frozenset({"L", "IsAlphabetic"})
 _H = " \\t\\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000"
 _V = "\\n\\x0b\\f\\r\\x85\\u2028\\u2029"
+
+
+#: Java's inline flags, ``(?iu)`` or ``(?i-u:...)``; Python has no ``d`` (UNIX_LINES) and no ``U``,
+#: and its ``u`` (Unicode matching) clashes with ``re.ASCII``, where Java's ``u`` is UNICODE_CASE
+_JAVA_FLAGS = re.compile(r"\(\?([idmsuxU]*)(?:-([idmsuxU]*))?([:)])")
+_ASCII_DIGITS = "0123456789"
+_QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?}")
+_OCTAL = re.compile(r"\\0([0-3][0-7]{2}|[0-7]{1,2})")
+
+
+def _python_flags(on: str, off: str | None, close: str) -> str:
+    """Java's inline flag group as Python's: the flags Python has no (compatible) form of are dropped."""
+    on, off = (re.sub("[duU]", "", f or "") for f in (on, off))
+    if not on and not off:
+        return "(?:" if close == ":" else ""
+    return f"(?{on}{'-' + off if off else ''}{close}"
 
 
 def _translate(src: str) -> str:
     out: list[str] = []
     i, n = 0, len(src)
     in_class = 0
+    # per open group, how many scoped flag groups ``(?i:`` it holds: Java's ``a(?i)b`` turns the
+    # flag on up to the end of the enclosing group, which Python spells ``a(?i:b)``
+    scoped = [0]
+    groups: list[int] = [0]  # per open group, its number (0: not capturing)
+    opened, closed = 0, set[int]()  # capturing groups opened so far; those closed
     while i < n:
         c = src[i]
         if c == "\\" and i + 1 < n:
@@ -65,8 +93,35 @@ def _translate(src: str) -> str:
                     if negate:
                         raise re.error(f"negated class \\{d}{{{name}}} inside [...] is not supported")
                     out.append(body)
+                elif name in _UNICODE_CLASSES:  # Unicode letters, where the POSIX classes are ASCII
+                    out.append(f"(?u:[{'^' if negate else ''}{body}])")
                 else:
                     out.append(f"[{'^' if negate else ''}{body}]")
+                continue
+            if d == "c" and i + 2 < n:  # \cX: the control character X ^ 64
+                out.append(f"\\x{ord(src[i + 2]) ^ 64:02x}")
+                i += 3
+                continue
+            octal = _OCTAL.match(src, i) if d == "0" else None
+            if octal:  # Java's \0n, \0nn, \0mnn (Python reads \0 with up to two more digits)
+                out.append(f"\\x{int(octal.group(1), 8):02x}")
+                i = octal.end()
+                continue
+            if d in "123456789" and not in_class:  # a back reference, read as Java reads it
+                ref, i = int(d), i + 2
+                while i < n and src[i] in _ASCII_DIGITS and ref * 10 + int(src[i]) <= opened:
+                    ref, i = ref * 10 + int(src[i]), i + 1
+                # Java compiles a reference to a group not (yet) closed, which matches nothing
+                # then; Python rejects it
+                out.append(f"(?:\\{ref})" if ref in closed else "(?!)")
+                continue
+            if d in "bB" and not in_class:  # Java's word boundary knows every letter and digit
+                out.append(f"(?u:\\{d})")
+                i += 2
+                continue
+            if d == "R" and not in_class:
+                out.append("(?:\r\n|[\n\x0b\f\r\x85\u2028\u2029])")
+                i += 2
                 continue
             simple = {"z": "\\Z", "Z": "(?=\\n?\\Z)", "e": "\\x1b", "h": f"[{_H}]", "H": f"[^{_H}]",
                       "v": f"[{_V}]", "V": f"[^{_V}]"}
@@ -85,11 +140,21 @@ def _translate(src: str) -> str:
             i += 2
             continue
         if in_class:
-            if c == "[":
-                out.append("\\[")  # Java's nested class; Python would warn: treat as literal
-            elif c == "]" and not (out and out[-1] in ("[", "[^")):
-                in_class = 0
-                out.append(c)
+            if c == "[":  # Java's nested class is a union: its members join the outer class
+                if src.startswith("[^", i):
+                    raise re.error("a negated class inside [...] is not supported")
+                in_class += 1
+                i += 1
+                if i < n and src[i] == "]":  # a leading ']' is literal in Java
+                    out.append("\\]")
+                    i += 1
+                continue
+            if c == "&" and src.startswith("&&", i):
+                raise re.error("character-class intersection (&&) is not supported")
+            if c == "]" and not (out and out[-1] in ("[", "[^")):
+                in_class -= 1
+                if in_class == 0:
+                    out.append(c)
             else:
                 out.append(c)
             i += 1
@@ -108,11 +173,39 @@ def _translate(src: str) -> str:
             continue
         if c == "(" and src.startswith("(?<", i) and i + 3 < n and src[i + 3] not in "=!":
             out.append("(?P<")
+            scoped.append(0)
+            opened += 1
+            groups.append(opened)
             i += 3
             continue
+        flags = _JAVA_FLAGS.match(src, i) if c == "(" else None
+        if flags:
+            on, off, closer = flags.groups()
+            if closer == ")" and (out or len(scoped) > 1):  # not at the start: scoped to the group
+                text = _python_flags(on, off, ":")
+                if text != "(?:":
+                    out.append(text)
+                    scoped[-1] += 1
+            else:
+                out.append(_python_flags(on, off, closer))
+                if closer == ":":
+                    scoped.append(0)
+                    groups.append(0)
+            i = flags.end()
+            continue
+        if c == "(":
+            scoped.append(0)
+            capturing = not src.startswith("(?", i)
+            opened += capturing
+            groups.append(opened if capturing else 0)
+        elif c == ")" and len(scoped) > 1:
+            out.append(")" * scoped.pop())
+            closed.add(groups.pop())
+        if c == "{" and not _QUANTIFIER.match(src, i):
+            raise re.error("Illegal repetition", pattern=src, pos=i)  # Python would read it literally
         out.append(c)
         i += 1
-    return "".join(out)
+    return "".join(out) + ")" * scoped[0]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -149,9 +242,9 @@ def java_replacement(template: str) -> Callable[[re.Match[str]], str]:
                 raise ValueError("named capturing group is missing trailing '}'")
             parts.append(("name", template[i + 2:close]))
             i = close + 1
-        elif template[i + 1].isdigit():
+        elif template[i + 1] in _ASCII_DIGITS:  # Java's group numbers are ASCII digits only
             j = i + 2
-            while j < n and template[j].isdigit():
+            while j < n and template[j] in _ASCII_DIGITS:
                 j += 1
             parts.append(("num", template[i + 1:j]))
             i = j
@@ -186,6 +279,8 @@ def java_replace(pattern: re.Pattern[str], source: str, template: str, count: in
     """``source.replaceAll(regex, template)`` (``count=1``: ``replaceFirst``)."""
     if "$" not in template and "\\" not in template:
         return pattern.sub(template, source, count=count)  # no references: re reads it literally
+    if pattern.search(source) is None:
+        return source  # Java reads the template only at a match: a bad one is no error without one
     return pattern.sub(java_replacement(template), source, count=count)
 
 
@@ -206,6 +301,22 @@ def java_split(pattern: re.Pattern[str], source: str) -> list[str]:
     while pieces and pieces[-1] == "":
         pieces.pop()
     return pieces
+
+
+def utf16_units(s: str) -> str:
+    """``s`` as Java holds it: one character per UTF-16 unit (a character beyond U+FFFF becomes
+    its two surrogates), so that indexes, lengths and comparisons count as Java's do."""
+    if s.isascii() or max(s) <= "\uffff":
+        return s
+    return "".join(c if c <= "\uffff" else chr(0xD7C0 + (ord(c) >> 10)) + chr(0xDC00 + (ord(c) & 0x3FF)) for c in s)
+
+
+def from_utf16_units(u: str) -> str:
+    """The string of Java's UTF-16 units ``u`` (from :func:`utf16_units`), surrogate pairs joined again
+    (a lone surrogate, as Java's ``substring`` may leave one, stays)."""
+    if u.isascii() or not any("\ud800" <= c <= "\udfff" for c in u):
+        return u
+    return u.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def compile_or_error(qual: str, text: Any) -> re.Pattern[str]:
@@ -250,11 +361,17 @@ def _find(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def find_from(regex: Any, source: Any, start: Any) -> bool:
         if regex is None:
             raise ValueError("Invalid input given to regex:find() function. First argument cannot be null")
-        if source is None or start is None:
+        if source is None:
             return False
-        if start < 0 or start > len(source):
+        pattern = get(regex)  # compiled before the start is looked at: a bad regex is an error
+        if start is None:
+            return False
+        units = utf16_units(source)  # Java's start index counts UTF-16 units
+        if start < 0 or start > len(units):
             raise IndexError(f"Illegal start index {start}")
-        return get(regex).search(source, start) is not None
+        if len(units) != len(source):
+            start = len(from_utf16_units(units[:start]))
+        return pattern.search(source, start) is not None
 
     return AttrType.BOOL, find_from
 

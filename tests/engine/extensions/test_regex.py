@@ -1,6 +1,8 @@
 """The regex: namespace and the Java regular-expression translation it rests on."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from srota.engine import SiddhiAppCreationError, SiddhiManager
 from srota.engine.extensions.regex import java_regex, java_replace, java_split
@@ -51,3 +53,35 @@ def test_java_replacement_and_split():
     assert java_split(java_regex(","), "a,b,,") == ["a", "b"]
     assert java_split(java_regex(","), "") == [""]
     assert java_split(java_regex(""), "abc") == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("pattern, text, found", [
+    ("(?u)\\w+", "abc", True),            # UNICODE_CASE: no Python form, and no effect without (?i)
+    ("a(?i)b", "aB", True),               # a flag in mid-pattern holds to the end of its group
+    ("(a(?i)b)B", "abB", True),
+    ("(a(?i)b)b", "aBB", False),
+    ("[[:alpha:]]", "l", True),           # a nested class is a union: [:alph] here
+    ("[a[bc]]+", "abc", True),
+    ("\\1(a)", "aa", False),              # a reference to a group not yet closed matches nothing
+    ("(a)\\2", "aa", False),
+    ("(a)\\1", "aa", True),
+    ("\\bß", "ß", True),                  # Java's \b knows every letter, \w only ASCII ones
+    ("\\p{L}+", "\u01c5", True),          # \p{L} is every letter, \p{Alpha} only ASCII ones
+    ("\\cA\\0101", "\x01A", True),
+    ("x\\Ry", "x\r\ny", True),
+])
+def test_java_patterns(pattern, text, found):
+    assert (java_regex(pattern).search(text) is not None) is found
+
+
+@pytest.mark.parametrize("pattern", ["a{", "x{y}", "[a-z&&[^b]]"])
+def test_java_rejects(pattern):
+    with pytest.raises(re.error):
+        java_regex(pattern)
+
+
+def test_find_start_counts_utf16_units_and_compiles_first(select_one):
+    assert select_one("regex:find(r, s, i) as v", ["\U0001F600x", "^x", 2]) == [False]
+    assert select_one("regex:find(r, s, i) as v", ["\U0001F600x", "x", 2]) == [True]
+    assert select_one("regex:find(r, s, i) as v", ["\U0001F600x", "x", 4]) == []  # past the end
+    assert select_one("regex:find(r, s, i) as v", ["b", "[", None]) == []  # the bad regex, not the null
