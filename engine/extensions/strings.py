@@ -7,11 +7,13 @@ string semantics (``String.split`` drops trailing empty strings, ``trim`` strips
 character up to U+0020, ``strcmp`` is ``compareTo``, numbers print as Java prints them).
 Regular expressions are Java's (see :mod:`srota.engine.extensions.regex`).
 
-Deliberate departures: ``str:locate(s, t, start)`` gives -1 when ``s`` is absent (Siddhi gives
-``start - 1``; its tests expect -1); ``str:groupConcat`` with one argument removes the expired value (Siddhi
-looks up the string "0" instead and fails with a NullPointerException); characters are code
-points, so ``str:charAt`` and ``str:substr`` index code points where Java indexes UTF-16
-units (identical outside the astral planes; ``str:length`` and ``str:hex`` do count UTF-16 units).
+Strings are indexed, measured and compared in UTF-16 units, as Java's are (``str:length``,
+``str:charAt``, ``str:substr``, ``str:locate``, ``str:strcmp``, ``str:hex``): a character beyond
+U+FFFF counts two, and an index between its surrogates splits it.  ``str:locate(s, t, start)``
+gives ``start - 1`` when ``s`` is absent, as Siddhi does (it adds ``start`` to ``indexOf``'s -1).
+
+Deliberate departure: ``str:groupConcat`` with one argument removes the expired value (Siddhi
+looks up the string "0" instead and fails with a NullPointerException).
 """
 from __future__ import annotations
 
@@ -40,10 +42,12 @@ from srota.engine.extensions._checks import (
 )
 from srota.engine.extensions.regex import (
     compile_or_error,
+    from_utf16_units,
     java_regex,
     java_replace,
     java_split,
     pattern_getter,
+    utf16_units,
 )
 from srota.engine.registry import Param
 from srota.grammar.model import Attribute, AttrType
@@ -65,7 +69,7 @@ def _not_null(name: str, v: Any) -> None:
 
 
 def _utf16_len(s: str) -> int:
-    return len(s) if s.isascii() else len(s.encode("utf-16-le")) // 2
+    return len(utf16_units(s))
 
 
 def _one_string(name: str, doc: str, fn: Callable[[str], Any], returns: AttrType, example: tuple[str, str]) -> None:
@@ -117,9 +121,10 @@ _one_string("unhex", "The characters whose two-digit hexadecimal codes make up t
                 examples=(("str:charAt('WSO2', 1)", "'S'"),))
 def _char_at(s: Any, i: Any) -> str:
     _no_nulls("charAt", s, i)
-    if not 0 <= i < len(s):
+    units = utf16_units(s)
+    if not 0 <= i < len(units):
         raise IndexError(f"Index argument {i} is negative or not less than the length of the given string {s}")
-    return s[i]
+    return from_utf16_units(units[i])
 
 
 @plain_function("str", "charFrequency",
@@ -131,7 +136,7 @@ def _char_at(s: Any, i: Any) -> str:
                 examples=(("str:charFrequency('WSO2,ABM,NSFT', ',')", "2"),))
 def _char_frequency(s: Any, c: Any) -> int:
     _no_nulls("charFrequency", s, c)
-    if len(c) != 1:
+    if len(utf16_units(c)) != 1:  # Java's length(): a character beyond U+FFFF is two
         raise ValueError("Invalid input given to str:charFrequency() function. `char` parameter is "
                          f"expected to be a character, found '{c}'.")
     return s.count(c)
@@ -262,12 +267,14 @@ def _fill_template(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 def _locate(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def locate(needle: Any, hay: Any, start: Any = None) -> int:
         _no_nulls("locate", needle, hay)
+        hay, needle = utf16_units(hay), utf16_units(needle)
         if start is None:
             return hay.find(needle)
         if not 0 <= start <= len(hay):
             raise IndexError(f"begin {start}, end {len(hay)}, length {len(hay)}")
-        found = hay.find(needle, start)
-        return found  # Siddhi returns start - 1 when absent; its own tests (and docs) expect -1
+        # Siddhi searches hay.substring(start) and adds start to indexOf's answer, so an absent
+        # string gives start - 1, not -1 (its own test expects -1, but the engine answers this)
+        return hay[start:].find(needle) + start
 
     if len(infos) == 3:
         def locate3(needle: Any, hay: Any, start: Any) -> int:
@@ -358,6 +365,7 @@ def _split(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
                 examples=(("str:strcmp('AbCDefghiJ KLMN', 'Hello')", "-7"),))
 def _strcmp(a: Any, b: Any) -> int:
     _no_nulls("strcmp", a, b)
+    a, b = utf16_units(a), utf16_units(b)  # compareTo compares UTF-16 units
     for x, y in zip(a, b, strict=False):
         if x != y:
             return ord(x) - ord(y)
@@ -405,10 +413,11 @@ def _substr(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 
     def by_index(s: Any, begin: Any, length: Any = None) -> str:
         check(s, begin, length)
-        end = len(s) if not three else begin + length
-        if begin < 0 or end > len(s) or begin > end:
-            raise IndexError(f"begin {begin}, end {end}, length {len(s)}")
-        return s[begin:end]
+        units = utf16_units(s)  # substring indexes UTF-16 units
+        end = len(units) if not three else begin + length
+        if begin < 0 or end > len(units) or begin > end:
+            raise IndexError(f"begin {begin}, end {end}, length {len(units)}")
+        return from_utf16_units(units[begin:end])
 
     return AttrType.STRING, by_index
 

@@ -24,7 +24,7 @@ ROW = ["Hello World", "o", 3, 10, 111.11, 2.5, True, None]
     ("str:length(s)", 11),
     ("str:locate('o', s)", 4),
     ("str:locate('o', s, 5)", 7),
-    ("str:locate('z', s, 5)", -1),
+    ("str:locate('z', s, 5)", 4),  # Siddhi adds the start to indexOf's -1 (real Siddhi 5.1.33 answers 4)
     ("str:lower(s)", "hello world"),
     ("str:upper(s)", "HELLO WORLD"),
     ("str:regexp(s, 'H.*d')", True),
@@ -125,3 +125,33 @@ def test_tokenize_regex_must_be_constant():
     with pytest.raises(SiddhiAppCreationError, match="constant"):
         SiddhiManager().create_siddhi_app_runtime(
             "define stream S (data string, r string);\nfrom S#str:tokenize(data, r) select token insert into Out;")
+
+
+@pytest.mark.parametrize("select, row, expected", [
+    # Java indexes, measures and compares UTF-16 units: U+1F600 is two of them
+    ("str:charAt(s, 2)", ["\U0001F600x", "", 0], "x"),
+    ("str:substr(s, 2)", ["\U0001F600xy", "", 0], "xy"),
+    ("str:substr(s, 0, 2)", ["\U0001F600xy", "", 0], "\U0001F600"),
+    ("str:locate('x', s)", ["\U0001F600x", "", 0], 2),
+    ("str:locate('x', s, 1)", ["\U0001F600x", "", 0], 2),
+    ("str:strcmp('+', s)", ["\U0001F600", "", 0], 43 - 0xD83D),
+    ("str:length(s)", ["\U0001F600x", "", 0], 3),
+    # Siddhi searches s.substring(start) and adds start: an absent string gives start - 1
+    ("str:locate('z', s, i)", ["abc", "", 2], 1),
+    ("str:locate('z', s, i)", ["abc", "", 0], -1),
+    # Java reads a replacement's $ and \ only at a match: without one, a bad template is no error
+    ("str:replaceFirst(s, 'a{2}', t)", ["abc", "$", 0], "abc"),
+    ("str:replaceAll(s, 'q', t)", ["abc", "\\", 0], "abc"),
+])
+def test_java_strings(select_one, select, row, expected):
+    stream = "define stream S (s string, t string, i int);\n"
+    assert select_one(f"{select} as v", row, stream) == [expected]
+
+
+def test_java_strings_errors(select_one):
+    stream = "define stream S (s string, t string, i int);\n"
+    # charFrequency wants one UTF-16 unit; locate's start past the end is substring's error
+    assert select_one("str:charFrequency(s, t) as v", ["a\U0001F600", "\U0001F600", 0], stream) == []
+    assert select_one("str:locate('a', s, i) as v", ["abc", "", 4], stream) == []
+    assert select_one("str:charAt(s, 2) as v", ["\U0001F600", "", 0], stream) == []
+    assert select_one("str:replaceFirst(s, 'a', t) as v", ["abc", "$", 0], stream) == []
