@@ -194,7 +194,7 @@ def java_hex_double(x: float, subnormal_exp: int = -1022) -> str:
 _JAVA_DOUBLE = re.compile(
     r"[+-]?(?:NaN|Infinity|"
     r"(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-    r"|0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?)")
+    r"|0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?)", re.ASCII)  # no other digits
 
 
 def java_parse_double(text: str) -> float:
@@ -218,7 +218,7 @@ def java_parse_double(text: str) -> float:
     return float(s)
 
 
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+_JAVA_INT = re.compile(r"[+-]?\d+")  # any Unicode decimal digit, as Java's Character.digit reads
 
 
 def java_parse_int(text: str, low: int, high: int) -> int:

@@ -162,3 +162,12 @@ def test_percentile_state_is_in_snapshots(run_app):
     runtime2.restore(snapshot)
     runtime2.get_input_handler("S").send([0, 0, 0.0, 3.0, ""])
     assert got2.rows == [[3.0]]
+
+
+def test_parsers_read_digits_as_java_does(select_all):
+    # Integer.parseInt reads any Unicode decimal digit (Character.digit); Double.parseDouble only
+    # ASCII ones (checked on real Siddhi 5.1.33: parseInt('٣') is 3, parseDouble('٣') drops the event)
+    assert project(select_all, "math:parseInt(s) as v", s="\u0663") == [[3]]
+    assert project(select_all, "math:parseLong(s) as v", s="-\u0661\u0662") == [[-12]]
+    with pytest.raises(ValueError):
+        java_parse_double("\u0663")
