@@ -19,9 +19,10 @@ reproduces those pieces:
   ``timezoneConvert`` needs (parse to a local date-time, format a zoned one).
 
 The default time zone is the process's (``TZ``, else ``/etc/localtime``), as the JVM's is; the
-default locale is English (United States).  Departures: dates before the Gregorian cutover of
-1582 use the proleptic Gregorian calendar (Java switches to the Julian one); time-zone names
-in patterns cover the common abbreviations, not every name Java knows.
+default locale is English (United States).  ``GregorianCalendar`` dates before its cutover
+(1582-10-15) are Julian, as Java's are (``0001-01-01`` in Java's calendar is ``0000-12-30`` in
+the proleptic Gregorian one ``java.time`` uses).  Departure: time-zone names in patterns cover
+the common abbreviations, not every name Java knows.
 """
 from __future__ import annotations
 
@@ -83,6 +84,55 @@ def month_length(y: int, m: int) -> int:
     if m == 2:
         return 29 if is_leap(y) else 28
     return 30 if m in (4, 6, 9, 11) else 31
+
+
+#: ``GregorianCalendar``'s first Gregorian day, 1582-10-15; the days before it are Julian dates
+#: there (``java.time``, and so :class:`TimeFormatter`, stays proleptic Gregorian)
+CUTOVER_DAY = days_from_civil(1582, 10, 15)
+_CUTOVER_YEAR = 1582
+_JULIAN_EPOCH = 719_470  # days from Julian 0000-03-01 (March-based years) to 1970-01-01
+
+
+def _julian_days(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of the Julian date (month 1..12), by 4-year cycles of March-based years."""
+    y -= m <= 2
+    cycle, year_of_cycle = divmod(y, 4)
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    return cycle * 1461 + year_of_cycle * 365 + doy - _JULIAN_EPOCH
+
+
+def _julian_from_days(z: int) -> tuple[int, int, int]:
+    cycle, doc = divmod(z + _JULIAN_EPOCH, 1461)
+    year_of_cycle = min(doc // 365, 3)  # the fourth March-based year ends with February 29
+    doy = doc - 365 * year_of_cycle
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    return year_of_cycle + cycle * 4 + (m <= 2), m, d
+
+
+def calendar_days(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a ``GregorianCalendar`` date: Julian before the 1582 cutover."""
+    if y > _CUTOVER_YEAR:
+        return days_from_civil(y, m, d)
+    if y < _CUTOVER_YEAR:
+        return _julian_days(y, m, d)
+    day = days_from_civil(y, m, d)
+    return day if day >= CUTOVER_DAY else _julian_days(y, m, d)
+
+
+def calendar_date(z: int) -> tuple[int, int, int]:
+    """(year, month 1..12, day) of days since 1970-01-01 in ``GregorianCalendar``: Julian before
+    1582-10-15."""
+    return civil_from_days(z) if z >= CUTOVER_DAY else _julian_from_days(z)
+
+
+def calendar_month_length(y: int, m: int) -> int:
+    """The last day of month ``m`` (1..12) of year ``y`` in ``GregorianCalendar`` (Julian leap years
+    up to 1582, which is no leap year)."""
+    if m == 2 and y <= _CUTOVER_YEAR:
+        return 29 if y % 4 == 0 and y != _CUTOVER_YEAR else 28
+    return month_length(y, m)
 
 
 def _dow_on_or_before(day: int, dow: int) -> int:
@@ -311,7 +361,7 @@ class Fields:
             self.raw_offset, self.dst_offset = zone.offsets(millis)
         local = millis + self.raw_offset + self.dst_offset
         self.epoch_day, self.ms_of_day = divmod(local, DAY_MS)
-        y, m, d = civil_from_days(self.epoch_day)
+        y, m, d = calendar_date(self.epoch_day)
         self.year, self.month, self.day = y, m - 1, d
 
     # the Calendar.get() values
@@ -345,7 +395,7 @@ class Fields:
 
     @property
     def day_of_year(self) -> int:
-        return self.epoch_day - days_from_civil(self.year, 1, 1) + 1
+        return self.epoch_day - calendar_days(self.year, 1, 1) + 1
 
     @property
     def day_of_week_in_month(self) -> int:
@@ -358,13 +408,13 @@ class Fields:
     @property
     def week_of_year(self) -> int:
         fd, md = self.rules.first_day, self.rules.min_days
-        jan1 = days_from_civil(self.year, 1, 1)
+        jan1 = calendar_days(self.year, 1, 1)
         week = _week_number(jan1, self.epoch_day, fd, md)
         if week == 0:
-            prev_jan1 = days_from_civil(self.year - 1, 1, 1)
+            prev_jan1 = calendar_days(self.year - 1, 1, 1)
             return _week_number(prev_jan1, jan1 - 1, fd, md)
         if week >= 52:
-            next_jan1 = days_from_civil(self.year + 1, 1, 1)
+            next_jan1 = calendar_days(self.year + 1, 1, 1)
             first = _dow_on_or_before(next_jan1 + 6, fd)
             if first - next_jan1 >= md and self.epoch_day >= first - 7:
                 return 1
@@ -395,8 +445,8 @@ def calendar_add(millis: int, unit: str, amount: int, zone: Zone) -> int:
         # siddhi-execution-time multiplies a QUARTER amount by 3 in Java int arithmetic (it wraps)
         months = amount * 12 if unit == "YEAR" else wrap_int(amount * 3) if unit == "QUARTER" else amount
         y, m = divmod(f.year * 12 + f.month + months, 12)
-        d = min(f.day, month_length(y, m + 1))
-        wall = days_from_civil(y, m + 1, d) * DAY_MS + f.ms_of_day
+        d = min(f.day, calendar_month_length(y, m + 1))
+        wall = calendar_days(y, m + 1, d) * DAY_MS + f.ms_of_day
         return wall - zone.offset_by_wall(wall)
     return millis  # an unknown unit changes nothing, as in Siddhi
 
@@ -695,9 +745,9 @@ def resolve(values: dict[str, int], zone: Zone, rules: WeekRules = US_WEEK) -> i
     first_dow, min_days = rules.first_day, rules.min_days
     if "month" in use:
         y, m = divmod(year * 12 + values.get("month", 0), 12)
-        base = days_from_civil(y, m + 1, 1)
-        if "dom" in use:
-            base += values.get("dom", 1) - 1
+        base = calendar_days(y, m + 1, 1)
+        if "dom" in use:  # the whole date decides between the Julian and the Gregorian calendar
+            base = calendar_days(y, m + 1, values.get("dom", 1))
         elif "wom" in use:
             first = _dow_on_or_before(base + 6, first_dow)
             if first - base >= min_days:
@@ -711,10 +761,10 @@ def resolve(values: dict[str, int], zone: Zone, rules: WeekRules = US_WEEK) -> i
             if dowim >= 0:
                 base = _dow_on_or_before(base + 7 * dowim - 1, target)
             else:
-                last = month_length(y, m + 1) + 7 * (dowim + 1)
+                last = calendar_month_length(y, m + 1) + 7 * (dowim + 1)
                 base = _dow_on_or_before(base + last - 1, target)
     else:
-        base = days_from_civil(year, 1, 1)
+        base = calendar_days(year, 1, 1)
         if "doy" in use:
             base += values["doy"] - 1
         else:

@@ -153,3 +153,24 @@ def test_quarter_amounts_wrap_like_java_ints():
     start = jt.date_format("yyyy-MM-dd").parse("2014-11-11")
     assert jt.calendar_add(start, "QUARTER", 715827883, jt.UTC_ZONE) == \
         jt.calendar_add(start, "MONTH", -2147483647, jt.UTC_ZONE)
+
+
+@pytest.mark.parametrize("select, row, expected", [
+    # GregorianCalendar is Julian before 1582-10-15 (checked on real Siddhi 5.1.33 with the time jar)
+    ("time:dateFormat(t, 'yyyy-MM-dd')", {"t": -62_135_596_800_000}, "0001-01-03"),
+    ("time:timestampInMilliseconds(s, f)", {"s": "0001-01-01 00:00:00", "f": "yyyy-MM-dd HH:mm:ss"}, -62_135_769_600_000),
+    ("time:dayOfWeek(s, f)", {"s": "1582-10-15", "f": "yyyy-MM-dd"}, "Friday"),
+    ("time:dayOfWeek(s, f)", {"s": "1582-10-04", "f": "yyyy-MM-dd"}, "Thursday"),
+    ("time:dateAdd(s, n, 'DAY', f)", {"s": "1582-10-04", "f": "yyyy-MM-dd", "n": 1}, "1582-10-15"),
+    ("time:dateAdd(s, n, 'MONTH', f)", {"s": "1500-01-31", "f": "yyyy-MM-dd", "n": 1}, "1500-02-29"),
+    ("time:dateFormat(s, 'yyyy-MM-dd', f)", {"s": "1582-10-10", "f": "yyyy-MM-dd"}, "1582-10-20"),
+])
+def test_julian_calendar_before_the_cutover(select_all, select, row, expected):
+    assert project(select_all, f"{select} as v", **row) == [[expected]]
+
+
+def test_julian_days_round_trip():
+    assert jt.calendar_date(jt.CUTOVER_DAY - 1) == (1582, 10, 4)
+    assert jt.calendar_date(jt.CUTOVER_DAY) == (1582, 10, 15)
+    for day in range(-800_000, -100_000, 997):
+        assert jt.calendar_days(*jt.calendar_date(day)) == day
