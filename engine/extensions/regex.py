@@ -1,20 +1,21 @@
 """The ``regex:`` namespace (siddhi-execution-regex): ``find``, ``group``, ``lookingAt``, ``matches``.
 
 Patterns are Java regular expressions.  :func:`java_regex` translates the Java syntax Python's
-``re`` spells differently (``(?<name>...)``, ``\\p{Alpha}`` and the other POSIX classes,
-``\\p{L}``, ``\\z``/``\\Z``, ``\\Q...\\E``, ``\\h``, ``\\v``, ``\\e``, ``\\R``, ``\\cX``, ``\\0nnn``,
-inline flags in mid-pattern, nested classes, back references to groups not yet closed) and
-compiles with ``re.ASCII``, because Java's ``\\d``, ``\\w``, ``\\s`` and case-insensitivity are
-ASCII by default (its ``\\b`` is not: it knows every letter and digit).  An unescaped ``{`` that
-is no quantifier is an error, as in Java.  :func:`java_replacement` and :func:`java_split` give
-``String.replaceAll``'s ``$1``/``${name}`` references (read only at a match, as Java reads them)
-and ``String.split``'s dropping of trailing empty strings.  Start indexes count UTF-16 units
-(:func:`utf16_units`).
+``re`` spells differently (``(?<name>...)``, ``\\p{Alpha}`` and the other POSIX classes, the
+Unicode general categories ``\\p{L}``/``\\p{Lu}``/``\\p{IsLu}``/``\\p{gc=Lu}``, ``\\z``/``\\Z``,
+``\\Q...\\E``, ``\\h``, ``\\v``, ``\\e``, ``\\R``, ``\\cX``, ``\\0nnn``, inline flags in mid-pattern,
+nested classes (unions), intersections ``[a-z&&[^b]]``, back references to groups not yet
+closed) and compiles with ``re.ASCII``, because Java's ``\\d``, ``\\w``, ``\\s`` and
+case-insensitivity are ASCII by default (its ``\\b`` is not: it knows every letter and digit).
+An unescaped ``{`` that is no quantifier is an error, as in Java.  :func:`java_replacement` and
+:func:`java_split` give ``String.replaceAll``'s ``$1``/``${name}`` references (read only at a
+match, as Java reads them) and ``String.split``'s dropping of trailing empty strings.  Start
+indexes count UTF-16 units (:func:`utf16_units`).
 
-Deliberate departures: character-class intersections (``[a-z&&[^e]]``) and negated nested
-classes are rejected as invalid, as are the Unicode script, block and category classes other
-than ``\\p{L}`` (``\\p{Lu}``, ``\\p{IsLatin}``), ``\\X`` and ``\\G``; ``(?U)`` is ignored; a
-back reference inside a repetition to a group closed only later matches nothing.
+Deliberate departures: scripts and blocks (``\\p{IsLatin}``, ``\\p{InGreek}``), ``\\X``, ``\\G``,
+``&&`` in a nested class or a negated one, and negated nested classes are rejected as invalid;
+``(?U)`` is ignored; a back reference inside a repetition to a group closed only later matches
+nothing; the categories are Python's Unicode version's.
 """
 from __future__ import annotations
 
@@ -32,11 +33,12 @@ _POSIX = {
     "Lower": "a-z", "Upper": "A-Z", "ASCII": "\\x00-\\x7f", "Alpha": "a-zA-Z", "Digit": "0-9",
     "Alnum": "a-zA-Z0-9", "Punct": "!-/:-@\\[-`{-~", "Graph": "!-~", "Print": " -~", "Blank": " \\t",
     "Cntrl": "\\x00-\\x1f\\x7f", "XDigit": "0-9a-fA-F", "Space": " \\t\\n\\x0b\\f\\r",
-    "L": "^\\W\\d_", "IsAlphabetic": "^\\W\\d_", "IsDigit": "0-9", "IsWhite_Space": " \\t\\n\\x0b\\f\\r",
+    "IsAlphabetic": "^\\W\\d_", "IsDigit": "0-9", "IsWhite_Space": " \\t\\n\\x0b\\f\\r",
     "javaWhitespace": " \\t\\n\\x0b\\f\\r\\x1c-\\x1f",
 }
-#: the classes above that are Unicode in Java (outside [...] they match every letter, inside only ASCII ones)
-_UNICODE_CLASSES = frozenset({"L", "IsAlphabetic"})
+#: the classes above that are Unicode in Java (outside [...] they match every letter, inside only ASCII ones;
+#: the general categories, ``\\p{L}`` and ``\\p{Lu}``, are :func:`_category`'s)
+_UNICODE_CLASSES = frozenset({"IsAlphabetic"})
 _H = " \\t\\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000"
 _V = "\\n\\x0b\\f\\r\\x85\\u2028\\u2029"
 
@@ -47,6 +49,101 @@ _JAVA_FLAGS = re.compile(r"\(\?([idmsuxU]*)(?:-([idmsuxU]*))?([:)])")
 _ASCII_DIGITS = "0123456789"
 _QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?}")
 _OCTAL = re.compile(r"\\0([0-3][0-7]{2}|[0-7]{1,2})")
+
+
+#: Unicode general categories Java's \\p{..} names (``Lu``, ``IsLu``, ``gc=Lu``, ``L``)
+_CATEGORY_NAME = re.compile(r"(?:Is|gc=|general_category=)?([LMNPSZC][a-z]?)")
+
+
+def _category(name: str, negate: bool = False) -> str | None:
+    """The class body (ranges of ``\\U`` escapes) of the Unicode general category ``name``
+    (``Lu``, or ``L`` for all of ``Lu``, ``Ll``, ...), or of every other code point (``negate``),
+    or None when ``name`` names none."""
+    m = _CATEGORY_NAME.fullmatch(name)
+    if m is None:
+        return None
+    ranges = _category_ranges().get(m.group(1))
+    if ranges is None:
+        return None
+    if negate:
+        bounds = [-1] + [x for a, b in ranges for x in (a, b)] + [0x110000]
+        ranges = [(bounds[k] + 1, bounds[k + 1] - 1) for k in range(0, len(bounds), 2) if bounds[k] + 1 < bounds[k + 1]]
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
+@functools.cache
+def _category_ranges() -> dict[str, list[tuple[int, int]]]:
+    """Every general category's code-point ranges, and each major class's (``L``: every letter);
+    computed once, on the first pattern that needs one (Python's ``re`` has no ``\\p``)."""
+    import unicodedata
+
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for cp in range(0x110000):
+        cat = unicodedata.category(chr(cp))
+        for key in (cat, cat[0]):
+            spans = ranges.setdefault(key, [])
+            if spans and spans[-1][1] == cp - 1:
+                spans[-1] = (spans[-1][0], cp)
+            else:
+                spans.append((cp, cp))
+    return ranges
+
+
+def _class_span(src: str, i: int) -> int:
+    """The index after the class that starts at ``src[i]`` (a ``[``), nested classes and escapes
+    included; ``len(src) + 1`` when it is not closed."""
+    depth, j, n = 0, i, len(src)
+    while j < n:
+        c = src[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            depth += 1
+            j += 2 if src.startswith("[^", j) else 1
+            if j < n and src[j] == "]":  # a leading ']' is literal in Java
+                j += 1
+            continue
+        if c == "]":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return n + 1
+
+
+def _intersection(src: str, i: int) -> tuple[int, list[str]] | None:
+    """For a class ``[A&&B...]`` at ``src[i]``: the index after it and its operands; None for a
+    class without ``&&`` at its own level."""
+    end = _class_span(src, i)
+    if end > len(src):
+        return None
+    body_start = i + 1
+    if src.startswith("^", body_start):
+        if "&&" in src[body_start:end - 1]:
+            raise re.error("a negated class with && is not supported")
+        return None
+    parts, depth, j, start = [], 0, body_start, body_start
+    while j < end - 1:
+        c = src[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            depth += 1
+        elif c == "]" and j > start:
+            depth -= 1
+        elif c == "&" and depth == 0 and src.startswith("&&", j):
+            parts.append(src[start:j])
+            j = start = j + 2
+            continue
+        j += 1
+    if not parts:
+        return None
+    parts.append(src[start:end - 1])
+    if not all(parts):
+        raise re.error("an empty operand of && in a class")
+    return end, parts
 
 
 def _python_flags(on: str, off: str | None, close: str) -> str:
@@ -85,9 +182,13 @@ def _translate(src: str) -> str:
                     name, i = src[i + 2], i + 3
                 name = name[2:] if name.startswith("Is") and name[2:] in _POSIX else name
                 body = _POSIX.get(name)
+                # inside [...] a negated category is written as its complement's ranges
+                complement = body is None and in_class > 0 and d == "P"
+                if body is None:
+                    body = _category(name, negate=complement)
                 if body is None:
                     raise re.error(f"unsupported character class \\{d}{{{name}}}")
-                negate = (d == "P") != body.startswith("^")
+                negate = (d == "P" and not complement) != body.startswith("^")
                 body = body.lstrip("^")
                 if in_class:
                     if negate:
@@ -149,8 +250,8 @@ def _translate(src: str) -> str:
                     out.append("\\]")
                     i += 1
                 continue
-            if c == "&" and src.startswith("&&", i):
-                raise re.error("character-class intersection (&&) is not supported")
+            if c == "&" and src.startswith("&&", i):  # only in a nested class (see _intersection)
+                raise re.error("character-class intersection (&&) in a nested class is not supported")
             if c == "]" and not (out and out[-1] in ("[", "[^")):
                 in_class -= 1
                 if in_class == 0:
@@ -160,6 +261,13 @@ def _translate(src: str) -> str:
             i += 1
             continue
         if c == "[":
+            operands = _intersection(src, i)
+            if operands is not None:  # [A&&B]: one character that both classes match
+                end, parts = operands
+                classes = [_translate(p if _class_span(p, 0) == len(p) else f"[{p}]") for p in parts]
+                out.append("(?:" + "".join(f"(?={c})" for c in classes[1:]) + classes[0] + ")")
+                i = end
+                continue
             in_class = 1
             if src.startswith("[^", i):
                 out.append("[^")

@@ -69,12 +69,21 @@ def test_java_replacement_and_split():
     ("\\p{L}+", "\u01c5", True),          # \p{L} is every letter, \p{Alpha} only ASCII ones
     ("\\cA\\0101", "\x01A", True),
     ("x\\Ry", "x\r\ny", True),
+    ("^[a-z&&[^b]]+$", "ac", True),       # an intersection: one character both classes match
+    ("[a-z&&[^b]]", "b", False),
+    ("^[\\w&&\\d]+$", "12", True),
+    ("[\\w&&\\d]", "a", False),
+    ("^\\p{Lu}\\p{Ll}$", "\u00c9\u00e9", True),  # Unicode general categories
+    ("\\p{IsLu}", "\u01c5", False),        # a title-case letter is Lt
+    ("^[\\p{Nd}x]+$", "x\u0661", True),
+    ("^[\\P{L}]+$", "1 2", True),
+    ("[\\P{L}]", "a", False),
 ])
 def test_java_patterns(pattern, text, found):
     assert (java_regex(pattern).search(text) is not None) is found
 
 
-@pytest.mark.parametrize("pattern", ["a{", "x{y}", "[a-z&&[^b]]"])
+@pytest.mark.parametrize("pattern", ["a{", "x{y}", "[^a&&b]"])
 def test_java_rejects(pattern):
     with pytest.raises(re.error):
         java_regex(pattern)
