@@ -4,9 +4,11 @@ the ``json:group``/``json:groupAsObject`` aggregators and the ``#json:tokenize``
 
 Siddhi builds on three Java libraries, and their behaviour is the contract here:
 
-* Jayway JsonPath reads the paths (:func:`read`): a *definite* path (only names and indexes)
-  gives its value or fails with "path not found" (the functions then give null); an
-  *indefinite* one (``..``, ``*``, slices, unions, filters) gives a list, possibly empty.
+* Jayway JsonPath 2.4.0 reads the paths (:func:`read`, in :mod:`._jsonpath`): a *definite*
+  path (names, indexes, functions) gives its value or fails with "path not found" (the
+  functions then give null); an *indefinite* one (``..``, ``*``, slices, unions, filters)
+  gives a list, possibly empty; a path Jayway cannot read or compute fails, and the event is
+  dropped.
 * json-smart parses JSON text permissively (:func:`parse`: unquoted keys and strings, single
   quotes); ``json:toObject`` and the aggregators build ``HashMap``-backed objects, so their
   key order is Java's ``HashMap`` iteration order (:func:`hash_order`), which is what
@@ -14,8 +16,7 @@ Siddhi builds on three Java libraries, and their behaviour is the contract here:
 * Gson writes JSON (:func:`gson`): compact, nulls kept, ``< > & = '`` escaped as ``\\u003c``...,
   doubles as Java prints them.
 
-Deliberate departures: JSONPath filters support comparisons (``== != < <= > >=``), ``=~``,
-existence and ``&&``/``||`` only; ``json:groupAsObject`` keeps one collection per group
+Deliberate departures: ``json:groupAsObject`` keeps one collection per group
 (Siddhi's shares one across every group of a query); ``json:setElement`` with a string
 element that is not valid JSON sets the string (Gson fails on some of them in Siddhi).
 """
@@ -30,6 +31,7 @@ import orjson
 from srota.engine.aggregators import AggregatorState
 from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
+from srota.engine.extensions import _jsonpath
 from srota.engine.extensions._checks import (
     BOOL,
     PRIMITIVES,
@@ -45,7 +47,6 @@ from srota.engine.extensions._checks import (
     json_writer,
     stream_processor,
 )
-from srota.engine.extensions.regex import java_regex
 from srota.engine.registry import Param
 from srota.engine.types import f32
 from srota.grammar.model import Attribute, AttrType
@@ -241,7 +242,12 @@ def _gson_str(s: str) -> str:
 def _gson_real(value: float) -> str:
     if math.isnan(value) or math.isinf(value):
         raise ValueError(f"{java_double_str(value)} is not a valid double value as per JSON specification")
-    return java_double_str(value)
+    return _double_text(value)
+
+
+def _double_text(value: float) -> str:
+    """``Double.toString``; Java 17 prints Double.MIN_VALUE (what Jayway's ``max()`` starts from) as 4.9E-324."""
+    return "4.9E-324" if value == 5e-324 else java_double_str(value)
 
 
 gson = json_writer(_gson_str, _gson_real, sequences=(list, tuple, set, frozenset))
@@ -265,332 +271,38 @@ def _java_text(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        return java_double_str(v)
+        return _double_text(v)
     if isinstance(v, (dict, list)):
         return smart(v)
     return str(v)
 
 
 # ---------------------------------------------------------------------------- JSONPath (Jayway)
-class PathNotFound(LookupError):
-    """A definite path does not exist in the document."""
-
-
-_MISSING = object()
-
-
-def _compile_path(path: str) -> tuple[list[tuple[str, Any]], bool]:
-    """Steps of a JSONPath and whether it is definite."""
-    return _path_cache.get(path) or _path_cache.setdefault(path, _parse_path(path))
-
-
-_path_cache: dict[str, tuple[list[tuple[str, Any]], bool]] = {}
-
-
-def _parse_path(path: str) -> tuple[list[tuple[str, Any]], bool]:
-    p = path.strip()
-    if not p.startswith("$") and not p.startswith("@"):
-        p = "$." + p if not p.startswith("[") else "$" + p
-    i, n = 1, len(p)
-    steps: list[tuple[str, Any]] = []
-    definite = True
-    while i < n:
-        deep = False
-        if p.startswith("..", i):
-            deep, definite = True, False
-            i += 2
-            if i < n and p[i] == "[":
-                pass
-            else:
-                j = i
-                while j < n and p[j] not in ".[":
-                    j += 1
-                name = p[i:j]
-                steps.append(("deep", None if name == "*" else [name]))
-                i = j
-                continue
-        elif p[i] == ".":
-            i += 1
-            j = i
-            while j < n and p[j] not in ".[":
-                j += 1
-            name = p[i:j]
-            if not name:
-                raise ValueError(f"invalid path '{path}'")
-            if name == "*":
-                steps.append(("wild", None))
-                definite = False
-            else:
-                steps.append(("name", [name]))
-            i = j
-            continue
-        if i < n and p[i] == "[":
-            close = _bracket_end(p, i)
-            inner = p[i + 1:close].strip()
-            i = close + 1
-            step = _bracket_step(inner, path)
-            if step[0] != "name" and step[0] != "index" or len(step[1]) > 1:
-                definite = False
-            if deep:
-                steps.append(("deep", step))
-            else:
-                steps.append(step)
-            continue
-        raise ValueError(f"invalid path '{path}' at {i}")
-    return steps, definite
-
-
-def _bracket_end(p: str, i: int) -> int:
-    depth, quote = 0, ""
-    for j in range(i, len(p)):
-        c = p[j]
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c == "[":
-            depth += 1
-        elif c == "]":
-            depth -= 1
-            if depth == 0:
-                return j
-    raise ValueError(f"unclosed '[' in path '{p}'")
-
-
-def _bracket_step(inner: str, path: str) -> tuple[str, Any]:
-    if inner == "*":
-        return ("wild", None)
-    if inner.startswith("?"):
-        return ("filter", _compile_filter(inner[1:].strip()))
-    parts = [x.strip() for x in _split_top(inner, ",")]
-    if all(x[:1] in "'\"" for x in parts):
-        return ("name", [x[1:-1] for x in parts])
-    if ":" in inner and len(parts) == 1:
-        bits = [b.strip() for b in inner.split(":")]
-        nums = [int(b) if b else None for b in bits[:3]]
-        return ("slice", slice(*nums))
-    try:
-        return ("index", [int(x) for x in parts])
-    except ValueError:
-        raise ValueError(f"invalid path '{path}'") from None
-
-
-def _split_top(text: str, sep: str) -> list[str]:
-    out: list[str] = []
-    cur: list[str] = []
-    quote = ""
-    for c in text:
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c == sep:
-            out.append("".join(cur))
-            cur = []
-            continue
-        cur.append(c)
-    out.append("".join(cur))
-    return out
-
-
-_FILTER_TOKEN = re.compile(r"\s*(?:(?P<op>==|!=|<=|>=|<|>|=~|&&|\|\||!)|(?P<path>[@$][\w.\[\]'\"*-]*)"
-                           r"|(?P<str>'[^']*'|\"[^\"]*\")|(?P<re>/(?:\\/|[^/])*/[a-z]*)"
-                           r"|(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)|(?P<word>true|false|null)"
-                           r"|(?P<paren>[()]))")
-
-
-def _compile_filter(text: str) -> Callable[[Any, Any], bool]:
-    if text.startswith("(") and text.endswith(")"):
-        text = text[1:-1]
-    tokens: list[tuple[str, str]] = []
-    pos = 0
-    while pos < len(text):
-        m = _FILTER_TOKEN.match(text, pos)
-        if m is None or m.end() == pos:
-            if text[pos:].strip() == "":
-                break
-            raise ValueError(f"unsupported JSONPath filter '{text}'")
-        kind = m.lastgroup or ""
-        tokens.append((kind, m.group(kind)))
-        pos = m.end()
-
-    def operand(tok: tuple[str, str]) -> Callable[[Any, Any], Any]:
-        kind, val = tok
-        if kind == "path":
-            steps, _ = _compile_path(val)
-            start_root = val.startswith("$")
-
-            def get(item: Any, root: Any) -> Any:
-                found = _walk(root if start_root else item, steps, root)
-                return found[0] if len(found) == 1 else (_MISSING if not found else found)
-            return get
-        if kind == "str":
-            return lambda item, root: val[1:-1]
-        if kind == "num":
-            num = float(val) if any(c in val for c in ".eE") else int(val)
-            return lambda item, root: num
-        if kind == "word":
-            word = {"true": True, "false": False, "null": None}[val]
-            return lambda item, root: word
-        if kind == "re":
-            body, _, flags = val[1:].rpartition("/")
-            pattern = java_regex(("(?i)" if "i" in flags else "") + body)
-            return lambda item, root: pattern
-        raise ValueError(f"unsupported JSONPath filter '{text}'")
-
-    def compare(op: str, a: Any, b: Any) -> bool:
-        if a is _MISSING or b is _MISSING:
-            return False
-        if op == "=~":
-            return isinstance(a, str) and b.fullmatch(a) is not None
-        try:
-            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
-        except TypeError:
-            return op == "!="
-
-    # a disjunction of conjunctions of atoms: [!]operand [op operand]
-    clauses: list[list[Callable[[Any, Any], bool]]] = [[]]
-    k = 0
-    while k < len(tokens):
-        negate = False
-        if tokens[k] == ("op", "!"):
-            negate, k = True, k + 1
-        left = operand(tokens[k])
-        k += 1
-        if k < len(tokens) and tokens[k][0] == "op" and tokens[k][1] not in ("&&", "||"):
-            op = tokens[k][1]
-            right = operand(tokens[k + 1])
-            k += 2
-            atom = (lambda lf, o, rt: lambda item, root: compare(o, lf(item, root), rt(item, root)))(left, op, right)
-        else:
-            atom = (lambda lf: lambda item, root: lf(item, root) is not _MISSING)(left)
-        if negate:
-            atom = (lambda a: lambda item, root: not a(item, root))(atom)
-        clauses[-1].append(atom)
-        if k < len(tokens):
-            if tokens[k] == ("op", "||"):
-                clauses.append([])
-            elif tokens[k] != ("op", "&&"):
-                raise ValueError(f"unsupported JSONPath filter '{text}'")
-            k += 1
-    return lambda item, root: any(all(a(item, root) for a in c) for c in clauses)
-
-
-def _children(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return list(value.values())
-    if isinstance(value, list):
-        return list(value)
-    return []
-
-
-def _apply(step: tuple[str, Any], value: Any, root: Any, definite: bool) -> list[Any]:
-    kind, arg = step
-    if kind == "name":
-        if not isinstance(value, dict):
-            if definite:
-                raise PathNotFound(f"Expected to find an object with property {arg}")
-            return []
-        out = []
-        for name in arg:
-            if name in value:
-                out.append(value[name])
-            elif definite:
-                raise PathNotFound(f"No results for path: $['{name}']")
-        return out
-    if kind == "index":
-        if not isinstance(value, list):
-            if definite:
-                raise PathNotFound(f"Expected to find an array with index {arg}")
-            return []
-        out = []
-        for idx in arg:
-            if -len(value) <= idx < len(value):
-                out.append(value[idx])
-            elif definite:
-                raise PathNotFound(f"Index {idx} out of bounds")
-        return out
-    if kind == "wild":
-        return _children(value)
-    if kind == "slice":
-        return value[arg] if isinstance(value, list) else []
-    if kind == "filter":
-        if isinstance(value, list):
-            return [v for v in value if arg(v, root)]
-        return [value] if isinstance(value, dict) and arg(value, root) else []
-    if kind == "deep":
-        out = []
-        _scan(value, arg, root, out)
-        return out
-    raise ValueError(kind)
-
-
-def _scan(value: Any, inner: Any, root: Any, out: list[Any]) -> None:
-    """``..`` : the inner step applied to this value, then to every descendant (pre-order)."""
-    if inner is None:
-        kids = _children(value)
-        for k in kids:
-            out.append(k)
-            _scan(k, None, root, out)
-        return
-    step = inner if isinstance(inner, tuple) else ("name", inner)
-    if step[0] == "name" and not isinstance(value, dict):
-        pass
-    else:
-        out.extend(_apply(step, value, root, False))
-    for k in _children(value):
-        if isinstance(k, (dict, list)):
-            _scan(k, inner, root, out)
-
-
-def _walk(doc: Any, steps: list[tuple[str, Any]], root: Any, definite: bool = False) -> list[Any]:
-    current = [doc]
-    for step in steps:
-        nxt: list[Any] = []
-        for v in current:
-            nxt.extend(_apply(step, v, root, definite))
-        current = nxt
-    return current
-
-
-def read(doc: Any, path: str) -> Any:
-    """``JsonPath.read``: a definite path's value (or :class:`PathNotFound`), else a list."""
-    steps, definite = _compile_path(path)
-    found = _walk(doc, steps, doc, definite)
-    if definite:
-        return found[0] if found else None
-    return found
+# The reader lives in _jsonpath (Jayway 2.4.0's compiler and evaluator); these names are its API here.
+PathNotFound = _jsonpath.PathNotFound
+read = _jsonpath.read
 
 
 def _targets(doc: Any, path: str) -> list[tuple[Any, Any]]:
-    """(container, key) pairs the path points at (for set/put/add)."""
-    steps, definite = _compile_path(path)
-    if not steps:
-        return [(None, None)]
-    parents = _walk(doc, steps[:-1], doc, definite)
-    kind, arg = steps[-1]
-    out: list[tuple[Any, Any]] = []
-    for parent in parents:
-        if kind == "name" and isinstance(parent, dict):
-            out.extend((parent, name) for name in arg)
-        elif kind == "index" and isinstance(parent, list):
-            out.extend((parent, i) for i in arg if -len(parent) <= i < len(parent))
-        elif kind == "wild":
-            keys = list(parent) if isinstance(parent, dict) else range(len(parent)) if isinstance(parent, list) else []
-            out.extend((parent, k) for k in keys)
-        else:
-            for v in _apply(steps[-1], parent, doc, False):
-                out.append((_Holder(v), 0))
-    return out
+    """(container, key) pairs the path's results live at (for set/put/add); (None, None) is the document."""
+    return _jsonpath.targets(doc, path)
 
 
-class _Holder(list):
-    """A value found by an indefinite last step: modifiable in place, not replaceable."""
+def _at(doc: Any, container: Any, key: Any) -> Any:
+    """The value a target points at (several names: the object Jayway merges them into)."""
+    if container is None:
+        return doc
+    if isinstance(key, list):
+        return {k: container[k] for k in key if k in container}
+    _no_negative(key)
+    return container[key]
 
-    def __init__(self, v: Any) -> None:
-        super().__init__([v])
+
+def _no_negative(key: Any) -> None:
+    """Jayway changes an array through the index as the path wrote it: a negative one fails
+    (``List.set(-1)``), and Siddhi drops the event."""
+    if isinstance(key, int) and key < 0:
+        raise ValueError(f"Index {key} out of bounds")
 
 
 # ---------------------------------------------------------------------------- functions
@@ -757,14 +469,14 @@ def _set_element(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
             return doc
         if isinstance(found, list):
             for container, k in targets:
-                value = doc if container is None else container[k]
+                value = _at(doc, container, k)
                 if not isinstance(value, list):
                     return doc
                 value.append(_element(element))
         elif key is not None:
             for container, k in targets:
                 try:
-                    value = doc if container is None else container[k]
+                    value = _at(doc, container, k)
                 except (KeyError, IndexError):  # Jayway: path not found, the JSON stays as it was
                     return doc
                 if not isinstance(value, dict):
@@ -772,10 +484,12 @@ def _set_element(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
                 value[str(key)] = _element(element)
         else:
             for container, k in targets:
-                if container is None or isinstance(container, _Holder):
+                if container is None:
                     return doc
-                if k in container if isinstance(container, dict) else -len(container) <= k < len(container):
-                    container[k] = element  # (Jayway's set replaces a leaf that is there, adds none)
+                for one in (k if isinstance(k, list) else [k]):
+                    _no_negative(one)
+                    if one in container if isinstance(container, dict) else -len(container) <= one < len(container):
+                        container[one] = element  # (Jayway's set replaces a leaf that is there, adds none)
         return doc
 
     return AttrType.OBJECT, holding_floats(infos, set_element)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 from srota.engine import SiddhiAppCreationError, SiddhiManager
-from srota.engine.extensions.json import gson, hash_order, parse, read
+from srota.engine.extensions._jsonpath import JsonPathError
+from srota.engine.extensions.json import PathNotFound, gson, hash_order, parse, read
 
 STREAM = "define stream S (json string, path string);\n"
 DOC = '{name:"John", age:25, married:true, salary:2500.5, bar:[{barName:"b1"},{barName:"b2"}]}'
@@ -105,3 +106,126 @@ def test_helpers():
     store = parse("{book: [{t: 'A', p: 8}, {t: 'B', p: 12}]}")
     assert read(store, "$.book[?(@.p > 10)].t") == ["B"]
     assert read(store, "$.book[*].t") == ["A", "B"]
+
+
+# ---------------------------------------------------------------------------- JSONPath as Jayway 2.4.0 reads it
+# (every answer below is what Siddhi 5.1.33 gave: tests/differential/recorded/ext-json-path-*.json)
+SHOP = parse('{"items": [1, 2, 3.5, "x"], "o": {"a": 1, "b": 2}, "s": "hello", "n": 5, "neg": [-1, -2],'
+             ' "rows": [{"p": [1, 2]}, {"p": [3]}]}')
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("$.items.length()", 4),
+    ("$.items.size()", 4),
+    ("$.o.length()", 2),
+    ("$.s.length()", None),  # only arrays and objects have a length
+    ("$.length()", 6),
+    ("$.items.min()", 1.0),
+    ("$.items.max()", 3.5),
+    ("$.items.avg()", 6.5 / 3),
+    ("$.items.sum()", 6.5),
+    ("$.items.stddev()", 1.0274023338281626),
+    ("$.items.sum(10, 2.5)", 19.0),  # the numeric parameters count too
+    ("$.items.sum($.n)", 11.5),
+    ("$.items.sum(5)", 6.5),  # Jayway reads one-character parameters as none
+    ("$.neg.max()", 5e-324),  # max() starts from Double.MIN_VALUE
+    ("$.items.concat()", "x"),
+    ("$.items.concat(\"z\", 3)", "xz3"),
+    ("$.neg.append(77)", [-1, -2, 77]),
+    ("$.rows[*].p.sum()", [3.0, 3.0]),  # a function applies to each value an indefinite path finds
+    ("$.rows[*].p.length()", [2, 1]),
+])
+def test_path_functions(path, expected):
+    assert read(SHOP, path) == expected
+    assert SHOP["neg"] == [-1, -2]  # append() changes a copy
+
+
+@pytest.mark.parametrize("path", ["$.o.sum()", "$.n.sum()", "$.s.max()", "$.items.foo()", "$.rows[*].p[0].sum()"])
+def test_path_functions_that_fail(path):
+    # Jayway throws (nothing to aggregate, no such function): Siddhi's json functions drop the event
+    with pytest.raises(JsonPathError):
+        read(SHOP, path)
+
+
+def test_a_path_after_a_function_reads_its_value():
+    with pytest.raises(PathNotFound):
+        read(SHOP, "$.items.length().x")
+
+
+BOOKS = parse('{"book": [{"cat": "ref", "t": "A", "p": 8.95, "tags": ["x", "y"], "isbn": "1"},'
+              ' {"cat": "fic", "t": "B", "p": 12, "tags": ["y"]}, {"cat": "fic", "t": "C", "p": "12", "tags": []},'
+              ' {"cat": "ref", "t": "D", "p": 22.99, "tags": ["x", "z", "y"], "isbn": ""}], "cats": ["ref"], "lim": 10}')
+
+
+@pytest.mark.parametrize("flt, expected", [
+    ("@.cat in ['ref', 'x']", "AD"),
+    ("@.cat IN $.cats", "AD"),
+    ("@.cat nin ['ref']", "BC"),
+    ("@.cat in $.missing", ""),
+    ("@.p in [12]", "BC"),  # a number equals a string that reads as the same number
+    ("@.p == '12'", "BC"),
+    ("@.p == 12.0", "B"),  # ... but a string only equals a number whose text is the same ("12" is not 12.0)
+    ("@.p === 12", "B"),
+    ("@.p !== 12", "ACD"),
+    ("@.tags size 2", "A"),
+    ("@.t size 1", "ABCD"),
+    ("@.tags empty true", "C"),
+    ("@.isbn empty true", "D"),
+    ("@.tags empty false", "ABD"),
+    ("@.tags subsetof ['x', 'y']", "ABC"),
+    ("@.tags contains 'x'", "AD"),
+    ("@.t contains 'A'", "A"),
+    ("@.t =~ /[ab]/i", "AB"),
+    ("@.p =~ /1.*/", "BC"),
+    ("!(@.cat == 'ref')", "BC"),
+    ("!@.isbn", "BC"),
+    ("@.cat == 'fic' && @.p > 10", "B"),
+    ("(@.cat == 'ref' || @.p == 12) && @.t != 'D'", "ABC"),
+    ("@.p < $.lim", "A"),
+    ("@.t > 'B'", "CD"),
+    ("@.tags == ['y']", "B"),
+    ("@.tags.length() == 2", "A"),
+    ("@.tags all ['x']", ""),  # `all` needs a list node no filter text gives: no item matches
+    ("@.p matches 'x'", ""),
+])
+def test_filter_operators(flt, expected):
+    assert "".join(read(BOOKS, f"$.book[?({flt})].t")) == expected
+
+
+@pytest.mark.parametrize("path", [
+    "$.book[?(@.tags anyof ['z'])]",  # anyof and noneof came with Jayway 2.5
+    "$.book[?(@.p == )]",
+    "$.lim[?(@ == 1)]",  # a filter on a primitive after a definite path
+    "$.book[?(@.tags contains 'x' && @.q in [[1]])]",  # a list in a list is no filter value
+    "$.book.",
+    "$.book b",
+])
+def test_paths_jayway_cannot_read(path):
+    with pytest.raises(JsonPathError):
+        read(BOOKS, path)
+
+
+def test_several_names_in_one_bracket():
+    doc = parse('{"cat": "c", "title": "t", "n": {"a": [1, {"b": 2}], "d": {"e": 5, "b": 6}}}')
+    assert read(doc, "$['cat','title']") == {"cat": "c", "title": "t"}  # the last step: one object
+    assert read(doc, "$['cat','missing']") == {"cat": "c"}
+    assert read(doc, "$['missing','nope']") == {}
+    assert read(doc, "$.n['a','d'].b") == [6]  # elsewhere: each name in turn
+    assert read(doc, "$.n['a','d'][0]") == [1]
+
+
+def test_deep_scan_order():
+    doc = parse('{"c": "c", "n": {"a": [1, {"b": 2}], "d": {"b": 6}}, "arr": [[1], {"b": 7}]}')
+    # a node's children first, then each child's subtree
+    assert read(doc, "$..*") == ["c", {"a": [1, {"b": 2}], "d": {"b": 6}}, [[1], {"b": 7}], [1, {"b": 2}],
+                                 {"b": 6}, 1, {"b": 2}, 2, 6, [1], {"b": 7}, 1, 7]
+    assert read(doc, "$..b") == [2, 6, 7]
+    # at an array, Jayway runs the step after the scanned one on every element
+    assert read(doc, "$..[0].b") == [2, 7]
+
+
+def test_set_element_through_a_negative_index_drops_the_event(select_one):
+    stream = "define stream S (json string, path string, e string);"
+    doc = "{'a': [1, 2]}"
+    assert select_one("json:setElement(json, path, e) as v", [doc, "$.a[-1]", "9"], stream) == []
+    assert select_one("json:setElement(json, path, e) as v", [doc, "$.a[1]", "9"], stream) == [{"a": [1, "9"]}]
