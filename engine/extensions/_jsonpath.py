@@ -434,7 +434,7 @@ def _unescape(text: str) -> str:
         c = text[i]
         if c == "\\" and i + 1 < len(text):
             e = text[i + 1]
-            if e == "u" and i + 5 < len(text) + 0:
+            if e == "u" and i + 5 < len(text):
                 try:
                     out.append(chr(int(text[i + 2:i + 6], 16)))
                     i += 6
@@ -686,7 +686,7 @@ def _call(token: _Function, model: Any, ctx: _Context) -> Any:
     if name not in _FUNCTIONS:
         raise InvalidPath(f"Function with name: {name} does not exist.")
     params = [_param_value(p, ctx) for p in token.params or ()]
-    return _FUNCTIONS[name](model, params, token.params is not None)
+    return _FUNCTIONS[name](model, params)
 
 
 def _param_value(param: tuple[str, Any], ctx: _Context) -> Any:
@@ -701,8 +701,8 @@ def _param_value(param: tuple[str, Any], ctx: _Context) -> Any:
         raise JsonPathError(f"invalid function parameter {arg}") from exc
 
 
-def _aggregate(combine: Callable[[list[float]], float]) -> Callable[[Any, list[Any], bool], Any]:
-    def run(model: Any, params: list[Any], _has: bool) -> Any:
+def _aggregate(combine: Callable[[list[float]], float]) -> Callable[[Any, list[Any]], Any]:
+    def run(model: Any, params: list[Any]) -> Any:
         numbers = [float(v) for v in model if _is_number(v)] if isinstance(model, list) else []
         numbers += [float(v) for v in params if _is_number(v)]
         if not numbers:
@@ -743,23 +743,23 @@ def _stddev(numbers: list[float]) -> float:
     return math.sqrt(squares / count - total * total / count / count)
 
 
-def _length(model: Any, _params: list[Any], _has: bool) -> Any:
+def _length(model: Any, _params: list[Any]) -> Any:
     return len(model) if isinstance(model, (list, dict)) else None
 
 
-def _concat(model: Any, params: list[Any], _has: bool) -> str:
+def _concat(model: Any, params: list[Any]) -> str:
     parts = [v for v in model if isinstance(v, str)] if isinstance(model, list) else []
     parts += [_text(v) for v in params if v is not None]
     return "".join(parts)
 
 
-def _append(model: Any, params: list[Any], _has: bool) -> Any:
+def _append(model: Any, params: list[Any]) -> Any:
     if isinstance(model, list):
         model.extend(params)
     return model
 
 
-_FUNCTIONS: dict[str, Callable[[Any, list[Any], bool], Any]] = {
+_FUNCTIONS: dict[str, Callable[[Any, list[Any]], Any]] = {
     "avg": _aggregate(lambda xs: _sum(xs) / len(xs)),
     "stddev": _aggregate(_stddev),
     "sum": _aggregate(_sum),
