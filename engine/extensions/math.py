@@ -103,10 +103,11 @@ def _java_cbrt(x: float) -> float:
 
 
 def java_pow(x: float, y: float) -> float:
-    """``Math.pow``: NaN and infinities instead of exceptions; ``pow(1, NaN)`` is NaN."""
+    """``Math.pow``: NaN and infinities instead of exceptions; ``pow(1, NaN)`` and
+    ``pow(±1, ±Infinity)`` are NaN (Python gives 1.0)."""
     if y == 0:
         return 1.0
-    if math.isnan(y) or math.isnan(x):
+    if math.isnan(y) or math.isnan(x) or (math.isinf(y) and abs(x) == 1):
         return _NAN
     try:
         return math.pow(x, y)

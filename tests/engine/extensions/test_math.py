@@ -86,6 +86,8 @@ def test_java_double_arithmetic_instead_of_exceptions(select_all):
     assert math.isnan(java_pow(1.0, math.nan)) and java_pow(math.nan, 0.0) == 1.0
     assert java_pow(-8.0, 1 / 3) != java_pow(-8.0, 1 / 3)           # NaN, not a ValueError
     assert java_pow(-0.0, -1.0) == -math.inf
+    # Java: |x| == 1 to an infinite power is NaN (real Siddhi 5.1.33: math:power(1L, Infinity) is NaN)
+    assert all(math.isnan(java_pow(x, y)) for x in (1.0, -1.0) for y in (math.inf, -math.inf))
 
 
 def test_nulls_give_null(run_app):
