@@ -1,6 +1,10 @@
 """Random apps on real Siddhi 5.1.33 and on Srota, compared: ``make difftest N=2000 SEED=7``.
 
     python -m tests.differential [--n 400] [--seed 1] [--family joins] [--out DIR] [-v]
+    python -m tests.differential --family unique --classpath JARS   # an extension family
+
+An extension family (``unique``, ``reorder``) needs the siddhi-execution jars on the reference
+engine's class path (``--classpath``, os.pathsep-separated), which the project does not build.
 
 Prints, per family of the generator, how many apps agree on rows, timestamps and chunks, and
 writes every divergent case with both answers to ``--out`` (default ``.cache/difftest``), where
@@ -16,7 +20,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from tests.differential.generator import FAMILIES, generate
+from tests.differential.generator import EXTENSION_FAMILIES, FAMILIES, generate
 from tests.differential.harness import compare, run_srota
 from tests.differential.reference import ROOT, ReferenceSiddhi
 
@@ -25,14 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=400, help="how many apps")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--family", choices=FAMILIES, help="only apps of this family")
+    parser.add_argument("--family", choices=FAMILIES + EXTENSION_FAMILIES, help="only apps of this family")
+    parser.add_argument("--classpath", default="", help="extension jars for the reference engine")
     parser.add_argument("--out", type=Path, default=ROOT / ".cache" / "difftest", help="where divergent cases go")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each divergence")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     tally: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     started = time.monotonic()
-    ref = ReferenceSiddhi()
+    if args.family in EXTENSION_FAMILIES and not args.classpath:
+        parser.error(f"the {args.family} family needs its siddhi-execution jar: --classpath JARS")
+    ref = ReferenceSiddhi(extra_classpath=args.classpath)
     try:
         for index in range(args.n):
             case = generate(args.seed, index, args.family)

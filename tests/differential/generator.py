@@ -77,6 +77,16 @@ Families (``FAMILIES``):
 * ``aggregation``: ``define aggregation`` (group by or not, ``aggregate by ts`` or the event
   time, duration ranges and lists) read by on-demand ``within ... per ...`` queries (select,
   ``on``, group by) and by stream joins ``within ... per ...``.
+
+Extension families (``EXTENSION_FAMILIES``), drawn only when named: Siddhi runs them only with
+the siddhi-execution jars on its class path (``python -m tests.differential --family unique
+--classpath JARS``), which the project does not build:
+
+* ``unique``: every ``unique:`` window but ``length`` (its defects, docs/siddhi-differences.md),
+  keyed by a string or a number that may be null, read by ``select *`` or aggregates, current,
+  expired or all events out; the windows whose defects chunks show get their events alone.
+* ``reorder``: ``#reorder:kslack`` and ``#reorder:akslack`` with and without a timeout and a
+  largest K, over a ``ts`` attribute up to 3 s late.
 """
 from __future__ import annotations
 
@@ -1243,15 +1253,78 @@ _FAMILY_BUILDERS: dict[str, Callable[[_App], list[dict[str, Any]]]] = {
 FAMILIES: tuple[str, ...] = tuple(_FAMILY_BUILDERS)
 
 
+# Extension families ---------------------------------------------------------------------------
+
+
+def _unique_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S", ts=True, nulls=rng.random() < 0.2)
+    app.define(s.define())
+    # no unique:length: Siddhi's takes a chunk's first event only and expires a replaced event
+    # twice; lengthBatch and firstLengthBatch repeat the batches a chunk completes, and time
+    # keeps expired events while their keys come again in a chunk: those get events alone
+    kind = rng.choice(("ever", "first", "time", "lengthBatch", "firstLengthBatch", "timeBatch",
+                       "firstTimeBatch", "timeLengthBatch", "externalTimeBatch"))
+    app.singles = kind in ("time", "lengthBatch", "firstLengthBatch")
+    key = rng.choice(("sym", "sym", "vol"))
+    n, t = rng.randint(2, 5), _time(rng, ("500 millisec", "1 sec", "2 sec"))
+    args = {"ever": key, "first": key, "time": f"{key}, {t}", "lengthBatch": f"{key}, {n}",
+            "firstLengthBatch": f"{key}, {n}", "timeLengthBatch": f"{key}, {t}, {n}",
+            "externalTimeBatch": f"{key}, ts, {t}"}.get(kind)
+    if args is None:  # timeBatch, firstTimeBatch: a start time now and then
+        args = f"{key}, {t}" + (f", {rng.randint(0, 999)}" if rng.random() < 0.3 else "")
+    if rng.random() < 0.5:
+        select, group = "*", ""
+    else:
+        select = "sym, count() as n, sum(price) as total"
+        group = "\ngroup by sym" if rng.random() < 0.5 else ""
+    app.query(f"from S#window.unique:{kind}({args})\nselect {select}{group}\n{_insert_kind(rng)} O1")
+    app.watch("O1")
+    return _steps(app, [(s, 1.0)])
+
+
+def _reorder_family(app: _App) -> list[dict[str, Any]]:
+    rng = app.rng
+    s = _stock(rng, "S", ts=True)
+    app.define(s.define())
+    timeout, max_k = f"{rng.randint(1, 3) * 1000}L", f"{rng.randint(1, 3) * 1000}L"
+    if rng.random() < 0.5:
+        args = rng.choice(("ts", f"ts, {timeout}", f"ts, {timeout}, {max_k}", f"ts, -1L, {max_k}"))
+        processor = f"kslack({args})"
+    else:
+        batch = f"{rng.randint(2, 20)}L"
+        args = rng.choice(("ts, price", f"ts, price, {batch}", f"ts, price, {batch}, {timeout}",
+                           f"ts, price, {batch}, -1L, {max_k}"))
+        processor = f"akslack({args})"
+    app.query(f"from S#reorder:{processor}\nselect {rng.choice(('*', 'sym, ts'))}\ninsert into O1")
+    app.watch("O1")
+    steps = _steps(app, [(s, 1.0)])
+    at = [a for a, _ in s.attrs].index("ts")
+    for step in steps:  # the event time runs late by up to 3 s, now and then
+        for event in step.get("events", ()):
+            event[1][at] = event[0] - rng.choice((0, 0, rng.randint(0, 3000)))
+    return steps
+
+
+_EXTENSION_BUILDERS: dict[str, Callable[[_App], list[dict[str, Any]]]] = {
+    "unique": _unique_family,
+    "reorder": _reorder_family,
+}
+
+EXTENSION_FAMILIES: tuple[str, ...] = tuple(_EXTENSION_BUILDERS)
+
+
 def generate(seed: int, index: int, family: str | None = None) -> Case:
     """The case ``(seed, index)``: an app and its events; ``family`` forces the family
     (by default the index picks one in turn)."""
     if family is None:
         family = FAMILIES[index % len(FAMILIES)]
-    elif family not in _FAMILY_BUILDERS:
-        raise ValueError(f"unknown family {family!r}; the families are {', '.join(FAMILIES)}")
+    builder = _FAMILY_BUILDERS.get(family) or _EXTENSION_BUILDERS.get(family)  # type: ignore[arg-type]
+    if builder is None:
+        raise ValueError(f"unknown family {family!r}; the families are "
+                         f"{', '.join(FAMILIES + EXTENSION_FAMILIES)}")
     rng = random.Random(f"{seed}:{index}")
     app = _App(rng, _Values(rng))
-    steps = _FAMILY_BUILDERS[family](app)
+    steps = builder(app)
     return {"id": f"{seed}-{index}-{family}", "family": family, "app": app.text(),
             "streams": list(app.streams), "queries": list(app.queries), "steps": steps}

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.differential.generator import BASE_TS, FAMILIES, generate
+from tests.differential.generator import BASE_TS, EXTENSION_FAMILIES, FAMILIES, generate
 
 
 def test_same_seed_and_index_make_the_same_case() -> None:
@@ -23,7 +23,7 @@ def test_every_family_is_reached_in_turn() -> None:
     assert [generate(1, i)["family"] for i in range(len(FAMILIES))] == list(FAMILIES)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", FAMILIES + EXTENSION_FAMILIES)
 def test_a_forced_family_makes_well_formed_cases(family: str) -> None:
     for index in range(20):
         case = generate(3, index, family=family)
