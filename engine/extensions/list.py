@@ -13,6 +13,7 @@ not ``Integer`` 1 there; a float goes in as Java's ``Float`` prints.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -86,10 +87,18 @@ def _add(lst: Any, value: Any, *index: Any) -> Any:
     return lst
 
 
+def _is_distinct(flag: Any) -> bool:
+    """The ``is.distinct`` argument: Siddhi unboxes it (``(boolean) data[n]``), so a null one is
+    a NullPointerException and the event is dropped."""
+    if flag is None:
+        raise TypeError("is.distinct is null (Siddhi unboxes it: NullPointerException)")
+    return bool(flag)
+
+
 def _add_all(to: Any, frm: Any, *distinct: Any) -> Any:
     _need_list(to)
     _need_list(frm, "Second")
-    if distinct and distinct[0]:
+    if distinct and _is_distinct(distinct[0]):
         for v in list(frm):
             if not java_in(v, to):
                 to.append(v)
@@ -243,7 +252,12 @@ def _sort_ascending(lst: list[Any]) -> None:
             # classes in the list Java's sort always meets one value of each)
             raise TypeError(f"list:sort(): {_java_class(v)} cannot be compared with {_java_class(first)} "
                             "(Java's ClassCastException)")
-    lst.sort(key=_case_insensitive if first.__class__ is str else None)
+    if first.__class__ is str:
+        lst.sort(key=_case_insensitive)
+    elif first.__class__ is float:
+        lst.sort(key=_double_order)
+    else:
+        lst.sort()
 
 
 _JAVA_CLASSES = {str: "java.lang.String", int: "java.lang.Integer", JavaLong: "java.lang.Long",
@@ -255,9 +269,27 @@ def _java_class(value: Any) -> str:
 
 
 def _case_insensitive(text: str) -> str:
-    # (Java compares char by char after upper- then lower-casing each: the same order as this
-    # for the letters that case-fold one to one)
-    return text.upper().lower()
+    """The key of ``String.CASE_INSENSITIVE_ORDER``: Java (17) compares code points, each upper-
+    then lower-cased by itself (``Character.toUpperCase(int)``, one code point to one), so ``ß``
+    stays ``ß`` (after ``z``) where Python's ``upper()`` makes it ``SS``, and ``İ`` is ``i``."""
+    if text.isascii():
+        return text.lower()
+    return "".join(map(_fold, text))
+
+
+def _fold(char: str) -> str:
+    upper = char.upper()
+    if len(upper) != 1:  # (Python's full case mapping; Java's one-to-one mapping leaves the char)
+        upper = char
+    lower = upper.lower()
+    if len(lower) != 1:
+        lower = "i" if upper == "\u0130" else upper  # (İ: Java's one-to-one lower case is i)
+    return lower
+
+
+def _double_order(value: float) -> tuple[bool, float, float]:
+    """The key of ``Double.compareTo``: -0.0 before 0.0, NaN after everything (equal to NaN)."""
+    return value != value, value, math.copysign(1.0, value)
 
 
 # ---------------------------------------------------------------------------- aggregators
@@ -271,7 +303,7 @@ class _Collect(CollectionState):
     def add(self, value: Any) -> list[Any]:
         if self.pair:
             value, distinct = value
-            if distinct and java_in(value, self.data):
+            if _is_distinct(distinct) and java_in(value, self.data):
                 return list(self.data)
         self.data.append(value)
         return list(self.data)
@@ -313,6 +345,8 @@ class _Merge(_Collect):
         distinct = False
         if self.pair:
             value, distinct = value
+            _need_list(value)  # (Siddhi checks the list before it unboxes the flag)
+            distinct = _is_distinct(distinct)
         for v in _need_list(value):
             if not distinct or not java_in(v, self.data):
                 self.data.append(v)

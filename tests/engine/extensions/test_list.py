@@ -173,3 +173,37 @@ def test_a_forged_kind_of_int_cannot_make_another_class():
     forged = msgpack.ExtType(8, msgpack.packb(["srota.engine.event:Event", 1]))
     with pytest.raises(state_codec.StateDecodeError, match="kind of int"):
         state_codec.loads(msgpack.packb(forged))
+
+
+def test_a_null_is_distinct_drops_the_event(select_one, run_app):
+    """Siddhi unboxes is.distinct (``(boolean) data[2]``): a null one is a NullPointerException."""
+    stream = "define stream S (i int, b bool);\n"
+    assert select_one("list:addAll(list:create(1), list:create(1, 2), b) as v", [1, None], stream) == []
+    assert select_one("list:addAll(list:create(1), list:create(1, 2), b) as v", [1, True], stream) == [[1, 2]]
+    runtime, got = run_app(stream + "from S#window.length(2) select list:collect(i, b) as c insert into C;\n"
+                                    "from S#window.length(2) select list:merge(list:create(i), b) as m insert into Out;")
+    collected: list = []
+    runtime.add_callback("C", lambda events: collected.extend(e.data[0] for e in events))
+    h = runtime.get_input_handler("S")
+    h.send([1, True])
+    h.send([2, None])
+    h.send([1, True])
+    assert collected == [[1], [1]] and got.rows == [[[1]], [[1]]]
+
+
+@pytest.mark.parametrize("values, expected", [
+    # Java compares code points, each upper- then lower-cased one to one: ß stays ß (after z),
+    # İ is i, ſ is s; a code point beyond the BMP sorts after U+E000
+    ("'ß', 'st', 'Z', 'sa'", ["sa", "st", "Z", "ß"]),
+    ("'i', 'İ', 'ı', 'j', 'h'", ["h", "i", "İ", "ı", "j"]),
+    ("'sb', 'ſ', 'S'", ["ſ", "S", "sb"]),
+    ("'😀', '\ue000'", ["\ue000", "😀"]),
+])
+def test_sort_of_strings_in_javas_case_insensitive_order(select_one, values, expected):
+    assert select_one(f"list:sort(list:create({values}), 'asc') as v", ["", 0, None, None]) == [expected]
+
+
+def test_sort_of_doubles_in_javas_order(select_one):
+    """Double.compareTo: -0.0 before 0.0."""
+    got = select_one("list:sort(list:create(0.0, -0.0, 1.0, -0.0), 'asc') as v", ["", 0, None, None])
+    assert got == [[-0.0, -0.0, 0.0, 1.0]] and [str(v) for v in got[0]] == ["-0.0", "-0.0", "0.0", "1.0"]
