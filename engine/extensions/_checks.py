@@ -372,7 +372,8 @@ def _java_digits(text: str, mag: float) -> str:
 
 
 def java_str(v: Any, type_: AttrType | None = None) -> str:
-    """``String.valueOf(v)`` for Siddhi values (maps print as ``{k=v}``, lists as ``[a, b]``)."""
+    """``String.valueOf(v)`` for Siddhi values (maps print as ``{k=v}`` in Java ``HashMap`` order,
+    lists as ``[a, b]``)."""
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -383,8 +384,8 @@ def java_str(v: Any, type_: AttrType | None = None) -> str:
         return java_float_str(v) if type_ is AttrType.FLOAT else java_double_str(v)
     if isinstance(v, str):
         return v
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{java_str(k)}={java_str(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, dict):  # (a java.util.HashMap: its keys in their hash order)
+        return "{" + ", ".join(f"{java_str(k)}={java_str(v[k])}" for k in hashmap_keys(v)) + "}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(java_str(x) for x in v) + "]"
     return str(v)

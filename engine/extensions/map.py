@@ -212,6 +212,8 @@ def _xml(m: dict[Any, Any]) -> str:
     out = []
     for k in hashmap_keys(m):
         v = m[k]
+        if k is None:  # (Siddhi's key.toString(): a NullPointerException)
+            raise TypeError("map:toXML(): a key is null")
         key = java_str(k)
         if v is None:
             raise TypeError(f"map:toXML(): the value of '{key}' is null")

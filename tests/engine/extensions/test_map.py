@@ -122,3 +122,18 @@ def test_collect_holds_floats_and_longs(run_app):
     h.send([1, 0, 111.11, 0.0, True])
     h.send([2, 0, 1.0e-5, 0.0, True])
     assert got.rows == [["{p=111.11}", False, True], ["{p=1.0E-5}", False, True]]
+
+
+def test_a_map_prints_in_java_hashmap_order(select_one):
+    """String.valueOf of a HashMap (convert, and a map inside a list that map:toXML prints)
+    iterates its hash order, not the order the keys were put in (as real Siddhi answers)."""
+    assert select_one("convert(map:create('b', 1, 'a', 2), 'string') as v", ["", 0, None, None]) == ["{a=2, b=1}"]
+    assert select_one("map:toXML(map:create('k', list:create(map:create('y', 1, 'x', 2)))) as v",
+                      ["", 0, None, None]) == ["<k>[{x=2, y=1}]</k>"]
+
+
+def test_to_xml_of_a_null_key_drops_the_event(select_one):
+    """Siddhi writes each key with key.toString(): a null key is a NullPointerException."""
+    assert select_one("map:toXML(map:create(k, 1)) as v", [None, 0, None, None]) == []
+    assert select_one("map:toXML(map:create(k, 1), 'r') as v", [None, 0, None, None]) == []
+    assert select_one("map:toXML(map:create(k, 1)) as v", ["a", 0, None, None]) == ["<a>1</a>"]
