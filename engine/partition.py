@@ -61,6 +61,7 @@ from srota.grammar.model import (
     Attribute,
     AttrType,
     InsertIntoStream,
+    JoinInputStream,
     OutputEventType,
     Partition,
     Query,
@@ -115,6 +116,8 @@ class PartitionSources(Sources):
         self.partition = partition
         self.instance = instance
         self.prefix = instance.prefix if instance is not None else f"{partition.name}/~validation/"
+        #: whether the query being planned (by the validation instance) is a join
+        self.joining = False
 
     def lookup(self, stream_id: str, is_inner: bool, is_fault: bool, node: Any) -> tuple[str, Any]:
         if is_inner:
@@ -132,6 +135,12 @@ class PartitionSources(Sources):
             # each partitioned stream (a router fuses a stream's only reader into its loop)
             # and notes the global streams the queries read (see _GlobalFanout)
             if not is_inner and not is_fault and stream_id in self.partition.routed_streams:
+                if self.joining and stream_id in self.ctx.windows:
+                    # a join's side on a named window the partition is keyed on finds in the
+                    # whole window and takes its key's events to trigger, but makes no
+                    # reader: without another query reading the window, Siddhi routes none
+                    # of its events and makes no key
+                    return
                 readers = self.partition._readers
                 readers[stream_id] = readers.get(stream_id, 0) + 1
             elif not is_inner and (is_fault or stream_id not in self.partition.routed_streams):
@@ -143,10 +152,11 @@ class PartitionSources(Sources):
         if not is_fault and stream_id in self.partition.routed_streams:
             junction = inst.routed.get(stream_id)
             if junction is None:
-                junction = StreamJunction(self.ctx.streams[stream_id], self.ctx)
+                source = self.partition.source_junction(stream_id)
+                junction = StreamJunction(source.definition, self.ctx)
                 # a key's copy of the stream faults where the stream does (@OnError)
-                junction.fault_junction = self.ctx.junctions[stream_id].fault_junction
-                junction.store_errors = self.ctx.junctions[stream_id].store_errors
+                junction.fault_junction = source.fault_junction
+                junction.store_errors = source.store_errors
                 inst.routed[stream_id] = junction
             junction.subscribe(receiver, self.owner)
             return
@@ -273,11 +283,17 @@ class PartitionRuntime:
         self._routers: dict[str, Emit] = {stream_id: self._make_router(stream_id)
                                           for stream_id in self.routed_streams if self._readers.get(stream_id)}
         for stream_id, router in self._routers.items():
-            ctx.junctions[stream_id].subscribe(router)
+            self.source_junction(stream_id).subscribe(router)
         from srota.engine.snapshot import fingerprint
         ctx.register_element(self.name, self, fingerprint(partition))
         ctx.start_hooks.append(self._start)
         ctx.stop_hooks.append(self.stop)
+
+    def source_junction(self, stream_id: str) -> StreamJunction:
+        """Where a partitioned stream's events come from: the stream's junction, or what a named
+        window emits (``partition with (sym of W)`` reads W's current and expired events)."""
+        window = self.ctx.windows.get(stream_id)
+        return window.output_junction if window is not None else self.ctx.junctions[stream_id]
 
     # ------------------------------------------------------------------ planning
     def _plan_keys(self) -> None:
@@ -289,11 +305,11 @@ class PartitionRuntime:
         key_types: set[AttrType] = set()
         for pt in self.partition.partition_types:
             stream_id = pt.stream_id
-            if stream_id not in ctx.streams:
+            if stream_id not in ctx.streams and stream_id not in ctx.windows:
                 raise error_at(f"partition with '{stream_id}': stream '{stream_id}' is not defined", pt)
             if stream_id in self.routed_streams or any(v[0] == stream_id for v in values):
                 raise error_at(f"stream '{stream_id}' is partitioned twice", pt)
-            definition = ctx.streams[stream_id]
+            definition = self.source_junction(stream_id).definition
             gen = CodeGen(BASE_NAMESPACE)
             scope = StreamScope(stream_id, definition.attributes)
             compiler = ExpressionCompiler(ctx, scope, gen)
@@ -330,6 +346,7 @@ class PartitionRuntime:
         prev, ctx.partition = ctx.partition, _VALIDATION
         try:
             for j, query in enumerate(self.partition.queries, start=1):
+                sources.joining = isinstance(query.input, JoinInputStream)
                 runtime = build_query(query, ctx, sources, self._query_index(j))
                 self._query_names.append(runtime.name)
                 self._queries.append(PartitionQuery(runtime.name, runtime, self, j - 1))
@@ -342,8 +359,9 @@ class PartitionRuntime:
             del ctx.stop_hooks[n_stop:]
             ctx.unregister_prefix(sources.prefix)
         for stream_id in list(self._fusions):
-            # fused only when the query is the stream's one reader in an instance
-            if self._readers.get(stream_id) != 1 or stream_id not in self._key_code:
+            # fused only when the query is the stream's one reader in an instance, over a
+            # stream (a named window's expired events take the query's ordinary path)
+            if self._readers.get(stream_id) != 1 or stream_id not in self._key_code or stream_id in ctx.windows:
                 del self._fusions[stream_id]
         names = [q.name for q in self._queries]
         for name in names:
@@ -455,7 +473,7 @@ class PartitionRuntime:
         try:
             junction.dispatch(rows)
         except Exception as exc:
-            self.ctx.junctions[stream_id].on_error(chunk[:end], exc)
+            self.source_junction(stream_id).on_error(chunk[:end], exc)
 
     def _range_router(self, stream_id: str, labels_of: Callable[[Event], list[str]]) -> Emit:
         """The router of a range partition.

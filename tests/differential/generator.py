@@ -62,8 +62,9 @@ Families (``FAMILIES``):
   group, later, or nowhere.
 * ``sequence``: sequences (``,``): ``+ * ?`` and ``<n:m>``, logical and absent elements,
   ``within``, ``every`` or not.
-* ``partition``: value partitions (one or two streams) and range partitions (disjoint or
-  overlapping), with inner streams (``#Inner``), windows, aggregates, joins and patterns.
+* ``partition``: value partitions (one or two streams, or a named window's output) and range
+  partitions (disjoint or overlapping), with inner streams (``#Inner``), windows, aggregates,
+  joins and patterns.
   Their queries are named but get no query callback (Siddhi finds none inside a partition).
 * ``table``: tables (plain, ``@PrimaryKey`` on a string, an int or two columns, ``@Index``):
   insert, ``update`` (with and without ``set``), ``update or insert into``, ``delete``, ``in``
@@ -923,8 +924,16 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
     inner: list[str] = []
     overlapping = False
     kind = rng.random()
+    source = "S"  # what the partition's single-stream queries read
     if kind < 0.45:
         key = "sym of S"
+        if rng.random() < 0.3:
+            # keyed on a named window: each key reads what W emits, current and expired
+            wdef, wkind = _window(rng, s, ("length", "lengthBatch", "time"))
+            app.define(f"define window W ({', '.join(f'{a} {t}' for a, t in s.attrs)}) {wdef[8:]}"
+                       f"{_window_output(rng, wkind)};")
+            app.elements.append(app.query_text("from S insert into W", callback=False))
+            key, source = "sym of W", "W"
     elif kind < 0.7:
         r_ = _same_as(s, "R")
         app.define(r_.define())
@@ -957,12 +966,13 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
         if overlapping:  # no timers: Siddhi collapses several keys' timers due at one millisecond
             kinds = ["length", "lengthBatch"]
         window = _window(rng, s, [*kinds, "externalTime"] if "ts" in s.names() and not overlapping else kinds)[0]
-        window = window if rng.random() < 0.8 else ""
-        aggs = _aggregators(rng, s, rng.randint(1, 3),
-                            kinds=_no_min_max_over(kind_of(window), ("sum", "count", "avg", "min", "max",
-                                                                     "distinctCount")), windowed=bool(window))
+        window = window if rng.random() < 0.8 and source == "S" else ""  # (W takes no other window)
+        # (min and max over W forget a value that leaves W: docs/siddhi-differences.md)
+        agg_kinds = ("sum", "count", "avg", "distinctCount") if source == "W" else \
+            _no_min_max_over(kind_of(window), ("sum", "count", "avg", "min", "max", "distinctCount"))
+        aggs = _aggregators(rng, s, rng.randint(1, 3), kinds=agg_kinds, windowed=bool(window))
         select = ", ".join(f"{e} as {n}" for e, n in aggs)
-        inner.append(app.query_text(f"from S{window}\nselect sym, {select}\ninsert into #Inner",
+        inner.append(app.query_text(f"from {source}{window}\nselect sym, {select}\ninsert into #Inner",
                                     callback=False))
         expr, first = aggs[0]
         cond = f"{first} {rng.choice(('>', '>=', '<='))} {_threshold(rng, first, expr)}"
@@ -976,7 +986,7 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
             inner.append(app.query_text(f"from R[{_cond(rng, s, 1)}]\nselect sym, price\ninsert into O3",
                                         callback=False))
             app.watch("O3")
-    if rng.random() < 0.25:
+    if source == "S" and rng.random() < 0.25:
         # a named window every key reads: each window chunk goes to the keys in Siddhi's order
         app.define(f"define window W ({', '.join(f'{a} {t}' for a, t in s.attrs)}) length({rng.randint(2, 4)});")
         app.elements.append(app.query_text("from S insert into W", callback=False))

@@ -85,6 +85,39 @@ def test_inner_streams_are_local_and_global_streams_reach_every_key(run_app):
     assert got.rows == [["A", 2.0], ["B", 10.0], ["A", 6.0], ["r", 0.0], ["r", 0.0]]
 
 
+def test_a_named_window_as_the_partition_key_stream_sends_each_key_its_events(run_app):
+    # W's current and expired events go to their key's instance (tests/differential/recorded/
+    # partition-of-named-window-*.json hold real Siddhi's answers)
+    runtime, got = run_app("""
+        @app:playback
+        define stream S (symbol string, price double);
+        define window W (symbol string, price double) length(2);
+        from S insert into W;
+        partition with (symbol of W) begin
+            from W select symbol, count() as n insert all events into Out;
+        end;""")
+    h = runtime.get_input_handler("S")
+    for i, row in enumerate((["A", 1.0], ["B", 2.0], ["A", 3.0], ["C", 4.0])):
+        h.send(row, 1_700_000_000_000 + i)
+    # A1 leaves at A3 (one chunk of A's: its last row), B2 at C4 (B's own chunk, then C's)
+    assert got.rows == [["A", 1], ["B", 1], ["A", 1], ["B", 0], ["C", 1]]
+
+
+def test_a_join_alone_reading_the_partition_key_window_makes_no_key(run_app):
+    runtime, got = run_app("""
+        @app:playback
+        define stream S (symbol string, price double);
+        define stream Q (symbol string, price double);
+        define window W (symbol string, price double) length(3);
+        from S insert into W;
+        partition with (symbol of W) begin
+            from W join Q#window.length(5) on Q.price > W.price select Q.symbol, W.price insert into Out;
+        end;""")
+    runtime.get_input_handler("Q").send(["Z", 10.0], 1_700_000_000_000)
+    runtime.get_input_handler("S").send(["A", 1.0], 1_700_000_000_001)
+    assert got.rows == [] and runtime.partitions[0].instances == {}
+
+
 def test_purge_removes_idle_keys_and_keeps_active_ones():
     clock = PlaybackClock(0)
     runtime = SiddhiManager().create_siddhi_app_runtime("""
