@@ -21,6 +21,9 @@ tag    value
 7      an enum member ``[name, value]`` (same rule for ``name``)
 8      an int of an engine subclass of ``int`` ``[name, value]`` (same rule for
        ``name``; made with ``int.__new__``), e.g. a Java ``Long`` in a list
+9      a dict of an engine subclass of ``dict`` ``[name, entries, attributes]`` (same
+       rule for ``name``; the entries as ``[key, value]`` pairs, in order), e.g. a
+       Java ``HashMap`` with its table length
 =====  =====================================================================
 
 Dictionaries keep non-string keys (MessagePack allows them).  Anything else (a function,
@@ -36,7 +39,7 @@ from typing import Any
 
 import msgpack
 
-_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM, _INT_OF = range(1, 9)
+_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM, _INT_OF, _DICT_OF = range(1, 10)
 
 _registered: dict[str, type] = {}
 
@@ -96,6 +99,10 @@ def _default(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):  # (a bool msgpack writes itself)
         _check_allowed(cls)
         return msgpack.ExtType(_INT_OF, _pack([_name(cls), int(value)]))
+    if isinstance(value, dict):
+        _check_allowed(cls)
+        return msgpack.ExtType(_DICT_OF, _pack([_name(cls), [[k, v] for k, v in value.items()],
+                                                _attributes(value)]))
     if isinstance(value, (list, dict, tuple, str, bytes, float, int)):
         raise TypeError(f"cannot keep a {cls.__qualname__} (a subclass of a built-in type) in state")
     # a class made for speed keeps its state as the class it stands for (RawEvent as Event)
@@ -165,4 +172,14 @@ def _ext_hook(code: int, data: bytes) -> Any:
         if not issubclass(cls, int) or issubclass(cls, (bool, enum.Enum)):
             raise StateDecodeError(f"state names {inner[0]} as a kind of int, which it is not")
         return int.__new__(cls, inner[1])
+    if code == _DICT_OF:
+        cls = _class(inner[0])
+        if not issubclass(cls, dict):
+            raise StateDecodeError(f"state names {inner[0]} as a kind of dict, which it is not")
+        mapping: Any = dict.__new__(cls)
+        for key, val in inner[1]:
+            dict.__setitem__(mapping, key, val)
+        for key, val in (inner[2] or {}).items():
+            object.__setattr__(mapping, key, val)
+        return mapping
     raise StateDecodeError(f"unknown tag {code} in state")

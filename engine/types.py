@@ -324,9 +324,18 @@ def hashmap_order(keys: Sequence[Any], capacity: int = 16) -> list[int]:
 
 def hashmap_keys(keys: Any, capacity: int = 16) -> list[Any]:
     """The keys in the order a ``java.util.HashMap`` filled in this order iterates them
-    (``capacity``: see :func:`hashmap_order`)."""
+    (``capacity``: see :func:`hashmap_order`; a map that knows its table length, a ``table``
+    attribute, is iterated in that table)."""
+    capacity = getattr(keys, "table", 0) or capacity
     keys = list(keys)
     return [keys[i] for i in hashmap_order(keys, capacity)]
+
+
+def hashmap_table_for(size: int) -> int:
+    """The table length of ``new HashMap<>(m)`` for a map of ``size`` entries (at least 1):
+    ``tableSizeFor((int) (size / 0.75 + 1))``."""
+    n = int(size / 0.75 + 1)
+    return 1 << max(0, (n - 1).bit_length())
 
 
 def hashmap_capacity(size: int, capacity: int = 16) -> int:

@@ -17,7 +17,7 @@ from srota.engine.aggregators import AggregatorState
 from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import Extension, Kind, Param, extension, registry
-from srota.engine.types import hashmap_keys, java_float32_str
+from srota.engine.types import hashmap_capacity, hashmap_keys, hashmap_table_for, java_float32_str
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import Attribute, AttrType, Constant, TimeConstant
 
@@ -248,6 +248,50 @@ class _KeyProbe:
             self.found = other
             return True
         return False
+
+
+class JavaHashMap(dict[Any, Any]):
+    """A map as a Java ``HashMap`` holds it: a dict that also knows its table length.
+
+    A ``HashMap`` iterates its keys slot by slot of a table that grows with the entries and
+    never shrinks; a copy (``new HashMap<>(m)``) gets a table sized to the entries it copies.
+    So two maps with the same entries may iterate them in other orders, and Siddhi's printed
+    maps, ``map:keys`` and ``map:values`` follow that order (:func:`hashmap_keys` reads
+    ``table``).  ``table`` is 0 until the first entry makes a table of 16.
+    """
+
+    __slots__ = ("table",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.table = hashmap_capacity(len(self)) if self else 0
+
+
+def java_map_copy(m: dict[Any, Any]) -> JavaHashMap:
+    """``new HashMap<>(m)``: ``m``'s entries in ``m``'s order, in a table sized for them."""
+    copy = JavaHashMap()
+    for k in hashmap_keys(m):
+        dict.__setitem__(copy, k, m[k])
+    copy.table = hashmap_table_for(len(copy)) if copy else 0
+    return copy
+
+
+def java_map_put_all(to: dict[Any, Any], frm: dict[Any, Any]) -> None:
+    """``to.putAll(frm)``: a map with no table yet gets one sized for ``frm`` at once."""
+    if isinstance(to, JavaHashMap) and frm:
+        if not to.table:
+            to.table = hashmap_table_for(len(frm))
+        elif len(frm) > to.table * 3 // 4:
+            to.table *= 2  # (HashMap.putMapEntries resizes once before the puts)
+    for k in hashmap_keys(frm):
+        to[k] = frm[k]
+    java_map_grown(to)
+
+
+def java_map_grown(m: dict[Any, Any]) -> None:
+    """Note that entries may have been put into ``m`` (its table grows, never shrinks)."""
+    if isinstance(m, JavaHashMap) and m:
+        m.table = hashmap_capacity(len(m), m.table or 16)
 
 
 def java_has_key(m: dict[Any, Any], key: Any) -> bool:

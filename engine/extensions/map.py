@@ -33,6 +33,7 @@ from srota.engine.extensions._checks import (
     STRING,
     CollectionState,
     HoldingArguments,
+    JavaHashMap,
     aggregator,
     err,
     function,
@@ -40,6 +41,9 @@ from srota.engine.extensions._checks import (
     java_double_str,
     java_has_key,
     java_in,
+    java_map_copy,
+    java_map_grown,
+    java_map_put_all,
     java_str,
     json_writer,
     need_all,
@@ -81,7 +85,7 @@ def _create(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
         raise err(f"map:create() needs key/value pairs, but found {len(infos)} arguments")
 
     def create(*kv: Any) -> dict[Any, Any]:
-        return {kv[i]: kv[i + 1] for i in range(0, len(kv), 2)}
+        return JavaHashMap((kv[i], kv[i + 1]) for i in range(0, len(kv), 2))
 
     return AttrType.OBJECT, holding(infos, create)
 
@@ -239,17 +243,19 @@ def _to_xml(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
 # ---------------------------------------------------------------------------- changing
 def _put(m: Any, k: Any, v: Any) -> Any:
     _need_map(m)[k] = v
+    java_map_grown(m)
     return m
 
 
 def _put_if_absent(m: Any, k: Any, v: Any) -> Any:
     if not java_has_key(_need_map(m), k) or m[k] is None:
         m[k] = v
+        java_map_grown(m)
     return m
 
 
 def _put_all(to: Any, frm: Any) -> Any:
-    _need_map(to).update(_need_map(frm, "Second"))
+    java_map_put_all(_need_map(to), _need_map(frm, "Second"))
     return to
 
 
@@ -302,7 +308,7 @@ _fn("replaceAll", (Param("to.map", OBJECT, dynamic=True, doc="The map to change.
     _replace_all, ("map:replaceAll(toMap, fromMap)", "toMap with the shared keys' values from fromMap"))
 _fn("clear", (_MAP,), AttrType.OBJECT, "Removes every entry and returns the (empty) map.", _clear,
     ("map:clear(stockDetails)", "{}"))
-_fn("clone", (_MAP,), AttrType.OBJECT, "A copy of the map.", lambda m: dict(_need_map(m)),
+_fn("clone", (_MAP,), AttrType.OBJECT, "A copy of the map.", lambda m: java_map_copy(_need_map(m)),
     ("map:clone(stockDetails)", "a new map with the same entries"))
 
 
@@ -312,23 +318,27 @@ _fn("clone", (_MAP,), AttrType.OBJECT, "A copy of the map.", lambda m: dict(_nee
           examples=(("map:combineByKey(map1, map2)", "{'IBM': [100, 200], 'WSO2': [null, 300]}"),))
 def _combine_by_key(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def combine(*maps: Any) -> dict[Any, Any]:
-        return {k: [m.get(k) for m in maps] for k in _keys(need_all(maps, dict, "java.util.Map"))}
+        return JavaHashMap((k, [m.get(k) for m in maps]) for k in _keys(need_all(maps, dict, "java.util.Map")))
 
     return AttrType.OBJECT, combine
 
 
 # ---------------------------------------------------------------------------- aggregators
 class _Collect(CollectionState):
+    # Siddhi's MapState: one HashMap, of which every result is a copy (new HashMap<>(map))
     __slots__ = ()
-    empty = dict
+    empty = JavaHashMap
 
     def add(self, value: Any) -> dict[Any, Any]:
-        self.data[value[0]] = value[1]
-        return dict(self.data)
+        _put(self.data, value[0], value[1])
+        return java_map_copy(self.data)
 
     def remove(self, value: Any) -> dict[Any, Any]:
         _remove(self.data, value[0])
-        return dict(self.data)
+        return java_map_copy(self.data)
+
+    def value(self) -> Any:
+        return java_map_copy(self.data)
 
 
 class _HeldCollect(HoldingArguments, _Collect):
@@ -356,13 +366,13 @@ class _Merge(_Collect):
     __slots__ = ()
 
     def add(self, value: Any) -> dict[Any, Any]:
-        self.data.update(_need_map(value))
-        return dict(self.data)
+        java_map_put_all(self.data, _need_map(value))
+        return java_map_copy(self.data)
 
     def remove(self, value: Any) -> dict[Any, Any]:
         for k in _need_map(value):
             _remove(self.data, k)
-        return dict(self.data)
+        return java_map_copy(self.data)
 
 
 @aggregator("map", "merge", (_MAP,), returns=AttrType.OBJECT,
@@ -375,8 +385,8 @@ def _merge(infos: list[ArgInfo]) -> tuple[AttrType, Any]:
 
 # ---------------------------------------------------------------------------- tokenize
 def _keys(maps: Sequence[dict[Any, Any]]) -> list[Any]:
-    """Every key of the maps, in Java HashMap order."""
-    return hashmap_keys(dict.fromkeys(k for m in maps for k in m))
+    """Every key of the maps, in the order of a Java HashSet that took each map's keys in turn."""
+    return hashmap_keys(dict.fromkeys(k for m in maps for k in hashmap_keys(m)))
 
 
 def _entries_of_one(maps: list[dict[Any, Any]]) -> Iterable[tuple[Any, Any]]:
