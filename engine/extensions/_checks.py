@@ -196,9 +196,12 @@ def java_equals(a: Any, b: Any) -> bool:
     Values of different classes are never equal (``Integer`` 1, ``Long`` 1 (:class:`JavaLong`),
     ``Double`` 1.0 and ``true`` are four values, where Python's ``==`` takes them for one);
     a double equals another of the same bits (``NaN`` equals ``NaN``, ``0.0`` is not ``-0.0``);
-    lists and maps are equal when their members are.
+    lists and maps are equal when their members are (``AbstractMap.equals`` asks nothing of the
+    map's class: a :class:`JavaHashMap` equals a plain dict of the same entries).
     """
     if a.__class__ is not b.__class__:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return _maps_equal(a, b)
         return False
     if a.__class__ is float:
         if a == b:
@@ -206,9 +209,13 @@ def java_equals(a: Any, b: Any) -> bool:
         return a != a and b != b
     if a.__class__ is list:
         return len(a) == len(b) and all(map(java_equals, a, b))
-    if a.__class__ is dict:
-        return len(a) == len(b) and all(java_has_key(b, k) and java_equals(v, b[k]) for k, v in a.items())
+    if isinstance(a, dict):
+        return _maps_equal(a, b)
     return bool(a == b)
+
+
+def _maps_equal(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
+    return len(a) == len(b) and all(java_has_key(b, k) and java_equals(v, b[k]) for k, v in a.items())
 
 
 def java_in(value: Any, values: Iterable[Any]) -> bool:

@@ -163,3 +163,14 @@ def test_a_java_hashmap_keeps_its_table_in_a_snapshot():
     copy = java_map_copy(JavaHashMap([("B", 1), ("IBM", 2)]))
     back = state_codec.loads(state_codec.dumps({"m": copy}))["m"]
     assert type(back) is JavaHashMap and back == copy and back.table == copy.table == 4
+
+
+def test_a_copied_map_equals_the_map_it_copies(select_one):
+    """AbstractMap.equals compares entries only, whatever table either map has."""
+    row = ["s", 2, None, None]
+    assert select_one("list:contains(list:create(map:clone(map:create(k, v))), map:create(k, v)) as v", row) == [True]
+    assert select_one("list:contains(list:create(map:collect(k, v)), map:create(k, v)) as v", row) == [True]
+    assert select_one('list:contains(list:create(map:createFromJSON("""{"a": "x"}""")), '
+                      "map:create('a', 'x')) as v", row) == [True]
+    # and the values compare as Java's equals: Integer 1 is not Double 1.0
+    assert select_one("list:contains(list:create(map:create('a', 1)), map:create('a', 1.0)) as v", row) == [False]
