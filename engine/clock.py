@@ -168,8 +168,9 @@ class Scheduler:
     created) fires everything of its own that is due, before the next one looks at its own
     timers: a window created first fires its timer due at 7329 before a window created after
     it fires one due at 7180.  A rank stands for one such scheduler; :meth:`rank_of` hands them
-    out in planning order (aggregations, named windows, then the queries in app order, each
-    query's windows before its rate limiter).  A callback's rank is ``rank`` if given, else the
+    out in planning order (aggregations, named windows in the order of a HashMap of their ids, as
+    Siddhi makes them, then the queries in app order, each query's windows before its rate
+    limiter).  A callback's rank is ``rank`` if given, else the
     ``timer_rank`` of the object whose bound method it is, else :attr:`default_rank` (-1, before
     every query, unless a planner set it while it builds one).  Within one rank timers fire in
     time order.  (Siddhi's scheduler fires one partition key's due times, all of them, before

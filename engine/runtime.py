@@ -32,6 +32,7 @@ from srota.engine.planning import Sources, source_key
 from srota.engine.query import QueryRuntime, build_query
 from srota.engine.statistics import StatisticsManager, statistics_annotation
 from srota.engine.timeutil import parse_duration
+from srota.engine.types import hashmap_keys
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import (
     Annotation,
@@ -537,6 +538,13 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
             raise error_at(f"table '{td.id}' is already defined with other annotations", td)
         from srota.engine.table import define_table
         ctx.tables[td.id] = define_table(td, ctx)
+    # Siddhi makes the named windows, and their schedulers, in the order of a HashMap of their
+    # ids: of their timers due at one instant, that order fires first (the scheduler's ranks)
+    rank_of = getattr(getattr(ctx, "scheduler", None), "rank_of", None)
+    if rank_of is not None:
+        by_id = {wd.id: wd for wd in app.window_definitions}
+        for window_id in hashmap_keys(by_id):
+            rank_of(by_id[window_id].window)
     for wd in app.window_definitions:
         if wd.id in ctx.windows:  # (Siddhi refuses a second window of an id even when it is the same)
             raise error_at(f"window '{wd.id}' is already defined", wd)
