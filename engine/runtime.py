@@ -551,7 +551,10 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
         claim("window", wd.id, wd)
         from srota.engine.named_window import define_window
         ctx.windows[wd.id] = define_window(wd, ctx)
-    for trd in app.trigger_definitions:
+    # (made in the order of a HashMap of their ids, as Siddhi makes them: 'start' triggers
+    # fire in that order)
+    trigger_order = {t: i for i, t in enumerate(hashmap_keys(dict.fromkeys(t.id for t in app.trigger_definitions)))}
+    for trd in sorted(app.trigger_definitions, key=lambda t: trigger_order[t.id]):
         claim("trigger", trd.id, trd)
         from srota.engine.trigger import define_trigger
         ctx.triggers[trd.id] = define_trigger(trd, ctx)
