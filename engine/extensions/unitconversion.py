@@ -2,19 +2,25 @@
 
 Every conversion of siddhi-execution-unitconversion 2.x (length, mass, time and volume; the
 extension has no temperature conversions) takes one ``int``, ``long``, ``float`` or ``double``
-and returns a ``double``.  A null input is an error, as in Siddhi ("Input to the UnitConversion
-function cannot be null"): the event is dropped and logged (or goes to the fault stream).
+(``tTog`` and ``tTokg`` an ``int`` or a ``double`` only, as their overloads say) and returns a
+``double``.  A null input is an error, as in Siddhi ("Input to the UnitConversion function
+cannot be null"): the event is dropped and logged (or goes to the fault stream).
 
-Siddhi converts with the JSR 363 reference implementation, whose converters apply the exact
-(power of ten or integer) part of a conversion first and the decimal factors after; the
-conversions here do the same, so results agree with Siddhi's to the last bit in the cases its
-tests pin.  Its ``YEAR`` is 365.2525 days (not 365.25), kept as Siddhi has it.  A ``float``
-input is widened from its 32-bit value, as Java's ``Float.doubleValue()`` does.
+Siddhi converts with the JSR 363 reference implementation 0.8 (tec.units:unit-ri), and the
+digits are that library's: ``Number.doubleValue()`` of the input (an int or long rounds to the
+nearest double, a float widens exactly, -0.0 stays -0.0), then each step of the converter
+chain ``getConverterTo`` builds, one double multiplication each.  A ``RationalConverter``
+multiplies by ``(double) dividend / divisor`` (centimetres to metres is ``v * 0.01``, not
+``v / 100``); a ``MultiplyConverter`` by its factor, whose inverse is ``1.0 / factor`` (metres
+to feet is ``v * (1.0 / 0.3048)``).  Two rational steps merge into one where the library
+concatenates them directly, and stay apart where a pair of converters holds them: miles to
+kilometres is ``v * 1.609344 * 1000.0 * 0.001`` and years to days ``v * 365.2525 * 86400.0 *
+(1.0 / 86400)``, each product rounded.  ``_CHAINS`` holds those steps, as unit-ri 0.8 builds
+them for each function.  Its ``YEAR`` is 365.2525 days (not 365.25), kept as Siddhi has it.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
 from srota.engine.expression import ArgInfo
@@ -26,53 +32,70 @@ from srota.grammar.model import AttrType
 _NS = "unitconversion"
 NUMBERS = (AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
 
-# Each unit: (exact factor to the SI unit, decimal factor to the SI unit).
-_U: dict[str, tuple[Fraction, float]] = {
-    # length (metre)
-    "nm": (Fraction(1, 10**9), 1.0), "um": (Fraction(1, 10**6), 1.0), "mm": (Fraction(1, 1000), 1.0),
-    "cm": (Fraction(1, 100), 1.0), "m": (Fraction(1), 1.0), "km": (Fraction(1000), 1.0),
-    "Mm": (Fraction(10**6), 1.0), "in": (Fraction(1), 2.54e-02), "ft": (Fraction(1), 3.048e-01),
-    "yd": (Fraction(1), 9.144e-01), "mi": (Fraction(1000), 1.609344),
-    # mass (kilogram; the gram is the JSR 363 system unit's 1/1000)
-    "ug": (Fraction(1, 10**9), 1.0), "mg": (Fraction(1, 10**6), 1.0), "g": (Fraction(1, 1000), 1.0),
-    "kg": (Fraction(1), 1.0), "t": (Fraction(1000), 1.0), "oz": (Fraction(1), 2.834952e-02),
-    "lb": (Fraction(1), 4.535924e-01), "st": (Fraction(1), 1 / 0.157473),
-    "LT": (Fraction(1), 1 / 0.000984207), "ST": (Fraction(1), 1 / 0.00110231),
-    # time (second)
-    "ns": (Fraction(1, 10**9), 1.0), "us": (Fraction(1, 10**6), 1.0), "ms": (Fraction(1, 1000), 1.0),
-    "s": (Fraction(1), 1.0), "min": (Fraction(60), 1.0), "h": (Fraction(3600), 1.0),
-    "d": (Fraction(86400), 1.0), "y": (Fraction(86400), 365.2525),
-    # volume (cubic metre)
-    "ml": (Fraction(1, 10**6), 1.0), "l": (Fraction(1, 1000), 1.0), "m3": (Fraction(1), 1.0),
+
+def _r(dividend: int, divisor: int) -> float:
+    """unit-ri's ``RationalConverter(dividend, divisor)``: it multiplies by ``dividend / divisor``."""
+    return dividend / divisor
+
+
+# The units the extension defines (their ``MultiplyConverter`` factors to the system unit):
+# ``METRE.multiply(0.3048)`` (foot), ``KILO(METRE).multiply(1.609344)`` (mile),
+# ``KILOGRAM.divide(0.157473)`` (stone: a factor ``1.0 / 0.157473``), and so on; converting
+# *to* such a unit multiplies by the inverse, ``1.0 / factor``.
+_FT, _IN, _YD, _MI = 1.0 / 0.3048, 1.0 / 0.0254, 1.0 / 0.9144, 1.0 / 1.609344
+_OZ, _LB = 1.0 / 0.02834952, 1.0 / 0.4535924
+_ST, _LT, _SHORT = 1.0 / (1.0 / 0.157473), 1.0 / (1.0 / 0.000984207), 1.0 / (1.0 / 0.00110231)
+
+# Siddhi's function name -> the factors unit-ri's converter multiplies by, in the order it applies
+# them (``Pair(left, right)`` converts with ``right`` first).
+_CHAINS: dict[str, tuple[float, ...]] = {
+    "cmToft": (_r(1, 100), _FT), "cmToin": (_r(1, 100), _IN), "cmTokm": (_r(1, 100000),),
+    "cmTom": (_r(1, 100),), "cmToum": (_r(10000, 1),), "cmTomi": (_r(1, 100), _r(1, 1000), _MI),
+    "cmTomm": (_r(10, 1),), "cmTonm": (_r(10**7, 1),), "cmToyd": (_r(1, 100), _YD),
+    "kmTocm": (_r(100000, 1),), "kmToft": (_r(1000, 1), _FT), "kmToin": (_r(1000, 1), _IN),
+    "kmTom": (_r(1000, 1),), "kmToum": (_r(10**9, 1),), "kmTomi": (_r(1000, 1), _r(1, 1000), _MI),
+    "kmTomm": (_r(10**6, 1),), "kmTonm": (_r(10**12, 1),), "kmToyd": (_r(1000, 1), _YD),
+    "MmTokm": (_r(1000, 1),), "mTocm": (_r(100, 1),), "mToft": (_FT,), "mTomm": (_r(1000, 1),),
+    "mToyd": (_YD,), "miTokm": (1.609344, _r(1000, 1), _r(1, 1000)),
+    "gTokg": (_r(1, 1000),), "gToug": (_r(10**6, 1),), "gTomg": (_r(1000, 1),), "kgTog": (_r(1000, 1),),
+    "kgToLT": (_LT,), "kgTooz": (_OZ,), "kgTolb": (_LB,), "kgTost": (_ST,), "kgTot": (_r(1, 1000),),
+    "kgToST": (_SHORT,), "tTog": (_r(10**6, 1),), "tTokg": (_r(1000, 1),),
+    "dToh": (_r(24, 1),), "hTom": (_r(60, 1),), "hTos": (_r(3600, 1),), "mTos": (_r(60, 1),),
+    "sTous": (_r(10**6, 1),), "sToms": (_r(1000, 1),), "sTons": (_r(10**9, 1),),
+    "yTod": (365.2525, _r(86400, 1), _r(1, 86400)),
+    "m3Tol": (_r(1000, 1),), "lTom3": (_r(1, 1000),), "lToml": (_r(1000, 1),), "mlTol": (_r(1, 1000),),
 }
 
-# Siddhi's function name -> (from unit, to unit, what it measures).
-_CONVERSIONS: dict[str, tuple[str, str, str]] = {
-    "cmToft": ("cm", "ft", "centimetres into feet"), "cmToin": ("cm", "in", "centimetres into inches"),
-    "cmTokm": ("cm", "km", "centimetres into kilometres"), "cmTom": ("cm", "m", "centimetres into metres"),
-    "cmToum": ("cm", "um", "centimetres into micrometres"), "cmTomi": ("cm", "mi", "centimetres into miles"),
-    "cmTomm": ("cm", "mm", "centimetres into millimetres"), "cmTonm": ("cm", "nm", "centimetres into nanometres"),
-    "cmToyd": ("cm", "yd", "centimetres into yards"), "kmTocm": ("km", "cm", "kilometres into centimetres"),
-    "kmToft": ("km", "ft", "kilometres into feet"), "kmToin": ("km", "in", "kilometres into inches"),
-    "kmTom": ("km", "m", "kilometres into metres"), "kmToum": ("km", "um", "kilometres into micrometres"),
-    "kmTomi": ("km", "mi", "kilometres into miles"), "kmTomm": ("km", "mm", "kilometres into millimetres"),
-    "kmTonm": ("km", "nm", "kilometres into nanometres"), "kmToyd": ("km", "yd", "kilometres into yards"),
-    "MmTokm": ("Mm", "km", "megametres into kilometres"), "mTocm": ("m", "cm", "metres into centimetres"),
-    "mToft": ("m", "ft", "metres into feet"), "mTomm": ("m", "mm", "metres into millimetres"),
-    "mToyd": ("m", "yd", "metres into yards"), "miTokm": ("mi", "km", "miles into kilometres"),
-    "gTokg": ("g", "kg", "grams into kilograms"), "gToug": ("g", "ug", "grams into micrograms"),
-    "gTomg": ("g", "mg", "grams into milligrams"), "kgTog": ("kg", "g", "kilograms into grams"),
-    "kgToLT": ("kg", "LT", "kilograms into imperial (long) tons"),
-    "kgTooz": ("kg", "oz", "kilograms into ounces"), "kgTolb": ("kg", "lb", "kilograms into pounds"),
-    "kgTost": ("kg", "st", "kilograms into stones"), "kgTot": ("kg", "t", "kilograms into tonnes"),
-    "kgToST": ("kg", "ST", "kilograms into US (short) tons"), "tTog": ("t", "g", "tonnes into grams"),
-    "tTokg": ("t", "kg", "tonnes into kilograms"), "dToh": ("d", "h", "days into hours"),
-    "hTom": ("h", "min", "hours into minutes"), "hTos": ("h", "s", "hours into seconds"),
-    "mTos": ("min", "s", "minutes into seconds"), "sTous": ("s", "us", "seconds into microseconds"),
-    "sToms": ("s", "ms", "seconds into milliseconds"), "sTons": ("s", "ns", "seconds into nanoseconds"),
-    "yTod": ("y", "d", "years into days"), "m3Tol": ("m3", "l", "cubic metres into litres"),
-    "lTom3": ("l", "m3", "litres into cubic metres"), "lToml": ("l", "ml", "litres into millilitres"),
-    "mlTol": ("ml", "l", "millilitres into litres"),
+# The functions whose parameter is an ``int`` or a ``double`` only (TonneToGram, TonneToKilogram).
+_INT_OR_DOUBLE = ("tTog", "tTokg")
+
+# Siddhi's function name -> what it converts.
+_CONVERSIONS: dict[str, str] = {
+    "cmToft": "centimetres into feet", "cmToin": "centimetres into inches",
+    "cmTokm": "centimetres into kilometres", "cmTom": "centimetres into metres",
+    "cmToum": "centimetres into micrometres", "cmTomi": "centimetres into miles",
+    "cmTomm": "centimetres into millimetres", "cmTonm": "centimetres into nanometres",
+    "cmToyd": "centimetres into yards", "kmTocm": "kilometres into centimetres",
+    "kmToft": "kilometres into feet", "kmToin": "kilometres into inches",
+    "kmTom": "kilometres into metres", "kmToum": "kilometres into micrometres",
+    "kmTomi": "kilometres into miles", "kmTomm": "kilometres into millimetres",
+    "kmTonm": "kilometres into nanometres", "kmToyd": "kilometres into yards",
+    "MmTokm": "megametres into kilometres", "mTocm": "metres into centimetres",
+    "mToft": "metres into feet", "mTomm": "metres into millimetres",
+    "mToyd": "metres into yards", "miTokm": "miles into kilometres",
+    "gTokg": "grams into kilograms", "gToug": "grams into micrograms",
+    "gTomg": "grams into milligrams", "kgTog": "kilograms into grams",
+    "kgToLT": "kilograms into imperial (long) tons",
+    "kgTooz": "kilograms into ounces", "kgTolb": "kilograms into pounds",
+    "kgTost": "kilograms into stones", "kgTot": "kilograms into tonnes",
+    "kgToST": "kilograms into US (short) tons", "tTog": "tonnes into grams",
+    "tTokg": "tonnes into kilograms", "dToh": "days into hours",
+    "hTom": "hours into minutes", "hTos": "hours into seconds",
+    "mTos": "minutes into seconds", "sTous": "seconds into microseconds",
+    "sToms": "seconds into milliseconds", "sTons": "seconds into nanoseconds",
+    "yTod": "years into days", "m3Tol": "cubic metres into litres",
+    "lTom3": "litres into cubic metres", "lToml": "litres into millilitres",
+    "mlTol": "millilitres into litres",
 }
 
 
@@ -80,58 +103,61 @@ class UnitConversionError(ValueError):
     """A unit conversion got a null input (Siddhi's SiddhiAppRuntimeException)."""
 
 
-def converter(source: str, target: str) -> Callable[[Any], float]:
-    """The conversion ``source -> target`` of a (non-null) number, as Siddhi computes it.
+def converter(name: str) -> Callable[[Any], float]:
+    """Siddhi's function ``name`` on a (non-null) number, as unit-ri computes it.
 
-    ``+ 0.0`` widens an int or long to double first, as Java's ``Number.doubleValue()`` does.
+    ``float()`` is Java's ``Number.doubleValue()`` of an int or a long (the nearest double) and
+    keeps a -0.0 (``v + 0.0`` would make it 0.0).
     """
-    exact = _U[source][0] / _U[target][0]
-    decimal = _U[source][1] * (1.0 / _U[target][1])
-    num, den = exact.numerator, exact.denominator
-    if decimal == 1.0:
-        if den == 1:
-            return lambda v: (v + 0.0) * num
-        if num == 1:
-            return lambda v: (v + 0.0) / den
-        return lambda v: (v + 0.0) * num / den
-    return lambda v: (v + 0.0) * num / den * decimal
+    chain = _CHAINS[name]
+    if len(chain) == 1:
+        (a,) = chain
+        return lambda v: float(v) * a
+    if len(chain) == 2:
+        a, b = chain
+        return lambda v: float(v) * a * b
+    a, b, c = chain
+    return lambda v: float(v) * a * b * c
 
 
 def _null() -> Any:
     raise UnitConversionError("Input to the UnitConversion function cannot be null")
 
 
-def _declare(name: str, source: str, target: str, what: str) -> None:
-    convert = converter(source, target)
+def _declare(name: str, what: str) -> None:
+    convert = converter(name)
+    types = (AttrType.INT, AttrType.DOUBLE) if name in _INT_OR_DOUBLE else NUMBERS
 
-    @function(_NS, name, (Param("p1", NUMBERS, dynamic=True, doc=f"The value in {what.split()[0]}."),),
+    @function(_NS, name, (Param("p1", types, dynamic=True, doc=f"The value in {what.split()[0]}."),),
               returns=AttrType.DOUBLE, doc=f"Converts {what}; a null input is an error.", pure=True,
               examples=((f"unitconversion:{name}(10)", f"{what.split()[0].capitalize()} 10 in "
-                         f"{what.split()[-1]}: {converter(source, target)(10)!r}."),))
+                         f"{what.split()[-1]}: {convert(10)!r}."),))
     def _build(infos: list[ArgInfo], ctx: Any) -> Any:
         if infos[0].type is AttrType.FLOAT:
             def unit_conversion_float(value: Any) -> float:
                 return _null() if value is None else convert(f32(value))
 
             return AttrType.DOUBLE, unit_conversion_float
-        # One Python call per event: the arithmetic of each shape of conversion written out.
-        exact = _U[source][0] / _U[target][0]
-        decimal = _U[source][1] * (1.0 / _U[target][1])
-        num, den = exact.numerator, exact.denominator
-        if decimal != 1.0:
+
+        # One Python call per event: each length of chain written out.
+        chain = _CHAINS[name]
+        if len(chain) == 1:
+            (a,) = chain
+
             def unit_conversion(value: Any) -> float:
-                return _null() if value is None else (value + 0.0) * num / den * decimal
-        elif den == 1:
+                return _null() if value is None else float(value) * a
+        elif len(chain) == 2:
+            a, b = chain
+
             def unit_conversion(value: Any) -> float:
-                return _null() if value is None else (value + 0.0) * num
-        elif num == 1:
-            def unit_conversion(value: Any) -> float:
-                return _null() if value is None else (value + 0.0) / den
+                return _null() if value is None else float(value) * a * b
         else:
+            a, b, c = chain
+
             def unit_conversion(value: Any) -> float:
-                return _null() if value is None else (value + 0.0) * num / den
+                return _null() if value is None else float(value) * a * b * c
         return AttrType.DOUBLE, unit_conversion
 
 
-for _name, (_source, _target, _what) in _CONVERSIONS.items():
-    _declare(_name, _source, _target, _what)
+for _name, _what in _CONVERSIONS.items():
+    _declare(_name, _what)

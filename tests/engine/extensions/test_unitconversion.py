@@ -1,6 +1,8 @@
 """The ``unitconversion:`` namespace (siddhi-execution-unitconversion)."""
 from __future__ import annotations
 
+import math
+
 import pytest
 from srota.engine import SiddhiAppCreationError, SiddhiManager
 from srota.engine.extensions.unitconversion import _CONVERSIONS
@@ -47,3 +49,45 @@ def test_creation_errors_carry_the_position(call):
     with pytest.raises(SiddhiAppCreationError) as info:
         SiddhiManager().create_siddhi_app_runtime(STREAM + f"from S\nselect unitconversion:{call} as v insert into Out;")
     assert info.value.line == 3 and info.value.column == 8
+
+
+# Real Siddhi 5.1.33 with siddhi-execution-unitconversion and unit-ri 0.8, to the last digit:
+# each rational step multiplies by dividend / divisor (cm to m is v * 0.01, not v / 100), and
+# steps a pair of converters holds stay apart (miles: v * 1.609344 * 1000.0 * 0.001).
+@pytest.mark.parametrize("call, row, expected", [
+    ("cmTom(i)", [-706, 0, 0.0, 0.0, ""], -7.0600000000000005),
+    ("cmTokm(i)", [2147483647, 0, 0.0, 0.0, ""], 21474.836470000002),
+    ("cmToft(i)", [665128677, 0, 0.0, 0.0, ""], 21821806.988188975),
+    ("cmToin(i)", [-1176860712, 0, 0.0, 0.0, ""], -463330988.976378),
+    ("cmTomi(i)", [-1005958464, 0, 0.0, 0.0, ""], -6250.736101169173),
+    ("cmToyd(i)", [-879, 0, 0.0, 0.0, ""], -9.612860892388452),
+    ("kmTomi(l)", [0, 99777814259924584, 0.0, 0.0, ""], 6.199905940552461e+16),
+    ("miTokm(i)", [-599, 0, 0.0, 0.0, ""], -963.9970560000002),
+    ("gTokg(i)", [-940, 0, 0.0, 0.0, ""], -0.9400000000000001),
+    ("kgTot(i)", [955, 0, 0.0, 0.0, ""], 0.9550000000000001),
+    ("lTom3(i)", [946, 0, 0.0, 0.0, ""], 0.9460000000000001),
+    ("mlTol(i)", [568, 0, 0.0, 0.0, ""], 0.5680000000000001),
+    ("yTod(i)", [2031830462, 0, 0.0, 0.0, ""], 742131155821.6549),
+    ("yTod(d)", [0, 0, 0.0, 859.803, ""], 314045.19525749993),
+])
+def test_conversions_to_the_last_digit_as_unit_ri(select_all, call, row, expected):
+    assert select_all(f"unitconversion:{call} as v", row) == [[expected]]
+
+
+@pytest.mark.parametrize("call", ["kmTom(d)", "yTod(d)", "cmTom(d)", "gTomg(f)", "kgToLT(d)"])
+def test_minus_zero_stays_minus_zero(select_all, call):
+    (got,), = select_all(f"unitconversion:{call} as v", [0, 0, -0.0, -0.0, ""])
+    assert got == 0.0 and math.copysign(1.0, got) == -1.0
+
+
+@pytest.mark.parametrize("call", ["tTog(l)", "tTog(f)", "tTokg(l)", "tTokg(f)"])
+def test_tonnes_take_an_int_or_a_double_only(call):
+    with pytest.raises(SiddhiAppCreationError, match="no parameter overload"):
+        SiddhiManager().create_siddhi_app_runtime(STREAM + f"from S select unitconversion:{call} as v insert into Out;")
+
+
+@pytest.mark.parametrize("call, row, expected", [
+    ("tTog(i)", [3, 0, 0.0, 0.0, ""], 3000000.0), ("tTokg(d)", [0, 0, 0.0, 3.5, ""], 3500.0),
+])
+def test_tonnes_of_an_int_or_a_double(select_all, call, row, expected):
+    assert select_all(f"unitconversion:{call} as v", row) == [[expected]]
