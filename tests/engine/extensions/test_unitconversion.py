@@ -91,3 +91,10 @@ def test_tonnes_take_an_int_or_a_double_only(call):
 ])
 def test_tonnes_of_an_int_or_a_double(select_all, call, row, expected):
     assert select_all(f"unitconversion:{call} as v", row) == [[expected]]
+
+
+@pytest.mark.parametrize("call", ["kmTomi(d)", "miTokm(d)"])
+def test_a_step_may_overflow_where_the_whole_ratio_would_not(select_all, call):
+    # kmTomi is v * 1000.0 * 0.001 * (1 / 1.609344) and miTokm v * 1.609344 * 1000.0 * 0.001:
+    # 1e308 * 1000.0 is already Infinity in Siddhi
+    assert select_all(f"unitconversion:{call} as v", [0, 0, 0.0, 1e308, ""]) == [[math.inf]]
