@@ -1134,6 +1134,17 @@ def _named_window_family(app: _App) -> list[dict[str, Any]]:
                       "select r.sym as sym, r.vol as rv, w.price as wp\n"
                       f"insert into {out}")
         app.watch(out)
+    if kind != "delay" and rng.random() < 0.3:
+        # more named windows with timers, all read into one stream: of their timers due at one
+        # instant, Siddhi fires the windows' in the order of a HashMap of their ids
+        for name in rng.sample(("W2", "Wa", "Q", "Zz", "win"), rng.randint(1, 2)):
+            other, other_kind = _window(rng, s, ("time", "timeBatch", "timeLength"))
+            app.define(f"define window {name} ({', '.join(f'{a} {t}' for a, t in s.attrs)}) "
+                       f"{other[8:]}{_window_output(rng, other_kind)};")
+            app.query(f"from S insert into {name}")
+            app.query(f"from {name} select '{name}' as w, sym, price\n{_insert_kind(rng)} OW")
+        app.query(f"from W select 'W' as w, sym, price\n{_insert_kind(rng)} OW")
+        app.watch("OW")
     ondemand = rng.sample(["from W select *", "from W on price > 50.0 select sym, price",
                            "from W select sym, count() as n group by sym order by sym"], rng.randint(1, 2))
     return _steps(app, inputs, ondemand=ondemand)
@@ -1172,6 +1183,15 @@ def _trigger_family(app: _App) -> list[dict[str, Any]]:
                       "select T.triggered_time as tt, s.sym as sym, sum(s.price) as total\n"
                       f"insert into {out}")
         app.watch(out)
+    if rng.random() < 0.4:
+        # more 'start' triggers into one stream: Siddhi fires them in the order of a HashMap of
+        # their ids
+        names = ["Boot", *rng.sample(("Go", "Init", "Kick", "Tstart", "A1"), rng.randint(1, 3))]
+        for name in names[1:]:
+            app.define(f"define trigger {name} at 'start';")
+        for name in rng.sample(names, len(names)):
+            app.query(f"from {name}\nselect '{name}' as name, triggered_time\ninsert into Starts")
+        app.watch("Starts")
     if rng.random() < 0.5:
         app.query(f"from S[{_cond(rng, s, 1)}]\nselect sym, price\ninsert into Plain")
         app.watch("Plain")
