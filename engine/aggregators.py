@@ -22,6 +22,7 @@ from typing import Any
 
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
+from srota.engine.types import hashmap_capacity, hashmap_keys
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import AttrType
 
@@ -666,16 +667,26 @@ _bool_agg("and", True)
 _bool_agg("or", False)
 
 
+class JavaHashSet(set):  # type: ignore[type-arg]
+    """A set that also knows the order a Java ``HashSet`` of it iterates (``java_order``), the
+    order Siddhi prints it in (``convert(unionSet(...), 'string')``)."""
+
+    __slots__ = ("java_order",)
+
+
 class _UnionSet(AggregatorState):
-    __slots__ = ("counts",)
+    # ``counts``: each element's count, in the order the elements came into Siddhi's set;
+    # ``table``: that HashSet's table length (it grows with the elements, never shrinks)
+    __slots__ = ("counts", "table")
 
     def __init__(self) -> None:
         self.counts: dict[Any, int] = {}
+        self.table = 16
 
     def add(self, value: Any) -> set[Any]:
         for v in value or ():
             self.counts[v] = self.counts.get(v, 0) + 1
-        return set(self.counts)
+        return self.value()
 
     def remove(self, value: Any) -> set[Any]:
         for v in value or ():
@@ -684,13 +695,19 @@ class _UnionSet(AggregatorState):
                 self.counts[v] = left
             else:
                 self.counts.pop(v, None)
-        return set(self.counts)
+        return self.value()
 
     def reset(self) -> None:
         self.counts = {}
 
     def value(self) -> set[Any]:
-        return set(self.counts)
+        """A new HashSet of the union (``returnSet.addAll(state.set)``): the state's elements in
+        the state set's order, put into a set of its own."""
+        # (a state restored from a snapshot taken before the table was kept starts from 16)
+        self.table = hashmap_capacity(len(self.counts), getattr(self, "table", 16))
+        out = JavaHashSet(self.counts)
+        out.java_order = tuple(hashmap_keys(hashmap_keys(self.counts, self.table)))
+        return out
 
     def can_destroy(self) -> bool:
         return not self.counts

@@ -24,6 +24,8 @@ tag    value
 9      a dict of an engine subclass of ``dict`` ``[name, entries, attributes]`` (same
        rule for ``name``; the entries as ``[key, value]`` pairs, in order), e.g. a
        Java ``HashMap`` with its table length
+10     a set of an engine subclass of ``set`` ``[name, elements, attributes]`` (same
+       rule for ``name``), e.g. a Java ``HashSet`` with its iteration order
 =====  =====================================================================
 
 Dictionaries keep non-string keys (MessagePack allows them).  Anything else (a function,
@@ -39,7 +41,7 @@ from typing import Any
 
 import msgpack
 
-_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM, _INT_OF, _DICT_OF = range(1, 10)
+_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM, _INT_OF, _DICT_OF, _SET_OF = range(1, 11)
 
 _registered: dict[str, type] = {}
 
@@ -99,6 +101,9 @@ def _default(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):  # (a bool msgpack writes itself)
         _check_allowed(cls)
         return msgpack.ExtType(_INT_OF, _pack([_name(cls), int(value)]))
+    if isinstance(value, set):
+        _check_allowed(cls)
+        return msgpack.ExtType(_SET_OF, _pack([_name(cls), list(value), _attributes(value)]))
     if isinstance(value, dict):
         _check_allowed(cls)
         return msgpack.ExtType(_DICT_OF, _pack([_name(cls), [[k, v] for k, v in value.items()],
@@ -182,4 +187,13 @@ def _ext_hook(code: int, data: bytes) -> Any:
         for key, val in (inner[2] or {}).items():
             object.__setattr__(mapping, key, val)
         return mapping
+    if code == _SET_OF:
+        cls = _class(inner[0])
+        if not issubclass(cls, set):
+            raise StateDecodeError(f"state names {inner[0]} as a kind of set, which it is not")
+        members: Any = set.__new__(cls)
+        set.update(members, inner[1])
+        for key, val in (inner[2] or {}).items():
+            object.__setattr__(members, key, val)
+        return members
     raise StateDecodeError(f"unknown tag {code} in state")

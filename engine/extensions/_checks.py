@@ -424,7 +424,7 @@ def _java_digits(text: str, mag: float) -> str:
 
 def java_str(v: Any, type_: AttrType | None = None) -> str:
     """``String.valueOf(v)`` for Siddhi values (maps print as ``{k=v}`` in Java ``HashMap`` order,
-    lists as ``[a, b]``)."""
+    lists as ``[a, b]``, sets as ``[a, b]`` in Java ``HashSet`` order)."""
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -439,6 +439,9 @@ def java_str(v: Any, type_: AttrType | None = None) -> str:
         return "{" + ", ".join(f"{java_str(k)}={java_str(v[k])}" for k in hashmap_keys(v)) + "}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(java_str(x) for x in v) + "]"
+    if isinstance(v, (set, frozenset)):  # (a java.util.HashSet: its elements in their hash order)
+        order = getattr(v, "java_order", None)
+        return "[" + ", ".join(java_str(x) for x in (order if order is not None else hashmap_keys(v))) + "]"
     return str(v)
 
 

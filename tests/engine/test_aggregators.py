@@ -82,3 +82,19 @@ def test_reset_clears_batch_aggregates():
 def test_aggregator_argument_errors(bad):
     with pytest.raises(SiddhiAppCreationError):
         _run(f"{bad} as x", [])
+
+
+def test_union_set_prints_as_a_java_hashset_and_keeps_it_in_a_snapshot(run_app):
+    from srota.engine import state_codec
+    from srota.engine.aggregators import JavaHashSet
+
+    runtime, got = run_app("define stream S (sym string);\n"
+                           "from S select convert(unionSet(createSet(sym)), 'string') as s, "
+                           "unionSet(createSet(sym)) as raw insert into Out;")
+    for sym in ("WSO2", "IBM", "A"):
+        runtime.get_input_handler("S").send([sym])
+    # a HashSet's toString, in its hash order (tests/differential/recorded/core-sets-print-as-java-hashsets.json)
+    assert [row[0] for row in got.rows] == ["[WSO2]", "[IBM, WSO2]", "[A, IBM, WSO2]"]
+    raw = got.rows[-1][1]
+    back = state_codec.loads(state_codec.dumps(raw))
+    assert type(back) is JavaHashSet and back == raw and back.java_order == raw.java_order
