@@ -667,11 +667,12 @@ _bool_agg("and", True)
 _bool_agg("or", False)
 
 
-class JavaHashSet(set):  # type: ignore[type-arg]
+class JavaHashSet(set[Any]):
     """A set that also knows the order a Java ``HashSet`` of it iterates (``java_order``), the
     order Siddhi prints it in (``convert(unionSet(...), 'string')``)."""
 
     __slots__ = ("java_order",)
+    java_order: tuple[Any, ...]
 
 
 class _UnionSet(AggregatorState):
