@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from srota.engine.types import f32
+from srota.engine.types import f32, java_double_str, java_float32_str
 from srota.grammar.model import AttrType
 
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -227,31 +227,9 @@ def format_double(value: float) -> str:
 
 
 def java_double_text(value: float) -> str:
-    """A double as Java's ``Double.toString`` writes it (what Siddhi's text mappers write).
-
-    Plain decimals for magnitudes in [1e-3, 1e7) (``55.6``, ``100.0``), otherwise computerized
-    scientific notation (``1.0E-9``, ``1.2345678E7``), with the shortest round-trip digits.
-    """
-    if value != value:
-        return "NaN"
-    if value in (math.inf, -math.inf):
-        return "Infinity" if value > 0 else "-Infinity"
-    magnitude = abs(value)
-    if value == 0.0 or 1e-3 <= magnitude < 1e7:
-        text = repr(value)
-        return text if ("." in text or "e" in text) else text + ".0"
-    digits, _, exponent = f"{magnitude!r}".partition("e")
-    if not exponent:  # repr wrote it in positional form: find the decimal exponent ourselves
-        mantissa = digits.replace(".", "").lstrip("0") or "0"
-        point = digits.index(".") if "." in digits else len(digits)
-        lead = len(digits) - len(digits.lstrip("0."))
-        exp = point - 1 if magnitude >= 1 else -(lead - 1)
-        mantissa = mantissa.rstrip("0") or "0"
-    else:
-        mantissa = digits.replace(".", "").rstrip("0") or "0"
-        exp = int(exponent)
-    body = mantissa[0] + "." + (mantissa[1:] or "0")
-    return ("-" if value < 0 else "") + f"{body}E{exp}"
+    """A double as Java's ``Double.toString`` writes it (what Siddhi's text mappers write):
+    ``55.6``, ``100.0``, ``1.0E-9``, ``1.2345678E7``, digit for digit as JDK 17's."""
+    return java_double_str(value)
 
 
 def shortest_float32(value: float) -> float:
@@ -280,9 +258,8 @@ def format_value(value: Any, type_: AttrType, null: str = "null") -> str:
     if cls is bool:
         return "true" if value else "false"
     if cls is float:
-        if type_ is AttrType.FLOAT:
-            value = shortest_float32(value)
-        return java_double_text(value)
+        # (Float.toString of a float attribute, Double.toString of a double)
+        return java_float32_str(value) if type_ is AttrType.FLOAT else java_double_str(value)
     if cls is int:
         return str(value)
     if cls is dict or cls is list or cls is tuple:

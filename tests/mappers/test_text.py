@@ -183,6 +183,12 @@ class TestSink:
         assert m.map([(None, None, EPOCH_MS, f32(0.1), 12345678.9, False, None)]) == [
             b"null|1700000000000|0.1|1.23456789E7|false|null"]
 
+    def test_template_values_at_the_extremes_as_java_17_writes_them(self) -> None:
+        # JDK 17's Double.toString and Float.toString do not always write the shortest digits
+        m = TextSinkMapper(ALL, payload="{{f}}|{{d}}")
+        assert m.map([(None, None, None, f32(7.706176681832562e+25), 7.8117e20, None, None)]) == [
+            b"7.7061766E25|7.811699999999999E20"]
+
     def test_mustache(self) -> None:
         m = TextSinkMapper(STOCK, payload="{{symbol}}/{{{symbol}}}/{{& symbol}}/{{price}}/{{nope}}{{! note }}",
                            mustache=True)
