@@ -315,25 +315,30 @@ def java_double_str(value: float) -> str:
         # fewer lies exactly half an ulp away, so the open and closed intervals agree; and
         # both round a tie between two candidates to the even digit.
         return repr(value)
+    special = _special_text(value)
+    if special is not None:
+        return special
+    bits = _DOUBLE_WORD.unpack(_DOUBLE_BITS.pack(value))[0]
+    return _java_fp_str_bits(bits >> 63 == 1, (bits >> 52) & 0x7FF, bits & _SIGNIF_MASK, False)
+
+
+def _special_text(value: float) -> str | None:
+    """Java's text of NaN, the infinities and the zeros (None for any other value)."""
     if value != value:
         return "NaN"
     if value in (math.inf, -math.inf):
         return "Infinity" if value > 0 else "-Infinity"
     if value == 0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    bits = _DOUBLE_WORD.unpack(_DOUBLE_BITS.pack(value))[0]
-    return _java_fp_str_bits(bits >> 63 == 1, (bits >> 52) & 0x7FF, bits & _SIGNIF_MASK, False)
+    return None
 
 
 def java_float32_str(value: float) -> str:
     """``Float.toString`` (JDK 17) of a 32-bit value: ``65.1`` for the float nearest 65.1."""
     value = float(value)
-    if value != value:
-        return "NaN"
-    if value in (math.inf, -math.inf):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    special = _special_text(value)
+    if special is not None:
+        return special
     try:
         bits = _FLOAT_WORD.unpack(_FLOAT_BITS.pack(value))[0]
     except OverflowError:  # a double beyond the float range: Java's (float) cast overflows
