@@ -110,7 +110,10 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
 
 
 def _plain(value: Any) -> Any:
-    """A value as JSON would carry it (tuples and sets as lists, maps as dicts)."""
+    """A value as JSON would carry it (tuples and sets as lists, maps as dicts; an exception, a
+    fault stream's ``_error``, as ``"$error"``, as the runner writes Siddhi's)."""
+    if isinstance(value, BaseException):
+        return "$error"
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, (set, frozenset)):

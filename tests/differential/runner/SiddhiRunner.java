@@ -248,8 +248,11 @@ public final class SiddhiRunner {
 
     // Floats print as Java prints them (65.1f is "65.1", not its double's digits); a set as
     // {"$set": [...]} (its members in its own order, which the comparison does not hold it to);
-    // other values as gson writes them.
+    // an exception (a fault stream's _error) as "$error"; other values as gson writes them.
     private static Object plain(Object v) {
+        if (v instanceof Throwable) {
+            return "$error";  // a fault stream's _error: the engines' messages are their own
+        }
         if (v instanceof java.util.Set) {
             List<Object> members = new ArrayList<>();
             for (Object m : (java.util.Set<?>) v) {
