@@ -53,3 +53,14 @@ def test_unordered_callbacks_compare_each_chunk_as_a_multiset() -> None:
     assert not compare(siddhi, srota).agree
     assert compare(siddhi, srota, ["stream:O"]).agree
     assert not compare(siddhi, _answer([[1, ["b"]]], [[1, ["a"]], [2, ["c"]]]), ["stream:O"]).agree
+
+
+def test_a_fault_streams_error_compares_as_a_marker() -> None:
+    # the runner writes Siddhi's Throwable as "$error"; Srota's exception must meet it there
+    case = {"id": "fault", "app": "@app:playback\n@OnError(action='STREAM')\n"
+            "define stream S (a int, b long);\n"
+            "from S select list:sort(list:create(a, b), 'ASC') as l insert into O;\n"
+            "from !S select a, _error insert into F;\n",
+            "streams": ["F"], "queries": [], "steps": [{"stream": "S", "events": [[1, [1, 2]]]}]}
+    rows = [row for out in run_srota(case)["outputs"] for _, row, *_ in out["events"]]
+    assert rows == [[1, "$error"]]  # (Integer and Long do not compare: the event faults)
