@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from srota.engine import types as _types
 from srota.engine.aggregators import AggregatorState
 from srota.engine.event import Event
 from srota.engine.expression import ArgInfo
@@ -379,47 +380,9 @@ def _type_doc(t: str | AttrType) -> str:
 
 
 # ---------------------------------------------------------------------------- Java's toString
-def java_double_str(v: float) -> str:
-    """``Double.toString``: shortest round-trip digits, scientific below 1e-3 and from 1e7."""
-    if v != v:
-        return "NaN"
-    if v in (float("inf"), float("-inf")):
-        return "Infinity" if v > 0 else "-Infinity"
-    if v == 0:
-        return "-0.0" if str(v).startswith("-") else "0.0"
-    return _java_digits(repr(v), abs(v))
-
-
-def java_float_str(v: float) -> str:
-    """``Float.toString`` of a 32-bit value: the shortest digits that round-trip in 32 bits."""
-    from srota.engine.types import f32
-
-    if v != v or v in (float("inf"), float("-inf")) or v == 0:
-        return java_double_str(v)
-    for digits in range(1, 10):
-        text = f"{v:.{digits}g}"
-        if f32(float(text)) == v:
-            return _java_digits(repr(float(text)), abs(v))
-    return _java_digits(repr(v), abs(v))
-
-
-def _java_digits(text: str, mag: float) -> str:
-    mantissa, _, exp = text.partition("e")
-    sign = "-" if mantissa.startswith("-") else ""
-    mantissa = mantissa.lstrip("-")
-    digits = mantissa.replace(".", "")
-    point = (mantissa.index(".") if "." in mantissa else len(mantissa)) + (int(exp) if exp else 0)
-    lead = len(digits) - len(digits.lstrip("0"))
-    digits = digits.lstrip("0")
-    point -= lead
-    digits = digits.rstrip("0") or "0"
-    if 1e-3 <= mag < 1e7:
-        if point <= 0:
-            return f"{sign}0.{'0' * -point}{digits}"
-        whole = digits[:point].ljust(point, "0")
-        frac = digits[point:] or "0"
-        return f"{sign}{whole}.{frac}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{point - 1}"
+#: ``Double.toString`` and ``Float.toString`` (of a 32-bit value), as JDK 17 writes them
+java_double_str = _types.java_double_str
+java_float_str = _types.java_float32_str
 
 
 def java_str(v: Any, type_: AttrType | None = None) -> str:
