@@ -32,7 +32,7 @@ from srota.engine.event import CURRENT, EXPIRED, Event
 from srota.engine.expression import BASE_NAMESPACE, Compiled, ExpressionCompiler, error_at
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import Column, StreamScope
-from srota.engine.types import java_double_str, java_float32_str, java_hash
+from srota.engine.types import hashmap_table_for, java_hash
 from srota.grammar.errors import did_you_mean
 from srota.grammar.model import (
     And,
@@ -298,7 +298,7 @@ class InMemoryTable:
         finally:
             self.store = store
         # Siddhi puts the restored map's entries into its own, sized for them at once
-        self._capacity = max(self._capacity, _hashmap_capacity_for(len(self._rows)))
+        self._capacity = max(self._capacity, hashmap_table_for(len(self._rows)))
         if store is not None:
             store.replace_all(self._rows)
 
@@ -333,14 +333,10 @@ def _java_key_text(attributes: Sequence[Attribute], pk: Sequence[int]) -> Callab
     if len(pk) == 1:
         p = pk[0]
         return lambda data: data[p]
-    texts = [(p, _JAVA_TEXT.get(attributes[p].type, str)) for p in pk]
-    return lambda data: "".join(("null" if data[p] is None else text(data[p])) + ":-:" for p, text in texts)
+    from srota.engine.extensions._checks import java_str
 
-
-_JAVA_TEXT: dict[AttrType, Callable[[Any], str]] = {
-    AttrType.FLOAT: java_float32_str, AttrType.DOUBLE: java_double_str,
-    AttrType.BOOL: lambda v: "true" if v else "false",
-}
+    typed = [(p, attributes[p].type) for p in pk]
+    return lambda data: "".join(java_str(data[p], t) + ":-:" for p, t in typed)
 
 
 def _spread(h: int) -> int:
@@ -352,14 +348,6 @@ def _tree_key(item: tuple[Any, int]) -> Any:
     # a null key first: Siddhi's TreeMap refuses it (NullPointerException, the rest of the
     # chunk dropped), Srota keeps the row (docs/siddhi-differences.md, In-memory tables)
     return (item[0] is not None, item[0])
-
-
-def _hashmap_capacity_for(size: int) -> int:
-    """The table length of a ``HashMap`` sized at once for ``size`` entries (``putAll``)."""
-    cap = 16
-    while cap < size / 0.75 + 1:
-        cap *= 2
-    return cap
 
 
 def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:
