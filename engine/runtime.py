@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from srota.engine import aggregators as _aggregators  # noqa: F401 - registers the built-in aggregators
@@ -538,23 +538,16 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
             raise error_at(f"table '{td.id}' is already defined with other annotations", td)
         from srota.engine.table import define_table
         ctx.tables[td.id] = define_table(td, ctx)
-    # Siddhi makes the named windows, and their schedulers, in the order of a HashMap of their
-    # ids: of their timers due at one instant, that order fires first (the scheduler's ranks)
-    rank_of = getattr(getattr(ctx, "scheduler", None), "rank_of", None)
-    if rank_of is not None:
-        by_id = {wd.id: wd for wd in app.window_definitions}
-        for window_id in hashmap_keys(by_id):
-            rank_of(by_id[window_id].window)
-    for wd in app.window_definitions:
+    # Siddhi makes named windows (each with its scheduler) and triggers in the order of a HashMap
+    # of their ids: of their timers due at one instant, and of 'start' triggers, that order
+    # fires first (a window's scheduler rank is taken as it is made)
+    for wd in _in_siddhi_order(app.window_definitions):
         if wd.id in ctx.windows:  # (Siddhi refuses a second window of an id even when it is the same)
             raise error_at(f"window '{wd.id}' is already defined", wd)
         claim("window", wd.id, wd)
         from srota.engine.named_window import define_window
         ctx.windows[wd.id] = define_window(wd, ctx)
-    # (made in the order of a HashMap of their ids, as Siddhi makes them: 'start' triggers
-    # fire in that order)
-    trigger_order = {t: i for i, t in enumerate(hashmap_keys(dict.fromkeys(t.id for t in app.trigger_definitions)))}
-    for trd in sorted(app.trigger_definitions, key=lambda t: trigger_order[t.id]):
+    for trd in _in_siddhi_order(app.trigger_definitions):
         claim("trigger", trd.id, trd)
         from srota.engine.trigger import define_trigger
         ctx.triggers[trd.id] = define_trigger(trd, ctx)
@@ -580,6 +573,13 @@ def _plan_app(runtime: SiddhiAppRuntime, ctx: AppContext) -> None:
                 if pq.name in runtime.queries:
                     raise error_at(f"duplicate query name '{pq.name}'", element)
                 runtime.queries[pq.name] = pq
+
+
+def _in_siddhi_order(definitions: Sequence[Any]) -> list[Any]:
+    """``definitions`` in the order of a Java ``HashMap`` of their ids (a repeated id beside
+    its first, in the app's order), the order Siddhi's SiddhiApp keeps them in."""
+    order = {d: i for i, d in enumerate(hashmap_keys(dict.fromkeys(d.id for d in definitions)))}
+    return sorted(definitions, key=lambda d: order[d.id])
 
 
 def _define_stream(ctx: AppContext, sd: StreamDefinition) -> None:
