@@ -88,6 +88,9 @@ the siddhi-execution jars on its class path (``python -m tests.differential --fa
   expired or all events out; the windows whose defects chunks show get their events alone.
 * ``reorder``: ``#reorder:kslack`` and ``#reorder:akslack`` with and without a timeout and a
   largest K, over a ``ts`` attribute up to 3 s late.
+* ``json_map`` (siddhi-map-json's jar) and ``csv_map`` (siddhi-map-csv's): messages published
+  through a source mapper and a sink mapper, the sink's messages compared
+  (:mod:`tests.differential.mappings`).
 """
 from __future__ import annotations
 
@@ -95,6 +98,8 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from tests.differential import mappings
 
 Case = dict[str, Any]
 
@@ -1341,7 +1346,15 @@ _EXTENSION_BUILDERS: dict[str, Callable[[_App], list[dict[str, Any]]]] = {
     "reorder": _reorder_family,
 }
 
-EXTENSION_FAMILIES: tuple[str, ...] = tuple(_EXTENSION_BUILDERS)
+#: Families whose cases go through a source and a sink mapper (tests/differential/mappings.py);
+#: their builders make the whole case, with ``inMemory`` topics instead of callbacks.
+_MAPPING_BUILDERS: dict[str, Callable[[random.Random], Case]] = {
+    "json_map": mappings.json_family,
+    "csv_map": mappings.csv_family,
+}
+
+MAPPING_FAMILIES: tuple[str, ...] = tuple(_MAPPING_BUILDERS)
+EXTENSION_FAMILIES: tuple[str, ...] = tuple(_EXTENSION_BUILDERS) + MAPPING_FAMILIES
 
 
 def generate(seed: int, index: int, family: str | None = None) -> Case:
@@ -1349,6 +1362,9 @@ def generate(seed: int, index: int, family: str | None = None) -> Case:
     (by default the index picks one in turn)."""
     if family is None:
         family = FAMILIES[index % len(FAMILIES)]
+    if family in _MAPPING_BUILDERS:
+        case = _MAPPING_BUILDERS[family](random.Random(f"{seed}:{index}"))
+        return {"id": f"{seed}-{index}-{family}", "family": family, **case}
     builder = _FAMILY_BUILDERS.get(family) or _EXTENSION_BUILDERS.get(family)  # type: ignore[arg-type]
     if builder is None:
         raise ValueError(f"unknown family {family!r}; the families are "

@@ -34,8 +34,13 @@ class _Timeout(BaseException):
 
 
 def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
-    """Run ``case`` on Srota's embedding API; the answer has the runner's shape."""
+    """Run ``case`` on Srota's embedding API (on the service host where it publishes to or reads
+    ``inMemory`` topics, :mod:`tests.differential.transport`); the answer has the runner's shape."""
     from srota import Event, SiddhiManager
+    from tests.differential.transport import run_srota_service, uses_transports
+
+    if uses_transports(case):
+        return run_srota_service(case, timeout_s)
 
     outputs: list[dict[str, Any]] = []
     answer: Answer = {"id": case.get("id"), "error": None, "outputs": outputs}
@@ -49,15 +54,14 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
 
     def stream_callback(name: str) -> Any:
         def receive(events: list[Any]) -> None:
-            outputs.append({"cb": f"stream:{name}",
-                            "events": [[e.timestamp, _plain(e.data), e.is_expired] for e in events]})
+            outputs.append({"cb": f"stream:{name}", "events": plain_rows(events, expired=True)})
         return receive
 
     def query_callback(name: str) -> Any:
         def receive(timestamp: int, in_events: list[Any] | None, remove_events: list[Any] | None) -> None:
             outputs.append({"cb": f"query:{name}", "ts": timestamp,
-                            "in": [[e.timestamp, _plain(e.data)] for e in in_events or ()],
-                            "out": [[e.timestamp, _plain(e.data)] for e in remove_events or ()]})
+                            "in": plain_rows(in_events or (), expired=False),
+                            "out": plain_rows(remove_events or (), expired=False)})
         return receive
 
     def on_alarm(signum: int, frame: Any) -> None:
@@ -79,7 +83,7 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
         for step in case["steps"]:
             if "query" in step:
                 found = runtime.query(step["query"])
-                outputs.append({"cb": "ondemand", "events": [[e.timestamp, _plain(e.data)] for e in found]})
+                outputs.append({"cb": "ondemand", "events": plain_rows(found, expired=False)})
                 continue
             stream = step["stream"]
             if stream not in handlers:
@@ -107,6 +111,13 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
         except Exception:  # noqa: S110 - the answer is already made
             pass
     return answer
+
+
+def plain_rows(events: Any, *, expired: bool) -> list[list[Any]]:
+    """Events as the runner writes them: ``[timestamp, data]``, with the expired flag if ``expired``."""
+    if expired:
+        return [[e.timestamp, _plain(e.data), e.is_expired] for e in events]
+    return [[e.timestamp, _plain(e.data)] for e in events]
 
 
 def _plain(value: Any) -> Any:

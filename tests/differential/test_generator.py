@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.differential.generator import BASE_TS, EXTENSION_FAMILIES, FAMILIES, generate
+from tests.differential.generator import BASE_TS, EXTENSION_FAMILIES, FAMILIES, MAPPING_FAMILIES, generate
 
 
 def test_same_seed_and_index_make_the_same_case() -> None:
@@ -23,7 +23,7 @@ def test_every_family_is_reached_in_turn() -> None:
     assert [generate(1, i)["family"] for i in range(len(FAMILIES))] == list(FAMILIES)
 
 
-@pytest.mark.parametrize("family", FAMILIES + EXTENSION_FAMILIES)
+@pytest.mark.parametrize("family", [f for f in FAMILIES + EXTENSION_FAMILIES if f not in MAPPING_FAMILIES])
 def test_a_forced_family_makes_well_formed_cases(family: str) -> None:
     for index in range(20):
         case = generate(3, index, family=family)
@@ -42,6 +42,20 @@ def test_a_forced_family_makes_well_formed_cases(family: str) -> None:
         assert all("query" in step and step["query"].startswith(("from ", "select ", "delete "))
                    for step in case["steps"] if "stream" not in step)  # on-demand reads and writes
         json.dumps(case)  # plain JSON, as the runner reads it
+
+
+@pytest.mark.parametrize("family", MAPPING_FAMILIES)
+def test_a_mapping_family_publishes_text_through_a_source_and_a_sink(family: str) -> None:
+    kind = family.removesuffix("_map")
+    for index in range(20):
+        case = generate(3, index, family=family)
+        assert case["id"] == f"3-{index}-{family}" and case["family"] == family
+        assert f"@source(type='inMemory', topic='in', @map(type='{kind}'" in case["app"]
+        assert f"@sink(type='inMemory', topic='out', @map(type='{kind}'" in case["app"]
+        assert case["topics"] == ["out"] and not case["streams"] and not case["queries"]
+        assert case["steps"] and all(step["publish"] == "in" and isinstance(step["message"], str)
+                                     for step in case["steps"])
+        json.dumps(case)
 
 
 def test_events_are_sent_alone_and_in_chunks() -> None:

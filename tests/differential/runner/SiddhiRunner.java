@@ -7,14 +7,18 @@
 //    "steps": [{"stream": "S", "events": [[ts, [v, ...]], ...]},   // one event: send(ts, data)
 //                                                                   // (a null ts: send(data));
 //                                                                   // several: send(Event[])
-//              {"query": "from T select *"}]}                       // an on-demand (store) query
+//              {"query": "from T select *"},                        // an on-demand (store) query
+//              {"publish": "in", "message": "text"}],               // InMemoryBroker.publish
+//    "topics": ["out"]}                                              // InMemoryBroker subscriptions
 // Answer: one line per app on stdout, prefixed with "@@DIFF " (so nothing the engine logs is
 // taken for an answer):
 //   {"id": "...", "error": null | "Class: message", "created": false when the app or a callback
 //    was refused (the error is then a creation error),
 //    "outputs": [{"cb": "stream:O", "events": [[ts, [..], expired], ...]},
 //                {"cb": "query:q1", "ts": t, "in": [[ts, [..]], ...], "out": [...]},
-//                {"cb": "ondemand", "events": [[ts, [..]], ...]}]}
+//                {"cb": "ondemand", "events": [[ts, [..]], ...]},
+//                {"cb": "topic:out", "events": [[0, [message]]]}]}  // a String as it is, an
+//                                        // Event or Event[] (passThrough) as rows, bytes as base64
 // A value that is a java.util.Set is written {"$set": [members...]}: lists keep their order in
 // the comparison, a set's members do not (tests/differential/harness.py same_value).
 // An app that runs past its time limit is answered {"error": "timeout"} and the runner exits
@@ -31,6 +35,7 @@ import io.siddhi.core.event.Event;
 import io.siddhi.core.query.output.callback.QueryCallback;
 import io.siddhi.core.stream.input.InputHandler;
 import io.siddhi.core.stream.output.StreamCallback;
+import io.siddhi.core.util.transport.InMemoryBroker;
 import io.siddhi.query.api.definition.AbstractDefinition;
 import io.siddhi.query.api.definition.Attribute;
 
@@ -102,6 +107,7 @@ public final class SiddhiRunner {
     private static String runApp(SiddhiManager manager, JsonObject request, List<Map<String, Object>> outputs,
                                  Map<String, Object> answer) {
         SiddhiAppRuntime runtime;
+        List<InMemoryBroker.Subscriber> subscribers = new ArrayList<>();
         try {
             runtime = manager.createSiddhiAppRuntime(request.get("app").getAsString());
         } catch (Throwable e) {
@@ -144,10 +150,19 @@ public final class SiddhiRunner {
                 answer.put("created", false);
                 return describe(e);
             }
+            if (request.has("topics")) {
+                for (JsonElement t : request.getAsJsonArray("topics")) {
+                    subscribers.add(subscriber(t.getAsString(), outputs));
+                }
+            }
             runtime.start();
             Map<String, InputHandler> handlers = new HashMap<>();
             for (JsonElement stepElement : request.getAsJsonArray("steps")) {
                 JsonObject step = stepElement.getAsJsonObject();
+                if (step.has("publish")) {
+                    InMemoryBroker.publish(step.get("publish").getAsString(), step.get("message").getAsString());
+                    continue;
+                }
                 if (step.has("query")) {
                     Event[] found = runtime.query(step.get("query").getAsString());
                     Map<String, Object> out = new HashMap<>();
@@ -187,7 +202,49 @@ public final class SiddhiRunner {
             return describe(e);
         } finally {
             runtime.shutdown();
+            for (InMemoryBroker.Subscriber sub : subscribers) {
+                InMemoryBroker.unsubscribe(sub);
+            }
         }
+    }
+
+    // What a sink publishes to ``topic``, as a one-row chunk of callback "topic:<topic>".
+    private static InMemoryBroker.Subscriber subscriber(String topic, List<Map<String, Object>> outputs) {
+        InMemoryBroker.Subscriber sub = new InMemoryBroker.Subscriber() {
+            @Override
+            public void onMessage(Object message) {
+                Map<String, Object> out = new HashMap<>();
+                out.put("cb", "topic:" + topic);
+                if (message instanceof Event) {
+                    out.put("events", rows(new Event[]{(Event) message}, false));
+                } else if (message instanceof Event[]) {
+                    out.put("events", rows((Event[]) message, false));
+                } else {
+                    Object text = message instanceof byte[]
+                            ? "$bytes:" + java.util.Base64.getEncoder().encodeToString((byte[]) message)
+                            : message instanceof java.nio.ByteBuffer
+                            ? "$bytes:" + java.util.Base64.getEncoder().encodeToString(
+                                    ((java.nio.ByteBuffer) message).array())
+                            : String.valueOf(message);
+                    List<Object> row = new ArrayList<>();
+                    row.add(0);
+                    List<Object> data = new ArrayList<>();
+                    data.add(text);
+                    row.add(data);
+                    List<Object> rowsOut = new ArrayList<>();
+                    rowsOut.add(row);
+                    out.put("events", rowsOut);
+                }
+                outputs.add(out);
+            }
+
+            @Override
+            public String getTopic() {
+                return topic;
+            }
+        };
+        InMemoryBroker.subscribe(sub);
+        return sub;
     }
 
     private static AbstractDefinition definition(SiddhiAppRuntime runtime, String stream) {

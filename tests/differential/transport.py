@@ -1,0 +1,139 @@
+"""Run a case with ``inMemory`` sources and sinks on Srota's service host, as the runner does on Siddhi.
+
+A case that names ``topics`` or has ``publish`` steps goes through the real source, source
+mapper, engine, sink mapper and sink path: each ``{"publish": topic, "message": text}`` is
+published to the in-process broker, as Siddhi's tests publish to ``InMemoryBroker``, and what
+the sinks publish to the case's ``topics`` is the answer, one row ``[0, [message]]`` per
+message (a text as it is, bytes as their UTF-8 text, rows of the passThrough mapper as rows),
+beside the stream callbacks' chunks.  Stream steps and on-demand queries run between the
+publishes in their order; before each of them, and at the end, every published message is
+waited for until the sources have taken it and the engine has handled it.
+"""
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+Answer = dict[str, Any]
+
+
+def uses_transports(case: dict[str, Any]) -> bool:
+    """Whether ``case`` publishes to a topic or reads one (and so needs the service host)."""
+    return bool(case.get("topics")) or any("publish" in step for step in case.get("steps", ()))
+
+
+def run_srota_service(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
+    """Run ``case`` on a :class:`~srota.service.host.ServiceHost`; the answer has the runner's shape."""
+    with tempfile.TemporaryDirectory(prefix="srota-difftest-") as tmp:
+        return asyncio.run(_run(case, Path(tmp), timeout_s))
+
+
+async def _run(case: dict[str, Any], tmp: Path, timeout_s: float) -> Answer:
+    from srota.connectors._inmemory import broker
+    from srota.service.config import HttpConfig, ServiceConfig
+    from srota.service.host import ServiceHost
+
+    from tests.differential.harness import plain_rows
+
+    outputs: list[dict[str, Any]] = []
+    answer: Answer = {"id": case.get("id"), "error": None, "outputs": outputs, "created": True}
+    config = ServiceConfig(http=HttpConfig(enabled=False), errors_database=str(tmp / "errors.db"))
+    try:
+        host = ServiceHost(config, app_texts=[case["app"]])
+        await host.start()
+    except Exception as exc:  # a rejected app is an answer
+        answer.update(error=f"{type(exc).__name__}: {exc}", created=False)
+        return answer
+    subscriptions = [broker.subscribe(topic) for topic in case.get("topics", ())]
+    readers = [asyncio.create_task(_read(sub, outputs)) for sub in subscriptions]
+    published: set[str] = set()
+    try:
+        runtime = next(iter(host.runtimes.values()))
+        for name in case.get("streams", ()):
+            runtime.add_callback(name, _stream_callback(name, outputs, plain_rows))
+        async with asyncio.timeout(timeout_s):
+            for step in case["steps"]:
+                if "publish" in step:
+                    await broker.publish(step["publish"], step["message"])
+                    published.add(step["publish"])
+                    continue
+                await _settled(broker, published)
+                if "query" in step:
+                    found = runtime.query(step["query"])
+                    outputs.append({"cb": "ondemand", "events": plain_rows(found, expired=False)})
+                else:
+                    _send(runtime, step)
+            await _settled(broker, published)
+    except TimeoutError:
+        answer["error"] = "timeout"
+    except Exception as exc:
+        answer["error"] = f"{type(exc).__name__}: {exc}"
+        answer["traceback"] = traceback.format_exc(limit=8)
+    finally:
+        await host.stop()  # drains what the engine took and flushes the sinks
+        await asyncio.sleep(0)
+        for task in readers:
+            task.cancel()
+        for sub in subscriptions:
+            _take_all(sub, outputs)
+            broker.unsubscribe(sub)
+    return answer
+
+
+def _stream_callback(name: str, outputs: list[dict[str, Any]], plain_rows: Any) -> Any:
+    def receive(events: list[Any]) -> None:
+        outputs.append({"cb": f"stream:{name}", "events": plain_rows(events, expired=True)})
+    return receive
+
+
+def _send(runtime: Any, step: dict[str, Any]) -> None:
+    from srota import Event
+
+    handler = runtime.get_input_handler(step["stream"])
+    events = step["events"]
+    if len(events) == 1:
+        handler.send(list(events[0][1]), timestamp=events[0][0])
+    else:
+        handler.send_events([Event(ts, list(data)) for ts, data in events])
+
+
+async def _settled(broker: Any, topics: set[str]) -> None:
+    """Wait until every subscriber of ``topics`` (the sources) has taken what was published, and
+    the engine has handled it: the sources deliver on the event loop, so a few turns of it after
+    the queues empty see the last delivery through."""
+    while any(not sub.queue.empty() for topic in topics for sub in broker._subs.get(topic, ())):
+        await asyncio.sleep(0.001)
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def _read(sub: Any, outputs: list[dict[str, Any]]) -> None:
+    while True:
+        payload, _props = await sub.queue.get()
+        outputs.append(_message(sub.topic, payload))
+
+
+def _take_all(sub: Any, outputs: list[dict[str, Any]]) -> None:
+    while not sub.queue.empty():
+        payload, _props = sub.queue.get_nowait()
+        outputs.append(_message(sub.topic, payload))
+
+
+def _message(topic: str, payload: Any) -> dict[str, Any]:
+    """One published message as the runner writes it: a text, bytes as text, rows as rows."""
+    from tests.differential.harness import plain_rows
+
+    if isinstance(payload, (bytes, bytearray, memoryview)):
+        try:
+            payload = bytes(payload).decode("utf-8")
+        except UnicodeDecodeError:
+            import base64
+
+            payload = "$bytes:" + base64.b64encode(bytes(payload)).decode()
+    if isinstance(payload, str):
+        return {"cb": f"topic:{topic}", "events": [[0, [payload]]]}
+    events = payload if isinstance(payload, list) else [payload]
+    return {"cb": f"topic:{topic}", "events": plain_rows(events, expired=False)}
