@@ -52,14 +52,13 @@ Differences from Siddhi, on purpose (none changes a payload Siddhi maps):
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
 from srota.engine.codegen import CodeGen
 from srota.engine.registry import Kind, Param, extension
-from srota.engine.types import f32
+from srota.engine.types import f32, java_double_str, java_float32_str
 from srota.grammar.model import Annotation, Attribute, AttrType
 from srota.mappers._base import (
     TRP_PREFIX,
@@ -78,7 +77,6 @@ from srota.mappers._convert import (
     MISSING,
     _ConvertError,
     json_default,
-    shortest_float32,
     value_converter,
 )
 from srota.mappers._gson import lenient_json_error, lenient_json_loads
@@ -435,14 +433,10 @@ def _json_value_formatter(null: str) -> Callable[[AttrType], Callable[[Any], str
             def fmt(v: Any) -> str:
                 return null if v is None else str(v)
         elif type_ in (AttrType.FLOAT, AttrType.DOUBLE):
-            single = type_ is AttrType.FLOAT
+            java_text = java_float32_str if type_ is AttrType.FLOAT else java_double_str
 
-            def fmt(v: Any) -> str:
-                if v is None:
-                    return null
-                if not math.isfinite(v):
-                    return "null"
-                return repr(shortest_float32(v) if single else float(v))
+            def fmt(v: Any) -> str:  # as Java's String.valueOf: 1.0E7, NaN, Infinity
+                return null if v is None else java_text(v)
         elif type_ is AttrType.BOOL:
             def fmt(v: Any) -> str:
                 return null if v is None else ("true" if v else "false")
@@ -455,12 +449,24 @@ def _json_value_formatter(null: str) -> Callable[[AttrType], Callable[[Any], str
     return formatter
 
 
-def _f32_out(value: Any) -> Any:
-    return None if value is None else shortest_float32(value)
+# Siddhi's Gson writes a number with its ``toString``: ``Float.toString`` and ``Double.toString``
+# (``1.0E7``, ``1.0E-5``, ``NaN``, ``Infinity``: Gson's toString is lenient, so NaN and the
+# infinities are written, not JSON but what a Siddhi consumer gets).  orjson writes a double as
+# Java does only where the shortest repr is Java's text and needs no exponent: 2^-6 <= |v| < 2^23
+# (engine.types.java_double_str); every other number is written as a raw fragment of Java's text.
+_ORJSON_LOW, _ORJSON_HIGH = 0.015625, 8388608.0
 
 
-def _f32_undefined(value: Any) -> Any:
-    return _UNDEFINED if value is None else shortest_float32(value)
+def _java_double(value: Any) -> Any:
+    return orjson.Fragment(java_double_str(value)) if value.__class__ is float else value
+
+
+def _java_float(value: Any) -> Any:
+    return None if value is None else orjson.Fragment(java_float32_str(value))
+
+
+def _java_float_undefined(value: Any) -> Any:
+    return _UNDEFINED if value is None else orjson.Fragment(java_float32_str(value))
 
 
 class JsonSinkMapper(SinkMapper):
@@ -487,12 +493,18 @@ class JsonSinkMapper(SinkMapper):
         null_text = "null" if enable_null_attribute_value else _UNDEFINED
         self._template = (Template(payload, attributes, placed=_json_placed_formatter(null_text))
                           if payload is not None else None)
-        gen = CodeGen({"_f32": _f32_out, "_f32u": _f32_undefined, "_U": _UNDEFINED})
+        gen = CodeGen({"_f32": _java_float, "_f32u": _java_float_undefined, "_U": _UNDEFINED,
+                       "_jd": _java_double})
         plain, undefined = [], []
         for i, attr in enumerate(self.attributes):
             if attr.type is AttrType.FLOAT:
                 plain.append(f"{attr.name!r}: _f32(r[{i}])")
                 undefined.append(f"{attr.name!r}: _f32u(r[{i}])")
+            elif attr.type is AttrType.DOUBLE:
+                v = f"r[{i}]"
+                java = f"({v} if {v}.__class__ is float and {_ORJSON_LOW} <= abs({v}) < {_ORJSON_HIGH} else _jd({v}))"
+                plain.append(f"{attr.name!r}: {java}")
+                undefined.append(f"{attr.name!r}: (_U if {v} is None else {java})")
             else:
                 plain.append(f"{attr.name!r}: r[{i}]")
                 undefined.append(f"{attr.name!r}: (_U if r[{i}] is None else r[{i}])")

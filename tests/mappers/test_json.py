@@ -420,6 +420,22 @@ class TestSink:
         assert JsonSinkMapper(STOCK, enable_null_attribute_value=True).map([(None, None, None)]) == [
             b'{"event":{"symbol":null,"price":null,"volume":null}}']
 
+    @pytest.mark.parametrize(("value", "double", "float_"), [
+        (1e7, b"1.0E7", b"1.0E7"), (1e-5, b"1.0E-5", b"1.0E-5"), (1e23, b"9.999999999999999E22", b"1.0E23"),
+        (0.0009765625, b"9.765625E-4", b"9.765625E-4"), (123456789.0, b"1.23456789E8", b"1.23456792E8"),
+        (-0.0, b"-0.0", b"-0.0"), (55.6, b"55.6", b"55.6"), (8388608.5, b"8388608.5", b"8388608.0"),
+        (math.nan, b"NaN", b"NaN"), (-math.inf, b"-Infinity", b"-Infinity"),
+    ])
+    def test_numbers_are_written_as_gson_writes_them(self, value: float, double: bytes, float_: bytes) -> None:
+        # Siddhi's Gson writes Double.toString and Float.toString (checked on Siddhi 5.1.33,
+        # tests/differential/recorded/mapper-json-sink-numbers.json), NaN and the infinities too
+        m = JsonSinkMapper((Attribute("d", T.DOUBLE), Attribute("f", T.FLOAT)))
+        (out,) = m.map([(value, f32(value))])
+        assert out == b'{"event":{"d":' + double + b',"f":' + float_ + b"}}"
+        (text,) = JsonSinkMapper((Attribute("d", T.DOUBLE), Attribute("f", T.FLOAT)),
+                                 payload='{"d":{{d}},"f":"{{f}}"}').map([(value, f32(value))])
+        assert text == b'{"d":' + double + b',"f":"' + float_ + b'"}'
+
     def test_payload_template(self) -> None:
         m = JsonSinkMapper(STOCK, payload='{"StockData":{"Symbol":"{{symbol}}","Price":{{price}},"V":{{ volume }}}}')
         out = m.map([('W"SO2\n', f32(55.6), 100)])
@@ -429,8 +445,11 @@ class TestSink:
         m = JsonSinkMapper((Attribute("d", T.DOUBLE), Attribute("b", T.BOOL)), payload='{"d":{{d}},"b":{{b}}}',
                            enclosing_element="$.all", enable_null_attribute_value=True)
         (out,) = m.map([(math.nan, None), (1.5, True)])
-        assert out == b'{"all":[{"d":null,"b":null},\n{"d":1.5,"b":true}]}'  # Siddhi's ",\n" separator
-        assert orjson.loads(out) == {"all": [{"d": None, "b": None}, {"d": 1.5, "b": True}]}
+        # Siddhi's ",\n" separator; NaN as Java's String.valueOf writes it (real Siddhi 5.1.33)
+        assert out == b'{"all":[{"d":NaN,"b":null},\n{"d":1.5,"b":true}]}'
+        (out,) = m.map([(1e7, None), (1.5, True)])
+        assert orjson.loads(out) == {"all": [{"d": 1e7, "b": None}, {"d": 1.5, "b": True}]}
+        assert out.startswith(b'{"all":[{"d":1.0E7,')
         siddhi = JsonSinkMapper(STOCK, payload='{"S":"{{symbol}}","P":{{price}},"V":{{volume}}}')
         assert siddhi.map([(None, None, 1)]) == [b'{"S":"undefined","P":undefined,"V":1}']
 
