@@ -3,23 +3,26 @@
 Source, default mapping (no ``@attributes``), as siddhi-map-json:
 
 * a JSON **object** is one event, ``{"event": {...}}`` (the envelope's key in any case) or the
-  plain ``{...}``.  It is strict: a key the stream does not define fails the message, and so
-  does a value of the wrong JSON type -- ``int``/``long`` want a JSON integer, ``double`` a
-  number with a fraction or exponent (``55`` fails, ``55.0`` maps), ``float`` any number,
-  ``bool`` ``true``/``false``; a ``string`` takes any scalar as text and an object or array
-  as its JSON text; an ``object`` takes anything.  A missing attribute fails the message with
-  ``fail.on.missing.attribute='true'`` (the default) and is null otherwise.
+  plain ``{...}``, read as siddhi-map-json walks Jackson's tokens (every field name at any
+  depth is an attribute; :mod:`srota.mappers._json_walk` reads what is not flat, the flat
+  objects take a faster path with the same answer).  It is strict: a key the stream does not
+  define fails the message, and so does a value of the wrong JSON type -- ``int``/``long`` want
+  a JSON integer, ``double`` a number with a fraction or exponent (``55`` fails, ``55.0``
+  maps), ``float`` any number, ``bool`` ``true``/``false``; a ``string`` takes any scalar as
+  its text as written and an object or array as its JSON text.  A missing attribute fails the
+  message with ``fail.on.missing.attribute='true'`` (the default) and is null otherwise.
 * a JSON **array** is many events, each ``{"event": {...}}`` or a plain object.  Siddhi reads
   array elements leniently (values convert from their text: ``"55.6"`` or ``55`` for a
   ``double``; unknown keys are ignored) and drops only the elements that fail: an envelope
   with fewer keys than the stream has attributes (with ``fail.on.missing.attribute='true'``),
   a plain object with fewer keys than attributes (always: it is not shaped as an event, e.g.
-  ``{"testEvent": {...}}``), a value that does not convert, a non-object.
+  ``{"testEvent": {...}}``).
 
 Custom mapping: ``@attributes(id='$.device.id', t='$.temp', topic='trp:topic')`` (or
 positional) with any JSONPath (see :mod:`srota.mappers._jsonpath`), evaluated on each event
 element; ``enclosing.element`` selects the node that holds the events (an array is many
-events, an object one).  Values convert leniently from their text, as Siddhi's do; an
+events, an object one).  Values convert from their text as Siddhi's ``AttributeConverter``
+parses it (``Boolean.parseBoolean``, ``Integer.parseInt``, ``Double.parseDouble``); an
 indefinite path (``$.items[*].id``) gives a list (a ``string`` attribute gets its JSON text).
 A path that matches nothing fails the element with ``fail.on.missing.attribute='true'`` and
 is null otherwise; in an array only the failing elements are dropped.
@@ -31,7 +34,8 @@ Every failure raises :class:`MappingError`; when some elements of an array mappe
 carries them in ``rows`` and the host sends those on (the payload still goes to the error
 route, once).
 
-Sink, as siddhi-map-json: a single event is one object ``{"event": {"a": 1, ...}}``; a chunk of
+Sink, as siddhi-map-json: numbers as Gson writes them (``Double.toString``, ``Float.toString``:
+``1.0E7``, ``NaN``); a single event is one object ``{"event": {"a": 1, ...}}``; a chunk of
 several events is one message, a JSON array of such objects (``event.grouping.enabled='true'``,
 the default; ``'false'`` writes one message per event, the project's earlier default).
 ``@payload('...{{a}}...')`` writes custom text; several events are written
@@ -43,7 +47,8 @@ writes JSON ``null`` (the project's earlier default).
 Differences from Siddhi, on purpose (none changes a payload Siddhi maps):
 
 * an explicit JSON ``null`` is null in every path (Siddhi fails some array payloads on it);
-* an array element whose value does not convert is dropped alone (Siddhi drops the payload);
+* an array element whose value does not convert, that is not an object, or whose ``event``
+  is not an object, is dropped alone (Siddhi drops the payload);
 * an ``object`` attribute of a custom mapping keeps the JSON value (Siddhi gives its text);
 * ``enclosing.element`` also applies to the default mapping (Siddhi ignores it there);
 * a string substituted into a ``@payload`` template inside a JSON string literal
@@ -76,10 +81,12 @@ from srota.mappers._convert import (
     LONG_MIN,
     MISSING,
     _ConvertError,
+    java_text_converter,
     json_default,
     value_converter,
 )
 from srota.mappers._gson import lenient_json_error, lenient_json_loads
+from srota.mappers._json_walk import WalkError, siddhi_single_event
 from srota.mappers._jsonpath import JsonPathError, compile_path, parse_path
 from srota.mappers._options import (
     creation_error,
@@ -102,6 +109,11 @@ class _NotObject(Exception):
     """Raised by generated code when an event element is not a JSON object."""
 
 
+class _Slow(Exception):
+    """Raised by the flat reading of a single object where only Siddhi's walk of the tokens gives
+    Siddhi's event (mappers/_json_walk.py)."""
+
+
 # Per-type "already the right type" checks inlined into generated code; anything else
 # (including None and MISSING) goes through the full converter.
 _FAST_CHECK = {
@@ -113,26 +125,47 @@ _FAST_CHECK = {
 }
 
 
-def _attr_converter(attr: Attribute, fail_on_missing: bool) -> Callable[[Any], Any]:
-    """Lenient conversion (array elements, custom mappings): Siddhi converts the value's text."""
-    conv = value_converter(attr.type)
+def _attr_converter(attr: Attribute, fail_on_missing: bool, custom: bool = False) -> Callable[[Any], Any]:
+    """Lenient conversion (array elements, custom mappings): Siddhi converts the value's text with
+    ``AttributeConverter`` (``Boolean.parseBoolean``, ``Integer.parseInt``, ``Double.parseDouble``):
+    any text but ``true`` is a false bool, `` 7 `` is no int.  ``custom``: a JSONPath's value,
+    whose object or array is text too (``{...}`` is a false bool); in a default-mapping array an
+    object or array value fails the element."""
     name = attr.name
-    structured_ok = attr.type in (AttrType.STRING, AttrType.OBJECT)
+    by_text = attr.type in (AttrType.BOOL, AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE)
+    conv = java_text_converter(attr.type) if by_text else value_converter(attr.type)
+    structured_ok = custom or attr.type in (AttrType.STRING, AttrType.OBJECT)
 
     def convert(value: Any) -> Any:
         if value is MISSING:
             if fail_on_missing:
                 raise _AttrError(name, "missing in the payload")
             return None
+        if value is None:
+            return None
         if not structured_ok and value.__class__ in (dict, list):
             raise _AttrError(name, f"a JSON {'object' if value.__class__ is dict else 'array'} is not "
                                    f"compatible with type {attr.type.value}")
         try:
-            return conv(value)
+            return conv(_java_text(value)) if by_text else conv(value)
         except _ConvertError as exc:
             raise _AttrError(name, f"cannot convert to {attr.type.value}: {exc}") from None
 
     return convert
+
+
+def _java_text(value: Any) -> str:
+    """A decoded JSON value's text as Siddhi's readers give it (json-smart's ``toString``)."""
+    cls = value.__class__
+    if cls is str:
+        return value
+    if cls is bool:
+        return "true" if value else "false"
+    if cls is float:
+        return java_double_str(value)
+    if cls is dict or cls is list:
+        return orjson.dumps(value, default=str).decode()
+    return str(value)
 
 
 def _strict_converter(attr: Attribute, fail_on_missing: bool,
@@ -144,7 +177,6 @@ def _strict_converter(attr: Attribute, fail_on_missing: bool,
     """
     type_ = attr.type
     name = attr.name
-    to_string = value_converter(AttrType.STRING)
 
     def incompatible(value: Any) -> _AttrError:
         text = orjson.dumps(value, default=str).decode()
@@ -161,10 +193,10 @@ def _strict_converter(attr: Attribute, fail_on_missing: bool,
         if value is None:
             return None
         cls = value.__class__
-        if type_ is AttrType.STRING:
-            return to_string(value)
-        if type_ is AttrType.OBJECT:
-            return value
+        if cls is dict or cls is list or type_ is AttrType.STRING or type_ is AttrType.OBJECT:
+            # a nested value, and any but a string for a string or object attribute (Siddhi
+            # keeps a number's text as written): Siddhi's walk decides
+            raise _Slow()
         if type_ is AttrType.BOOL:
             if cls is bool:
                 return value
@@ -243,7 +275,7 @@ class JsonSourceMapper(SourceMapper):
             self._enclosing = None if encl == "$" else compile_path(encl)
         except JsonPathError as exc:
             raise ValueError(f"enclosing.element: {exc}") from None
-        env = {"MISSING": MISSING, "_AttrError": _AttrError, "_NotObject": _NotObject}
+        env = {"MISSING": MISSING, "_AttrError": _AttrError, "_NotObject": _NotObject, "_Slow": _Slow}
         if attribute_map is None:
             self._row_object = self._compile_default(CodeGen(env), strict=True)
             self._row_element = self._compile_default(CodeGen(env), strict=False)
@@ -254,26 +286,25 @@ class JsonSourceMapper(SourceMapper):
     def _compile_default(self, gen: CodeGen, *, strict: bool) -> Callable[..., Row]:
         n = len(self.attributes)
         fail = self.fail_on_missing_attribute
-        if strict and not fail:
-            # A lone scalar (`12`, `"x"`, `null`) provides no attribute: Siddhi's single-event
-            # reader finds none and, missing attributes allowed, sends an event of nulls.
-            body = ["if o.__class__ is not dict:", f"    return {(None,) * n!r}"]
-        else:
-            body = ["if o.__class__ is not dict:", "    raise _NotObject(o)"]
         # {"event": {...}} is Siddhi's envelope; a stream whose only attribute is 'event' cannot
-        # tell the envelope from its data, so there the object is always the data.
+        # tell the envelope from its data, so in an array the element is always the data.
         unwrap = self.names != ("event",)
         if strict:
-            # A single object: the envelope's key in any case (Siddhi compares ignoring case);
-            # every key must be an attribute.
-            if unwrap:
-                body += ["if len(o) == 1:",
-                         "    for k in o: break",
-                         "    if k.__class__ is str and k.lower() == 'event' and o[k].__class__ is dict:",
-                         "        o = o[k]"]
-            body += [f"if len(o) != {n}:", f"    {gen.ref(self._check_keys, 'ck')}(o)"]
+            # A single object, flat: the first key, 'event' in any case, is the envelope, and every
+            # key must be an attribute.  Whatever is not flat (a scalar, a nested value, the
+            # envelope with keys beside it) raises _Slow, for the walk of Siddhi's own reader
+            # (mappers/_json_walk.py).
+            body = ["if o.__class__ is not dict:", "    raise _Slow()",
+                    "for k in o:",
+                    "    if k.lower() == 'event':",
+                    "        if len(o) != 1 or o[k].__class__ is not dict:",
+                    "            raise _Slow()",
+                    "        o = o[k]",
+                    "    break",
+                    f"if len(o) != {n}:", f"    {gen.ref(self._check_keys, 'ck')}(o)"]
         else:
             # An array element: Siddhi's envelope key is exact; a short object is not an event.
+            body = ["if o.__class__ is not dict:", "    raise _NotObject(o)"]
             if unwrap:
                 body += ["if 'event' in o:",
                          "    o = o['event']",
@@ -327,13 +358,17 @@ class JsonSourceMapper(SourceMapper):
                 except JsonPathError as exc:
                     raise ValueError(f"attribute '{attr.name}': {exc}") from None
                 body.append(f"v{i} = {gen.ref(path, 'p')}(o)")
-            values.append(_lenient_expr(gen, f"v{i}", attr, _attr_converter(attr, self.fail_on_missing_attribute)))
+            values.append(_lenient_expr(gen, f"v{i}", attr,
+                                        _attr_converter(attr, self.fail_on_missing_attribute, custom=True)))
         body.append(f"return ({', '.join(values)}{',' if len(values) == 1 else ''})")
         return gen.function("_row", "o, t", body)
 
     # -------------------------------------------------------------- mapping
     def map(self, payload: Any, transport: Mapping[str, Any] | None = None) -> list[Row]:
         """Rows of one JSON payload (see the module doc); raises :class:`MappingError`."""
+        if not self._custom and _blank(payload):
+            # Siddhi's reader finds no field in text that is only white space
+            return self._walked(payload, None)
         doc = _decode(payload, self._custom)
         if self._enclosing is not None:
             doc = self._enclosing(doc)
@@ -346,6 +381,8 @@ class JsonSourceMapper(SourceMapper):
             except (_AttrError, _NotObject) as exc:
                 reason, name = _describe_error(exc)
                 raise MappingError(reason, attribute=name, payload=payload) from None
+            except _Slow:
+                return self._walked(payload if self._enclosing is None else orjson.dumps(doc), doc)
         row = self._row_element
         try:
             return [row(item, t) for item in doc]
@@ -365,6 +402,25 @@ class JsonSourceMapper(SourceMapper):
             reason = f"{reason} ({len(failed)} of {len(doc)} events failed: " \
                      f"{', '.join(str(i) for i, _r, _n in failed)})"
         raise MappingError(reason, attribute=name, index=index, payload=payload, rows=rows)
+
+
+    def _walked(self, payload: Any, doc: Any) -> list[Row]:
+        """The event of a single object as Siddhi's reader walks its tokens (mappers/_json_walk.py)."""
+        text = payload if isinstance(payload, str) else bytes(payload).decode("utf-8")
+        try:
+            row = siddhi_single_event(text, doc, self.attributes, self.fail_on_missing_attribute)
+        except WalkError as exc:
+            raise MappingError(str(exc), attribute=exc.attribute, payload=payload) from None
+        return [] if row is None else [row]
+
+
+def _blank(payload: Any) -> bool:
+    """Non-empty text of JSON white space only (Jackson's: space, tab, line feed, return)."""
+    if isinstance(payload, str):
+        return bool(payload) and not payload.strip(" \t\n\r")
+    if isinstance(payload, (bytes, bytearray, memoryview)):
+        return len(payload) > 0 and not bytes(payload).strip(b" \t\n\r")
+    return False
 
 
 def _lenient_expr(gen: CodeGen, var: str, attr: Attribute, conv: Callable[[Any], Any]) -> str:
