@@ -113,7 +113,10 @@ async def _settled(broker: Any, topics: set[str]) -> None:
 async def _read(sub: Any, outputs: list[dict[str, Any]]) -> None:
     while True:
         payload, _props = await sub.queue.get()
-        outputs.append(_message(sub.topic, payload))
+        try:
+            outputs.append(_message(sub.topic, payload))
+        except Exception as exc:  # shown as a message, so that no later one is lost with it
+            outputs.append({"cb": f"topic:{sub.topic}", "events": [[0, [f"$unreadable {payload!r}: {exc}"]]]})
 
 
 def _take_all(sub: Any, outputs: list[dict[str, Any]]) -> None:
@@ -124,7 +127,7 @@ def _take_all(sub: Any, outputs: list[dict[str, Any]]) -> None:
 
 def _message(topic: str, payload: Any) -> dict[str, Any]:
     """One published message as the runner writes it: a text, bytes as text, rows as rows."""
-    from tests.differential.harness import plain_rows
+    from tests.differential.harness import _plain, plain_rows
 
     if isinstance(payload, (bytes, bytearray, memoryview)):
         try:
@@ -135,5 +138,8 @@ def _message(topic: str, payload: Any) -> dict[str, Any]:
             payload = "$bytes:" + base64.b64encode(bytes(payload)).decode()
     if isinstance(payload, str):
         return {"cb": f"topic:{topic}", "events": [[0, [payload]]]}
-    events = payload if isinstance(payload, list) else [payload]
-    return {"cb": f"topic:{topic}", "events": plain_rows(events, expired=False)}
+    # the passThrough sink's rows: a tuple (a TimedRow with its timestamp), or events
+    items = payload if isinstance(payload, list) else [payload]
+    rows = [[getattr(r, "timestamp", 0), _plain(r)] if isinstance(r, tuple) else plain_rows([r], expired=False)[0]
+            for r in items]
+    return {"cb": f"topic:{topic}", "events": rows}
