@@ -296,7 +296,7 @@ class JsonSourceMapper(SourceMapper):
             # (mappers/_json_walk.py).
             body = ["if o.__class__ is not dict:", "    raise _Slow()",
                     "for k in o:",
-                    "    if k.lower() == 'event':",
+                    "    if len(k) == 5 and k.lower() == 'event':",
                     "        if len(o) != 1 or o[k].__class__ is not dict:",
                     "            raise _Slow()",
                     "        o = o[k]",
@@ -366,10 +366,13 @@ class JsonSourceMapper(SourceMapper):
     # -------------------------------------------------------------- mapping
     def map(self, payload: Any, transport: Mapping[str, Any] | None = None) -> list[Row]:
         """Rows of one JSON payload (see the module doc); raises :class:`MappingError`."""
-        if not self._custom and _blank(payload):
-            # Siddhi's reader finds no field in text that is only white space
-            return self._walked(payload, None)
-        doc = _decode(payload, self._custom)
+        try:
+            doc = _decode(payload, self._custom)
+        except MappingError:
+            if not self._custom and _blank(payload):
+                # Siddhi's reader finds no field in text that is only white space
+                return self._walked(payload, None)
+            raise
         if self._enclosing is not None:
             doc = self._enclosing(doc)
             if doc is MISSING or doc is None:
@@ -551,20 +554,22 @@ class JsonSinkMapper(SinkMapper):
                           if payload is not None else None)
         gen = CodeGen({"_f32": _java_float, "_f32u": _java_float_undefined, "_U": _UNDEFINED,
                        "_jd": _java_double})
-        plain, undefined = [], []
+        body, plain, undefined = [], [], []
+        lo, hi = _ORJSON_LOW, _ORJSON_HIGH
         for i, attr in enumerate(self.attributes):
             if attr.type is AttrType.FLOAT:
                 plain.append(f"{attr.name!r}: _f32(r[{i}])")
                 undefined.append(f"{attr.name!r}: _f32u(r[{i}])")
             elif attr.type is AttrType.DOUBLE:
-                v = f"r[{i}]"
-                java = f"({v} if {v}.__class__ is float and {_ORJSON_LOW} <= abs({v}) < {_ORJSON_HIGH} else _jd({v}))"
-                plain.append(f"{attr.name!r}: {java}")
-                undefined.append(f"{attr.name!r}: (_U if {v} is None else {java})")
+                # where orjson would not write Java's text, a fragment of it (None stays None)
+                body += [f"d{i} = r[{i}]",
+                         f"if d{i}.__class__ is not float or not ({lo} <= d{i} < {hi} or {-hi} < d{i} <= {-lo}):",
+                         f"    d{i} = _jd(d{i})"]
+                plain.append(f"{attr.name!r}: d{i}")
+                undefined.append(f"{attr.name!r}: (_U if d{i} is None else d{i})")
             else:
                 plain.append(f"{attr.name!r}: r[{i}]")
                 undefined.append(f"{attr.name!r}: (_U if r[{i}] is None else r[{i}])")
-        body = []
         if not enable_null_attribute_value:
             # Siddhi writes a null as "undefined"; rows without nulls (nearly all) skip the checks.
             body += ["if None in r:", f"    return {{'event': {{{', '.join(undefined)}}}}}"]
