@@ -100,6 +100,8 @@ def json_family(rng: random.Random) -> dict[str, Any]:
         paths = {a: rng.choice((f"$.{a}", f"$.data.{a}", f"{a}", f"$['{a}']")) for a, _ in attrs}
         mapped = rng.sample(attrs, rng.randint(1, len(attrs))) if rng.random() < 0.2 else attrs
         options.append("@attributes(" + ", ".join(f"{a}=\"{paths[a]}\"" for a, _ in mapped) + ")")
+    if rng.random() < 0.2:
+        options.insert(0, "event.grouping.enabled='false'")  # an array's events go in one by one
     source = "@map(type='json'" + "".join(", " + o for o in options) + ")"
     out_attrs = attrs if rng.random() < 0.7 else rng.sample(attrs, rng.randint(1, len(attrs)))
     sink = _json_sink(rng, out_attrs)
@@ -126,8 +128,11 @@ def json_family(rng: random.Random) -> dict[str, Any]:
 
 def _json_sink(rng: random.Random, attrs: list[tuple[str, str]]) -> str:
     r = rng.random()
-    if r < 0.55:
+    if r < 0.4:
         return "@map(type='json')"
+    if r < 0.55:
+        return "@map(type='json', " + rng.choice(("event.grouping.enabled='false'", "enable.null.attribute.value='true'",
+                                                   "event.grouping.enabled='true'")) + ")"
     if r < 0.7:
         return f"@map(type='json', enclosing.element='{rng.choice(('$.portfolio', '$.a.b', '$'))}')"
     if r < 0.8:
@@ -245,9 +250,9 @@ def _csv_record(rng: random.Random, fields: list[str], delimiter: str) -> str:
 def csv_family(rng: random.Random) -> dict[str, Any]:
     """An app with a csv source and a csv sink, and the messages published to it."""
     attrs = _attributes(rng)
-    delimiter = rng.choice((",", ",", ";", "|", "-/-"))
+    delimiter = rng.choice((",", ",", ";", "|", "-/-", "\t"))
     odd_rate = rng.choice((0.0, 0.05, 0.15))
-    options = [] if delimiter == "," else [f"delimiter='{delimiter}'"]
+    options = [] if delimiter == "," else [f"delimiter='{delimiter}'".replace("\t", "\\t")]
     header = rng.random() < 0.2
     if header:
         options.append("header='true'")
@@ -285,7 +290,10 @@ def csv_family(rng: random.Random) -> dict[str, Any]:
             for i, value in enumerate(row):
                 fields[positions[i] if positions else i] = value
             records.append(_csv_record(rng, fields, delimiter))
-        text = "\n".join(records) + ("\n" if rng.random() < 0.3 else "")
+        line_end = "\r\n" if rng.random() < 0.15 else "\n"
+        if rng.random() < 0.1:
+            records.insert(rng.randrange(len(records) + 1), "")  # an empty line
+        text = line_end.join(records) + (line_end if rng.random() < 0.3 else "")
         steps.append({"publish": "in", "message": text})
     return {"app": app, "topics": ["out"], "streams": [], "queries": [], "steps": steps}
 
