@@ -516,6 +516,11 @@ def _json_value_formatter(null: str) -> Callable[[AttrType], Callable[[Any], str
 _ORJSON_LOW, _ORJSON_HIGH = 0.015625, 8388608.0
 
 
+def _escape_separators(data: bytes) -> bytes:
+    """U+2028 and U+2029 written ``\\u2028`` and ``\\u2029``, as Gson's JsonWriter writes them."""
+    return data.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
+
+
 def _java_double(value: Any) -> Any:
     return orjson.Fragment(java_double_str(value)) if value.__class__ is float else value
 
@@ -634,7 +639,9 @@ class JsonSinkMapper(SinkMapper):
             if self._wrap:
                 objs = [self._wrap_obj(o) for o in objs]
             dumps = orjson.dumps
-            return [dumps(o, default=json_default, option=_DUMPS_OPTS) for o in objs]
+            out = [dumps(o, default=json_default, option=_DUMPS_OPTS) for o in objs]
+            # Gson escapes the line and paragraph separators, which orjson writes as they are
+            return [_escape_separators(d) if b"\xe2\x80" in d else d for d in out]
         except MappingError:
             raise
         except IndexError:

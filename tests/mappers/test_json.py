@@ -481,6 +481,14 @@ class TestSink:
                                  payload='{"d":{{d}},"f":"{{f}}"}').map([(value, f32(value))])
         assert text == b'{"d":' + double + b',"f":"' + float_ + b'"}'
 
+    def test_strings_are_escaped_as_gson_escapes_them(self) -> None:
+        # Gson writes the line and paragraph separators escaped, control characters as \\uXXXX,
+        # the rest as it is (real Siddhi 5.1.33: recorded/mapper-json-sink-string-escapes.json)
+        m = JsonSinkMapper((Attribute("a", T.STRING),))
+        assert m.map([("\u2028x\u2029",)]) == [b'{"event":{"a":"\\u2028x\\u2029"}}']
+        assert m.map([("\x01<&>'=\u00e9\t",)]) == [
+            b'{"event":{"a":"\\u0001<&>\'=\xc3\xa9\\t"}}']
+
     def test_payload_template(self) -> None:
         m = JsonSinkMapper(STOCK, payload='{"StockData":{"Symbol":"{{symbol}}","Price":{{price}},"V":{{ volume }}}}')
         out = m.map([('W"SO2\n', f32(55.6), 100)])
