@@ -57,6 +57,12 @@ _S = (AttrType.STRING,)
 _B = (AttrType.BOOL,)
 _EMPTY: Mapping[str, Any] = {}
 _TAB = "\t"
+#: Java's ``Character.isWhitespace``, which Commons CSV trims by: the space, line and paragraph
+#: separators but the no-break ones, and the controls \t \n \v \f \r and U+001C..U+001F.
+_JAVA_WHITESPACE = (" \u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2008\u2009\u200a\u2028\u2029\u205f"
+                    "\u3000\t\n\x0b\f\r\x1c\x1d\x1e\x1f")
+#: What may stand around a field (not a line break, which ends the record).
+_FIELD_SPACE = _JAVA_WHITESPACE.replace("\n", "").replace("\r", "")
 _ESCAPES = {"\\t": "\t", "\\n": "\n", "\\r": "\r", "\\\\": "\\"}
 
 
@@ -87,7 +93,8 @@ def _split_records(text: str, delimiter: str, trim: bool) -> list[list[str]]:
     """Records of ``text`` for a multi-character or tab delimiter (Commons CSV rules).
 
     ``"`` quotes a field (``""`` inside is a quote); a line break ends a record; empty lines
-    are skipped; with ``trim`` (the tab-delimited format) spaces and tabs around a field go.
+    are skipped; with ``trim`` (the tab-delimited format) what Java's ``Character.isWhitespace``
+    calls white space around a field goes.
     """
     records: list[list[str]] = []
     fields: list[str] = []
@@ -95,7 +102,7 @@ def _split_records(text: str, delimiter: str, trim: bool) -> list[list[str]]:
     while True:
         j = i
         if trim:
-            while j < n and text[j] in " \t" and not text.startswith(delimiter, j):
+            while j < n and text[j] in _FIELD_SPACE and not text.startswith(delimiter, j):
                 j += 1
         quoted = j < n and text[j] == '"'
         if quoted:
@@ -113,7 +120,7 @@ def _split_records(text: str, delimiter: str, trim: bool) -> list[list[str]]:
                 j = k + 1
                 break
             # Commons CSV skips whitespace between a closing quote and the delimiter.
-            while j < n and text[j] in " \t\f\v" and not text.startswith(delimiter, j):
+            while j < n and text[j] in _FIELD_SPACE and not text.startswith(delimiter, j):
                 j += 1
             if j < n and text[j] not in "\r\n" and not text.startswith(delimiter, j):
                 raise csv.Error(f"invalid character {text[j]!r} between a quoted field and the delimiter")
@@ -122,7 +129,7 @@ def _split_records(text: str, delimiter: str, trim: bool) -> list[list[str]]:
             k = j
             while k < n and text[k] not in "\r\n" and not text.startswith(delimiter, k):
                 k += 1
-            value = text[j:k].rstrip(" \t") if trim else text[i:k]
+            value = text[j:k].rstrip(_FIELD_SPACE) if trim else text[i:k]
             j = k
         fields.append(value)
         if j < n and text.startswith(delimiter, j):

@@ -57,6 +57,7 @@ Differences from Siddhi, on purpose (none changes a payload Siddhi maps):
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -228,6 +229,8 @@ def _decode(payload: Any, lenient_object: bool) -> Any:
     if not isinstance(payload, (bytes, bytearray, memoryview, str)):
         raise MappingError(f"the json mapper expects bytes or text, not {type(payload).__name__}",
                            payload=payload)
+    if lenient_object and (b"\x7f" if not isinstance(payload, str) else "\x7f") in payload:
+        payload = _json_smart_del(payload)
     try:
         return orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
@@ -239,6 +242,21 @@ def _decode(payload: Any, lenient_object: bool) -> Any:
     if doc.__class__ is list or (lenient_object and doc is not None):
         return doc
     raise MappingError(f"invalid JSON: {strict_error}", payload=payload)
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _json_smart_del(payload: Any) -> str:
+    """The text json-smart reads: a string with an escape in it is read char by char, and there
+    its permissive mode skips a raw DEL (U+007F); a string without one is taken as it is."""
+    text = payload if isinstance(payload, str) else bytes(payload).decode("utf-8", "surrogateescape")
+
+    def strip(m: re.Match[str]) -> str:
+        literal = m.group()
+        return literal.replace("\x7f", "") if "\\" in literal else literal
+
+    return _JSON_STRING.sub(strip, text)
 
 
 def _describe_error(exc: Exception) -> tuple[str, str | None]:

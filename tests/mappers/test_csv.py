@@ -66,6 +66,14 @@ class TestSource:
         m = CsvSourceMapper(STOCK, delimiter="\\t")
         assert m.map(b" WSO2 \t 00.3\t16\n\n\"a b\" \t1\t2") == [("WSO2", f32(0.3), 16), ("a b", 1.0, 2)]
 
+    def test_tab_delimiter_trims_what_java_calls_white_space(self) -> None:
+        # Commons CSV trims by Character.isWhitespace: the line and paragraph separators and
+        # U+001F too, not a no-break space (real Siddhi 5.1.33: recorded/mapper-csv-tab-trims-java-white-space.json)
+        m = CsvSourceMapper(STOCK, delimiter="\\t")
+        assert m.map("\u2028x\u2029\t1\t2\n\u3000\x1fy\u2009\t1\t2\n\u00a0z\u2007\t1\t2") == [
+            ("x", 1.0, 2), ("y", 1.0, 2), ("\u00a0z\u2007", 1.0, 2)]
+        assert CsvSourceMapper(STOCK).map('"a,b"\u2028\u3000,1,2') == [("a,b", 1.0, 2)]
+
     def test_spaces_after_a_closing_quote(self) -> None:
         # Apache Commons CSV (siddhi-map-csv) skips them; Python's csv module would refuse.
         assert CsvSourceMapper(STOCK).map(b'"a,b"  ,1,2') == [("a,b", 1.0, 2)]

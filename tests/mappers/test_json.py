@@ -182,6 +182,14 @@ class TestSourceDefault:
         assert m.map(b'{"event":{"a":{"d":1e7,"s":"\\u0001/\xc3\xa9"},"b":7}}') == [
             ('{"d":1.0E7,"s":"\\u0001/\u00e9"}', 7)]
 
+    def test_a_custom_mapping_reads_strings_as_json_smart_does(self) -> None:
+        # json-smart reads a string with an escape in it char by char, skipping a raw DEL there
+        # (real Siddhi 5.1.33: recorded/mapper-json-custom-del-after-an-escape.json)
+        m = JsonSourceMapper((Attribute("a", T.STRING), Attribute("b", T.STRING)), attribute_map={"a": "$.a", "b": "$.b"})
+        assert m.map('{"a":"\\u0001\x7f","b":"x\x7f"}') == [("\x01", "x\x7f")]
+        assert m.map(b'{"a":"\\n\x7fz","b":"\\"\x7f"}') == [("\nz", '"')]
+        assert JsonSourceMapper(STOCK).map(b'{"symbol":"\\n\x7f","price":1.5,"volume":1}') == [("\n\x7f", 1.5, 1)]
+
     def test_a_custom_mapping_converts_text_as_java_parses_it(self) -> None:
         m = JsonSourceMapper((Attribute("ok", T.BOOL), Attribute("n", T.INT), Attribute("d", T.DOUBLE)),
                              attribute_map={"ok": "$.ok", "n": "$.n", "d": "$.d"})
