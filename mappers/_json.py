@@ -88,7 +88,7 @@ from srota.mappers._convert import (
 )
 from srota.mappers._gson import lenient_json_error, lenient_json_loads
 from srota.mappers._json_walk import WalkError, siddhi_single_event
-from srota.mappers._jsonpath import JsonPathError, compile_path, parse_path
+from srota.mappers._jsonpath import JsonPathError, compile_path
 from srota.mappers._options import (
     creation_error,
     mapper_options,
@@ -534,6 +534,19 @@ def _json_value_formatter(null: str) -> Callable[[AttrType], Callable[[Any], str
 _ORJSON_LOW, _ORJSON_HIGH = 0.015625, 8388608.0
 
 
+def _enclosing_text(element: str) -> tuple[str, str]:
+    """What siddhi-map-json's sink writes before and after a message for ``enclosing.element``:
+    the names between dots (Java's ``split``, trailing empty names dropped) as keys, raw, but
+    ``$``, and as many closing braces as names, less one when the first is ``$``."""
+    names = element.split(".")
+    while names and not names[-1]:
+        names.pop()
+    if not names:
+        raise ValueError(f"enclosing.element {element!r} names no element")
+    opening = "".join('{"' + name + '":' for name in names if name != "$")
+    return opening, "}" * (len(names) - 1 if names[0] == "$" else len(names))
+
+
 def _escape_separators(data: bytes) -> bytes:
     """U+2028 and U+2029 written ``\\u2028`` and ``\\u2029``, as Gson's JsonWriter writes them."""
     return data.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
@@ -563,15 +576,9 @@ class JsonSinkMapper(SinkMapper):
         self.event_grouping_enabled = event_grouping_enabled
         self.validate_json = validate_json
         self.enable_null_attribute_value = enable_null_attribute_value
-        self._wrap: tuple[str, ...] = ()
-        if enclosing_element and enclosing_element.strip() != "$":
-            try:
-                steps = parse_path(enclosing_element).steps
-            except JsonPathError as exc:
-                raise ValueError(f"enclosing.element: {exc}") from None
-            if any(not isinstance(s, str) for s in steps):
-                raise ValueError(f"a sink enclosing.element must be a path of names, not {enclosing_element!r}")
-            self._wrap = tuple(str(s) for s in steps)
+        # Siddhi splits enclosing.element at each '.' and writes each name but '$' as a key, raw
+        self._prefix, self._suffix = _enclosing_text(enclosing_element) if enclosing_element else ("", "")
+        self._prefix_bytes, self._suffix_bytes = self._prefix.encode(), self._suffix.encode()
         null_text = "null" if enable_null_attribute_value else _UNDEFINED
         self._template = (Template(payload, attributes, placed=_json_placed_formatter(null_text))
                           if payload is not None else None)
@@ -598,16 +605,6 @@ class JsonSinkMapper(SinkMapper):
             body += ["if None in r:", f"    return {{'event': {{{', '.join(undefined)}}}}}"]
         body.append(f"return {{'event': {{{', '.join(plain)}}}}}")
         self._event = gen.function("_event", "r", body)
-
-    def _wrap_obj(self, obj: Any) -> Any:
-        for key in reversed(self._wrap):
-            obj = {key: obj}
-        return obj
-
-    def _wrap_text(self, text: str) -> str:
-        for key in reversed(self._wrap):
-            text = "{" + orjson.dumps(key).decode() + ":" + text + "}"
-        return text
 
     def _check(self, data: bytes) -> bytes:
         if self.validate_json:
@@ -648,18 +645,19 @@ class JsonSinkMapper(SinkMapper):
                 texts = [render(r) for r in rows]
                 if as_array:
                     texts = ["[" + ",\n".join(texts) + "]"]
-                return [self._check(self._wrap_text(t).encode()) for t in texts]
+                return [self._check((self._prefix + t + self._suffix).encode()) for t in texts]
             event = self._event
             if as_array:
                 objs: list[Any] = [[event(r) for r in rows]]
             else:
                 objs = [event(r) for r in rows]
-            if self._wrap:
-                objs = [self._wrap_obj(o) for o in objs]
             dumps = orjson.dumps
             out = [dumps(o, default=json_default, option=_DUMPS_OPTS) for o in objs]
             # Gson escapes the line and paragraph separators, which orjson writes as they are
-            return [_escape_separators(d) if b"\xe2\x80" in d else d for d in out]
+            out = [_escape_separators(d) if b"\xe2\x80" in d else d for d in out]
+            if self._prefix_bytes or self._suffix_bytes:
+                out = [self._prefix_bytes + d + self._suffix_bytes for d in out]
+            return [self._check(d) for d in out] if self.validate_json else out
         except MappingError:
             raise
         except IndexError:
