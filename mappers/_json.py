@@ -156,17 +156,12 @@ def _attr_converter(attr: Attribute, fail_on_missing: bool, custom: bool = False
 
 
 def _java_text(value: Any) -> str:
-    """A decoded JSON value's text as Siddhi's readers give it (json-smart's ``toString``)."""
-    cls = value.__class__
-    if cls is str:
-        return value
-    if cls is bool:
-        return "true" if value else "false"
-    if cls is float:
-        return java_double_str(value)
-    if cls is dict or cls is list:
-        return orjson.dumps(value, default=str).decode()
-    return str(value)
+    """A decoded JSON value's text as Siddhi's readers give it (json-smart's ``toString``: a
+    double as ``Double.toString``)."""
+    return java_double_str(value) if value.__class__ is float else _STRING_OF(value)
+
+
+_STRING_OF = value_converter(AttrType.STRING)
 
 
 def _strict_converter(attr: Attribute, fail_on_missing: bool,
