@@ -22,9 +22,9 @@ the last value, as Siddhi does, but Siddhi also counts the repeated name).
 """
 from __future__ import annotations
 
-import json.decoder
 import re
 from collections.abc import Sequence
+from json.decoder import scanstring  # type: ignore[attr-defined]  # (c_scanstring or py_scanstring)
 from typing import Any
 
 from srota.engine.types import f32, java_double_str
@@ -52,7 +52,7 @@ def _tokens(text: str) -> list[_Token]:
     out: list[_Token] = []
     open_containers: list[str] = []
     expect_name = False  # inside an object, where a string is a field's name
-    scan = json.decoder.scanstring
+    scan = scanstring
     i, n = _SPACE.match(text, 0).end(), len(text)  # type: ignore[union-attr]
     while i < n:
         c = text[i]
