@@ -10,8 +10,10 @@ Source, default mapping (no ``@attributes``): one event is ``key:value`` pairs s
 in any order, as siddhi-map-text reads it: key and value are trimmed; the first pair for an
 attribute wins; keys the stream does not have are ignored; a ``string`` value is taken
 between its enclosing quotes (``"..."`` or ``'...'``); any other value has its ``,`` removed
-(``1,000``) and is parsed as Java does (``Float.parseFloat("55.6f")``, ``Integer.parseInt``;
-a ``bool`` is true for ``true`` in any case and false otherwise; an ``object`` gets the text).
+(``1,000``) and is parsed as Java does (``Integer.parseInt`` and ``Long.parseLong`` read any
+Unicode decimal digit, ``١٢``; ``Double.parseDouble`` reads ``55.6d``, ``1e3`` and hexadecimal
+``0x1.8p1``, not ``NaNf``; ``Float.parseFloat`` rounds the text to 32 bits once; a ``bool`` is
+true for ``true`` in any case and false otherwise; an ``object`` gets the text).
 With ``fail.on.missing.attribute='true'`` (the default) an event that lacks an attribute
 fails; with ``'false'`` the attribute is null.  A value that does not parse always fails.
 
@@ -23,27 +25,43 @@ that did not take part, leaves the attribute missing (an error with
 ``fail.on.missing.attribute='true'``, null otherwise).  As in siddhi-map-text, an attribute
 that names a regex that is not defined, or a group the regex does not have, fails every event
 at mapping time (the app still starts), whatever ``fail.on.missing.attribute`` says.
-Regexes are Java's (``\\w``, ``\\d``, ``\\s`` are ASCII; ``(?<name>...)`` is a named group);
-one that does not compile is refused when the app is created.
+Regexes are Java's, translated as the engine's ``regex:`` functions translate them
+(``\\w``, ``\\d``, ``\\s`` are ASCII, ``\\b`` knows every letter, ``(?<name>...)``, ``\\p{Alpha}``,
+``\\z``, ``\\Q...\\E``), and ``.``, ``$`` and ``\\Z`` know Java's line terminators (``.`` stops at
+``\\r``, ``\\u0085``, ``\\u2028`` and ``\\u2029`` too, ``$`` also matches before a last ``\\r\\n``,
+``\\r``, ...); one that does not compile is refused when the app is created.
 
 ``event.grouping.enabled='true'``: a message holds several events separated by a line that is
 the ``delimiter`` (default ``~~~~~~~~~~``); each event maps (or fails) on its own, and, as in
 Siddhi, each goes into the app as an event of its own (the host still merges them into one
-chunk where no output depends on it).
+chunk where no output depends on it).  As siddhi-map-text splits it: at each delimiter followed
+by a line break (empty pieces at the end dropped, as Java's ``split`` drops them), each event
+but the last losing a line break's length, whatever stands there (a delimiter glued to a
+value cuts the value); an event shorter than that (a delimiter line first, two in a row, a
+message of delimiter lines only) fails with the rest of the message, the events before it
+mapped.
 
 Sink: one message per event in the default format above (``null`` unquoted for a null
 string), or a ``@payload("...{{attribute}}...")`` template (values as Java's ``toString``:
-``55.6``, ``true``, ``null``).  ``mustache.enabled='true'`` renders the ``@payload`` as a
-Mustache template instead: ``{{name}}`` HTML-escaped, ``{{{name}}}`` and ``{{& name}}`` as
-they are, a null or unknown name as nothing (variables only; sections and partials are
-refused when the app is created).  ``event.grouping.enabled='true'`` writes a chunk of events
-as one message, the events separated by ``<new line><delimiter><new line>``.
+``55.6``, ``true``, ``null``; a placeholder's name is read as Siddhi's ``TemplateBuilder``
+reads it, without bracket characters, ``{{(price)}}``, and with its spaces, so ``{{ price }}``
+is refused).  ``mustache.enabled='true'`` renders the ``@payload`` as a Mustache template
+instead, parsed as mustache.java parses it: ``{{name}}`` HTML-escaped (``&``, ``<``, ``>``,
+the quotes, ``=``, the back-quote and the characters up to ``\\r``: ``&#10;``), ``{{{name}}}``
+and ``{{& name}}`` as they are, a null or unknown name as nothing, ``{{!...}}`` and
+``{{%...}}`` nothing, a carriage return without a line feed dropped from the template's text
+(variables only; sections, partials and delimiter changes are refused when the app is
+created, as are an empty tag, a ``{{{`` closed by ``}}`` and an unclosed ``{{``).
+``event.grouping.enabled='true'`` writes a chunk of events as one message, the events
+separated by ``<new line><delimiter><new line>``.
 
-Differences from siddhi-map-text, on purpose (none changes a payload Siddhi maps):
+Differences from siddhi-map-text, on purpose (each where Siddhi fails a payload, or garbles it):
 
 * ``delimiter`` and ``new.line.character`` are literal text (Siddhi splits with them as
   regular expressions) in which ``\\n``, ``\\r``, ``\\t`` and ``\\\\`` are the control characters
-  (Siddhi's source matches them so through the regex; its sink writes the backslashes);
+  (Siddhi's source matches them so through the regex, but cuts as many characters off each
+  event of a grouped message as the option's text has, two for ``'\\n'``, the last character of
+  the event with the line break; its sink writes the backslashes);
 * an unquoted ``null`` value is null for every type (Siddhi's own sink writes a null so, and its
   source cannot read it back: ``"ul"`` for a string, a parse error otherwise); any other
   unquoted string value is taken as it is (Siddhi drops its first and last characters);
@@ -54,10 +72,12 @@ Differences from siddhi-map-text, on purpose (none changes a payload Siddhi maps
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from srota.engine.codegen import CodeGen
+from srota.engine.extensions.regex import java_regex
 from srota.engine.registry import Kind, Param, extension
 from srota.grammar.model import Annotation, Attribute, AttrType
 from srota.mappers._base import (
@@ -115,14 +135,67 @@ def _decode(payload: Any) -> str:
     raise MappingError(f"the text mapper expects text or bytes, not {type(payload).__name__}", payload=payload)
 
 
-def _java_regex(pattern: str) -> re.Pattern[str]:
-    """A Java regular expression compiled by Python's ``re`` with Java's defaults.
+_LINE_FLAGS = re.compile(r"\(\?([idmsuxU]*)(?:-[idmsuxU]*)?[:)]")
+# Java's '.' without DOTALL: any character but a line terminator (\n, \r, \u0085, \u2028, \u2029)
+_JAVA_DOT = "[^\\n\\r\\x85\\u2028\\u2029]"
+# Java's '$' without MULTILINE (and its \Z): the end of the input, or before a line terminator
+# that ends it (\r\n, or one of \n, \r, \u0085, \u2028, \u2029, but not the \n of a \r\n)
+_JAVA_END = "(?=(?:\\r\\n|(?<!\\r)\\n|[\\r\\x85\\u2028\\u2029])?\\z)"
 
-    Java's ``\\w``/``\\d``/``\\s``/``\\b`` are ASCII unless asked otherwise, and a named group
-    is ``(?<name>...)`` there (``(?P<name>...)`` here).
+
+def _line_terminators(pattern: str) -> str:
+    """A Java pattern with ``.``, ``$`` and ``\\Z`` spelled out as Java reads them.
+
+    Python's ``.`` stops only at ``\\n`` and its ``$`` looks only past a last ``\\n``; Java's
+    know every line terminator.  A pattern that sets DOTALL, MULTILINE or UNIX_LINES inline is
+    left as it is.
     """
-    translated = re.sub(r"\(\?<(?=[A-Za-z])", "(?P<", pattern)
-    return re.compile(translated, re.ASCII)
+    flags = "".join(m.group(1) for m in _LINE_FLAGS.finditer(pattern))
+    dot = not any(f in flags for f in "sd")
+    end = not any(f in flags for f in "md")
+    out: list[str] = []
+    i, n, depth = 0, len(pattern), 0
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and pattern.startswith("\\Q", i):
+            close = pattern.find("\\E", i + 2)
+            close = n if close < 0 else close + 2
+            out.append(pattern[i:close])
+            i = close
+            continue
+        if c == "\\":
+            text = pattern[i:i + 2]
+            out.append(_JAVA_END if text == "\\Z" and not depth else text)
+            i += 2
+            continue
+        if c == "[":
+            depth += 1
+            out.append(c)
+            i += 1
+            for lead in ("^", "]"):  # [^...] and a leading ']' (a literal one)
+                if i < n and pattern[i] == lead:
+                    out.append(lead)
+                    i += 1
+            continue
+        if c == "]" and depth:
+            depth -= 1
+        elif c == "." and not depth and dot:
+            c = _JAVA_DOT
+        elif c == "$" and not depth and end:
+            c = _JAVA_END
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _java_regex(pattern: str) -> re.Pattern[str]:
+    """A Java regular expression, as ``java.util.regex`` reads it, compiled for Python's ``re``.
+
+    The engine's translation (:func:`~srota.engine.extensions.regex.java_regex`: ASCII ``\\w``,
+    ``\\d``, ``\\s``, named groups, POSIX classes, ``\\z``, ...), with Java's line terminators
+    for ``.``, ``$`` and ``\\Z``.
+    """
+    return java_regex(_line_terminators(pattern))
 
 
 class _AttrError(Exception):
@@ -157,11 +230,10 @@ class _RegexField:
         if "[" in spec and "]" in spec:  # A[2]: group 2 of regex A
             regex_id, _, group = spec.replace("]", "").partition("[")
             self.regex_id = regex_id
-            try:
-                self.group = int(group)
-            except ValueError:
+            if not re.fullmatch(r"[+-]?\d+", group):  # Integer.parseInt (no spaces, no '_')
                 self.error = f"the regex group index in {spec!r} is not a number"
                 return
+            self.group = int(group)
         else:  # B: group 1 of regex B
             self.regex_id = spec
         pattern = regexes.get(self.regex_id)
@@ -300,21 +372,36 @@ class TextSourceMapper(SourceMapper):
         return tuple(values)
 
     # -------------------------------------------------------------- one message
-    def _events(self, text: str) -> list[str]:
-        if not self.event_grouping:
-            return [text]
+    def _events(self, text: str) -> tuple[list[str], str | None]:
+        """The events of a message, and why the rest of it was lost (None when it was not).
+
+        As siddhi-map-text splits a grouped message: at each ``delimiter`` + line break (as
+        Java's ``split``, which drops the empty strings at the end), and each event but the last
+        loses as many characters as the line break has (the break before the delimiter line, or
+        whatever stands there).  Where an event is shorter than that (a delimiter line first, two
+        in a row) Siddhi fails on it, with the events after it; the ones before are sent.
+        """
+        if not self.event_grouping or self._splitter not in text:
+            return [text], None
         parts = text.split(self._splitter)
-        while len(parts) > 1 and not parts[-1]:  # Java's split drops trailing empty strings
+        while parts and not parts[-1]:  # Java's split drops trailing empty strings
             parts.pop()
-        nl = self.new_line
-        # Every event but the last ends with the line break before the delimiter line.
-        return [p.removesuffix(nl) for p in parts[:-1]] + [parts[-1]]
+        if not parts:
+            return [], "the message holds only delimiter lines"
+        cut = len(self.new_line)
+        events: list[str] = []
+        for part in parts[:-1]:
+            if len(part) < cut:
+                return events, "an empty event before a delimiter line (the rest of the message is lost)"
+            events.append(part[:len(part) - cut])
+        events.append(parts[-1])
+        return events, None
 
     def map(self, payload: Any, transport: Mapping[str, Any] | None = None) -> list[Row]:
         """Rows of one text message; raises :class:`MappingError` (with the rows that did map)."""
         text = _decode(payload)
         t = transport if transport is not None else _EMPTY
-        events = self._events(text)
+        events, lost = self._events(text)
         map_event = self._map_event
         rows: list[Row] = []
         failed: list[tuple[int, str | None, str]] = []
@@ -323,11 +410,13 @@ class TextSourceMapper(SourceMapper):
                 rows.append(map_event(event, t))
             except _AttrError as exc:
                 failed.append((i, *exc.args))
+        if lost is not None:
+            failed.append((len(events), None, lost))
         if failed:
             index, name, reason = failed[0]
             if len(failed) > 1:
-                reason = f"{reason} ({len(failed)} of {len(events)} events failed)"
-            raise MappingError(reason, attribute=name, index=index if len(events) > 1 else None,
+                reason = f"{reason} ({len(failed)} of {len(events) + (lost is not None)} events failed)"
+            raise MappingError(reason, attribute=name, index=index if len(events) > 1 or lost else None,
                                payload=payload, rows=rows)
         return rows
 
@@ -349,6 +438,26 @@ def siddhi_payload_template(text: str, attributes: Sequence[Attribute],
     return Template(text, attributes, formatter)
 
 
+_SIDDHI_PLACEHOLDER = re.compile(r"\{\{([^{}]*)\}\}")
+
+
+def _siddhi_placeholders(text: str, attributes: Sequence[Attribute]) -> str:
+    """``text`` with its ``{{...}}`` placeholders as Siddhi's ``TemplateBuilder`` reads them: the
+    name is what stands between the braces less any bracket character (``{{(price)}}`` is
+    ``{{price}}``), spaces included, so ``{{ price }}`` names no attribute and is refused there
+    (where Srota's templates would trim it)."""
+    names = {a.name for a in attributes}
+
+    def name_of(m: re.Match[str]) -> str:
+        name = "".join(c for c in m.group(1) if unicodedata.category(c) not in ("Ps", "Pe"))
+        if name not in names:
+            raise TemplateError(f"the @payload's {m.group(0)!r} names no attribute of the stream "
+                                f"({', '.join(a.name for a in attributes)})")
+        return "{{" + name + "}}"
+
+    return _SIDDHI_PLACEHOLDER.sub(name_of, text)
+
+
 def _quoted_string_formatter(type_: AttrType) -> Callable[[Any], str]:
     """Values of the default text format: strings in double quotes, null as ``null``."""
     if type_ is AttrType.STRING:
@@ -362,44 +471,76 @@ def _quoted_string_formatter(type_: AttrType) -> Callable[[Any], str]:
 
 
 _HTML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "=": "&#61;",
-                 "`": "&#96;"}
-_HTML_ESCAPE_RE = re.compile("[&<>\"'=`]")
-_MUSTACHE_TAG = re.compile(r"\{\{(\{)?\s*([&!#^/>=]?)\s*(.*?)\s*\}?\}\}", re.DOTALL)
+                 "`": "&#96;", **{chr(c): f"&#{c};" for c in range(14)}}
+_HTML_ESCAPE_RE = re.compile("[&<>\"'=`\\x00-\\x0d]")
+_LONE_CR = re.compile(r"\r(?!\n)")
+_UNSUPPORTED_TAGS = frozenset("#^/<>?$=")  # sections, partials, delimiter changes
 
 
 def _html_escape(text: str) -> str:
-    """What mustache.java's ``HtmlEscaper`` writes for ``{{name}}``."""
+    """What mustache.java's ``HtmlEscaper`` writes for ``{{name}}`` (the characters up to ``\\r``
+    too, as ``&#9;``, ``&#10;``, ``&#13;``)."""
     return _HTML_ESCAPE_RE.sub(lambda m: _HTML_ESCAPES[m.group(0)], text)
+
+
+def _mustache_tags(text: str) -> list[tuple[str, str, str]]:
+    """A Mustache template as mustache.java's parser reads it: (literal text, kind, name) per tag.
+
+    A tag runs from ``{{`` to the first ``}}``; its first character says its kind (``{`` must
+    then be closed by one more ``}``, ``&``, ``!``, a section's ``#`` ...), the rest, trimmed, is
+    the name; a tag that starts with anything else is a variable whose name is all of it,
+    trimmed (kind ``""``).  Like mustache.java, the literal text loses a carriage return that no
+    line feed follows.  The last item is the text after the last tag, with kind ``"end"``.
+    """
+    items: list[tuple[str, str, str]] = []
+    pos = 0
+    while True:
+        start = text.find("{{", pos)
+        if start < 0:
+            items.append((_LONE_CR.sub("", text[pos:]), "end", ""))
+            return items
+        literal = _LONE_CR.sub("", text[pos:start])
+        end = text.find("}}", start + 2)
+        if end < 0:
+            raise ValueError(f"improperly closed mustache variable at {text[start:start + 20]!r}")
+        command = text[start + 2:end]
+        if not command:
+            raise ValueError("an empty mustache tag '{{}}'")
+        kind, name = command[0], command[1:].strip(JAVA_SPACE)
+        pos = end + 2
+        if kind == "{":
+            if not text.startswith("}", pos):
+                raise ValueError(f"improperly closed mustache variable {text[start:pos + 1]!r} "
+                                 "('{{{' needs '}}}')")
+            pos += 1
+        elif kind not in _UNSUPPORTED_TAGS and kind not in "&!%":
+            kind, name = "", command.strip(JAVA_SPACE)
+        items.append((literal, kind, name))
 
 
 def mustache_template(text: str, attributes: Sequence[Attribute]) -> Callable[[Sequence[Any]], str]:
     """``render(row)`` for a Mustache template over the stream's attributes (variables only).
 
     ``{{name}}`` is HTML-escaped, ``{{{name}}}`` and ``{{& name}}`` are not, ``{{! ...}}`` is a
-    comment; a null or unknown name renders as nothing.  Sections, inverted sections, partials
-    and delimiter changes raise ``ValueError``.
+    comment and ``{{%...}}`` a pragma (rendered as nothing); a null or unknown name renders as
+    nothing.  Sections, inverted sections, partials and delimiter changes raise ``ValueError``, as
+    do an empty tag, a ``{{{`` closed by ``}}`` and a ``{{`` not closed at all (mustache.java
+    refuses those three too).
     """
     index = {a.name: (i, a.type) for i, a in enumerate(attributes)}
     gen = CodeGen({"_esc": _html_escape, "_fmt": format_value})
     parts: list[str] = []
-    pos = 0
-    for m in _MUSTACHE_TAG.finditer(text):
-        if m.start() > pos:
-            parts.append(gen.ref(text[pos:m.start()], "s"))
-        pos = m.end()
-        triple, sigil, name = m.group(1) is not None, m.group(2), m.group(3)
-        if sigil == "!":
-            continue
-        if sigil not in ("", "&"):
-            raise ValueError(f"mustache '{{{{{sigil}...}}}}' tags (sections, partials, delimiters) are not "
-                             f"supported: {m.group(0)!r}")
-        if name not in index:
-            continue  # Mustache renders an unknown name as nothing
+    for literal, kind, name in _mustache_tags(text):
+        if literal:
+            parts.append(gen.ref(literal, "s"))
+        if kind in _UNSUPPORTED_TAGS:
+            raise ValueError(f"mustache '{{{{{kind}...}}}}' tags (sections, partials, delimiter changes) are "
+                             f"not supported: '{{{{{kind}{name}}}}}'")
+        if kind in ("!", "%", "end") or name not in index:
+            continue  # a comment, a pragma (mustache.java knows none here), the end; an unknown name
         i, type_ = index[name]
         value = f"('' if r[{i}] is None else _fmt(r[{i}], {gen.ref(type_, 't')}))"
-        parts.append(value if triple or sigil == "&" else f"_esc({value})")
-    if pos < len(text):
-        parts.append(gen.ref(text[pos:], "s"))
+        parts.append(value if kind in ("{", "&") else f"_esc({value})")
     render: Callable[[Sequence[Any]], str] = gen.function("_mustache", "r",
                                                           [f"return {' + '.join(parts) if parts else repr('')}"])
     return render
@@ -426,7 +567,7 @@ class TextSinkMapper(SinkMapper):
         elif mustache:
             self.render = mustache_template(payload, self.attributes)
         else:
-            template = siddhi_payload_template(payload, self.attributes)
+            template = siddhi_payload_template(_siddhi_placeholders(payload, self.attributes), self.attributes)
             if isinstance(template, int):
                 raise ValueError("the text sink mapper does not support object @payload mappings "
                                  f"(@payload('{payload}') names an attribute)")

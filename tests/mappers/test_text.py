@@ -239,3 +239,103 @@ class TestFactory:
     def test_back_quoted_payload_is_literal_text(self) -> None:
         m = mappers.create_sink_mapper(STOCK, ann(payload("`price`")))
         assert m.map([("a", 1.0, 1)]) == [b"price"]
+
+
+class TestSiddhiDifferential:
+    """Divergences from siddhi-map-text 2.1.x on Siddhi 5.1.33 found by the differential tests
+    (``python -m tests.differential --family text_map``); several are also recorded cases
+    (tests/differential/recorded/mapper-text-*.json)."""
+
+    def test_unicode_decimal_digits_are_an_int_and_a_long(self) -> None:
+        # Integer.parseInt and Long.parseLong read any Unicode decimal digit (Character.digit)
+        m = TextSourceMapper(ALL, fail_on_missing_attribute=False)
+        assert m.map("i:١٢,\nl:+٣") == [(None, 12, 3, None, None, None, None)]
+        assert m.map("i:１２") == [(None, 12, None, None, None, None, None)]
+        custom = TextSourceMapper(STOCK, attribute_map={"symbol": "A[1]", "price": "A[2]", "volume": "A[3]"},
+                                  regexes={"A": r"(\w+) (\S+) (\S+)"})
+        assert custom.map("x 1 ٧") == [("x", 1.0, 7)]
+        with pytest.raises(MappingError):  # Double.parseDouble reads ASCII digits only
+            custom.map("x ٣.٥ 7")
+
+    def test_java_floating_point_syntax(self) -> None:
+        m = TextSourceMapper(ALL, fail_on_missing_attribute=False)
+        assert m.map("d:0x1.8p1,\nf:0X1P-2f")[0][3:5] == (0.25, 3.0)
+        assert m.map("d:0x1p2000")[0][4] == float("inf")
+        for bad in ("NaNf", "Infinityd", "0x1F", "0x1.8", "1e", "e5", "0x"):
+            with pytest.raises(MappingError):
+                m.map(f"d:{bad}")
+
+    def test_a_float_is_rounded_once_from_its_text(self) -> None:
+        # Float.parseFloat rounds the decimal to 32 bits directly: through a double, which lands
+        # on the midpoint of two floats, it would round up
+        m = TextSourceMapper(ALL, fail_on_missing_attribute=False)
+        assert m.map("f:1.0000001788139343")[0][3] == f32(1.0000001192092896)
+        assert m.map("f:1.00000017881393432617187501")[0][3] == f32(1.0000002384185791)
+        assert m.map("f:0x1.0000010000000001p0")[0][3] == f32(1.0000001192092896)
+        assert m.map("f:3.4028235677973366e38")[0][3] == f32(3.4028234663852886e38)
+        assert m.map("f:3.4028236e38")[0][3] == float("inf")
+
+    def test_regex_dot_and_dollar_know_javas_line_terminators(self) -> None:
+        m = TextSourceMapper(STOCK, attribute_map={"symbol": "A", "price": "B", "volume": "C"},
+                             regexes={"A": r"s=(.*)", "B": r"p=([0-9.]+)$", "C": r"v=(\d+)\Z"},
+                             fail_on_missing_attribute=False)
+        assert m.map("s=a\rb p=1 v=2\r\n") == [("a", None, 2)]
+        assert m.map("v=2\u2028s=x\u0085y p=1\u2029") == [("x", 1.0, None)]
+        assert m.map("s=\u2028 p=1\n") == [("", 1.0, None)]
+        dotall = TextSourceMapper(STOCK, attribute_map={"symbol": "A", "price": "B", "volume": "C"},
+                                  regexes={"A": r"(?s)s=(.*)", "B": r"p=(\S+)", "C": r"v=(\d+)"},
+                                  fail_on_missing_attribute=False)
+        assert dotall.map("s=a\rb") == [("a\rb", None, None)]
+
+    def test_regexes_are_javas_syntax(self) -> None:
+        m = TextSourceMapper(STOCK, attribute_map={"symbol": "A", "price": "B", "volume": "C"},
+                             regexes={"A": r"(\p{Alpha}+)\z", "B": r"\Q1.5\E(\d)", "C": r"\b(\d+)x"},
+                             fail_on_missing_attribute=False)
+        # (Java 17's \b knows every letter: no boundary between 'é' and '1')
+        assert m.map("1.57 é12x abc") == [("abc", 7.0, None)]
+        assert m.map("1.57 e 12x abc") == [("abc", 7.0, 12)]
+
+    def test_a_group_index_is_read_as_integer_parse_int(self) -> None:
+        m = TextSourceMapper(STOCK, attribute_map={"symbol": "A[ 1]", "price": "A[2]", "volume": "A[3]"},
+                             regexes={"A": r"(\w+) (\S+) (\S+)"}, fail_on_missing_attribute=False)
+        with pytest.raises(MappingError, match="not a number"):
+            m.map("x 1 2")
+
+    def test_grouped_events_lose_a_line_breaks_length_whatever_stands_there(self) -> None:
+        m = TextSourceMapper(STOCK, event_grouping=True, fail_on_missing_attribute=False)
+        # the delimiter glued to the last line: Siddhi cuts the '9' (and a quote off "b")
+        assert m.map('symbol:"a",\nvolume:19~~~~~~~~~~\nsymbol:"b"x~~~~~~~~~~\nvolume:3') == [
+            ("a", None, 1), ("b", None, None), (None, None, 3)]
+        assert m.map('volume:1\n~~~~~~~~~~\n') == [(None, None, 1)]  # the last event keeps its line break
+
+    def test_an_empty_event_loses_the_rest_of_a_grouped_message(self) -> None:
+        m = TextSourceMapper(STOCK, event_grouping=True, fail_on_missing_attribute=False)
+        for text in ("~~~~~~~~~~\nvolume:1", "~~~~~~~~~~\n", "~~~~~~~~~~\n~~~~~~~~~~\n"):
+            with pytest.raises(MappingError, match="delimiter") as info:
+                m.map(text)
+            assert info.value.rows == []
+        with pytest.raises(MappingError, match="the rest of the message is lost") as info:
+            m.map("volume:1\n~~~~~~~~~~\n~~~~~~~~~~\nvolume:2\n~~~~~~~~~~\nvolume:3")
+        assert info.value.rows == [(None, None, 1)]
+        assert m.map("") == [(None, None, None)]  # no delimiter at all: one (empty) event
+
+    def test_mustache_escapes_control_characters_as_mustache_java_does(self) -> None:
+        m = TextSinkMapper(STOCK, payload="{{symbol}}|{{{symbol}}}", mustache=True)
+        assert m.map([("a\tb\nc\rd\x00\x0e", 1.0, 1)]) == [b"a&#9;b&#10;c&#13;d&#0;\x0e|a\tb\nc\rd\x00\x0e"]
+
+    def test_mustache_templates_parse_as_mustache_java_parses_them(self) -> None:
+        def render(template: str) -> bytes:
+            return TextSinkMapper(STOCK, payload=template, mustache=True).map([("<a>", 1.5, 2)])[0]
+
+        assert render("{{symbol}}}") == b"&lt;a&gt;}"
+        assert render("a\rb{{volume}}\r\nc\r") == b"ab2\r\nc"  # a carriage return without a line feed is lost
+        assert render("{{%pragma}}{{ volume }}|{{&  symbol }}|{{{ symbol }}}") == b"2|<a>|<a>"
+        for bad in ("{{{symbol}}", "{{}}", "x {{symbol", "{{>partial}}", "{{=<% %>=}}"):
+            with pytest.raises(ValueError):
+                TextSinkMapper(STOCK, payload=bad, mustache=True)
+
+    def test_payload_placeholders_are_read_as_siddhis_template_builder_reads_them(self) -> None:
+        with pytest.raises(ValueError, match="names no attribute"):
+            TextSinkMapper(STOCK, payload="{{ symbol }}")
+        m = TextSinkMapper(STOCK, payload="{{(symbol)}}|{{[price]}}|{{{volume}}}")
+        assert m.map([("a", 1.5, 2)]) == [b"a|1.5|{2}"]
