@@ -38,6 +38,26 @@ def _define(name: str, attrs: list[tuple[str, str]]) -> str:
     return f"define stream {name} ({', '.join(f'{a} {t}' for a, t in attrs)});"
 
 
+def passing_app(source: str, attrs: list[tuple[str, str]], sink: str, out_attrs: list[tuple[str, str]],
+                window: str = "") -> str:
+    """The app of every mapping family: topic ``in`` through the ``source`` mapper into S, S's
+    ``out_attrs`` (all of its attributes, or some) into O, O through the ``sink`` mapper to ``out``."""
+    select = "*" if out_attrs == attrs else ", ".join(a for a, _ in out_attrs)
+    return "\n".join([
+        "@app:name('Mapping')",
+        f"@source(type='inMemory', topic='in', {source})",
+        _define("S", attrs),
+        f"@sink(type='inMemory', topic='out', {sink})",
+        _define("O", out_attrs),
+        f"from S{window} select {select} insert into O;",
+    ]) + "\n"
+
+
+def some_attributes(rng: random.Random, attrs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The attributes the app passes on: mostly all of them (``select *``), else some."""
+    return attrs if rng.random() < 0.7 else rng.sample(attrs, rng.randint(1, len(attrs)))
+
+
 # ------------------------------------------------------------------------------------- values
 def _good(rng: random.Random, typ: str, plain: bool = False) -> Any:
     """A value a feed of ``typ`` sends, now and then at an edge of the type; ``plain``: a string
@@ -45,7 +65,8 @@ def _good(rng: random.Random, typ: str, plain: bool = False) -> Any:
     if typ == "string":
         if plain:
             return rng.choice(("WSO2", "IBM", "", "é✓ñ", "  spaced  ", "123", "null", "a,b"))
-        return rng.choice(("WSO2", "IBM", "", "é✓ñ", 'a"b\\c', "line\nbreak", "  spaced  ", "123", "null", "a,b"))
+        return rng.choice(("WSO2", "IBM", "", "é✓ñ", 'a"b\\c', "line\nbreak", "  spaced  ", "123", "null", "a,b",
+                           "\u2028x\u2029", "\x01\x7f", "<&>'=", "😀"))
     if typ == "bool":
         return rng.random() < 0.5
     if typ == "int":
@@ -103,19 +124,11 @@ def json_family(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.2:
         options.insert(0, "event.grouping.enabled='false'")  # an array's events go in one by one
     source = "@map(type='json'" + "".join(", " + o for o in options) + ")"
-    out_attrs = attrs if rng.random() < 0.7 else rng.sample(attrs, rng.randint(1, len(attrs)))
+    out_attrs = some_attributes(rng, attrs)
     sink = _json_sink(rng, out_attrs)
     # Siddhi writes a string into a template's string literal raw, Srota JSON-escapes it (by design)
     plain = "@payload" in sink
-    select = "*" if out_attrs == attrs else ", ".join(a for a, _ in out_attrs)
-    app = "\n".join([
-        "@app:name('Mapping')",
-        f"@source(type='inMemory', topic='in', {source})",
-        _define("S", attrs),
-        f"@sink(type='inMemory', topic='out', {sink})",
-        _define("O", out_attrs),
-        f"from S select {select} insert into O;",
-    ]) + "\n"
+    app = passing_app(source, attrs, sink, out_attrs)
     steps = []
     for _ in range(rng.randint(4, 14)):
         if custom:
@@ -269,16 +282,8 @@ def csv_family(rng: random.Random) -> dict[str, Any]:
         options.append("@attributes(" + ", ".join(f"{a}='{p}'" for (a, _), p in zip(attrs, positions, strict=True))
                        + ")")
     source = "@map(type='csv'" + "".join(", " + o for o in options) + ")"
-    out_attrs = attrs if rng.random() < 0.7 else rng.sample(attrs, rng.randint(1, len(attrs)))
-    select = "*" if out_attrs == attrs else ", ".join(a for a, _ in out_attrs)
-    app = "\n".join([
-        "@app:name('Mapping')",
-        f"@source(type='inMemory', topic='in', {source})",
-        _define("S", attrs),
-        f"@sink(type='inMemory', topic='out', {_csv_sink(rng, out_attrs)})",
-        _define("O", out_attrs),
-        f"from S select {select} insert into O;",
-    ]) + "\n"
+    out_attrs = some_attributes(rng, attrs)
+    app = passing_app(source, attrs, _csv_sink(rng, out_attrs), out_attrs)
     steps = []
     if header:
         steps.append({"publish": "in", "message": delimiter.join(a for a, _ in attrs)})
@@ -311,3 +316,18 @@ def _csv_sink(rng: random.Random, attrs: list[tuple[str, str]]) -> str:
         columns = rng.sample(range(len(attrs)), len(attrs))
         options.append("@payload(" + ", ".join(f"{a}='{c}'" for (a, _), c in zip(attrs, columns, strict=True)) + ")")
     return "@map(type='csv'" + "".join(", " + o for o in options) + ")"
+
+
+# ------------------------------------------------------------------------- text and xml families
+def text_family(rng: random.Random) -> dict[str, Any]:
+    """An app with a text source and a text sink (tests/differential/mappings_text.py)."""
+    from tests.differential.mappings_text import text_family as build
+
+    return build(rng)
+
+
+def xml_family(rng: random.Random) -> dict[str, Any]:
+    """An app with an xml source and an xml sink (tests/differential/mappings_xml.py)."""
+    from tests.differential.mappings_xml import xml_family as build
+
+    return build(rng)

@@ -40,6 +40,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from tests.differential.mappings import passing_app, some_attributes
+
 _TYPES = ("string", "int", "long", "float", "double", "bool", "object")
 _NAMES = ("symbol", "price", "volume", "count", "ok", "note", "tag")
 _NUMBERS = ("int", "long", "float", "double")
@@ -48,10 +50,6 @@ _NUMBERS = ("int", "long", "float", "double")
 def _attributes(rng: random.Random) -> list[tuple[str, str]]:
     names = rng.sample(_NAMES, rng.randint(2, 5))
     return [(n, rng.choice(_TYPES)) for n in names]
-
-
-def _define(name: str, attrs: list[tuple[str, str]]) -> str:
-    return f"define stream {name} ({', '.join(f'{a} {t}' for a, t in attrs)});"
 
 
 # ------------------------------------------------------------------------------------- values
@@ -142,18 +140,10 @@ def text_family(rng: random.Random) -> dict[str, Any]:
         def event() -> str:
             return _default_event(rng, attrs, odd_rate, failing, new_line, delimiter if grouping else None)
     source = "@map(type='text'" + "".join(", " + o for o in options) + ")"
-    out_attrs = attrs if rng.random() < 0.7 else rng.sample(attrs, rng.randint(1, len(attrs)))
+    out_attrs = some_attributes(rng, attrs)
     sink, sink_grouping = _sink(rng, out_attrs)
-    select = "*" if out_attrs == attrs else ", ".join(a for a, _ in out_attrs)
     window = f"#window.lengthBatch({rng.randint(2, 3)})" if sink_grouping and rng.random() < 0.6 else ""
-    app = "\n".join([
-        "@app:name('Mapping')",
-        f"@source(type='inMemory', topic='in', {source})",
-        _define("S", attrs),
-        f"@sink(type='inMemory', topic='out', {sink})",
-        _define("O", out_attrs),
-        f"from S{window} select {select} insert into O;",
-    ]) + "\n"
+    app = passing_app(source, attrs, sink, out_attrs, window)
     steps = []
     for _ in range(rng.randint(4, 12)):
         if grouping:
