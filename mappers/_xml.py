@@ -8,11 +8,20 @@ Source, default mapping (no ``@attributes``): the root element is ``<events>`` a
 Values convert from the element's text as Siddhi's do (Java's parsers: ``Float.parseFloat``,
 ``Long.parseLong`` ...; an empty ``<symbol></symbol>`` is the empty string, an empty number
 fails).  Child elements the stream does not have are ignored, and so are children of
-``<events>`` not named ``event``.  An event that lacks an attribute fails with
+``<events>`` not named ``event``: the events are the ``<event>`` children in no namespace, or,
+when there is none, every child whose local name is ``event`` (Axiom's ``getChildrenWithName``
+and its legacy fallback).  An event that lacks an attribute fails with
 ``fail.on.missing.attribute='true'`` (the default) and has it null otherwise; a value that does
 not convert always fails the event.  Only the failing events of a payload are dropped.  A root
 other than ``<events>`` fails the payload.  The custom-mapping options (``enclosing.element``,
 ``namespaces`` ...) are ignored here, as Siddhi ignores them.
+
+A payload is text: bytes are decoded as UTF-8 with malformed sequences replaced (Java's ``new
+String(bytes, UTF_8)``) and the XML declaration's encoding is not read.  What follows the root
+element is not read either (Siddhi's Axiom builds the tree lazily): a second document, text or
+a broken tag after it is no error, unless an XPath walks the document node's children (an
+absolute path such as ``/stock/price`` or ``//price``, an absolute ``enclosing.element``),
+which makes Axiom parse it.
 
 Custom mapping: ``@attributes(symbol='symbol', price='price/@value', t='trp:topic')``, each an
 XPath 1.0 expression (lxml's libxml2) or a transport property; prefixes in them are bound by
@@ -21,22 +30,29 @@ event; with it (an XPath, ``//portfolio``) every element it selects holds events
 elements are the events, or, with ``enclosing.element.as.event='true'``, the selected elements
 are.  The XPaths are evaluated on each event element; the first node selected gives the value:
 
-* an element's text (an element with child elements gives its XML text to a ``string``
-  attribute and fails any other type); with ``enclosing.element.as.event='true'``, a path
-  that selects nothing but equals (ignoring case) the name of a leaf event element selects the
-  event element itself (``enclosing.element='//list/data'``, ``@attributes(data='data')``);
+* an element's text (an element with child elements gives its XML text, as Axiom's
+  ``toString`` writes it, to a ``string`` attribute and fails any other type); with
+  ``enclosing.element.as.event='true'``, a path that selects nothing but equals (ignoring case)
+  the name of a leaf event element selects the event element itself
+  (``enclosing.element='//list/data'``, ``@attributes(data='data')``);
 * an XML attribute's value (a value that does not convert always fails the event);
 * (beyond Siddhi, which leaves these null) a text node or a string, number or boolean result
   (``count(item)``), converted from its text.
 
 An XPath that selects nothing, or an element text that does not convert, fails the event with
-``fail.on.missing.attribute='true'`` and gives null otherwise.  A keyed ``@attributes`` may
-leave attributes out (they are null), as Siddhi documents.
+``fail.on.missing.attribute='true'`` and gives null otherwise.  A keyed ``@attributes`` must
+map every attribute (Siddhi's core refuses the app otherwise); a mapping's text is trimmed.
 
 ``extract.leaf.node.data='true'`` flattens each event element instead: every leaf text and XML
 attribute is keyed by its path from the event element (``/stock/price``,
 ``/child/detail/@key``), one event per leaf node (an element with child elements or an empty
-element), with the values of its ancestors; the ``@attributes`` values are those keys.
+element), with the values of its ancestors; the ``@attributes`` values are those keys.  Texts
+are trimmed as Java's ``String.trim`` does.  A leaf that fails (a missing value with
+``fail.on.missing.attribute='true'``, a value that does not convert) drops its event and the
+later leaves of its element, not the earlier ones.  A value missing with
+``fail.on.missing.attribute='false'`` is what Java's parser makes of null: false for a ``bool``,
+null for an ``int``, ``long``, ``string`` or ``object``, and for a ``float`` or ``double`` the
+whole message is lost (Siddhi's mapper meets a ``NullPointerException`` it does not catch).
 
 ``enable.streaming.xml.content='true'`` reads a document that arrives in pieces (a file read
 line by line): the pieces are parsed incrementally and each element at the simple path
@@ -67,7 +83,12 @@ Differences from siddhi-map-xml, on purpose (none changes a well-formed payload 
 * a ``<!DOCTYPE`` is refused in source payloads (Siddhi's StAX parser reads DTDs);
 * the streaming mode is an incremental XML parser, not Siddhi's text scanning, so a piece may
   end anywhere (inside a tag too) and text keeps its line breaks only if the transport keeps
-  them; ``enclosing.element`` must be a simple path there, which is all Siddhi's scanner reads;
+  them; ``enclosing.element`` must be a simple path there, which is all Siddhi's scanner reads
+  (it also loses the events after an element closed by ``/>`` in a piece that holds a whole
+  document, and after a leaf ``float`` missing with ``fail.on.missing.attribute='false'`` its
+  state is its own: here only that piece's events are lost);
+* XML 1.1 is read as XML 1.0 (libxml2): its control-character references (``&#1;``) are
+  malformed here, as are raw U+FFFE and U+FFFF, which Siddhi's Woodstox lets through;
 * a ``namespaces`` entry without ``=`` is a creation error (Siddhi fails with an index error);
   one with more than one ``=`` is logged and its URI cut at the second ``=``, as in Siddhi.
 
@@ -133,6 +154,15 @@ def _parser() -> Any:
     return parser
 
 
+def _text_parser() -> Any:
+    """A parser for a payload that is text: its declared encoding is ignored (UTF-8 bytes of the
+    text are fed), as Siddhi's parser reads the Java string and never the declaration."""
+    parser = getattr(_parsers, "text_parser", None)
+    if parser is None:
+        parser = _parsers.text_parser = etree.XMLParser(encoding="utf-8", **PARSER_OPTIONS)
+    return parser
+
+
 def _check_no_doctype(element: Any) -> None:
     info = element.getroottree().docinfo
     if info.doctype or info.internalDTD is not None:
@@ -150,6 +180,64 @@ def parse_xml(data: bytes) -> Any:
     except _Refused as exc:
         raise ValueError(str(exc)) from None
     return root
+
+
+def _parse_source(data: bytes) -> tuple[Any, str | None]:
+    """The root element of a source payload (UTF-8 text, its declaration ignored), and the
+    parse error met after the root element ended, if any.
+
+    Siddhi's Axiom builds the document lazily and never reads past the root element unless an
+    XPath walks the document's children: content after it (a second document, text, a broken
+    tag) is not an error until then.  Raises ``etree.XMLSyntaxError`` for an error in the root
+    element or before it, and :class:`_Refused` for a DOCTYPE.
+    """
+    try:
+        root = etree.fromstring(data, _text_parser())
+    except etree.XMLSyntaxError as exc:
+        end = _root_end(data)
+        if end is None or end == len(data):
+            raise
+        root = etree.fromstring(data[:end], _text_parser())  # the error is after it
+        _check_no_doctype(root)
+        return root, f"invalid XML after the root element: {exc}"
+    _check_no_doctype(root)
+    return root, None
+
+
+def _root_end(data: bytes) -> int | None:
+    """Where the root element of ``data`` ends (the offset after its end tag), when it ends
+    before the first parse error the incremental parser sees, else None.  Fed up to each '>'
+    so that the root's end is seen where it is."""
+    parser = etree.XMLPullParser(events=("start", "end"), encoding="utf-8", **PARSER_OPTIONS)
+    depth = 0
+    start = 0
+    n = len(data)
+    try:
+        while start < n:
+            end = data.find(b">", start)
+            stop = n if end < 0 else end + 1
+            parser.feed(data[start:stop])
+            start = stop
+            for event, _element in parser.read_events():
+                depth += 1 if event == "start" else -1
+                if depth == 0:
+                    return stop
+    except etree.XMLSyntaxError:
+        return None
+    return None
+
+
+def _java_text(payload: Any) -> bytes:
+    """A payload as the UTF-8 bytes of the Java string Siddhi parses: text as it is, bytes
+    decoded as UTF-8 with malformed sequences replaced (``new String(bytes, UTF_8)``)."""
+    if isinstance(payload, str):
+        return payload.encode("utf-8", "surrogatepass")
+    data = _payload_bytes(payload)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace").encode("utf-8")
+    return data
 
 
 def _payload_bytes(payload: Any) -> bytes:
@@ -184,6 +272,14 @@ def _direct_text(element: Any) -> str:
     return (element.text or "") + "".join(child.tail or "" for child in element)
 
 
+_JAVA_SPACE = "".join(map(chr, range(0x21)))
+
+
+def _java_trim(text: str) -> str:
+    """Java's ``String.trim``: only characters up to U+0020 go (not U+2028, U+00A0 ...)."""
+    return text.strip(_JAVA_SPACE)
+
+
 def _short(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -194,6 +290,11 @@ def _describe(element: Any) -> str:
 
 class _AttrError(Exception):
     """One attribute of one event did not map: (attribute name or None, reason)."""
+
+
+class _MessageError(Exception):
+    """The whole message fails, the events mapped before included (as an exception Siddhi's
+    mapper does not catch drops them all)."""
 
 
 def parse_namespaces(text: str | None) -> dict[str, str]:
@@ -229,10 +330,107 @@ def _compile_xpath(text: str, namespaces: Mapping[str, str], what: str) -> Any:
         raise ValueError(f"{what}: {text!r} is not an XPath expression: {exc}") from None
 
 
+_LITERALS = re.compile(r"'[^']*'|\"[^\"]*\"")
+_ABSOLUTE = re.compile(r"(?:^|[(\[,|=<>+]|!=|\b(?:and|or|div|mod)\b|\s-)\s*/")
+_UPWARD = re.compile(r"\.\.|\b(?:parent|ancestor|ancestor-or-self|following|following-sibling)\s*::|\bid\s*\(")
+
+
+def reaches_document(xpath: str) -> bool:
+    """Whether evaluating ``xpath`` on the root element walks the document node's children: an
+    absolute path (``/stock/price``, ``//price``), a step up or to following nodes, ``id()``.
+
+    Jaxen on Siddhi's lazily built Axiom tree then parses what follows the root element, so an
+    error there fails the message; a relative path (``price``, ``@id``) never reads it.
+    """
+    text = _LITERALS.sub("''", xpath.strip())
+    return bool(_ABSOLUTE.search(text) or _UPWARD.search(text))
+
+
 def _number_text(value: float) -> str:
     if value.is_integer() and abs(value) < 2 ** 63:
         return str(int(value))
     return repr(value)
+
+
+# ------------------------------------------------------------------------- Axiom's XML text
+_XML_NS = "http://www.w3.org/XML/1998/namespace"
+
+
+def _axiom_chars(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace("\r", "&#xd;").replace("]]>", "]]&gt;")
+
+
+def _axiom_attr(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
+            .replace("\n", "&#xa;").replace("\t", "&#x9;").replace("\r", "&#xd;"))
+
+
+def axiom_xml(element: Any) -> str:
+    """An element as siddhi-map-xml's ``OMElement.toString()`` writes it (Axiom on Woodstox).
+
+    The element's own namespace declarations are written, and one for each namespace an
+    element or XML attribute uses that is not declared in the text so far (not those of its
+    ancestors it does not use); declarations come before the attributes.  An element without
+    content is ``<x/>``; CDATA is written as text; text escapes ``&``, ``<``, a carriage return
+    and the ``>`` of ``]]>``; attribute values escape ``&``, ``<``, ``"`` and line breaks and
+    tabs; a processing instruction is ``<?target  data?>`` (Axiom adds a space to the target).
+    """
+    out: list[str] = []
+    _axiom_write(element, {None: ""}, out)
+    return "".join(out)
+
+
+def _axiom_write(element: Any, scope: dict[str | None, str], out: list[str]) -> None:
+    parent = element.getparent()
+    inherited = parent.nsmap if parent is not None else {}
+    scope = dict(scope)
+    declarations: list[str] = []
+
+    def declare(prefix: str | None, uri: str) -> None:
+        scope[prefix] = uri
+        declarations.append(f' xmlns:{prefix}="{_axiom_attr(uri)}"' if prefix else f' xmlns="{_axiom_attr(uri)}"')
+
+    for prefix, uri in element.nsmap.items():
+        if inherited.get(prefix) != uri and scope.get(prefix) != uri:
+            declare(prefix, uri)  # declared on the element itself (an xmlns="" only if needed)
+    tag = element.tag
+    prefix = element.prefix
+    uri = tag[1:tag.index("}")] if tag[:1] == "{" else ""
+    local = _local(tag)
+    if scope.get(prefix, "" if prefix is None else None) != uri:
+        declare(prefix, uri)
+    name = f"{prefix}:{local}" if prefix else local
+    attributes: list[str] = []
+    for key, value in element.attrib.items():
+        if key[:1] == "{":
+            a_uri = key[1:key.index("}")]
+            a_prefix = "xml" if a_uri == _XML_NS else next(
+                (p for p, u in element.nsmap.items() if p and u == a_uri), None)
+            if a_prefix is None:
+                a_prefix = next((p for p, u in scope.items() if p and u == a_uri), "ns1")
+            if a_prefix != "xml" and scope.get(a_prefix) != a_uri:
+                declare(a_prefix, a_uri)
+            attributes.append(f' {a_prefix}:{_local(key)}="{_axiom_attr(value)}"')
+        else:
+            attributes.append(f' {key}="{_axiom_attr(value)}"')
+    out.append(f"<{name}{''.join(declarations)}{''.join(attributes)}")
+    if not element.text and len(element) == 0:
+        out.append("/>")
+        return
+    out.append(">")
+    if element.text:
+        out.append(_axiom_chars(element.text))
+    for child in element:
+        if _is_element(child):
+            _axiom_write(child, scope, out)
+        elif isinstance(child, etree._Comment):
+            out.append(f"<!--{child.text or ''}-->")
+        elif isinstance(child, etree._ProcessingInstruction):
+            data = child.text or ""
+            out.append(f"<?{child.target} {' ' + data if data else ''}?>")
+        if child.tail:
+            out.append(_axiom_chars(child.tail))
+    out.append(f"</{name}>")
 
 
 # ------------------------------------------------------------------------------------ source
@@ -246,17 +444,18 @@ class _Field:
         self.name = attr.name
         self.index = index
         self.type = attr.type
-        self.spec = spec.strip()
+        self.spec = _java_trim(spec)  # Siddhi trims a mapping's text
         self.trp: str | None = None
         self.xpath: Any = None
         self.convert: Callable[[str], Any] = java_text_converter(attr.type)
         self.convert_trp: Callable[[Any], Any] = value_converter(attr.type)
         if self.spec.lower().startswith(TRP_PREFIX):
             self.trp = self.spec[len(TRP_PREFIX):]
-        elif not leaf_keys:
-            # Leaf-node data is looked up by the text of the path, as Siddhi does; every other
-            # mapping is an XPath, compiled (and so checked) now.
-            self.xpath = _compile_xpath(self.spec, namespaces, f"attribute '{attr.name}'")
+        else:
+            # Every mapping is an XPath, compiled (and so checked) now; leaf-node data is looked
+            # up by the text of the path, as Siddhi does.
+            xpath = _compile_xpath(self.spec, namespaces, f"attribute '{attr.name}'")
+            self.xpath = None if leaf_keys else xpath
 
 
 class _StreamSplitter:
@@ -392,10 +591,15 @@ class XmlSourceMapper(SourceMapper):
         self._as_event = enclosing_element_as_event
         self._leaf = extract_leaf_node_data
         self._stream: _StreamSplitter | None = None
+        self._reads_document = False
         if attribute_map is None:
             return
         self._fields = tuple(_Field(a, i, attribute_map[a.name], ns, extract_leaf_node_data)
                              for i, a in enumerate(self.attributes) if a.name in attribute_map)
+        paths = [f.spec for f in self._fields if f.xpath is not None]
+        if enclosing_element is not None and enclosing_element.strip() and not enable_streaming_xml_content:
+            paths.append(enclosing_element)
+        self._reads_document = any(reaches_document(p) for p in paths)
         if enable_streaming_xml_content:
             if not enclosing_element or not enclosing_element.strip():
                 raise ValueError("'enclosing.element' must be given when 'enable.streaming.xml.content' is true")
@@ -410,15 +614,18 @@ class XmlSourceMapper(SourceMapper):
         t = transport if transport is not None else _EMPTY
         if self._stream is not None:
             return self._map_stream(payload, t)
-        data = _payload_bytes(payload)
+        data = _java_text(payload)
         try:
-            root = parse_xml(data)
+            root, after = _parse_source(data)
         except etree.XMLSyntaxError as exc:
             raise MappingError(f"invalid XML: {exc}", payload=payload) from None
-        except ValueError as exc:
+        except _Refused as exc:
             raise MappingError(str(exc), payload=payload) from None
         if not self._custom:
             return self._map_default(root, payload)
+        if after is not None and self._reads_document:
+            # an XPath walks the document's children, and so reaches what follows the root
+            raise MappingError(after, payload=payload)
         if self._enclosing is None:
             events = [root]
         else:
@@ -445,12 +652,15 @@ class XmlSourceMapper(SourceMapper):
         for index, element in enumerate(events):
             try:
                 if self._leaf:
-                    rows.extend(self._leaf_rows(element, t))
+                    self._leaf_rows(element, t, rows)
                 else:
                     rows.append(self._custom_row(element, t))
             except _AttrError as exc:
                 name, reason = exc.args
                 failed.append((index, f"{reason} (event {_describe(element)})", name))
+            except _MessageError as exc:
+                rows.clear()
+                raise MappingError(f"{exc} (event {_describe(element)})", index=index, payload=payload) from None
         if failed:
             _raise_failed(failed, len(events), payload, rows)
         return rows
@@ -463,10 +673,12 @@ class XmlSourceMapper(SourceMapper):
         failed: list[tuple[int, str, str | None]] = []
         converters = self._converters
         n = len(self.attributes)
+        # Axiom's getChildrenWithName(event): the <event> children in no namespace, or, when
+        # there is none, every child whose local name is event (its legacy fallback)
+        events = [child for child in root if child.tag == "event"] or \
+            [child for child in root if _is_element(child) and _local(child.tag) == "event"]
         index = -1
-        for event in root:
-            if not _is_element(event) or _local(event.tag) != "event":
-                continue
+        for event in events:
             index += 1
             row: list[Any] = [None] * n
             seen = [False] * n
@@ -540,7 +752,7 @@ class XmlSourceMapper(SourceMapper):
                 return None  # a comment or processing instruction holds no value (as in Siddhi)
             if _has_child_element(node):
                 if f.type is AttrType.STRING:
-                    return etree.tostring(node, encoding="unicode", with_tail=False)
+                    return axiom_xml(node)
                 raise _AttrError(f.name, f"XPath {f.spec!r} selected an element with child elements, and "
                                          f"attribute '{f.name}' is {f.type.value}, not string")
             text: str = _direct_text(node)
@@ -560,8 +772,15 @@ class XmlSourceMapper(SourceMapper):
                 raise _AttrError(f.name, f"cannot convert the value of {f.spec!r} to {f.type.value}: {exc}") from None
             return None
 
-    def _leaf_rows(self, element: Any, t: Mapping[str, Any]) -> list[Row]:
-        rows = []
+    def _leaf_rows(self, element: Any, t: Mapping[str, Any], rows: list[Row]) -> None:
+        """Append the rows of the leaf nodes of ``element`` to ``rows``; a leaf that fails raises
+        :class:`_AttrError` after the rows of the leaves before it, which Siddhi keeps.
+
+        A value missing with ``fail.on.missing.attribute='false'`` goes through Java's parser
+        as null, as in Siddhi: a ``bool`` is false (``Boolean.parseBoolean(null)``), an ``int``
+        or ``long`` null, and a ``float`` or ``double`` fails the whole message (Siddhi's
+        ``Float.parseFloat(null)`` throws an exception the mapper does not catch).
+        """
         fail = self.fail_on_missing_attribute
         for flat in leaf_node_data(element):
             row: list[Any] = [None] * len(self.attributes)
@@ -573,6 +792,11 @@ class XmlSourceMapper(SourceMapper):
                 if value is None:
                     if fail:
                         raise _AttrError(f.name, f"no value at {f.spec!r} in the leaf node data")
+                    if f.type is AttrType.BOOL:
+                        row[f.index] = False
+                    elif f.type is AttrType.FLOAT or f.type is AttrType.DOUBLE:
+                        raise _MessageError(f"no value at {f.spec!r} in the leaf node data for {f.type.value} "
+                                            f"attribute '{f.name}' (Siddhi drops the whole message)")
                     continue
                 try:
                     row[f.index] = f.convert(value)
@@ -581,15 +805,11 @@ class XmlSourceMapper(SourceMapper):
                         raise _AttrError(f.name, f"cannot convert the value at {f.spec!r} to "
                                                  f"{f.type.value}: {exc}") from None
             rows.append(tuple(row))
-        return rows
 
     def _map_stream(self, payload: Any, t: Mapping[str, Any]) -> list[Row]:
         assert self._stream is not None
-        data = _payload_bytes(payload)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise MappingError(f"the payload is not UTF-8 text: {exc}", payload=payload) from None
+        # Java's text of the piece: bytes as UTF-8, malformed sequences replaced
+        text = payload if isinstance(payload, str) else _payload_bytes(payload).decode("utf-8", "replace")
         elements, error = self._stream.feed(text)
         rows: list[Row] = []
         failed: list[tuple[int, str, str | None]] = []
@@ -626,7 +846,7 @@ def leaf_node_data(element: Any) -> list[dict[str, str]]:
         for child in node:
             if not _is_element(child):
                 continue
-            text = _direct_text(child).strip()
+            text = _java_trim(_direct_text(child))
             if text and not _has_child_element(child):
                 own[f"{next_path}/{_local(child.tag)}"] = text
             else:
@@ -790,7 +1010,7 @@ _SINK_PARAMS = (
 def _xml_source(attributes: tuple[Attribute, ...], annotation: Annotation | None,
                 stream_id: str = "") -> XmlSourceMapper:
     where, pos, opts = mapper_options("xml", "source", _SOURCE_PARAMS, annotation, stream_id)
-    amap = attribute_mapping(annotation, attributes, where, partial=True)
+    amap = attribute_mapping(annotation, attributes, where)
     try:
         namespaces = parse_namespaces(opts["namespaces"]) if amap is not None else {}
         return XmlSourceMapper(attributes, attribute_map=amap, namespaces=namespaces,

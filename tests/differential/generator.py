@@ -1351,6 +1351,8 @@ _EXTENSION_BUILDERS: dict[str, Callable[[_App], list[dict[str, Any]]]] = {
 _MAPPING_BUILDERS: dict[str, Callable[[random.Random], Case]] = {
     "json_map": mappings.json_family,
     "csv_map": mappings.csv_family,
+    "text_map": mappings.text_family,
+    "xml_map": mappings.xml_family,
 }
 
 MAPPING_FAMILIES: tuple[str, ...] = tuple(_MAPPING_BUILDERS)
