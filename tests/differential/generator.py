@@ -88,9 +88,9 @@ the siddhi-execution jars on its class path (``python -m tests.differential --fa
   expired or all events out; the windows whose defects chunks show get their events alone.
 * ``reorder``: ``#reorder:kslack`` and ``#reorder:akslack`` with and without a timeout and a
   largest K, over a ``ts`` attribute up to 3 s late.
-* ``json_map`` (siddhi-map-json's jar) and ``csv_map`` (siddhi-map-csv's): messages published
-  through a source mapper and a sink mapper, the sink's messages compared
-  (:mod:`tests.differential.mappings`).
+* ``json_map``, ``csv_map``, ``text_map`` and ``xml_map`` (siddhi-map-json's, -csv's, -text's
+  and -xml's jars, with their libraries): messages published through a source mapper and a
+  sink mapper, the sink's messages compared (:mod:`tests.differential.mappings`).
 """
 from __future__ import annotations
 
