@@ -53,6 +53,10 @@ class InMemoryBroker:
         """How many subscriptions ``topic`` has."""
         return len(self._subs.get(topic, ()))
 
+    def backlog(self, topic: str) -> int:
+        """How many payloads published to ``topic`` its subscribers have not taken yet."""
+        return sum(sub.queue.qsize() for sub in self._subs.get(topic, ()))
+
     async def publish(self, topic: str, payload: Any, properties: Mapping[str, Any] | None = None) -> int:
         """Deliver to every subscriber of ``topic`` (waiting while a queue is full); returns their count."""
         subs = list(self._subs.get(topic, ()))

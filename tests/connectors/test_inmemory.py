@@ -59,6 +59,19 @@ async def test_sink_to_source_in_order_with_chunks() -> None:
     assert broker.subscribers(t) == 0
 
 
+async def test_backlog_counts_what_subscribers_have_not_taken() -> None:
+    t = topic()
+    first, second = broker.subscribe(t), broker.subscribe(t)
+    assert broker.backlog(t) == 0
+    await broker.publish(t, "a")
+    await broker.publish(t, "b")
+    assert broker.backlog(t) == 4
+    first.queue.get_nowait()
+    assert broker.backlog(t) == 3 and broker.backlog(topic()) == 0
+    broker.unsubscribe(first)
+    broker.unsubscribe(second)
+
+
 async def test_fan_out_and_dynamic_topic() -> None:
     a, b = topic(), topic()
     got_a1, got_a2, got_b = Collector(), Collector(), Collector()

@@ -104,7 +104,7 @@ async def _settled(broker: Any, topics: set[str]) -> None:
     """Wait until every subscriber of ``topics`` (the sources) has taken what was published, and
     the engine has handled it: the sources deliver on the event loop, so a few turns of it after
     the queues empty see the last delivery through."""
-    while any(not sub.queue.empty() for topic in topics for sub in broker._subs.get(topic, ())):
+    while any(broker.backlog(topic) for topic in topics):
         await asyncio.sleep(0.001)
     for _ in range(20):
         await asyncio.sleep(0)
