@@ -36,7 +36,7 @@ class _Timeout(BaseException):
 def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
     """Run ``case`` on Srota's embedding API (on the service host where it publishes to or reads
     ``inMemory`` topics, :mod:`tests.differential.transport`); the answer has the runner's shape."""
-    from srota import Event, SiddhiManager
+    from srota import SiddhiManager
     from tests.differential.transport import run_srota_service, uses_transports
 
     if uses_transports(case):
@@ -88,16 +88,7 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
             stream = step["stream"]
             if stream not in handlers:
                 handlers[stream] = runtime.get_input_handler(stream)
-            events = step["events"]
-            if len(events) == 1:
-                ts, data = events[0]
-                if ts is None:  # the engine's own clock
-                    handlers[stream].send(list(data))
-                else:
-                    handlers[stream].send(list(data), timestamp=ts)
-            else:
-                now = int(time.time() * 1000)
-                handlers[stream].send_events([Event(now if ts is None else ts, list(data)) for ts, data in events])
+            send_step(handlers[stream], step["events"])
     except _Timeout:
         answer["error"] = "timeout"
     except Exception as exc:
@@ -111,6 +102,22 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
         except Exception:  # noqa: S110 - the answer is already made
             pass
     return answer
+
+
+def send_step(handler: Any, events: list[list[Any]]) -> None:
+    """A step's events into a stream as the runner sends them: one alone with ``send`` (a null
+    time: the engine's own clock), more as one chunk with ``send_events``."""
+    from srota import Event
+
+    if len(events) == 1:
+        ts, data = events[0]
+        if ts is None:
+            handler.send(list(data))
+        else:
+            handler.send(list(data), timestamp=ts)
+    else:
+        now = int(time.time() * 1000)
+        handler.send_events([Event(now if ts is None else ts, list(data)) for ts, data in events])
 
 
 def plain_rows(events: Any, *, expired: bool) -> list[list[Any]]:

@@ -36,7 +36,7 @@ async def _run(case: dict[str, Any], tmp: Path, timeout_s: float) -> Answer:
     from srota.service.config import HttpConfig, ServiceConfig
     from srota.service.host import ServiceHost
 
-    from tests.differential.harness import plain_rows
+    from tests.differential.harness import plain_rows, send_step
 
     outputs: list[dict[str, Any]] = []
     answer: Answer = {"id": case.get("id"), "error": None, "outputs": outputs, "created": True}
@@ -65,7 +65,7 @@ async def _run(case: dict[str, Any], tmp: Path, timeout_s: float) -> Answer:
                     found = runtime.query(step["query"])
                     outputs.append({"cb": "ondemand", "events": plain_rows(found, expired=False)})
                 else:
-                    _send(runtime, step)
+                    send_step(runtime.get_input_handler(step["stream"]), step["events"])
             await _settled(broker, published)
     except TimeoutError:
         answer["error"] = "timeout"
@@ -87,17 +87,6 @@ def _stream_callback(name: str, outputs: list[dict[str, Any]], plain_rows: Any) 
     def receive(events: list[Any]) -> None:
         outputs.append({"cb": f"stream:{name}", "events": plain_rows(events, expired=True)})
     return receive
-
-
-def _send(runtime: Any, step: dict[str, Any]) -> None:
-    from srota import Event
-
-    handler = runtime.get_input_handler(step["stream"])
-    events = step["events"]
-    if len(events) == 1:
-        handler.send(list(events[0][1]), timestamp=events[0][0])
-    else:
-        handler.send_events([Event(ts, list(data)) for ts, data in events])
 
 
 async def _settled(broker: Any, topics: set[str]) -> None:
