@@ -52,11 +52,6 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
         return answer
     answer["created"] = True
 
-    def stream_callback(name: str) -> Any:
-        def receive(events: list[Any]) -> None:
-            outputs.append({"cb": f"stream:{name}", "events": plain_rows(events, expired=True)})
-        return receive
-
     def query_callback(name: str) -> Any:
         def receive(timestamp: int, in_events: list[Any] | None, remove_events: list[Any] | None) -> None:
             outputs.append({"cb": f"query:{name}", "ts": timestamp,
@@ -72,7 +67,7 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
     try:
         try:
             for name in case.get("streams", ()):
-                runtime.add_callback(name, stream_callback(name))
+                runtime.add_callback(name, stream_callback(name, outputs))
             for name in case.get("queries", ()):
                 runtime.add_query_callback(name, query_callback(name))
         except Exception:  # a callback on a query or stream the app does not have
@@ -92,8 +87,7 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
     except _Timeout:
         answer["error"] = "timeout"
     except Exception as exc:
-        answer["error"] = f"{type(exc).__name__}: {exc}"
-        answer["traceback"] = traceback.format_exc(limit=8)
+        record_failure(answer, exc)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -102,6 +96,19 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
         except Exception:  # noqa: S110 - the answer is already made
             pass
     return answer
+
+
+def stream_callback(name: str, outputs: list[dict[str, Any]]) -> Any:
+    """A stream callback that adds each chunk to ``outputs`` as the runner writes it."""
+    def receive(events: list[Any]) -> None:
+        outputs.append({"cb": f"stream:{name}", "events": plain_rows(events, expired=True)})
+    return receive
+
+
+def record_failure(answer: Answer, exc: Exception) -> None:
+    """The app failed while running: the error as the runner writes it, and where it was raised."""
+    answer["error"] = f"{type(exc).__name__}: {exc}"
+    answer["traceback"] = traceback.format_exc(limit=8)
 
 
 def send_step(handler: Any, events: list[list[Any]]) -> None:

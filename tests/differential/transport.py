@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ async def _run(case: dict[str, Any], tmp: Path, timeout_s: float) -> Answer:
     from srota.service.config import HttpConfig, ServiceConfig
     from srota.service.host import ServiceHost
 
-    from tests.differential.harness import plain_rows, send_step
+    from tests.differential.harness import plain_rows, record_failure, send_step, stream_callback
 
     outputs: list[dict[str, Any]] = []
     answer: Answer = {"id": case.get("id"), "error": None, "outputs": outputs, "created": True}
@@ -53,7 +52,7 @@ async def _run(case: dict[str, Any], tmp: Path, timeout_s: float) -> Answer:
     try:
         runtime = next(iter(host.runtimes.values()))
         for name in case.get("streams", ()):
-            runtime.add_callback(name, _stream_callback(name, outputs, plain_rows))
+            runtime.add_callback(name, stream_callback(name, outputs))
         async with asyncio.timeout(timeout_s):
             for step in case["steps"]:
                 if "publish" in step:
@@ -70,8 +69,7 @@ async def _run(case: dict[str, Any], tmp: Path, timeout_s: float) -> Answer:
     except TimeoutError:
         answer["error"] = "timeout"
     except Exception as exc:
-        answer["error"] = f"{type(exc).__name__}: {exc}"
-        answer["traceback"] = traceback.format_exc(limit=8)
+        record_failure(answer, exc)
     finally:
         await host.stop()  # drains what the engine took and flushes the sinks
         await asyncio.sleep(0)
@@ -81,12 +79,6 @@ async def _run(case: dict[str, Any], tmp: Path, timeout_s: float) -> Answer:
             _take_all(sub, outputs)
             broker.unsubscribe(sub)
     return answer
-
-
-def _stream_callback(name: str, outputs: list[dict[str, Any]], plain_rows: Any) -> Any:
-    def receive(events: list[Any]) -> None:
-        outputs.append({"cb": f"stream:{name}", "events": plain_rows(events, expired=True)})
-    return receive
 
 
 async def _settled(broker: Any, topics: set[str]) -> None:
@@ -102,16 +94,20 @@ async def _settled(broker: Any, topics: set[str]) -> None:
 async def _read(sub: Any, outputs: list[dict[str, Any]]) -> None:
     while True:
         payload, _props = await sub.queue.get()
-        try:
-            outputs.append(_message(sub.topic, payload))
-        except Exception as exc:  # shown as a message, so that no later one is lost with it
-            outputs.append({"cb": f"topic:{sub.topic}", "events": [[0, [f"$unreadable {payload!r}: {exc}"]]]})
+        _record(sub.topic, payload, outputs)
 
 
 def _take_all(sub: Any, outputs: list[dict[str, Any]]) -> None:
     while not sub.queue.empty():
         payload, _props = sub.queue.get_nowait()
-        outputs.append(_message(sub.topic, payload))
+        _record(sub.topic, payload, outputs)
+
+
+def _record(topic: str, payload: Any, outputs: list[dict[str, Any]]) -> None:
+    try:
+        outputs.append(_message(topic, payload))
+    except Exception as exc:  # shown as a message, so that no later one is lost with it
+        outputs.append({"cb": f"topic:{topic}", "events": [[0, [f"$unreadable {payload!r}: {exc}"]]]})
 
 
 def _message(topic: str, payload: Any) -> dict[str, Any]:
