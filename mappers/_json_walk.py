@@ -37,6 +37,7 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 _INT_RANGE = {AttrType.INT: (-(2 ** 31), 2 ** 31 - 1), AttrType.LONG: (-(2 ** 63), 2 ** 63 - 1),
               AttrType.OBJECT: (-(2 ** 31), 2 ** 31 - 1)}
 _Token = tuple[str, str]
+_NO_EVENT = object()  # an object attribute's value Siddhi's reader gives up on: no event, no error
 
 
 class WalkError(ValueError):
@@ -213,8 +214,6 @@ def siddhi_single_event(text: str, doc: Any, attributes: Sequence[Attribute],
         raise WalkError("the event has missing attributes")
     return tuple(data)
 
-
-_NO_EVENT = object()
 
 
 def _value(attr: Attribute, token: _Token, walk: _Walk, doc: Any, key: str) -> Any:
