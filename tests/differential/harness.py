@@ -9,7 +9,8 @@ expired flags, in order), their timestamps, and the chunk boundaries.
 Values compare exactly, except numbers: a double may differ in its last bits where the two
 engines add in another order (relative 1e-9), and a Java ``float`` prints with its own shortest
 digits (``65.1``), which Srota holds as the nearest 32-bit value (``65.0999984741211``), so two
-numbers that are the same 32-bit float are the same.  A list keeps its order; a Java set, which
+numbers that are the same 32-bit float are the same.  A zero's sign counts: Java prints -0.0,
+and a sink writes it so.  A list keeps its order; a Java set, which
 the runner writes ``{"$set": [...]}`` (in its hash order), is the same as a list of the same
 members in any order.
 """
@@ -156,7 +157,9 @@ def same_value(a: Any, b: Any) -> bool:
         return a is b if isinstance(a, bool) and isinstance(b, bool) else False
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         if a == b:
-            return True
+            # a zero's sign shows when Java prints it (-0.0) and survives arithmetic (1 / -0.0)
+            return not (a == 0 and isinstance(a, float) and isinstance(b, float)
+                        and math.copysign(1.0, a) != math.copysign(1.0, b))
         if isinstance(a, int) and isinstance(b, int):
             return False
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) or _same_float32(a, b)

@@ -13,6 +13,14 @@ def test_a_java_float_and_srotas_32_bit_value_are_the_same() -> None:
     assert same_value([{"$set": [1.5, 2.5]}], [[2.5, 1.5]])
 
 
+def test_a_zeros_sign_counts() -> None:
+    # Java prints -0.0 and a sink writes it so; math:sin(-0.0) is -0.0 in Siddhi
+    assert not same_value(-0.0, 0.0)
+    assert not same_value([0.0], [-0.0])
+    assert same_value(-0.0, -0.0) and same_value(0.0, 0.0)
+    assert same_value(0, 0.0)  # an int and a double of the same value: the types are checked elsewhere
+
+
 def _answer(*chunks: list[list[object]]) -> dict[str, object]:
     return {"error": None, "outputs": [{"cb": "stream:O", "events": [[ts, data, False] for ts, data in c]}
                                        for c in chunks]}

@@ -324,6 +324,9 @@ public final class SiddhiRunner {
             if (f.isNaN() || f.isInfinite()) {
                 return f.toString();
             }
+            if (f == 0.0f) {
+                return f.doubleValue();  // a BigDecimal has no negative zero: -0.0f would print 0.0
+            }
             return new java.math.BigDecimal(f.toString());
         }
         if (v instanceof Double) {
