@@ -22,7 +22,7 @@ from typing import Any
 
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
-from srota.engine.types import hashmap_capacity, hashmap_keys
+from srota.engine.types import hashmap_capacity, hashmap_keys, java_key
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import AttrType
 
@@ -500,7 +500,8 @@ _forever("minForever", False)
 
 class _DistinctCount(AggregatorState):
     """Number of distinct values; null is one of them (Siddhi counts in a HashMap, whose
-    keys may be null)."""
+    keys may be null, and whose double keys are equal as ``Double.equals`` says: -0.0 is
+    not 0.0, a NaN is every NaN)."""
 
     __slots__ = ("counts",)
 
@@ -508,10 +509,12 @@ class _DistinctCount(AggregatorState):
         self.counts: dict[Any, int] = {}
 
     def add(self, value: Any) -> int:
+        value = java_key(value)
         self.counts[value] = self.counts.get(value, 0) + 1
         return len(self.counts)
 
     def remove(self, value: Any) -> int:
+        value = java_key(value)
         if value in self.counts:
             left = self.counts[value] - 1
             if left:

@@ -37,6 +37,7 @@ from srota.engine.output import WithResets
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import OutputScope, StreamScope
 from srota.engine.state_codec import register_state_type
+from srota.engine.types import java_key, java_order
 from srota.grammar.model import (
     Attribute,
     AttrType,
@@ -717,9 +718,14 @@ def plan_selector(selector: Selector, scope: Any, ctx: Any, gen: CodeGen,
         keys = []
         for v in selector.group_by:
             compiled = kcompiler.compile(v)
-            # (an object value, such as a counting state's list, groups by its contents)
-            keys.append(f"{gen.ref(_hashable, 'hashable')}({compiled.code})" if compiled.type == AttrType.OBJECT
-                        else compiled.code)
+            # (an object value, such as a counting state's list, groups by its contents; a
+            # double or float by Java's equality, as Siddhi groups by the value's text)
+            if compiled.type == AttrType.OBJECT:
+                keys.append(f"{gen.ref(_hashable, 'hashable')}({compiled.code})")
+            elif compiled.type in (AttrType.DOUBLE, AttrType.FLOAT):
+                keys.append(f"{gen.ref(java_key, 'java_key')}({compiled.code})")
+            else:
+                keys.append(compiled.code)
         key_expr = keys[0] if len(keys) == 1 else "(" + ", ".join(keys) + ",)"
         plan.group_key = gen.function("_group_key", "e", body + [f"return {key_expr}"])
 
@@ -1099,7 +1105,7 @@ def _hashable(value: Any) -> Any:
         return ("{}", tuple((_hashable(k), _hashable(v)) for k, v in value.items()))
     if isinstance(value, set):
         return frozenset(_hashable(v) for v in value)
-    return value
+    return java_key(value)
 
 
 #: After an unchecked select loop met a null, this many chunks run the checked loop only
@@ -1216,13 +1222,14 @@ def _constant_int(expr: Any, what: str, ctx: Any, gen: CodeGen) -> int | None:
 
 
 def _non_null_first(i: int) -> Callable[[Event], tuple[bool, Any]]:
-    """A sort key on attribute ``i``: nulls sort before values (so, reversed, after them)."""
-    return lambda ev: (ev.data[i] is not None, ev.data[i])
+    """A sort key on attribute ``i``: nulls sort before values (so, reversed, after them),
+    values in Java's order (OrderByEventComparator's ``compareTo``)."""
+    return lambda ev: (ev.data[i] is not None, java_order(ev.data[i]))
 
 
 def _null_last(i: int) -> Callable[[Event], tuple[bool, Any]]:
-    """A sort key on attribute ``i`` that puts nulls after values."""
-    return lambda ev: (ev.data[i] is None, ev.data[i])
+    """A sort key on attribute ``i`` that puts nulls after values, in Java's order."""
+    return lambda ev: (ev.data[i] is None, java_order(ev.data[i]))
 
 
 def _plan_post(selector: Selector, names: list[str], types: list[AttrType], ctx: Any,

@@ -32,7 +32,7 @@ from srota.engine.event import CURRENT, EXPIRED, Event
 from srota.engine.expression import BASE_NAMESPACE, Compiled, ExpressionCompiler, error_at
 from srota.engine.registry import Kind, registry
 from srota.engine.scope import Column, StreamScope
-from srota.engine.types import hashmap_table_for, java_hash
+from srota.engine.types import hashmap_table_for, java_hash, java_key, java_order, key_value
 from srota.grammar.errors import did_you_mean
 from srota.grammar.model import (
     And,
@@ -80,7 +80,10 @@ class InMemoryTable:
         self._hashes: dict[int, int] = {}  # row id -> its key's spread Java hash (HashMap order)
         self._capacity = 16  # the HashMap's table length: it grows with the rows, never shrinks
         self._ordered: list[Event] | None = None  # the rows in Siddhi's order, until a change
+        # keys of the primary-key and index dicts are java_key()s: Siddhi's maps tell -0.0 from
+        # 0.0 and take a NaN for every NaN, as Double.equals and compareTo do
         self._pk: dict[Any, int] = {}
+        self._pk_floats = any(self.attributes[p].type in _FLOATS for p in self.pk_positions)
         self._indexes: dict[int, dict[Any, dict[int, None]]] = {i: {} for i in self.index_positions}
         self._next_rid = 0
         # id(row event) -> row id: finders return row events, writes need their ids
@@ -120,12 +123,14 @@ class InMemoryTable:
 
     def lookup_pk(self, key: Any) -> list[Event]:
         """The row whose primary key is ``key`` (a tuple for a composite key), as a list."""
+        if self._pk_floats:
+            key = java_key(key) if len(self.pk_positions) == 1 else tuple(map(java_key, key))
         rid = self._pk.get(key)
         return [] if rid is None else [self._rows[rid]]
 
     def lookup_index(self, position: int, value: Any) -> list[Event]:
         """Rows whose indexed attribute at ``position`` equals ``value``."""
-        bucket = self._indexes[position].get(value)
+        bucket = self._indexes[position].get(java_key(value))
         if not bucket:
             return []
         rows = self._rows
@@ -134,8 +139,8 @@ class InMemoryTable:
     def _pk_of(self, data: Sequence[Any]) -> Any:
         pk = self.pk_positions
         if len(pk) == 1:
-            return data[pk[0]]
-        return tuple(data[i] for i in pk)
+            return java_key(data[pk[0]])
+        return tuple(java_key(data[i]) for i in pk)
 
     # ------------------------------------------------------------------ writing
     def add(self, chunk: Sequence[Event]) -> None:
@@ -166,7 +171,7 @@ class InMemoryTable:
                 if len(self._pk) > self._capacity * 3 // 4:
                     self._capacity *= 2
         for pos, index in self._indexes.items():
-            index.setdefault(data[pos], {})[rid] = None
+            index.setdefault(java_key(data[pos]), {})[rid] = None
         if self.store is not None:
             self.store.put(rid, row)
         return True
@@ -193,11 +198,12 @@ class InMemoryTable:
             self._hashes.pop(rid, None)
             self._ordered = None
         for pos, index in self._indexes.items():
-            bucket = index.get(data[pos])
+            key = java_key(data[pos])
+            bucket = index.get(key)
             if bucket is not None:
                 bucket.pop(rid, None)
                 if not bucket:
-                    del index[data[pos]]
+                    del index[key]
         if self.store is not None:
             self.store.remove(rid)
 
@@ -227,13 +233,14 @@ class InMemoryTable:
                     self._hashes[rid] = _spread(java_hash(self._key_text(data)))
             self._ordered = None
         for pos, index in self._indexes.items():
-            if old[pos] != data[pos]:
-                bucket = index.get(old[pos])
+            old_key, new_key = java_key(old[pos]), java_key(data[pos])
+            if old_key != new_key:
+                bucket = index.get(old_key)
                 if bucket is not None:
                     bucket.pop(rid, None)
                     if not bucket:
-                        del index[old[pos]]
-                index.setdefault(data[pos], {})[rid] = None
+                        del index[old_key]
+                index.setdefault(new_key, {})[rid] = None
         new = Event(row.timestamp, data, CURRENT)
         if replace_last and self._order == _HASHMAP:
             del self._rows[rid]
@@ -267,7 +274,7 @@ class InMemoryTable:
         p = self.pk_positions[0]
         keys: set[Any] | None = None
         for row, data in zip(rows, datas, strict=True):
-            old, new = row.data[p], data[p]
+            old, new = java_key(row.data[p]), java_key(data[p])
             if new is not None and old is not None and new != old:
                 if keys is None:
                     keys = set(self._pk)
@@ -315,6 +322,7 @@ class InMemoryTable:
 # ---------------------------------------------------------------------------- Siddhi's row order
 _TREEMAP, _HASHMAP = "tree", "hash"
 _NUMERIC = frozenset({AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE})
+_FLOATS = frozenset({AttrType.FLOAT, AttrType.DOUBLE})
 
 
 def _java_order_kind(attributes: Sequence[Attribute], pk: Sequence[int]) -> str | None:
@@ -346,8 +354,9 @@ def _spread(h: int) -> int:
 
 def _tree_key(item: tuple[Any, int]) -> Any:
     # a null key first: Siddhi's TreeMap refuses it (NullPointerException, the rest of the
-    # chunk dropped), Srota keeps the row (docs/siddhi-differences.md, In-memory tables)
-    return (item[0] is not None, item[0])
+    # chunk dropped), Srota keeps the row (docs/siddhi-differences.md, In-memory tables);
+    # the others in compareTo's order (-0.0 before 0.0, NaN last)
+    return (item[0] is not None, java_order(key_value(item[0])))
 
 
 def define_table(td: TableDefinition, ctx: Any) -> InMemoryTable:

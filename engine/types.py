@@ -377,6 +377,52 @@ def type_of_value(value: Any) -> AttrType:
     return AttrType.OBJECT
 
 
+# ------------------------------------------------------------- Java's equality and order of values
+#: The keys :func:`java_key` gives -0.0 and NaN. Only ever in a key of a double or float slot,
+#: where no string can meet them; text, so snapshots keep them as they keep any key.
+NEGATIVE_ZERO_KEY = "-0.0"
+NAN_KEY = "NaN"
+
+
+def java_key(value: Any) -> Any:
+    """A double or float as a hash key equal where Java's ``Double.equals`` is (a ``HashMap``
+    key, Siddhi's group-by key text, a ``TreeMap`` key): -0.0 is a key of its own, though
+    Python's ``-0.0 == 0.0``, and every NaN is the same key, though ``nan != nan``. Any other
+    value as it is."""
+    if value.__class__ is not float:
+        return value
+    if value != value:
+        return NAN_KEY
+    if value == 0.0 and math.copysign(1.0, value) < 0:
+        return NEGATIVE_ZERO_KEY
+    return value
+
+
+def key_value(key: Any) -> Any:
+    """The value of a :func:`java_key` key of a double or float slot."""
+    if key.__class__ is str:
+        return -0.0 if key == NEGATIVE_ZERO_KEY else math.nan
+    return key
+
+
+def java_order(value: Any) -> Any:
+    """A sort key that orders values as Java's ``compareTo`` does (``Comparable``, as Siddhi's
+    ``order by``, sort window and ``TreeMap`` keys use it), where Python's order differs:
+    doubles and floats in ``Double.compareTo``'s total order (-0.0 before 0.0, NaN after
+    infinity, NaN equal to NaN), strings by their UTF-16 code units (a character beyond the
+    BMP before U+E000..U+FFFF). Keys of one type compare with each other only."""
+    cls = value.__class__
+    if cls is float:
+        if value != value:
+            return (1, 0.0, 0.0)
+        return (0, value, math.copysign(1.0, value))
+    if cls is str and not value.isascii():
+        units = value.encode("utf-16-be", "surrogatepass")
+        if len(units) != 2 * len(value):  # a character beyond the BMP: its surrogates instead
+            return "".join(chr(units[i] << 8 | units[i + 1]) for i in range(0, len(units), 2))
+    return value
+
+
 # ---------------------------------------------------------------------------- Java's HashMap order
 def java_hash(key: Any) -> int:
     """``key.hashCode()`` as a 32-bit unsigned value (String, Integer/Long, Double, Boolean;

@@ -7,13 +7,16 @@ from typing import Any
 
 from srota.engine.event import CURRENT, EXPIRED, Event
 from srota.engine.registry import ANY_TYPE, Kind, Param, extension
+from srota.engine.types import java_order
 from srota.engine.windows.base import WindowProcessor, WindowSpec, int_value
 from srota.grammar.model import AttrType, Variable
 
 
 def _compare(a: Any, b: Any) -> int:
+    """``a.compareTo(b)``'s sign, as SortWindowProcessor's comparator takes it."""
     if a is None or b is None:  # Java would fail; nulls sort first here
         return (a is not None) - (b is not None)
+    a, b = java_order(a), java_order(b)
     return (a > b) - (a < b)
 
 

@@ -41,6 +41,27 @@ def test_group_by_several_keys():
     assert got == [[["a", 1, 2], ["a", 2, 1]]]
 
 
+def test_group_by_a_double_keys_as_java_does():
+    # Siddhi groups by the value's text: -0.0 apart from 0.0, every NaN in one group
+    nan = float("nan")
+    got = _run("from S select price, count() as n group by price insert into O;",
+               [[("a", 0.0, 1)], [("a", -0.0, 1)], [("a", nan, 1)], [("a", -0.0, 1)], [("a", float("nan"), 1)]])
+    assert [r[0][1] for r in got] == [1, 1, 1, 2, 2]
+
+
+def test_distinct_count_of_doubles_as_java_does():
+    got = _run("from S select distinctCount(price) as n insert into O;",
+               [[("a", 0.0, 1)], [("a", -0.0, 1)], [("a", float("nan"), 1)], [("a", float("nan"), 1)]])
+    assert [r[0][0] for r in got] == [1, 2, 3, 3]
+
+
+def test_order_by_a_double_in_compare_to_order():
+    nan = float("nan")
+    got = _run("from S#window.lengthBatch(5) select price order by price insert into O;",
+               [[("a", nan, 1), ("a", 0.0, 1), ("a", 1.0, 1), ("a", -0.0, 1), ("a", -1.0, 1)]])
+    assert [str(r[0]) for r in got[0]] == ["-1.0", "-0.0", "0.0", "1.0", "nan"]
+
+
 def test_having_sees_output_names_and_aggregates():
     got = _run("from S select sym, sum(price) + 10 as price having price > 15 insert into O;",
                [[("a", 1.0, 1)], [("a", 5.0, 1)]])

@@ -196,3 +196,18 @@ def test_a_null_numeric_key_is_kept_and_read_first(run_app):
     for row in (["A", 1.0, 2], ["N", None, None], ["B", 2.0, 1]):
         runtime.get_input_handler("S").send(row)
     assert _ordered(runtime) == ["N", "B", "A"]
+
+
+@pytest.mark.parametrize("key", ["@PrimaryKey('price')", "@Index('price')"])
+def test_a_double_key_or_index_finds_rows_as_java_does(run_app, key):
+    # Siddhi's primary-key and index maps: -0.0 is not 0.0, a NaN finds a NaN
+    runtime, got = run_app(BASE + f"""
+        {key} define table T (symbol string, price double, volume long);
+        from S insert into T;
+        @info(name='q') from Check join T on T.price == convert(Check.symbol, 'double')
+        select T.symbol as symbol insert into Out;""")
+    for symbol, price in (("zero", 0.0), ("minus", -0.0), ("nan", float("nan"))):
+        runtime.get_input_handler("S").send([symbol, price, 1])
+    for text in ("-0.0", "NaN", "0.0"):
+        runtime.get_input_handler("Check").send([text])
+    assert got.rows == [["minus"], ["nan"], ["zero"]]

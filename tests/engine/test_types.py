@@ -16,6 +16,9 @@ from srota.engine.types import (
     f32,
     java_double_str,
     java_float32_str,
+    java_key,
+    java_order,
+    key_value,
 )
 
 # Values where JDK 17's FloatingDecimal does not print the shortest digits, from the task.
@@ -535,3 +538,21 @@ def test_fast_path_agrees_with_the_full_algorithm() -> None:
         value = struct.unpack("<d", struct.pack("<Q", bits))[0]
         assert java_double_str(value) == _java_fp_str_bits(
             False, bin_exp + 1023, bits & ((1 << 52) - 1), False), value
+
+
+def test_java_key_tells_the_zeros_apart_and_takes_every_nan_for_one() -> None:
+    # Double.equals: the keys of Siddhi's HashMaps, TreeMaps and group-by texts
+    assert java_key(-0.0) != java_key(0.0)
+    assert java_key(float("nan")) == java_key(-float("nan")) == java_key(math.inf - math.inf)
+    assert len({java_key(v) for v in (0.0, -0.0, float("nan"), float("nan"), 0.0)}) == 3
+    assert java_key(1.5) == 1.5 and java_key("NaN") == "NaN" and java_key(None) is None and java_key(0) == 0
+    assert math.copysign(1.0, key_value(java_key(-0.0))) < 0 and math.isnan(key_value(java_key(math.nan)))
+
+
+def test_java_order_is_compare_to() -> None:
+    nan, inf = float("nan"), math.inf
+    ordered = sorted([nan, 1.5, 0.0, -0.0, inf, -inf, nan], key=java_order)
+    assert [java_double_str(v) for v in ordered] == ["-Infinity", "-0.0", "0.0", "1.5", "Infinity", "NaN", "NaN"]
+    # String.compareTo compares UTF-16 code units: a character beyond the BMP is a surrogate
+    # pair (U+D800..), below U+E000..U+FFFF, where Python's code points put it above
+    assert sorted(["\uffff", "\U00010000", "b", "\u00e9"], key=java_order) == ["b", "\u00e9", "\U00010000", "\uffff"]
