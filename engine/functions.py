@@ -252,7 +252,10 @@ def _extreme(name: str, pick: Callable[..., Any]) -> None:
 
         def impl(*values: Any) -> Any:
             present = [v for v in values if v is not None]
-            return pick(present) if present else None
+            # a NaN never wins, as in Siddhi's loop, whose comparisons with it are false
+            # (Python's max and min would answer by the arguments' order)
+            numbers = [v for v in present if v == v]
+            return pick(numbers) if numbers else (present[0] if present else None)
 
         return rtype, impl
 

@@ -43,6 +43,14 @@ def test_functions(run_app, select, expected):
     assert project(run_app, select) == [expected]
 
 
+def test_maximum_and_minimum_pass_over_a_nan(run_app):
+    # Siddhi's loop compares with < and >, false for a NaN: it never wins, in any position
+    nan = float("nan")
+    got = project(run_app, "maximum(d, 1.0) as a, minimum(d, 1.0) as b, maximum(1.0, d) as c, minimum(1.0, d) as e",
+                  [1, 1, 1.0, nan, "", False, None])
+    assert got == [1.0, 1.0, 1.0, 1.0]
+
+
 def test_coalesce_and_default_pick_the_first_non_null(run_app):
     got = project(run_app, "coalesce(d, 3.0) as a, default(i, 5) as b", [None, 1, 1.0, None, "", False, None])
     assert got == [3.0, 5]
