@@ -22,7 +22,7 @@ from typing import Any
 
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
-from srota.engine.types import hashmap_capacity, hashmap_keys, java_key
+from srota.engine.types import hashmap_capacity, hashmap_keys, java_key, key_value
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import AttrType
 
@@ -398,7 +398,15 @@ def _avg(args: list[ArgInfo]) -> tuple[AttrType, Any]:
 
 
 class _MinMax(AggregatorState):
-    """Min or max over a window: counts per value, so removals are exact."""
+    """Min or max over a window: counts per value, so removals are exact.
+
+    The values are counted by their :func:`~engine.types.java_key` (Siddhi's queue removes an
+    expired value by ``Double.equals``: a NaN removes a NaN, -0.0 is not 0.0).  An added value
+    replaces the answer as in Siddhi's ``processAdd``, by ``<`` or ``>``, false for a NaN: a NaN
+    that comes first stays the answer until a removal, one that comes later is passed over.
+    After a removal the answer is the window's least (greatest) number, NaN only when nothing
+    else is left (Siddhi's queue may answer NaN there, docs/siddhi-differences.md).
+    """
 
     __slots__ = ("counts", "best", "is_max")
 
@@ -409,24 +417,33 @@ class _MinMax(AggregatorState):
 
     def add(self, value: Any) -> Any:
         if value is not None:
-            self.counts[value] = self.counts.get(value, 0) + 1
-            if self.best is None or (value > self.best if self.is_max else value < self.best):
+            key = java_key(value)
+            self.counts[key] = self.counts.get(key, 0) + 1
+            best = self.best
+            if best is None or (value > best if self.is_max else value < best):
                 self.best = value
         return self.best
 
     def remove(self, value: Any) -> Any:
-        if value is not None and value in self.counts:
-            left = self.counts[value] - 1
-            if left:
-                self.counts[value] = left
-            else:
-                del self.counts[value]
-                if value == self.best:
-                    if self.counts:
-                        self.best = max(self.counts) if self.is_max else min(self.counts)
-                    else:
-                        self.best = None
+        if value is None:
+            return self.best
+        key = java_key(value)
+        left = self.counts.get(key, 0) - 1
+        if left > 0:
+            self.counts[key] = left
+        elif left == 0:
+            del self.counts[key]
+            best = self.best
+            if value == best or best != best:
+                self.best = self._best_left()
         return self.best
+
+    def _best_left(self) -> Any:
+        values = [key_value(k) for k in self.counts]
+        numbers = [v for v in values if v == v]
+        if numbers:
+            return max(numbers) if self.is_max else min(numbers)
+        return values[0] if values else None
 
     def reset(self) -> None:
         self.counts = {}

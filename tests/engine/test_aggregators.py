@@ -59,6 +59,19 @@ def test_min_max_forever_survive_expiry_not_reset():
     assert got == [[5, 5], [1, 1], [3, 3]]
 
 
+def test_min_and_max_over_nan_and_signed_zeros():
+    nan = float("nan")
+    # a NaN that comes first is the answer until a removal; one that comes later is passed
+    # over; a NaN leaves the window by Java's equality (Siddhi's queue: Double.equals)
+    got, _ = _run("min(b) as mn, max(b) as mx", [(1, v, True, "x") for v in (nan, 1.0, 2.0, float("nan"), 3.0)],
+                  window="length(2)")
+    # (the last: 2.0 leaves a NaN alone, which is the answer then, and 3.0 does not replace it)
+    assert [[str(v) for v in row] for row in got] == [["nan", "nan"], ["nan", "nan"], ["1.0", "2.0"],
+                                                     ["2.0", "2.0"], ["nan", "nan"]]
+    got, _ = _run("min(b) as mn", [(1, v, True, "x") for v in (0.0, -0.0, 1.0, 2.0)], window="length(2)")
+    assert [str(row[0]) for row in got] == ["0.0", "0.0", "-0.0", "1.0"]  # -0.0 is not 0.0, and leaves alone
+
+
 def test_union_set():
     rt = SiddhiManager().create_siddhi_app_runtime(
         "define stream S (v string); @info(name='q') from S#window.length(2) "
