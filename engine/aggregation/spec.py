@@ -301,7 +301,8 @@ def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], bas
         if b.op == "distinct":
             vals.append(f"(set() if {t} is None else {{{t}}})")
         elif b.op == "sum" and b.type is AttrType.DOUBLE:
-            vals.append(f"(None if {t} is None else float({t}))")
+            # Siddhi's sum starts from 0.0: a bucket of one -0.0 sums to 0.0
+            vals.append(f"(None if {t} is None else 0.0 + {t})")
         else:
             vals.append(t)
     fresh.append("return [" + ", ".join(vals) + "]")
@@ -318,7 +319,8 @@ def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], bas
         body.append(f"v = {code}")
         body.append("if v is not None:")
         if b.op == "sum":
-            body += [f"    r = row[{k}]", f"    row[{k}] = v if r is None else r + v"]
+            start = "0.0 + v" if b.type is AttrType.DOUBLE else "v"
+            body += [f"    r = row[{k}]", f"    row[{k}] = {start} if r is None else r + v"]
         elif b.op in ("min", "max"):
             cmp = "<" if b.op == "min" else ">"
             body += [f"    r = row[{k}]", f"    if r is None or v {cmp} r:", f"        row[{k}] = v"]

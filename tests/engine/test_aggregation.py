@@ -83,6 +83,18 @@ def _buffer_run(annotations: str):
     return counts, agg
 
 
+def test_a_double_sum_starts_from_zero():
+    # Siddhi's sum executor starts from 0.0: a bucket of one -0.0 (or of a null, then a
+    # -0.0) sums to 0.0, not -0.0
+    rt, h, _ = _runtime("@app:playback\n" + _app("k, sum(v) as total"))
+    t = "2018-01-01 05:58:10"
+    for row in (["a", -0.0, t], ["b", None, t], ["b", -0.0, t]):
+        h.send(row, timestamp=_ts(t))
+    got = rt.query("from A within '2018-**-** **:**:**' per 'seconds' select k, total")
+    rt.shutdown()
+    assert sorted((e.data[0], str(e.data[1])) for e in got) == [("a", "0.0"), ("b", "0.0")]
+
+
 def test_buffer_keeps_late_events_in_their_bucket():
     counts, agg = _buffer_run("@BufferSize('3')")
     assert counts == {50: 2, 51: 2, 52: 1, 53: 2, 54: 1}  # event 8 still lands in second 50
