@@ -153,6 +153,7 @@ def _plain(value: Any) -> Any:
 
 def same_value(a: Any, b: Any) -> bool:
     """True when ``a`` (Siddhi's) and ``b`` (Srota's) are the same value (see the module doc)."""
+    a, b = _special_text(a), _special_text(b)
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b if isinstance(a, bool) and isinstance(b, bool) else False
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
@@ -173,6 +174,14 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     return bool(a == b)
+
+
+def _special_text(value: Any) -> Any:
+    """A NaN or an infinity as Java prints it: the runner writes one so in a row, while in a
+    list Gson writes the number itself."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+    return value
 
 
 def _same_float32(a: float, b: float) -> bool:

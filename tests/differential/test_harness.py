@@ -21,6 +21,12 @@ def test_a_zeros_sign_counts() -> None:
     assert same_value(0, 0.0)  # an int and a double of the same value: the types are checked elsewhere
 
 
+def test_a_nan_or_an_infinity_in_a_list_is_the_text_java_prints() -> None:
+    # the runner writes a row's NaN as "NaN", Gson a list's as the number
+    assert same_value([float("nan"), float("-inf")], ["NaN", "-Infinity"])
+    assert same_value("Infinity", float("inf")) and not same_value("NaN", float("inf"))
+
+
 def _answer(*chunks: list[list[object]]) -> dict[str, object]:
     return {"error": None, "outputs": [{"cb": "stream:O", "events": [[ts, data, False] for ts, data in c]}
                                        for c in chunks]}
