@@ -471,28 +471,16 @@ def _tok_pos(token: Token) -> Pos:
 
 
 def _unquote(token: Token) -> str:
-    """The value of a string literal: quotes removed, Java escapes decoded in ``\"\"\"..\"\"\"``."""
+    """The value of a string literal: its text between the quotes, verbatim.
+
+    Siddhi 5's lexer (SiddhiQL.g4's STRING_LITERAL) only strips the quotes, of a triple-quoted
+    literal too: a regex's backslash stays in it, and a template's backslash and ``n`` stay two
+    characters (JSON's escape, where a decoded line break would break the JSON).
+    """
     value = str(token)
     if value.startswith('"""'):
-        return _unescape_java(value[3:-3])
+        return value[3:-3]
     return value[1:-1]
-
-
-_JAVA_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
-_JAVA_ESCAPE_RE = re.compile(r"\\(u+[0-9a-fA-F]{4}|[0-3]?[0-7]{1,2}|.)")
-
-
-def _unescape_java(s: str) -> str:
-    """Decode Java string escapes, like StringEscapeUtils.unescapeJava in the g4."""
-    def repl(m: re.Match[str]) -> str:
-        esc = m.group(1)
-        if esc[0] == "u":
-            return chr(int(esc.lstrip("u"), 16))
-        if esc[0].isdigit():
-            return chr(int(esc, 8))
-        return _JAVA_ESCAPES.get(esc, esc)
-
-    return _JAVA_ESCAPE_RE.sub(repl, s)
 
 
 def _map_nodes(node: Any, fn: Callable[[Any], Any]) -> Any:

@@ -9,7 +9,6 @@ checks the round trip over every app of the conformance corpus.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 
 from srota.grammar import model as m
@@ -30,30 +29,23 @@ def render(app: m.SiddhiApp) -> str:
 
 # ------------------------------------------------------------------------------------ annotations
 def string(text: str) -> str:
-    """A SiddhiQL string literal of ``text``.
+    """A SiddhiQL string literal of ``text``, which the parser reads back as ``text``.
 
-    A single-quoted literal holds neither quote, a double-quoted one no double quote, and
-    neither a control character; both are read verbatim.  Anything else (a multi-line
-    ``@payload`` template, say) is written triple-quoted, where the parser decodes Java
-    escapes: backslashes, quotes that would end the literal early and control characters
-    other than line breaks and tabs are escaped.
+    Every literal is read verbatim (SiddhiQL has no escapes): a single-quoted one holds neither
+    quote, a double-quoted one no double quote, and neither a control character.  Anything
+    else (a multi-line ``@payload`` template, say) is written triple-quoted.  A text holding
+    three double quotes in a row, or ending with one, has no literal (in Siddhi neither):
+    ValueError.
     """
-    plain = not any(c < " " for c in text) and '"' not in text
-    if plain:
-        return f"'{text}'" if "'" not in text else f'"{text}"'
-    return '"""' + _TRIPLE_ESCAPE.sub(_escape_in_triple, text) + '"""'
-
-
-#: what must be escaped inside ``"""..."""``: a backslash, a quote followed by a quote or
-#: ending the text (no three quotes in a row, none next to the closing ones), control characters
-_TRIPLE_ESCAPE = re.compile(r'\\|"(?="|\Z)|[\x00-\x08\x0b-\x1f\x7f]')
-
-
-def _escape_in_triple(m: re.Match[str]) -> str:
-    c = m.group(0)
-    if c == "\\":
-        return "\\\\"
-    return f"\\u{ord(c):04x}"  # a quote too: the lexer ends the literal at any three raw quotes
+    if not any(c < " " for c in text):
+        if "'" not in text and '"' not in text:
+            return f"'{text}'"
+        if '"' not in text:
+            return f'"{text}"'
+    if '"""' in text or text.endswith('"'):
+        raise ValueError(f"no SiddhiQL string literal holds {text!r}: a triple-quoted one ends at "
+                         "the first three double quotes")
+    return '"""' + text + '"""'
 
 
 def render_annotation(a: m.Annotation) -> str:

@@ -107,6 +107,11 @@ def test_generated_expressions_round_trip(expr: m.Expression) -> None:
 def test_any_string_round_trips(text: str) -> None:
     """Quotes, backslashes, line breaks and control characters survive render -> parse (a
     multi-line ``@payload`` built in code rendered as a single-quoted string did not parse)."""
+    triple = any(c < " " for c in text) or '"' in text
+    if triple and ('"""' in text or text.endswith('"')):  # (Siddhi's lexer has no literal for it either)
+        with pytest.raises(ValueError, match="no SiddhiQL string literal"):
+            render_string(text)
+        return
     app = f"@app:name({render_string(text)})\ndefine stream S (a string);\nfrom S select {render_string(text)} as x insert into O;"
     parsed = parse(app)
     assert parsed.annotations[0].elements[0].value == text
