@@ -17,6 +17,7 @@ looks up the string "0" instead and fails with a NullPointerException).
 """
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,12 @@ _ORDINALS = ("First", "Second", "Third", "Fourth")
 _JAVA_WS = "".join(chr(i) for i in range(33))  # String.trim() strips every char <= ' '
 
 
+def _java_trim(s: str) -> str:
+    """``String.trim()``: every character up to U+0020 off both ends, and nothing else (Python's
+    ``strip()`` keeps controls and takes U+00A0, U+2003 ...)."""
+    return s.strip(_JAVA_WS)
+
+
 def _no_nulls(name: str, *values: Any) -> None:
     for i, v in enumerate(values):
         if v is None:
@@ -90,7 +97,7 @@ _one_string("upper", "The string in upper case.", str.upper, AttrType.STRING,
 _one_string("reverse", "The string reversed.", lambda s: s[::-1], AttrType.STRING,
             ("str:reverse('Hello World')", "'dlroW olleH'"))
 _one_string("trim", "The string without leading and trailing whitespace (characters up to U+0020).",
-            lambda s: s.strip(_JAVA_WS), AttrType.STRING, ("str:trim('  AbCDefghiJ KLMN  ')", "'AbCDefghiJ KLMN'"))
+            _java_trim, AttrType.STRING, ("str:trim('  AbCDefghiJ KLMN  ')", "'AbCDefghiJ KLMN'"))
 
 
 def _hex(s: str) -> str:
@@ -98,18 +105,45 @@ def _hex(s: str) -> str:
     return "".join(format(int.from_bytes(units[i:i + 2], "big"), "x") for i in range(0, len(units), 2))
 
 
+def _java_digit(c: str, radix: int) -> int:
+    """``Character.digit(c, radix)``: any Unicode decimal digit, and the ASCII and fullwidth Latin
+    letters as 10 and up; -1 when ``c`` is no digit below ``radix``."""
+    value = unicodedata.decimal(c, -1)
+    if value < 0:
+        for a in (0x41, 0x61, 0xFF21, 0xFF41):  # A, a, fullwidth A, fullwidth a
+            if a <= ord(c) < a + 26:
+                value = ord(c) - a + 10
+    return value if value < radix else -1
+
+
+def _java_parse_int(text: str, radix: int = 10) -> int:
+    """``Integer.parseInt(text, radix)``: an optional sign and digits of :func:`_java_digit`, no
+    spaces or underscores (Python's ``int`` takes both), within an int's range."""
+    body = text[1:] if text[:1] in "+-" else text
+    digits = [_java_digit(c, radix) for c in body]
+    if not digits or min(digits) < 0:
+        raise ValueError(f'For input string: "{text}"' + (f" under radix {radix}" if radix != 10 else ""))
+    value = 0
+    for d in digits:
+        value = value * radix + d
+    value = -value if text[0] == "-" else value
+    if not -2**31 <= value < 2**31:
+        raise ValueError(f'For input string: "{text}"' + (f" under radix {radix}" if radix != 10 else ""))
+    return value
+
+
 def _unhex(s: str) -> str:
     out = []
     for i in range(0, len(s), 2):
         if i + 2 > len(s):
             raise IndexError(f"begin {i}, end {i + 2}, length {len(s)}")
-        out.append(chr(int(s[i:i + 2], 16)))
+        out.append(chr(_java_parse_int(s[i:i + 2], 16)))  # (a negative code, "-1", is an error in both)
     return "".join(out)
 
 
 _one_string("hex", "The hexadecimal form of each character code, concatenated (Integer.toHexString).", _hex,
             AttrType.STRING, ("str:hex('MySQL')", "'4d7953514c'"))
-_one_string("unhex", "The characters whose two-digit hexadecimal codes make up the string.", _unhex,
+_one_string("unhex", "The characters whose two-digit hexadecimal codes (Integer.parseInt's) make up the string.", _unhex,
             AttrType.STRING, ("str:unhex('4d7953514c')", "'MySQL'"))
 
 
@@ -144,7 +178,8 @@ def _char_frequency(s: Any, c: Any) -> int:
 
 @function("str", "coalesce", (Param("arg", ALL, dynamic=True, doc="Values of one type."),),
           overloads=(("arg", REPEAT),), returns="the arguments' type",
-          doc="The first argument that is not null (all arguments must have one type).",
+          doc="The first argument that is not null (all arguments must have one type). With one "
+              "argument, always null (as Siddhi's).",
           examples=(("str:coalesce(null, 'BBB', 'CCC')", "'BBB'"),))
 def _coalesce(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     first = infos[0].type
@@ -159,6 +194,9 @@ def _coalesce(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
                 return v
         return None
 
+    if len(infos) == 1:
+        # Siddhi calls a one-argument function's execute(Object), which coalesce leaves at null
+        return first, lambda _v: None
     return first, coalesce
 
 
@@ -200,15 +238,34 @@ def _contains(s: Any, sub: Any) -> bool:
                 (Param("arg1", STRING, dynamic=True, doc="The first string."),
                  Param("arg2", STRING, dynamic=True, doc="The second string.")),
                 returns=AttrType.BOOL,
-                doc="Whether the strings are equal ignoring case. A null first argument is an error; a null "
-                    "second one gives false.",
+                doc="Whether the strings are equal ignoring case (Java's per-character simple case mappings). "
+                    "A null first argument is an error; a null second one gives false.",
                 examples=(("str:equalsIgnoreCase('WSO2', 'wso2')", "true"),))
 def _equals_ignore_case(a: Any, b: Any) -> bool:
     if a is None:
         raise ValueError("Invalid input given to str:equalsIgnoreCase() function. First argument cannot be null")
-    if b is None or len(a) != len(b):
+    if b is None or len(a) != len(b) or _utf16_len(a) != _utf16_len(b):
         return False
-    return a == b or all(x == y or x.upper() == y.upper() or x.lower() == y.lower() for x, y in zip(a, b, strict=True))
+    # String.regionMatches(ignoreCase): per character, the simple (one-character) mappings of
+    # Character.toUpperCase, then toLowerCase of those; so 'İ' matches 'i' and 'ﬅ' not 'ﬆ'
+    return a == b or all(x == y or (ux := _simple_upper(x)) == (uy := _simple_upper(y))
+                         or _simple_lower(ux) == _simple_lower(uy) for x, y in zip(a, b, strict=True))
+
+
+def _simple_upper(c: str) -> str:
+    """``Character.toUpperCase(c)``: Python's full mapping where it is one character; else the
+    titlecase where that is (the Greek letters with iota subscript), else ``c`` (ß, ŉ, ﬀ ...)."""
+    u = c.upper()
+    if len(u) == 1:
+        return u
+    t = c.title()
+    return t if len(t) == 1 else c
+
+
+def _simple_lower(c: str) -> str:
+    """``Character.toLowerCase(c)``: only U+0130's full lowercase is longer ('i' and a combining dot)."""
+    low = c.lower()
+    return low if len(low) == 1 else "i" if c == "\u0130" else c
 
 
 _TEMPLATE_SPLIT = java_regex(r"\{\{|}}")
@@ -239,12 +296,12 @@ def _fill_template(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
         if isinstance(values[0], dict):
             mapping = values[0]
             for i in range(1, len(pieces), 2):
-                v = mapping.get(pieces[i].strip())
+                v = mapping.get(_java_trim(pieces[i]))
                 if v is not None:
                     pieces[i] = java_str(v)
         else:
             for i in range(1, len(pieces), 2):
-                index = int(pieces[i].strip())
+                index = _java_parse_int(_java_trim(pieces[i]))
                 if not 0 <= index <= len(values):
                     raise IndexError(f"Index {index} out of bounds for length {len(values) + 1}")
                 v = template if index == 0 else values[index - 1]
@@ -319,11 +376,11 @@ def _replace(name: str, count: int, doc: str, example: tuple[str, str]) -> None:
                      doc="The replacement ($1 and ${name} refer to groups).")),
               returns=AttrType.STRING, doc=doc + " Null arguments are errors.", examples=(example,))
     def build(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-        get = pattern_getter(f"str:{name}", infos[1])
-
         def replace(s: Any, regex: Any, replacement: Any) -> str:
             _no_nulls(name, s, regex, replacement)
-            return java_replace(get(regex), s, replacement, count)
+            # String.replaceAll/replaceFirst compile the regex at each call: an invalid constant
+            # one fails each event, not the app (java_regex caches the compiled pattern)
+            return java_replace(java_regex(regex), s, replacement, count)
 
         return AttrType.STRING, replace
 
@@ -343,11 +400,9 @@ _replace("replaceFirst", 1, "The string with the first match of the regular expr
               "empty pieces are dropped). Null arguments and a missing piece are errors.",
           examples=(("str:split('WSO2,ABM,NSFT', ',', 0)", "'WSO2'"),))
 def _split(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
-    get = pattern_getter("str:split", infos[1])
-
     def split(s: Any, regex: Any, index: Any) -> str:
         _no_nulls("split", s, regex, index)
-        pieces = java_split(get(regex), s)
+        pieces = java_split(java_regex(regex), s)  # String.split: an invalid regex fails the event
         if not 0 <= index < len(pieces):
             raise IndexError(f"Index argument {index} is negative or not less than the length of the "
                              f"given string {s}")
@@ -437,8 +492,8 @@ class _GroupConcat(AggregatorState):
 
     def _text(self, separator: str) -> str:
         keys = list(self.counts)
-        if self.order is not None:
-            keys.sort(reverse=self.order == "DESC")
+        if self.order is not None:  # a TreeMap: String.compareTo's order, of UTF-16 units
+            keys.sort(key=utf16_units, reverse=self.order == "DESC")
         if self.distinct:
             return separator.join(keys)
         return separator.join(k for k in keys for _ in range(self.counts[k]))

@@ -155,3 +155,54 @@ def test_java_strings_errors(select_one):
     assert select_one("str:locate('a', s, i) as v", ["abc", "", 4], stream) == []
     assert select_one("str:charAt(s, 2) as v", ["\U0001F600", "", 0], stream) == []
     assert select_one("str:replaceFirst(s, 'a', t) as v", ["abc", "$", 0], stream) == []
+
+
+@pytest.mark.parametrize("select, row, expected", [
+    # unhex reads each pair with Integer.parseInt(pair, 16): a sign, any Unicode decimal digit
+    # and the fullwidth letters are digits of it
+    ("str:unhex(s)", ["ＡＢ", "", 0], "\u00ab"),
+    ("str:unhex(s)", ["+f\u0663a", "", 0], "\x0f:"),
+    # coalesce of one argument: Siddhi calls its execute(Object), which gives null
+    ("str:coalesce(s)", ["x", "", 0], None),
+    ("str:coalesce(i)", ["x", "", 3], None),
+    # fillTemplate trims a placeholder with String.trim: controls go, U+00A0 stays
+    ("str:fillTemplate(t, s)", ["v", "{{\x011}}", 0], "v"),
+    ("str:fillTemplate(t, map:create('name', s))", ["v", "{{\u00a0name}}", 0], "\u00a0name"),
+    ("str:fillTemplate(t, map:create('name', s))", ["v", "{{\x01name\t}}", 0], "v"),
+    # equalsIgnoreCase compares Character.toUpperCase, then toLowerCase, of each character:
+    # simple (one-character) mappings, not Python's full ones
+    ("str:equalsIgnoreCase(s, t)", ["\u0130", "i", 0], True),
+    ("str:equalsIgnoreCase(s, t)", ["\ufb05", "\ufb06", 0], False),
+    ("str:equalsIgnoreCase(s, t)", ["\u1fb3", "\u1fbc", 0], True),
+    ("str:equalsIgnoreCase(s, t)", ["\u00df", "\u1e9e", 0], True),
+    ("str:equalsIgnoreCase(s, t)", ["a\U00010400", "A\U00010428", 0], True),
+])
+def test_java_parsing_and_case(select_one, select, row, expected):
+    stream = "define stream S (s string, t string, i int);\n"
+    assert select_one(f"{select} as v", row, stream) == [expected]
+
+
+@pytest.mark.parametrize("select, row", [
+    # Integer.parseInt takes no spaces or underscores (Python's int takes both)
+    ("str:unhex(s)", [" 1", "", 0]),
+    ("str:unhex(s)", ["1_", "", 0]),
+    ("str:fillTemplate(t, s)", ["v", "{{\u00a01}}", 0]),
+    ("str:fillTemplate(t, s)", ["v", "{{0_1}}", 0]),
+    # String.split/replaceAll/replaceFirst compile the regex per call: a bad constant one fails
+    # each event, and the app is created
+    ("str:split(s, '(', 0)", ["a", "", 0]),
+    ("str:replaceAll(s, '(', t)", ["a", "", 0]),
+    ("str:replaceFirst(s, '(', t)", ["a", "", 0]),
+])
+def test_java_parsing_errors_drop_the_event(select_one, select, row):
+    stream = "define stream S (s string, t string, i int);\n"
+    assert select_one(f"{select} as v", row, stream) == []
+
+
+def test_group_concat_orders_as_string_compare_to(run_app):
+    # a TreeMap of String.compareTo: UTF-16 units, so U+1F600 (D83D DE00) sorts before U+FFFD
+    app = "define stream S (s string);\nfrom S select str:groupConcat(s, ',', false, 'ASC') as v insert into Out;"
+    runtime, got = run_app(app)
+    for s in ["\ufffd", "\U0001F600", "a"]:
+        runtime.get_input_handler("S").send([s])
+    assert [r[0] for r in got.rows] == ["\ufffd", "\U0001F600,\ufffd", "a,\U0001F600,\ufffd"]
