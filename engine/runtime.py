@@ -405,12 +405,16 @@ class SiddhiManager:
             entry[str(key)] = extension_property_text(value)
 
     def create_siddhi_app_runtime(self, app: str | SiddhiApp | Any, clock: Clock | None = None) -> SiddhiAppRuntime:
-        """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column)."""
-        if isinstance(app, str):
-            from srota.grammar.parser import parse
+        """Parse, validate and plan an app.  Raises :class:`SiddhiAppCreationError` (line, column).
 
-            model = parse(app)
-            text: str | None = app
+        In an app's text, each ``${name}`` is first replaced by the environment variable
+        ``name``, as Siddhi's ``SiddhiManager`` does; an unset one is a parser error."""
+        if isinstance(app, str):
+            from srota.grammar.parser import parse, update_variables
+
+            # (Siddhi's SiddhiManager, too, reads ${name} from the environment first)
+            text: str | None = update_variables(app)
+            model = parse(text)
         elif hasattr(app, "build"):  # a builder of srota.query
             model, text = app.build(), None
         else:

@@ -22,8 +22,9 @@ import dataclasses
 import difflib
 import functools
 import importlib.resources
+import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
@@ -144,7 +145,6 @@ def _cache_file(grammar: str) -> str | bool:
     ``$XDG_CACHE_HOME/srota`` or ``~/.cache/srota``), a directory of this user's only (0700);
     False (no cache) when there is no such place."""
     import hashlib
-    import os
     import sys
 
     import lark
@@ -1492,6 +1492,30 @@ def _run(text: str, start: str) -> Any:
                                 _source_line(text, line)) from e.orig_exc
     except RecursionError:
         raise SiddhiParserError("SiddhiQL text is nested too deeply", None, None) from None
+
+
+#: ``${name}`` in an app's text (SiddhiCompiler.updateVariables: Java's ``\w``, ASCII only)
+_VARIABLE = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
+
+
+def update_variables(text: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with each ``${name}`` replaced by the environment variable ``name``, as Siddhi's
+    ``SiddhiManager`` does before it parses an app (it looks at the JVM's system properties
+    first, which Python has not).  An unset one is a :class:`SiddhiParserError` at its place."""
+    if "$" not in text:
+        return text
+    values = os.environ if env is None else env
+
+    def value(m: re.Match[str]) -> str:
+        found = values.get(m.group(1))
+        if found is None:
+            line = text.count("\n", 0, m.start()) + 1
+            column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+            raise SiddhiParserError(f"No system or environmental variable found for '{m.group(0)}'", line, column,
+                                    _source_line(text, line))
+        return found
+
+    return _VARIABLE.sub(value, text)
 
 
 def parse(text: str) -> SiddhiApp:

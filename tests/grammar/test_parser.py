@@ -75,6 +75,7 @@ from srota.grammar.model import (
     WindowDefinition,
     WindowHandler,
 )
+from srota.grammar.parser import update_variables
 
 S_DEF = "define stream S (symbol string, price float, volume long);\n"
 
@@ -811,3 +812,31 @@ class TestRefusedAsSiddhiDoes:
     ])
     def test_states_the_g4_takes(self, chain: str) -> None:
         assert isinstance(q(f"from {chain} select 1 as one insert into O", self.DEFS).input, StateInputStream)
+
+
+# ------------------------------------------------------------------------------------ variables
+class TestVariables:
+    """SiddhiCompiler.updateVariables (Siddhi's VariableUpdateTestCase, with the environment for
+    its system properties)."""
+
+    def test_a_variable_is_replaced(self) -> None:
+        text = "@app:name('Test') define stream ${foo} (symbol string, price float, volume long);"
+        assert update_variables(text, {"foo": "Foo"}) == text.replace("${foo}", "Foo")
+
+    def test_an_unset_variable_is_an_error_at_its_place(self) -> None:
+        text = "@app:name('Test')\ndefine stream ${foo2} (symbol string);"
+        with pytest.raises(SiddhiParserError, match=r"No system or environmental variable found for '\$\{foo2\}'") as info:
+            update_variables(text, {})
+        assert (info.value.line, info.value.column) == (2, 15)
+
+    def test_only_word_names_are_variables(self) -> None:
+        assert update_variables("select '${a.b}', '$x', '${}' as v", {}) == "select '${a.b}', '$x', '${}' as v"
+
+    def test_the_manager_reads_the_environment(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from srota.engine import SiddhiManager
+
+        monkeypatch.setenv("SROTA_TEST_STREAM", "Quotes")
+        runtime = SiddhiManager().create_siddhi_app_runtime(
+            "define stream ${SROTA_TEST_STREAM} (a int); from Quotes select a insert into O;")
+        assert "Quotes" in runtime.stream_definitions
+        runtime.shutdown()
