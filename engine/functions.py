@@ -179,7 +179,7 @@ def _converter(source: AttrType, target: AttrType) -> Callable[[Any], Any] | Non
     """``ConvertFunctionExecutor``'s conversion of a non-null ``source`` value to ``target``
     (None when the value needs none); a string that does not parse gives null."""
     from srota.engine.extensions._checks import java_str
-    from srota.engine.extensions.math import java_parse_double, java_parse_int
+    from srota.engine.javanumbers import parse_double, parse_float, parse_integer
 
     def parsed(parse: Callable[[str], Any]) -> Callable[[Any], Any]:
         def convert(value: Any) -> Any:
@@ -198,10 +198,10 @@ def _converter(source: AttrType, target: AttrType) -> Callable[[Any], Any] | Non
         return to_string.get(source, str)
     if source is AttrType.STRING:
         return parsed({
-            AttrType.INT: lambda v: java_parse_int(v, INT_MIN, INT_MAX),
-            AttrType.LONG: lambda v: java_parse_int(v, LONG_MIN, LONG_MAX),
-            AttrType.FLOAT: lambda v: f32(java_parse_double(v)),
-            AttrType.DOUBLE: java_parse_double,
+            AttrType.INT: lambda v: parse_integer(v, INT_MIN, INT_MAX),
+            AttrType.LONG: lambda v: parse_integer(v, LONG_MIN, LONG_MAX),
+            AttrType.FLOAT: parse_float,  # rounded once, not through a double
+            AttrType.DOUBLE: parse_double,
             # Boolean.parseBoolean: "true" in any case, anything else false (never null)
             AttrType.BOOL: lambda v: v.lower() == "true",
         }[target])

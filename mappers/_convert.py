@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
-import struct
 from collections.abc import Callable
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 import orjson
+from srota.engine.javanumbers import parse_double, parse_float, parse_integer
 from srota.engine.types import f32, java_double_str, java_float32_str
 from srota.grammar.model import AttrType
 
@@ -164,95 +161,29 @@ def value_converter(type_: AttrType) -> Callable[[Any], Any]:
     return convert
 
 
-JAVA_SPACE = "".join(chr(c) for c in range(33))  # what Java's String.trim() removes
-# Integer.parseInt / Long.parseLong: a sign and decimal digits, any Unicode decimal digit
-# (Character.digit reads "١٢" as 12), nothing else (no spaces, no '_').
-_JAVA_INT = re.compile(r"[+-]?\d+\Z")
-# Java's Double.parseDouble: NaN, Infinity, a decimal (with optional exponent) or a hexadecimal
-# (``0x1.8p1``, its binary exponent required), the last two with an optional f/F/d/D suffix;
-# ASCII digits only; leading and trailing whitespace (<= ' ') is ignored.
-_JAVA_FLOAT = re.compile(r"[+-]?(?:NaN|Infinity|(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-                         r"|0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)\Z")
-_F32_OVERFLOW = 3.4028235677973366e38  # Float.MAX_VALUE + half an ulp: the least value a float rounds to infinity
-_F32_BITS = struct.Struct("<f"), struct.Struct("<I")
-
-
 def _java_integer(lo: int, hi: int, type_name: str) -> Callable[[str], int]:
     def convert(text: str) -> int:
-        if not _JAVA_INT.match(text):
-            raise _ConvertError(f"{text!r} is not {with_article(type_name)}")
-        value = int(text)
+        try:
+            value = parse_integer(text, -math.inf, math.inf)
+        except ValueError:
+            raise _ConvertError(f"{text!r} is not {with_article(type_name)}") from None
         if not lo <= value <= hi:
             raise _ConvertError(f"{value} is out of range for {type_name}")
         return value
     return convert
 
 
-def _java_number_text(text: str) -> str:
-    """``text`` trimmed and checked against Java's floating-point syntax, without its suffix."""
-    s = text.strip(JAVA_SPACE)
-    if not _JAVA_FLOAT.match(s):
-        raise _ConvertError(f"{text!r} is not a number")
-    return s[:-1] if s[-1] in "fFdD" else s
-
-
-def _hex_parts(s: str) -> tuple[bool, int, int]:
-    """A Java hexadecimal floating-point text as (negative, mantissa, binary exponent): its exact value."""
-    negative = s[0] == "-"
-    body = s.lstrip("+-")[2:].lower()
-    digits, _, exponent = body.partition("p")
-    whole, _, fraction = digits.partition(".")
-    return negative, int((whole + fraction) or "0", 16), int(exponent) - 4 * len(fraction)
-
-
-def _java_double(text: str) -> float:
-    s = _java_number_text(text)
-    if "x" in s or "X" in s:
-        negative, mantissa, exponent = _hex_parts(s)
+def _java_floating(parse: Callable[[str], float]) -> Callable[[str], float]:
+    def convert(text: str) -> float:
         try:
-            value = float(Fraction(mantissa) * Fraction(2) ** exponent) if mantissa else 0.0
-        except OverflowError:
-            value = math.inf
-        return -value if negative else value
-    return float(s)  # (Python reads NaN, Infinity and decimals as Java does, correctly rounded)
+            return parse(text)
+        except ValueError:
+            raise _ConvertError(f"{text!r} is not a number") from None
+    return convert
 
 
-def _exact(s: str) -> Fraction:
-    """The exact value of a finite Java floating-point text (suffix removed)."""
-    if "x" in s or "X" in s:
-        negative, mantissa, exponent = _hex_parts(s)
-        value = Fraction(mantissa) * Fraction(2) ** exponent
-        return -value if negative else value
-    return Fraction(Decimal(s))
-
-
-def _f32_step(value: float, up: bool) -> float:
-    """The next 32-bit float after the non-negative 32-bit ``value``, up or down."""
-    to_float, to_bits = _F32_BITS
-    bits = to_bits.unpack(to_float.pack(value))[0]
-    return float(to_float.unpack(to_bits.pack(bits + (1 if up else -1)))[0])
-
-
-def _java_float(text: str) -> float:
-    """Float.parseFloat: the text rounded once, to the nearest 32-bit float (not through a double,
-    whose rounding can land on the midpoint of two floats and then round the wrong way)."""
-    s = _java_number_text(text)
-    d = _java_double(s)
-    result = f32(d)
-    if result == d or d != d or d in (math.inf, -math.inf):
-        return result
-    a = abs(d)
-    below = f32(a)
-    if below > a:
-        below = _f32_step(below, up=False)
-    above = _f32_step(below, up=True)
-    midpoint = _F32_OVERFLOW if above == math.inf else (below + above) / 2
-    if a != midpoint:  # the double is not a tie: it rounds as the text does
-        return result
-    exact = abs(_exact(s))
-    if exact == Fraction(midpoint):
-        return result  # a true tie: to even, as f32 rounds it
-    return math.copysign(above if exact > Fraction(midpoint) else below, d)
+_java_double = _java_floating(parse_double)
+_java_float = _java_floating(parse_float)
 
 
 def _java_bool(text: str) -> bool:

@@ -78,6 +78,7 @@ from typing import Any
 
 from srota.engine.codegen import CodeGen
 from srota.engine.extensions.regex import java_regex
+from srota.engine.javanumbers import JAVA_SPACE
 from srota.engine.registry import Kind, Param, extension
 from srota.grammar.model import Annotation, Attribute, AttrType
 from srota.mappers._base import (
@@ -90,7 +91,6 @@ from srota.mappers._base import (
     payload_annotation,
 )
 from srota.mappers._convert import (
-    JAVA_SPACE,
     _ConvertError,
     format_value,
     java_text_converter,

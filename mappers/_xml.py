@@ -105,6 +105,7 @@ from typing import Any
 
 import structlog
 from lxml import etree
+from srota.engine.javanumbers import JAVA_SPACE
 from srota.engine.registry import Kind, Param, extension
 from srota.grammar.model import Annotation, Attribute, AttrType
 from srota.mappers._base import (
@@ -272,12 +273,9 @@ def _direct_text(element: Any) -> str:
     return (element.text or "") + "".join(child.tail or "" for child in element)
 
 
-_JAVA_SPACE = "".join(map(chr, range(0x21)))
-
-
 def _java_trim(text: str) -> str:
     """Java's ``String.trim``: only characters up to U+0020 go (not U+2028, U+00A0 ...)."""
-    return text.strip(_JAVA_SPACE)
+    return text.strip(JAVA_SPACE)
 
 
 def _short(text: str) -> str:

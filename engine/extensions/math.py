@@ -13,12 +13,19 @@ contract where Java and Python differ:
   ``3``), ``NaN`` gives 0, a ``float`` gives an ``int`` and a ``double`` a ``long``, clamped
   to the type's range;
 * ``float`` arguments are widened from their 32-bit value (``Float.doubleValue()``);
-  ``parseFloat`` returns a 32-bit value; ``toRadians``/``toDegrees`` compute as Java 8 does;
+  ``parseFloat`` returns a 32-bit value, rounded once from the string's exact value;
+  ``toRadians``/``toDegrees`` multiply by one constant, as Java 9 and later do (the reference
+  engine runs Java 17);
 * ``bin``/``hex``/``oct`` print the two's complement of an ``int`` (32 bits) or a ``long``
   (64 bits); ``hex`` of a ``float``/``double`` is ``Float``/``Double.toHexString``;
 * ``parseInt``/``parseLong``/``parseDouble``/``parseFloat`` accept exactly what Java's parsers
   accept (no ``_`` separators, no ``inf``; ``Infinity``, ``NaN``, a trailing ``d``/``f``,
-  hexadecimal floating point); a string they reject is an error, as in Siddhi;
+  hexadecimal floating point); a string they reject is an error, as in Siddhi; ``parseInt``,
+  ``parseLong`` and ``conv`` read each character as ``Character.digit`` does (any Unicode
+  decimal digit, fullwidth Latin letters);
+* a ``double`` -0.0 keeps its sign on the way in (``sin(-0.0)`` is -0.0, ``ceil(-0.5)`` -0.0);
+* ``math:percentile`` keeps its values in ``Double.compare``'s order (-0.0 before 0.0, NaN
+  last), as Siddhi's binary searches do;
 * ``rand(seed)`` is ``java.util.Random(seed).nextDouble()``: the same seed gives Siddhi's
   sequence.
 
@@ -37,7 +44,6 @@ from __future__ import annotations
 import bisect
 import math
 import random
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -46,8 +52,9 @@ from srota.engine.expression import ArgInfo
 from srota.engine.extensions._checks import INT, INT_LONG, STRING, aggregator, is_literal
 from srota.engine.extensions._checks import err as creation_error
 from srota.engine.extensions._checks import function as _function
+from srota.engine.javanumbers import parse_double, parse_float, parse_integer
 from srota.engine.registry import Param
-from srota.engine.types import f32
+from srota.engine.types import f32, java_order
 from srota.grammar.model import AttrType
 
 _NS = "math"
@@ -90,7 +97,7 @@ def _java_floor(x: float) -> float:
 
 
 def _java_ceil(x: float) -> float:
-    if not math.isfinite(x):
+    if not math.isfinite(x) or x == 0:  # Math.ceil(-0.0) is -0.0
         return x
     r = float(math.ceil(x))
     return -0.0 if r == 0 and x < 0 else r
@@ -192,44 +199,29 @@ def java_hex_double(x: float, subnormal_exp: int = -1022) -> str:
     return f"{sign}0x1.{digits}p{exp}"
 
 
-_JAVA_DOUBLE = re.compile(
-    r"[+-]?(?:NaN|Infinity|"
-    r"(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-    r"|0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?)", re.ASCII)  # no other digits
-
-
 def java_parse_double(text: str) -> float:
-    """``Double.parseDouble``: surrounding control/space characters trimmed, Java's syntax only."""
-    s = text.strip("".join(chr(c) for c in range(33)))
-    if not _JAVA_DOUBLE.fullmatch(s):
-        raise MathError(f'For input string: "{text}"')
-    if s[-1] in "fFdD" and "x" not in s.lower():
-        s = s[:-1]
-    elif s[-1] in "fFdD" and ("p" in s or "P" in s):
-        s = s[:-1]
-    if "x" in s or "X" in s:
-        neg = s.startswith("-")
-        body = s.lstrip("+-")
-        value = float.fromhex(body)
-        return -value if neg else value
-    if s.lstrip("+-") == "Infinity":
-        return -_INF if s.startswith("-") else _INF
-    if s.lstrip("+-") == "NaN":
-        return _NAN
-    return float(s)
+    """``Double.parseDouble`` (engine/javanumbers.py), its failure a MathError."""
+    try:
+        return parse_double(text)
+    except ValueError as exc:
+        raise MathError(str(exc)) from None
 
 
-_JAVA_INT = re.compile(r"[+-]?\d+")  # any Unicode decimal digit, as Java's Character.digit reads
+def java_parse_float(text: str) -> float:
+    """``Float.parseFloat``, rounded once from the text's exact value (engine/javanumbers.py)."""
+    try:
+        return parse_float(text)
+    except ValueError as exc:
+        raise MathError(str(exc)) from None
 
 
-def java_parse_int(text: str, low: int, high: int) -> int:
-    """``Integer.parseInt``/``Long.parseLong`` in base 10: sign and digits only, range-checked."""
-    if not _JAVA_INT.fullmatch(text):
-        raise MathError(f'For input string: "{text}"')
-    value = int(text)
-    if not low <= value <= high:
-        raise MathError(f'For input string: "{text}"')
-    return value
+def java_parse_int(text: str, low: int, high: int, radix: int = 10) -> int:
+    """``Integer.parseInt``/``Long.parseLong`` (range ``[low, high]``) of ``radix``
+    (engine/javanumbers.py), its failure a MathError."""
+    try:
+        return parse_integer(text, low, high, radix)
+    except ValueError as exc:
+        raise MathError(str(exc)) from None
 
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -239,12 +231,7 @@ def _java_conv(text: str, from_base: int, to_base: int) -> str:
     """``Integer.toString(Integer.parseInt(text, from), to)``."""
     if not 2 <= from_base <= 36:
         raise MathError(f"radix {from_base} out of range")
-    body = text[1:] if text[:1] in "+-" else text
-    if not body or any(c.lower() not in _DIGITS[:from_base] for c in body):
-        raise MathError(f'For input string: "{text}"' + (f" under radix {from_base}" if from_base != 10 else ""))
-    value = int(text, from_base)
-    if not _INT_MIN <= value <= _INT_MAX:
-        raise MathError(f'For input string: "{text}"' + (f" under radix {from_base}" if from_base != 10 else ""))
+    value = java_parse_int(text, _INT_MIN, _INT_MAX, from_base)
     if not 2 <= to_base <= 36:
         to_base = 10
     if value == 0:
@@ -322,10 +309,12 @@ def _unary(name: str, types: tuple[AttrType, ...], fn: Callable[[float], Any], r
             def impl(v: Any) -> Any:
                 if v is None:
                     return None
+                # float(): Java widens an int or long to double first, and keeps a double's -0.0
+                # (``v + 0.0`` would not: -0.0 + 0.0 is 0.0)
                 try:
-                    return fn(v + 0.0)  # + 0.0: Java widens an int or long to double first
+                    return fn(float(v))
                 except (ValueError, OverflowError):
-                    return on_error(v + 0.0)
+                    return on_error(float(v))
         impl.__name__ = f"math_{name}"
         return returns, impl
 
@@ -356,9 +345,10 @@ for _name, _types, _fn, _err, _doc, _ex in (
     ("sqrt", NUMBERS, math.sqrt, _nan, "The square root of p1 (NaN when negative).", ("math:sqrt(4)", "Returns 2.0.")),
     ("tan", NUMBERS, math.tan, _nan, "The tangent of p1 (radians).", ("math:tan(6.0)", "Returns -0.29100619138474915.")),
     ("tanh", NUMBERS, math.tanh, _nan, "The hyperbolic tangent of p1.", ("math:tanh(6.0)", "Returns 0.9999877116507956.")),
-    ("toDegrees", NUMBERS, lambda x: x * 180.0 / math.pi, _nan, "Converts p1 from radians to degrees.",
+    # Java 9+: one product with a constant (Java 8's x * 180.0 / PI rounds twice and overflows sooner)
+    ("toDegrees", NUMBERS, lambda x: x * 57.29577951308232, _nan, "Converts p1 from radians to degrees.",
      ("math:toDegrees(6.0)", "Returns 343.77467707849394.")),
-    ("toRadians", NUMBERS, lambda x: x / 180.0 * math.pi, _nan, "Converts p1 from degrees to radians.",
+    ("toRadians", NUMBERS, lambda x: x * 0.017453292519943295, _nan, "Converts p1 from degrees to radians.",
      ("math:toRadians(6.0)", "Returns 0.10471975511965977.")),
 ):
     _unary(_name, _types, _fn, _D, _doc, _ex, _err)
@@ -491,7 +481,7 @@ def _parse(name: str, returns: AttrType, fn: Callable[[str], Any], doc: str, exa
 
 _parse("parseDouble", _D, java_parse_double, "p1 parsed as a double (Double.parseDouble).",
        ("math:parseDouble('123')", "Returns 123.0."))
-_parse("parseFloat", AttrType.FLOAT, lambda s: f32(java_parse_double(s)), "p1 parsed as a float (Float.parseFloat).",
+_parse("parseFloat", AttrType.FLOAT, java_parse_float, "p1 parsed as a float (Float.parseFloat).",
        ("math:parseFloat('123')", "Returns 123.0."))
 _parse("parseInt", AttrType.INT, lambda s: java_parse_int(s, _INT_MIN, _INT_MAX),
        "p1 parsed as an int (Integer.parseInt).", ("math:parseInt('123')", "Returns 123."))
@@ -546,7 +536,11 @@ def _round(infos: list[ArgInfo], ctx: Any) -> Any:
 
 # ---------------------------------------------------------------------------- percentile
 class _Percentile(AggregatorState):
-    """The values of the window, sorted; the value is Siddhi's nearest-rank percentile."""
+    """The values of the window, sorted; the value is Siddhi's nearest-rank percentile.
+
+    They are kept in ``Double.compare``'s order (java_order: -0.0 before 0.0, NaN last and
+    equal to itself), which Siddhi's sorted list keeps: its binary searches compare boxed
+    Doubles."""
 
     __slots__ = ("values", "p", "narrow")
 
@@ -563,13 +557,14 @@ class _Percentile(AggregatorState):
         return f32(value) if self.narrow else float(value)
 
     def add(self, value: Any) -> Any:
-        bisect.insort_right(self.values, self._number(value))
+        bisect.insort_right(self.values, self._number(value), key=java_order)
         return self.value()
 
     def remove(self, value: Any) -> Any:
         number = self._number(value)
-        i = bisect.bisect_left(self.values, number)
-        if i == len(self.values) or self.values[i] != number:
+        key = java_order(number)
+        i = bisect.bisect_left(self.values, key, key=java_order)
+        if i == len(self.values) or java_order(self.values[i]) != key:
             raise MathError(f"math:percentile(): {number} is not in the window")
         del self.values[i]
         return self.value()

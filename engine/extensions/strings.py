@@ -17,7 +17,6 @@ looks up the string "0" instead and fails with a NullPointerException).
 """
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -50,17 +49,17 @@ from srota.engine.extensions.regex import (
     pattern_getter,
     utf16_units,
 )
+from srota.engine.javanumbers import JAVA_SPACE, parse_integer
 from srota.engine.registry import Param
 from srota.grammar.model import Attribute, AttrType
 
 _ORDINALS = ("First", "Second", "Third", "Fourth")
-_JAVA_WS = "".join(chr(i) for i in range(33))  # String.trim() strips every char <= ' '
 
 
 def _java_trim(s: str) -> str:
     """``String.trim()``: every character up to U+0020 off both ends, and nothing else (Python's
     ``strip()`` keeps controls and takes U+00A0, U+2003 ...)."""
-    return s.strip(_JAVA_WS)
+    return s.strip(JAVA_SPACE)
 
 
 def _no_nulls(name: str, *values: Any) -> None:
@@ -105,31 +104,10 @@ def _hex(s: str) -> str:
     return "".join(format(int.from_bytes(units[i:i + 2], "big"), "x") for i in range(0, len(units), 2))
 
 
-def _java_digit(c: str, radix: int) -> int:
-    """``Character.digit(c, radix)``: any Unicode decimal digit, and the ASCII and fullwidth Latin
-    letters as 10 and up; -1 when ``c`` is no digit below ``radix``."""
-    value = unicodedata.decimal(c, -1)
-    if value < 0:
-        for a in (0x41, 0x61, 0xFF21, 0xFF41):  # A, a, fullwidth A, fullwidth a
-            if a <= ord(c) < a + 26:
-                value = ord(c) - a + 10
-    return value if value < radix else -1
-
-
 def _java_parse_int(text: str, radix: int = 10) -> int:
-    """``Integer.parseInt(text, radix)``: an optional sign and digits of :func:`_java_digit`, no
-    spaces or underscores (Python's ``int`` takes both), within an int's range."""
-    body = text[1:] if text[:1] in "+-" else text
-    digits = [_java_digit(c, radix) for c in body]
-    if not digits or min(digits) < 0:
-        raise ValueError(f'For input string: "{text}"' + (f" under radix {radix}" if radix != 10 else ""))
-    value = 0
-    for d in digits:
-        value = value * radix + d
-    value = -value if text[0] == "-" else value
-    if not -2**31 <= value < 2**31:
-        raise ValueError(f'For input string: "{text}"' + (f" under radix {radix}" if radix != 10 else ""))
-    return value
+    """``Integer.parseInt(text, radix)`` (engine/javanumbers.py: no spaces or underscores, which
+    Python's ``int`` takes)."""
+    return parse_integer(text, -2**31, 2**31 - 1, radix)
 
 
 def _unhex(s: str) -> str:

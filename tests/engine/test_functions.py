@@ -51,6 +51,12 @@ def test_maximum_and_minimum_pass_over_a_nan(run_app):
     assert got == [1.0, 1.0, 1.0, 1.0]
 
 
+def test_convert_text_to_float_rounds_once(run_app):
+    # Float.parseFloat: this text's double lies halfway between two floats; through it, 1.0
+    assert project(run_app, "convert(s, 'float') as v", [1, 1, 1.0, 1.0, "1.00000005960464477540", True, None]) \
+        == [1.0000001192092896]
+
+
 def test_coalesce_and_default_pick_the_first_non_null(run_app):
     got = project(run_app, "coalesce(d, 3.0) as a, default(i, 5) as b", [None, 1, 1.0, None, "", False, None])
     assert got == [3.0, 5]

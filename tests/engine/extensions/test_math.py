@@ -173,3 +173,48 @@ def test_parsers_read_digits_as_java_does(select_all):
     assert project(select_all, "math:parseLong(s) as v", s="-\u0661\u0662") == [[-12]]
     with pytest.raises(ValueError):
         java_parse_double("\u0663")
+
+
+def test_a_double_keeps_its_negative_zero(select_all):
+    # Java widens an int or long to double and passes a double as it is: sin(-0.0) is -0.0 (real
+    # Siddhi 5.1.33); Math.ceil(-0.0) and Math.ceil(-0.5) are -0.0 too
+    row = project(select_all, "math:sin(d) as a, math:floor(d) as b, math:tan(d) as c, math:sqrt(d) as e, "
+                              "math:ceil(d) as g, math:toDegrees(d) as h, math:ceil(f) as k", d=-0.0, f=-0.0)[0]
+    assert row == [0.0] * 7 and all(math.copysign(1.0, v) == -1.0 for v in row)
+    assert math.copysign(1.0, project(select_all, "math:ceil(d) as v", d=-0.5)[0][0]) == -1.0
+
+
+def test_parse_float_rounds_the_exact_value_once(select_all):
+    # Float.parseFloat rounds the decimal itself; through a double, 1.00000005960464477540 (above
+    # the midpoint of 1.0 and the next float) becomes the midpoint, which ties to even, 1.0
+    for text, want in (("1.00000005960464477540", 1.0000001192092896), ("1.0000000596046448", 1.0000001192092896),
+                       ("1.00000005960464477539", 1.0), ("1.000000059604644775390625", 1.0),
+                       ("0x1.0000011p0", 1.0000001192092896), ("-1.00000005960464477540", -1.0000001192092896),
+                       ("3.40282356779733661637539395458142568449e38", math.inf)):
+        assert project(select_all, "math:parseFloat(s) as v", s=text) == [[want]], text
+
+
+def test_integer_parsers_read_digits_as_character_digit(select_all):
+    # Integer.parseInt(s, radix) reads each UTF-16 unit with Character.digit: Unicode decimal
+    # digits and fullwidth Latin letters count, the Kelvin sign and a digit past U+FFFF do not
+    assert project(select_all, "math:conv(s, 3, 10) as v", s="\u0661\u0662") == [["5"]]
+    assert project(select_all, "math:conv(s, 16, 10) as v", s="\uff26\uff46") == [["255"]]
+    for s in ("\u212a", "\U0001d7cf"):
+        assert project(select_all, "math:conv(s, 36, 10) as v", s=s) == []
+        assert project(select_all, "math:parseInt(s) as v", s=s) == []
+
+
+def test_degrees_and_radians_are_one_product_as_in_java_17(select_all):
+    # Java 9+: angrad * RADIANS_TO_DEGREES (Java 8's angrad * 180.0 / PI overflows for 3e306)
+    assert project(select_all, "math:toDegrees(d) as a, math:toRadians(i) as b", d=3e306, i=6) == [
+        [1.7188733853924698e308, 0.10471975511965978]]
+
+
+def test_percentile_orders_values_as_double_compare(run_app):
+    # Siddhi's sorted list is searched with Double.compareTo: -0.0 before 0.0, NaN last
+    runtime, got = run_app(STREAM + "from S#window.length(3) select math:percentile(d, 100.0) as a, "
+                                    "math:percentile(d, 10.0) as b insert into Out;")
+    for d in (0.0, -0.0, math.nan, 1.5, -2.5):
+        runtime.get_input_handler("S").send([0, 0, 0.0, d, ""])
+    rows = [[repr(v) for v in row] for row in got.rows]
+    assert rows == [["0.0", "0.0"], ["0.0", "-0.0"], ["nan", "-0.0"], ["nan", "-0.0"], ["nan", "-2.5"]]
