@@ -413,8 +413,8 @@ class SiddhiManager:
             from srota.grammar.parser import parse, update_variables
 
             # (Siddhi's SiddhiManager, too, reads ${name} from the environment first)
-            text: str | None = update_variables(app)
-            model = parse(text)
+            updated = update_variables(app)
+            model, text = parse(updated), updated
         elif hasattr(app, "build"):  # a builder of srota.query
             model, text = app.build(), None
         else:
