@@ -12,17 +12,20 @@ reproduces those pieces:
   English, a prefix match: text after the pattern is ignored), then the lenient calendar
   (``MM`` of 13 rolls into the next year; the most recently set of competing fields wins, so
   ``yyyy-MM-DD`` reads ``DD`` as the day of the year);
-* :class:`Fields` and :func:`calendar_add` -- ``GregorianCalendar`` fields and ``add``;
+* :class:`Fields` and :func:`calendar_add` -- ``GregorianCalendar`` fields and ``add`` (with
+  Java's wrapping int and long arithmetic, and its quirks around the 1582 cutover);
 * :func:`zone_of` -- ``ZoneId.of`` with Java's short ids (``IST`` is Asia/Kolkata, ``PST``
   America/Los_Angeles, ``EST`` -05:00, ...);
 * :class:`TimeFormatter` -- the part of ``DateTimeFormatter.ofPattern`` that
-  ``timezoneConvert`` needs (parse to a local date-time, format a zoned one).
+  ``timezoneConvert`` needs (parse to a local date-time, format a zoned one; zone names are
+  Java's, short for ``z`` and long for ``zzzz``).
 
 The default time zone is the process's (``TZ``, else ``/etc/localtime``), as the JVM's is; the
 default locale is English (United States).  ``GregorianCalendar`` dates before its cutover
 (1582-10-15) are Julian, as Java's are (``0001-01-01`` in Java's calendar is ``0000-12-30`` in
-the proleptic Gregorian one ``java.time`` uses).  Departure: time-zone names in patterns cover
-the common abbreviations, not every name Java knows.
+the proleptic Gregorian one ``java.time`` uses).  Departure: time-zone names cover the zones of
+a table (Java's names of some seventy zones, tzdata's abbreviations for the rest), not every
+name Java knows.
 """
 from __future__ import annotations
 
@@ -225,6 +228,9 @@ class Zone:
 
     def name(self, utc_ms: int, long: bool) -> str:
         """``TimeZone.getDisplayName``: ``UTC``, ``IST``, ``PDT``, ``GMT+05:30``."""
+        names = _JAVA_NAMES.get(self.id)
+        if names is not None:
+            return names[2 * long + (self.offsets(utc_ms)[1] > 0)]
         if self.info is not None:
             abbr = _clamped(utc_ms).astimezone(self.info).tzname() or ""
             if long:
@@ -244,6 +250,81 @@ _LONG_NAMES = {
     "EST": "Eastern Standard Time", "EDT": "Eastern Daylight Time", "CET": "Central European Time",
     "CEST": "Central European Summer Time", "BST": "British Summer Time", "JST": "Japan Standard Time",
     "EET": "Eastern European Time", "EEST": "Eastern European Summer Time", "WET": "Western European Time",
+}
+
+
+#: Java's names of zones (TimeZone.getDisplayName in English: short standard, short daylight,
+#: long standard, long daylight); tzdata's abbreviations differ for some (``+0545`` for NPT) and
+#: it has no long names.  (Europe/Dublin is left out: tzdata's winter there is a negative DST.)
+_JAVA_NAMES = {
+    "Asia/Kathmandu": ("NPT", "NPST", "Nepal Time", "Nepal Summer Time"),
+    "America/Sao_Paulo": ("BRT", "BRST", "Brasilia Standard Time", "Brasilia Summer Time"),
+    "Asia/Dubai": ("GST", "GDT", "Gulf Standard Time", "Gulf Daylight Time"),
+    "Asia/Singapore": ("SGT", "SGST", "Singapore Standard Time", "Singapore Summer Time"),
+    "Asia/Dhaka": ("BDT", "BDST", "Bangladesh Standard Time", "Bangladesh Summer Time"),
+    "Asia/Karachi": ("PKT", "PKST", "Pakistan Standard Time", "Pakistan Summer Time"),
+    "Asia/Ho_Chi_Minh": ("ICT", "ICST", "Indochina Time", "Indochina Summer Time"),
+    "Asia/Bangkok": ("ICT", "ICST", "Indochina Time", "Indochina Summer Time"),
+    "Pacific/Apia": ("WSST", "WSDT", "Apia Standard Time", "Apia Daylight Time"),
+    "Australia/Darwin": ("ACST", "ACDT", "Australian Central Standard Time", "Australian Central Daylight Time"),
+    "Africa/Cairo": ("EET", "EEST", "Eastern European Standard Time", "Eastern European Summer Time"),
+    "America/Argentina/Buenos_Aires": ("ART", "ARST", "Argentina Standard Time", "Argentina Summer Time"),
+    "Africa/Harare": ("CAT", "CAST", "Central Africa Time", "Central African Summer Time"),
+    "America/St_Johns": ("NST", "NDT", "Newfoundland Standard Time", "Newfoundland Daylight Time"),
+    "Asia/Shanghai": ("CST", "CDT", "China Standard Time", "China Daylight Time"),
+    "Africa/Addis_Ababa": ("EAT", "EAST", "East Africa Time", "Eastern African Summer Time"),
+    "America/Indiana/Indianapolis": ("EST", "EDT", "Eastern Standard Time", "Eastern Daylight Time"),
+    "Asia/Yerevan": ("AMT", "AMST", "Armenia Standard Time", "Armenia Summer Time"),
+    "Pacific/Auckland": ("NZST", "NZDT", "New Zealand Standard Time", "New Zealand Daylight Time"),
+    "America/Phoenix": ("MST", "MDT", "Mountain Standard Time", "Mountain Daylight Time"),
+    "America/Puerto_Rico": ("AST", "ADT", "Atlantic Standard Time", "Atlantic Daylight Time"),
+    "Pacific/Guadalcanal": ("SBT", "SBST", "Solomon Islands Time", "Solomon Is. Summer Time"),
+    "Asia/Tokyo": ("JST", "JDT", "Japan Standard Time", "Japan Daylight Time"),
+    "Asia/Kolkata": ("IST", "IDT", "India Standard Time", "India Daylight Time"),
+    "Europe/Paris": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
+    "Australia/Sydney": ("AEST", "AEDT", "Australian Eastern Standard Time", "Australian Eastern Daylight Time"),
+    "America/Anchorage": ("AKST", "AKDT", "Alaska Standard Time", "Alaska Daylight Time"),
+    "Europe/London": ("GMT", "BST", "Greenwich Mean Time", "British Summer Time"),
+    "America/New_York": ("EST", "EDT", "Eastern Standard Time", "Eastern Daylight Time"),
+    "America/Los_Angeles": ("PST", "PDT", "Pacific Standard Time", "Pacific Daylight Time"),
+    "America/Chicago": ("CST", "CDT", "Central Standard Time", "Central Daylight Time"),
+    "America/Denver": ("MST", "MDT", "Mountain Standard Time", "Mountain Daylight Time"),
+    "UTC": ("UTC", "UTC", "Coordinated Universal Time", "Coordinated Universal Time"),
+    "GMT": ("GMT", "GMT", "Greenwich Mean Time", "Greenwich Mean Time"),
+    "Asia/Jerusalem": ("IST", "IDT", "Israel Standard Time", "Israel Daylight Time"),
+    "Europe/Moscow": ("MSK", "MSD", "Moscow Standard Time", "Moscow Summer Time"),
+    "Asia/Tehran": ("IRST", "IRDT", "Iran Standard Time", "Iran Daylight Time"),
+    "Asia/Kabul": ("AFT", "AFST", "Afghanistan Time", "Afghanistan Summer Time"),
+    "Europe/Berlin": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
+    "Europe/Athens": ("EET", "EEST", "Eastern European Standard Time", "Eastern European Summer Time"),
+    "Europe/Lisbon": ("WET", "WEST", "Western European Standard Time", "Western European Summer Time"),
+    "Asia/Hong_Kong": ("HKT", "HKST", "Hong Kong Standard Time", "Hong Kong Summer Time"),
+    "Asia/Seoul": ("KST", "KDT", "Korean Standard Time", "Korean Daylight Time"),
+    "Pacific/Honolulu": ("HST", "HDT", "Hawaii-Aleutian Standard Time", "Hawaii-Aleutian Daylight Time"),
+    "America/Toronto": ("EST", "EDT", "Eastern Standard Time", "Eastern Daylight Time"),
+    "America/Mexico_City": ("CST", "CDT", "Central Standard Time", "Central Daylight Time"),
+    "Africa/Johannesburg": ("SAST", "SAST", "South Africa Standard Time", "South Africa Summer Time"),
+    "Africa/Lagos": ("WAT", "WAST", "West Africa Standard Time", "West Africa Summer Time"),
+    "Australia/Perth": ("AWST", "AWDT", "Australian Western Standard Time", "Australian Western Daylight Time"),
+    "Australia/Adelaide": ("ACST", "ACDT", "Australian Central Standard Time", "Australian Central Daylight Time"),
+    "Pacific/Chatham": ("CHAST", "CHADT", "Chatham Standard Time", "Chatham Daylight Time"),
+    "Europe/Istanbul": ("TRT", "TRST", "Turkey Time", "Turkey Summer Time"),
+    "Asia/Jakarta": ("WIB", "WIST", "Western Indonesia Time", "West Indonesia Summer Time"),
+    "Asia/Manila": ("PST", "PDT", "Philippine Standard Time", "Philippine Summer Time"),
+    "Asia/Colombo": ("IST", "IDT", "India Standard Time", "India Daylight Time"),
+    "America/Bogota": ("COT", "COST", "Colombia Standard Time", "Colombia Summer Time"),
+    "America/Lima": ("PET", "PEST", "Peru Standard Time", "Peru Summer Time"),
+    "America/Santiago": ("CLT", "CLST", "Chile Standard Time", "Chile Summer Time"),
+    "America/Halifax": ("AST", "ADT", "Atlantic Standard Time", "Atlantic Daylight Time"),
+    "Atlantic/Reykjavik": ("GMT", "GMT", "Greenwich Mean Time", "Greenwich Mean Time"),
+    "Europe/Amsterdam": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
+    "Europe/Madrid": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
+    "Europe/Rome": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
+    "Europe/Zurich": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
+    "Europe/Stockholm": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
+    "Europe/Helsinki": ("EET", "EEST", "Eastern European Standard Time", "Eastern European Summer Time"),
+    "Europe/Kiev": ("EET", "EEST", "Eastern European Standard Time", "Eastern European Summer Time"),
+    "Europe/Warsaw": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
 }
 
 
@@ -289,23 +370,52 @@ def _parse_offset(text: str) -> int | None:
     return -total if m.group(1) == "-" else total
 
 
+#: ZoneOffset.of's forms by length: where the hours, minutes and seconds are (None: absent)
+_OFFSET_FORMS = {2: ((1, 2), None, None), 3: ((1, 3), None, None), 5: ((1, 3), (3, 5), None),
+                 6: ((1, 3), (4, 6), None), 7: ((1, 3), (3, 5), (5, 7)), 9: ((1, 3), (4, 6), (7, 9))}
+
+
+def _zone_offset(text: str) -> tuple[int, str] | None:
+    """``ZoneOffset.of``: ``+h``, ``+hh``, ``+hhmm``, ``+hh:mm``, ``+hhmmss``, ``+hh:mm:ss`` (at most
+    18 hours) as (milliseconds, the offset's normalized id: ``+02:00``, ``Z`` for zero)."""
+    form = _OFFSET_FORMS.get(len(text))
+    if text[:1] not in ("+", "-") or form is None:
+        return None
+    if len(text) in (6, 9) and text[3] != ":" or len(text) == 9 and text[6] != ":":
+        return None
+    parts = [text[span[0]:span[1]] if span else "0" for span in form]
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        return None
+    hours, minutes, seconds = (int(p) for p in parts)
+    total = (hours * 60 + minutes) * 60 + seconds
+    if minutes > 59 or seconds > 59 or total > 18 * 3600:
+        return None
+    if total == 0:
+        return 0, "Z"
+    sign = -1 if text[0] == "-" else 1
+    return sign * total * 1000, f"{text[0]}{hours:02d}:{minutes:02d}" + (f":{seconds:02d}" if seconds else "")
+
+
 @functools.lru_cache(maxsize=256)
 def zone_of(zone_id: str, short_ids: bool = True) -> Zone:
-    """``ZoneId.of(zone_id, ZoneId.SHORT_IDS)``; raises :class:`JavaTimeError` for an unknown id."""
+    """``ZoneId.of(zone_id, ZoneId.SHORT_IDS)``; raises :class:`JavaTimeError` for an unknown id.
+
+    An offset's id is normalized as Java's is (``GMT+2`` is ``GMT+02:00``, ``+5`` is ``+05:00``,
+    ``+00:00`` is ``Z``): ``VV`` and ``z`` print it."""
     zid = SHORT_IDS.get(zone_id, zone_id) if short_ids else zone_id
     if zid in ("Z", "UTC", "GMT", "UT"):
         return Zone(zid, 0)
     if zid[:1] in "+-":
-        off = _parse_offset(zid)
-        if off is None:
-            raise JavaTimeError(f"Invalid ID for offset-based ZoneId: {zone_id}")
-        return Zone(zid, off)
+        parsed = _zone_offset(zid)
+        if parsed is None:
+            raise JavaTimeError(f"Invalid ID for ZoneOffset, invalid format: {zone_id}")
+        return Zone(parsed[1], parsed[0])
     for prefix in ("UTC", "GMT", "UT"):
         if zid.startswith(prefix) and zid[len(prefix):len(prefix) + 1] in ("+", "-"):
-            off = _parse_offset(zid[len(prefix):])
-            if off is None:
+            parsed = _zone_offset(zid[len(prefix):])
+            if parsed is None:
                 raise JavaTimeError(f"Invalid ID for offset-based ZoneId: {zone_id}")
-            return Zone(zid, off)
+            return Zone(prefix if parsed[0] == 0 else prefix + parsed[1], parsed[0])
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9~/._+-]+", zid):
         raise JavaTimeError(f"Invalid ID for region-based ZoneId, invalid format: {zone_id}")
     try:
@@ -398,12 +508,17 @@ class Fields:
         return self.epoch_day - calendar_days(self.year, 1, 1) + 1
 
     @property
+    def _month_start(self) -> int:
+        # the month's first day: in October 1582 the 1st (Julian) is 14 days before the 15th
+        return calendar_days(self.year, self.month + 1, 1)
+
+    @property
     def day_of_week_in_month(self) -> int:
-        return (self.day - 1) // 7 + 1
+        return (self.epoch_day - self._month_start) // 7 + 1
 
     @property
     def week_of_month(self) -> int:
-        return _week_number(self.epoch_day - self.day + 1, self.epoch_day, self.rules.first_day, self.rules.min_days)
+        return _week_number(self._month_start, self.epoch_day, self.rules.first_day, self.rules.min_days)
 
     @property
     def week_of_year(self) -> int:
@@ -413,7 +528,9 @@ class Fields:
         if week == 0:
             prev_jan1 = calendar_days(self.year - 1, 1, 1)
             return _week_number(prev_jan1, jan1 - 1, fd, md)
-        if week >= 52:
+        # Java checks the next year's first week for weeks 52 and later, and in 1581 and 1582
+        # (around the cutover, whose year is 10 days short) for every week
+        if week >= 52 or _CUTOVER_YEAR - 1 <= self.year <= _CUTOVER_YEAR:
             next_jan1 = calendar_days(self.year + 1, 1, 1)
             first = _dow_on_or_before(next_jan1 + 6, fd)
             if first - next_jan1 >= md and self.epoch_day >= first - 7:
@@ -426,10 +543,18 @@ def wrap_int(value: int) -> int:
     return (value + 2**31) % 2**32 - 2**31
 
 
+def wrap_long(value: int) -> int:
+    """``value`` as a Java ``long`` (64-bit two's complement)."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
 def calendar_add(millis: int, unit: str, amount: int, zone: Zone) -> int:
-    """``Calendar.add`` of ``amount`` ``unit``s (siddhi-execution-time's unit names)."""
+    """``Calendar.add`` of ``amount`` ``unit``s (siddhi-execution-time's unit names).
+
+    Java's arithmetic wraps: the year and month in ``int``s, the milliseconds in a ``long``
+    (adding 2**31-1 years lands some 190 million years from now, not 2 billion)."""
     if unit in ("SECOND", "MINUTE", "HOUR"):
-        return millis + amount * {"SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000}[unit]
+        return wrap_long(millis + amount * {"SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000}[unit])
     f = Fields(millis, zone)
     if unit in ("DAY", "WEEK"):
         delta = amount * (7 if unit == "WEEK" else 1)
@@ -440,14 +565,24 @@ def calendar_add(millis: int, unit: str, amount: int, zone: Zone) -> int:
             adjusted = new + change
             if Fields(adjusted, zone).epoch_day == f.epoch_day + delta:
                 new = adjusted
-        return new
+        return wrap_long(new)
     if unit in ("YEAR", "MONTH", "QUARTER"):
-        # siddhi-execution-time multiplies a QUARTER amount by 3 in Java int arithmetic (it wraps)
-        months = amount * 12 if unit == "YEAR" else wrap_int(amount * 3) if unit == "QUARTER" else amount
-        y, m = divmod(f.year * 12 + f.month + months, 12)
-        d = min(f.day, calendar_month_length(y, m + 1))
+        # GregorianCalendar.add: the year of the era plus the amount (or the months' whole years),
+        # the month plus the amount, all ints; the era flips where the year passes 0, which in
+        # proleptic years is plain (wrapping) addition.  siddhi-execution-time multiplies a
+        # QUARTER amount by 3 as an int too.
+        if unit == "YEAR":
+            y, m = wrap_int(f.year + amount), f.month
+        else:
+            months = wrap_int(f.month + (wrap_int(amount * 3) if unit == "QUARTER" else amount))
+            y, m = wrap_int(f.year + months // 12), months % 12
+        # pinDayOfMonth: the day is cut to the month's length, but in (the year of the era) 1582
+        # Java takes the length of the month the day rolls into (June 31 is July 1, whose
+        # length, 31, keeps the 31st): no day is cut there
+        year_of_era = y if y > 0 else 1 - y
+        d = f.day if year_of_era == _CUTOVER_YEAR else min(f.day, calendar_month_length(y, m + 1))
         wall = calendar_days(y, m + 1, d) * DAY_MS + f.ms_of_day
-        return wall - zone.offset_by_wall(wall)
+        return wrap_long(wall - zone.offset_by_wall(wall))
     return millis  # an unknown unit changes nothing, as in Siddhi
 
 
@@ -745,24 +880,32 @@ def resolve(values: dict[str, int], zone: Zone, rules: WeekRules = US_WEEK) -> i
     first_dow, min_days = rules.first_day, rules.min_days
     if "month" in use:
         y, m = divmod(year * 12 + values.get("month", 0), 12)
-        base = calendar_days(y, m + 1, 1)
-        if "dom" in use:  # the whole date decides between the Julian and the Gregorian calendar
-            base = calendar_days(y, m + 1, values.get("dom", 1))
-        elif "wom" in use:
-            first = _dow_on_or_before(base + 6, first_dow)
-            if first - base >= min_days:
-                first -= 7
-            if "dow" in use:
-                first = _dow_on_or_before(first + 6, values["dow"])
-            base = first + 7 * (values["wom"] - 1)
-        else:
+
+        def month_based(julian: bool) -> int:
+            base = (_julian_days if julian else days_from_civil)(y, m + 1, 1)
+            if "dom" in use:
+                return base + values.get("dom", 1) - 1
+            if "wom" in use:
+                first = _dow_on_or_before(base + 6, first_dow)
+                if first - base >= min_days:
+                    first -= 7
+                if "dow" in use:
+                    first = _dow_on_or_before(first + 6, values["dow"])
+                return first + 7 * (values["wom"] - 1)
             target = values["dow"] if "dow" in use else first_dow
             dowim = values["dowim"] if "dowim" in use else 1
             if dowim >= 0:
-                base = _dow_on_or_before(base + 7 * dowim - 1, target)
-            else:
-                last = calendar_month_length(y, m + 1) + 7 * (dowim + 1)
-                base = _dow_on_or_before(base + last - 1, target)
+                return _dow_on_or_before(base + 7 * dowim - 1, target)
+            length = 29 if julian and m == 1 and y % 4 == 0 else month_length(y, m + 1)
+            return _dow_on_or_before(base + length + 7 * (dowim + 1) - 1, target)
+
+        # GregorianCalendar.computeTime reckons a date from its month in both calendars around
+        # the cutover (days carried over from the time of day included) and takes the Gregorian
+        # one if it falls on or after 1582-10-15 (so in October 1582 the third Saturday is the
+        # 16th, of the Gregorian month)
+        base = month_based(True) if year < _CUTOVER_YEAR else month_based(False)
+        if base + day < CUTOVER_DAY and year >= _CUTOVER_YEAR:
+            base = month_based(True)
     else:
         base = calendar_days(year, 1, 1)
         if "doy" in use:
@@ -775,7 +918,7 @@ def resolve(values: dict[str, int], zone: Zone, rules: WeekRules = US_WEEK) -> i
                 first = _dow_on_or_before(first + 6, values["dow"])
             base = first + 7 * (values.get("woy", 1) - 1)
     wall = (base + day) * DAY_MS + time_of_day
-    return wall - zone.offset_by_wall(wall)
+    return wrap_long(wall - zone.offset_by_wall(wall))  # computeTime's long arithmetic
 
 
 @functools.lru_cache(maxsize=512)
@@ -787,6 +930,16 @@ def date_format(pattern: str, zone_id: str | None = None) -> DateFormat:
 # ---------------------------------------------------------------------------- java.time patterns
 _DTF_TOKEN = re.compile(r"'(?:[^']|'')*'|''|([A-Za-z])\1*|\[|\]|.", re.S)
 _DTF_LETTERS = set("GuyDMLdQqYwWEecFaBhKkHmsSAnNVvzOXxZp")
+
+
+#: the zone names DateTimeFormatter reads for z, zz, zzz (short) and zzzz (long), besides ids
+_ZONE_NAME_REGEX = {long: "|".join(re.escape(name) for name in sorted(
+    {name for names in _JAVA_NAMES.values() for name in names[2 * long:2 * long + 2]}, key=len, reverse=True))
+    for long in (False, True)}
+
+
+_ZONE_NAMES_READ = {f"zone_{style}": {name for names in _JAVA_NAMES.values() for name in names[i:i + 2]}
+                    for style, i in (("short", 0), ("long", 2))}
 
 
 class TimeFormatter:
@@ -842,9 +995,10 @@ class TimeFormatter:
             elif c in "ZXxO":
                 parts.append(r"(Z|GMT(?:[+-]\d{1,2}(?::?\d{2})?)?|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)")
                 fields.append(("ignore", n))
-            elif c in "Vz":
-                parts.append(r"([A-Za-z][A-Za-z0-9~/._+-]*)")
-                fields.append(("ignore", n))
+            elif c in "Vz":  # a zone id or, for z, a short name (zzzz: a long one, with blanks)
+                zone_names = _ZONE_NAME_REGEX[n >= 4] + "|" if c == "z" else ""
+                parts.append("(" + zone_names + r"[A-Za-z][A-Za-z0-9~/._+:-]*)")
+                fields.append(("zone" if c == "V" else "zone_long" if n >= 4 else "zone_short", n))
             else:
                 raise JavaTimeError(f"pattern letter '{c}' is not supported by time:timezoneConvert")
         return re.compile("".join(parts)), fields
@@ -857,6 +1011,13 @@ class TimeFormatter:
         v: dict[str, int] = {}
         for (field, n), raw in zip(self._fields, m.groups(), strict=True):
             if field == "ignore":
+                continue
+            if field.startswith("zone"):  # read and dropped, but a name or an id Java knows
+                if raw not in _ZONE_NAMES_READ.get(field, ()):
+                    try:
+                        zone_of(raw, short_ids=False)
+                    except JavaTimeError:
+                        raise JavaTimeError(f"Text '{text}' could not be parsed: unknown zone {raw}") from None
                 continue
             if field == "month_text":
                 v["month"] = (MONTHS if n >= 4 else SHORT_MONTHS).index(raw) + 1
@@ -924,8 +1085,8 @@ class TimeFormatter:
                 out.append(_offset_text(f.raw_offset + f.dst_offset, c, n))
             elif c == "V":
                 out.append(zone.id)
-            elif c == "z":
-                out.append(zone.name(utc_ms, n >= 4) if zone.info is not None else zone.id)
+            elif c == "z":  # an offset's name is its id (``+05:30``, ``GMT+02:00``)
+                out.append(zone.name(utc_ms, n >= 4) if zone.info is not None or zone.id in _JAVA_NAMES else zone.id)
             else:
                 raise JavaTimeError(f"pattern letter '{c}' is not supported by time:timezoneConvert")
         return "".join(out)

@@ -5,9 +5,10 @@ return types and null handling.  Dates are read and written with Java's ``Simple
 pattern letters through a reproduction of commons-lang's ``FastDateFormat`` and Java's lenient
 ``GregorianCalendar`` (see :mod:`srota.engine.extensions._javatime`): ``yyyy-MM-DD`` reads a
 day of the year, ``MM`` of 13 rolls into the next year, text after the pattern is ignored,
-``extract(... 'WEEK' ...)`` counts weeks by the locale's rules (en_US by default).  The default
-time zone is the process's (``TZ`` or ``/etc/localtime``), as the JVM's is, and the default
-date format is ``yyyy-MM-dd HH:mm:ss.SSS``.  A date that does not match its format, an invalid
+``extract(... 'WEEK' ...)`` counts weeks by the locale's rules (en_US by default), and
+``extract(..., 'th_TH')`` years in the Buddhist era, as ``Calendar.getInstance(locale)`` does.
+The default time zone is the process's (``TZ`` or ``/etc/localtime``), as the JVM's is, and the
+default date format is ``yyyy-MM-dd HH:mm:ss.SSS``.  A date that does not match its format, an invalid
 pattern or zone is an error: the event is dropped and logged (or goes to the fault stream), as
 Siddhi does.  ``currentDate``/``currentTime``/``currentTimestamp``/``utcTimestamp`` and
 ``timestampInMilliseconds()`` read the wall clock, as Siddhi's do (not the app's playback clock).
@@ -283,8 +284,10 @@ def _date_format(infos: list[ArgInfo], ctx: Any) -> Any:
 # ---------------------------------------------------------------------------- extract / date / dayOfWeek
 def _extractor(unit: str, locale: str | None) -> Any:
     rules = week_rules(locale)
+    # Calendar.getInstance(th_TH) is a BuddhistCalendar: its YEAR is the year of the era plus 543
+    year_offset = 543 if locale is not None and locale.split("_")[:2] == ["th", "TH"] else 0
     getters = {
-        "YEAR": lambda f: f.year_of_era, "MONTH": lambda f: f.month + 1, "SECOND": lambda f: f.second,
+        "YEAR": lambda f: f.year_of_era + year_offset, "MONTH": lambda f: f.month + 1, "SECOND": lambda f: f.second,
         "MINUTE": lambda f: f.minute, "HOUR": lambda f: f.hour_of_day, "DAY": lambda f: f.day,
         "WEEK": lambda f: f.week_of_year, "QUARTER": lambda f: f.month // 3 + 1,
     }

@@ -174,3 +174,85 @@ def test_julian_days_round_trip():
     assert jt.calendar_date(jt.CUTOVER_DAY) == (1582, 10, 15)
     for day in range(-800_000, -100_000, 997):
         assert jt.calendar_days(*jt.calendar_date(day)) == day
+
+
+@pytest.mark.parametrize("select, row, expected", [
+    # GregorianCalendar.add: the year and month in ints, the time in a long, all wrapping
+    # (Siddhi 5.1.33 with siddhi-execution-time's jar gave these)
+    ("time:dateAdd(t, n, 'YEAR')", {"t": 1_700_000_000_000, "n": 2**31 - 1}, "6017547994300606464"),
+    ("time:dateSub(t, n, 'YEAR')", {"t": 1_700_000_000_000, "n": 2**31 - 1}, "6017548057459006464"),
+    ("time:dateAdd(t, n, 'MONTH')", {"t": 1_700_000_000_000, "n": 2**31 - 1}, "-5647450798892800000"),
+    ("time:dateAdd(t, n, 'QUARTER')", {"t": 1_700_000_000_000, "n": 2**31 - 1}, "-5647450804249600000"),
+    ("time:dateAdd(s, n, 'YEAR', f)", {"s": "2023-11-14 22:13:20", "f": "yyyy-MM-dd HH:mm:ss", "n": 2**31 - 1},
+     "190690474-11-04 07:56:46"),
+    ("time:dateAdd(t, n, 'YEAR')", {"t": 1_700_000_000_000, "n": 100_000}, "3157395200000000"),
+])
+def test_calendar_add_overflows_like_java(select_all, select, row, expected):
+    assert project(select_all, f"{select} as v", **row) == [[expected]]
+
+
+@pytest.mark.parametrize("target, pattern, expected", [
+    # ZoneId.of normalizes an offset's id, and VV and z print it
+    ("GMT+2", "yyyy-MM-dd HH:mm VV", "2023-11-14 12:00 GMT+02:00"),
+    ("GMT+2", "yyyy-MM-dd HH:mm z", "2023-11-14 12:00 GMT+02:00"),
+    ("+5", "yyyy-MM-dd HH:mm VV", "2023-11-14 15:00 +05:00"),
+    ("-00:00", "yyyy-MM-dd HH:mm VV", "2023-11-14 10:00 Z"),
+    ("UTC+00:00", "yyyy-MM-dd HH:mm VV", "2023-11-14 10:00 UTC"),
+    # Java's zone names, where tzdata has a number (+0545) or no long name
+    ("Asia/Kathmandu", "yyyy-MM-dd HH:mm z", "2023-11-14 15:45 NPT"),
+    ("Asia/Kathmandu", "yyyy-MM-dd HH:mm zzzz", "2023-11-14 15:45 Nepal Time"),
+])
+def test_timezone_convert_zone_ids_and_names(select_all, target, pattern, expected):
+    assert project(select_all, "time:timezoneConvert(s, f, z) as v", s="2023-11-14 10:00 UTC", f=pattern,
+                   z=target) == [[expected]]
+
+
+def test_timezone_convert_reads_and_writes_long_names(select_all):
+    got = project(select_all, "time:timezoneConvert(s, f, 'Europe/Paris', 'PST') as v",
+                  s="2023-01-05 10:00:00 Pacific Standard Time", f="yyyy-MM-dd HH:mm:ss zzzz")
+    assert got == [["2023-01-05 19:00:00 Central European Standard Time"]]
+
+
+@pytest.mark.parametrize("select, row, expected", [
+    # Calendar.getInstance(th_TH) is a BuddhistCalendar
+    ("time:extract(t, 'YEAR', 'th_TH')", {"t": 1_700_000_000_000}, 2566),
+    ("time:extract(t, 'YEAR', 'th_TH')", {"t": -62_167_219_200_000}, 544),   # 1 BC (Julian)
+    ("time:extract('year', s, f, 'th_TH')", {"s": "2023-11-14", "f": "yyyy-MM-dd"}, 2566),
+])
+def test_thai_locale_counts_buddhist_years(select_all, select, row, expected):
+    assert project(select_all, f"{select} as v", **row) == [[expected]]
+
+
+@pytest.mark.parametrize("select, row, expected", [
+    # October 1582 has the days 1-4 (Julian) and 15-31 (Gregorian): a date by week or weekday
+    # of the month is reckoned in both calendars and the Gregorian one taken
+    ("time:date(s, f)", {"s": "1582-10 W3 Sat", "f": "yyyy-MM 'W'W EEE"}, "1582-10-16"),
+    ("time:date(s, f)", {"s": "1582-10 3 Fri", "f": "yyyy-MM F EEE"}, "1582-10-15"),
+    # ... and its weeks and weekdays of the month count from its first day, October 1
+    ("time:dateFormat(t, f)", {"t": -12_219_292_800_000, "f": "F W"}, "1 1"),
+    ("time:dateFormat(t, f)", {"t": -12_218_688_000_000, "f": "F W d"}, "2 2 22"),
+    # in 1581 and 1582 Java looks for the next year's first week whatever the week number
+    ("time:extract('WEEK', s, f)", {"s": "December 28, 1582", "f": "MMMM d, yyyy"}, 1),
+    ("time:extract('WEEK', s, f)", {"s": "December 20, 1582", "f": "MMMM d, yyyy"}, 50),
+    # Calendar.add in (the year of the era) 1582 cuts no day to its month's length: June 31 is July 1
+    ("time:dateSub(s, n, 'MONTH', f)", {"s": "1582-08-31 17:10:37", "f": "yyyy-MM-dd HH:mm:ss", "n": 2},
+     "1582-07-01 17:10:37"),
+    ("time:dateAdd(s, n, 'MONTH', f)", {"s": "1582-01-31", "f": "yyyy-MM-dd", "n": 1}, "1582-03-03"),
+    ("time:dateAdd(s, n, 'MONTH', f)", {"s": "1582-01-31 BC", "f": "yyyy-MM-dd G", "n": 1}, "1582-03-03 BC"),
+    ("time:dateAdd(s, n, 'MONTH', f)", {"s": "1583-01-31 BC", "f": "yyyy-MM-dd G", "n": 1}, "1583-02-28 BC"),
+])
+def test_the_cutover_month_and_year(select_all, select, row, expected):
+    assert project(select_all, f"{select} as v", **row) == [[expected]]
+
+
+@pytest.mark.parametrize("text, pattern, expected", [
+    # DateTimeFormatter reads a short name for z and a long one for zzzz, or a region id
+    ("2018-08-31 23:00:03 PST", "yyyy-MM-dd HH:mm:ss z", [["2018-08-31 23:00:03 Z"]]),
+    ("2018-08-31 23:00:03 Pacific Standard Time", "yyyy-MM-dd HH:mm:ss zzzz", [["2018-08-31 23:00:03 Z"]]),
+    ("2018-08-31 23:00:03 Asia/Tokyo", "yyyy-MM-dd HH:mm:ss zzzz", [["2018-08-31 23:00:03 Z"]]),
+    ("2018-08-31 23:00:03 Pacific Standard Time", "yyyy-MM-dd HH:mm:ss z", []),
+    ("2018-08-31 23:00:03 PST", "yyyy-MM-dd HH:mm:ss zzzz", []),
+    ("2018-08-31 23:00:03 Nowhere", "yyyy-MM-dd HH:mm:ss z", []),
+])
+def test_timezone_convert_reads_zone_names_of_the_pattern_style(select_all, text, pattern, expected):
+    assert project(select_all, "time:timezoneConvert(s, f, 'Z', 'UTC') as v", s=text, f=pattern) == expected
