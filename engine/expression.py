@@ -11,6 +11,7 @@ asks a :class:`Scope` for the code that reads an attribute.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -394,7 +395,7 @@ class ExpressionCompiler:
             if c.value is None:
                 return _Operand("None", "True")
             return _Operand(c.code, "")
-        if not c.nullable:
+        if not c.nullable or _NUMBER.fullmatch(c.code):  # (a function's constant code: math:e())
             return _Operand(c.code, "")
         if _simple(c.code):
             return _Operand(c.code, f"{c.code} is None")
@@ -473,6 +474,10 @@ def _not_null(check: str) -> str:
     if check.endswith(" is None"):
         return check[:-len(" is None")] + " is not None"
     return f"(not {check})"
+
+
+#: a number literal in generated code, never null
+_NUMBER = re.compile(r"-?[0-9][0-9.e+-]*")
 
 
 def _simple(code: str) -> bool:

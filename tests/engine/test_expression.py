@@ -103,3 +103,13 @@ def test_comparison_of_nullable_arithmetic(run_app):
     h.send(ROW)
     h.send([None, 10, 1.0, 1.0, "", False, None])
     assert got.rows == [[7]]
+
+
+def test_a_functions_constant_code_gets_no_null_check(run_app):
+    # math:e() compiles to the number itself: `2.718... is None` was a SyntaxWarning (and
+    # an error where warnings are errors)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SyntaxWarning)
+        assert project(run_app, "math:e() / 2 as v", [1, 1, 1.0, 1.0, "", False, None]) == [1.3591409142295225]
