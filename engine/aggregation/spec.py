@@ -40,6 +40,7 @@ from srota.engine.aggregation.persisted import persisted_durations, persisted_en
 from srota.engine.codegen import CodeGen
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.scope import StreamScope
+from srota.engine.types import wrap_long
 from srota.grammar.model import (
     AggregationDefinition,
     Attribute,
@@ -286,6 +287,13 @@ def _cached_parse_time() -> Callable[[str], tuple[int, int]]:
     return parse
 
 
+def _summed(base: BaseColumn, a: str, b: str, gen: CodeGen) -> str:
+    """The code of ``a + b`` for a sum base value: a long sum wraps as Java's long does."""
+    if base.type is AttrType.LONG:
+        return f"{gen.ref(wrap_long, 'wrap_long')}({a} + {b})"
+    return f"{a} + {b}"
+
+
 def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], base_codes: list[str]) -> None:
     n_latest = len(latest_codes)
     b0 = 2 + n_latest
@@ -320,7 +328,7 @@ def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], bas
         body.append("if v is not None:")
         if b.op == "sum":
             start = "0.0 + v" if b.type is AttrType.DOUBLE else "v"
-            body += [f"    r = row[{k}]", f"    row[{k}] = {start} if r is None else r + v"]
+            body += [f"    r = row[{k}]", f"    row[{k}] = {start} if r is None else {_summed(b, 'r', 'v', gen)}"]
         elif b.op in ("min", "max"):
             cmp = "<" if b.op == "min" else ">"
             body += [f"    r = row[{k}]", f"    if r is None or v {cmp} r:", f"        row[{k}] = v"]
@@ -337,7 +345,7 @@ def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], bas
             continue
         body += [f"s = src[{k}]", "if s is not None:", f"    r = dst[{k}]"]
         if b.op == "sum":
-            body.append(f"    dst[{k}] = s if r is None else r + s")
+            body.append(f"    dst[{k}] = s if r is None else {_summed(b, 'r', 's', gen)}")
         elif b.op in ("min", "max"):
             cmp = "<" if b.op == "min" else ">"
             body += [f"    if r is None or s {cmp} r:", f"        dst[{k}] = s"]

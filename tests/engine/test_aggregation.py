@@ -95,6 +95,22 @@ def test_a_double_sum_starts_from_zero():
     assert sorted((e.data[0], str(e.data[1])) for e in got) == [("a", "0.0"), ("b", "0.0")]
 
 
+def test_a_long_sum_wraps_as_java_does():
+    # Siddhi's long sum adds Java longs: past Long.MAX_VALUE it wraps, in a bucket and across
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "@app:playback\ndefine stream S (k string, v long);\n"
+        "define aggregation A from S select k, sum(v) as total group by k aggregate every sec ... hour;")
+    rt.start()
+    h = rt.get_input_handler("S")
+    t0 = 1_700_000_000_000
+    for ts, v in ((t0, 2**63 - 1), (t0, 1), (t0 + 1500, 2**63 - 1), (t0 + 1500, 2)):
+        h.send(["a", v], timestamp=ts)
+    got = rt.query("from A within 1699990000000L, 1700010000000L per 'hours' select k, total")
+    rt.shutdown()
+    # (-2**63) + (2**63 + 1 wrapped to -2**63 + 1) wraps again to 1
+    assert [list(e.data) for e in got] == [["a", 1]]
+
+
 def test_buffer_keeps_late_events_in_their_bucket():
     counts, agg = _buffer_run("@BufferSize('3')")
     assert counts == {50: 2, 51: 2, 52: 1, 53: 2, 54: 1}  # event 8 still lands in second 50
