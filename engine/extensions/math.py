@@ -349,7 +349,7 @@ for _name, _types, _fn, _err, _doc, _ex in (
     ("toDegrees", NUMBERS, lambda x: x * 57.29577951308232, _nan, "Converts p1 from radians to degrees.",
      ("math:toDegrees(6.0)", "Returns 343.77467707849394.")),
     ("toRadians", NUMBERS, lambda x: x * 0.017453292519943295, _nan, "Converts p1 from degrees to radians.",
-     ("math:toRadians(6.0)", "Returns 0.10471975511965977.")),
+     ("math:toRadians(6.0)", "Returns 0.10471975511965978.")),
 ):
     _unary(_name, _types, _fn, _D, _doc, _ex, _err)
 

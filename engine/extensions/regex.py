@@ -1,21 +1,26 @@
 """The ``regex:`` namespace (siddhi-execution-regex): ``find``, ``group``, ``lookingAt``, ``matches``.
 
-Patterns are Java regular expressions.  :func:`java_regex` translates the Java syntax Python's
-``re`` spells differently (``(?<name>...)``, ``\\p{Alpha}`` and the other POSIX classes, the
-Unicode general categories ``\\p{L}``/``\\p{Lu}``/``\\p{IsLu}``/``\\p{gc=Lu}``, ``\\z``/``\\Z``,
-``\\Q...\\E``, ``\\h``, ``\\v``, ``\\e``, ``\\R``, ``\\cX``, ``\\0nnn``, inline flags in mid-pattern,
-nested classes (unions), intersections ``[a-z&&[^b]]``, back references to groups not yet
-closed) and compiles with ``re.ASCII``, because Java's ``\\d``, ``\\w``, ``\\s`` and
-case-insensitivity are ASCII by default (its ``\\b`` is not: it knows every letter and digit).
-An unescaped ``{`` that is no quantifier is an error, as in Java.  :func:`java_replacement` and
-:func:`java_split` give ``String.replaceAll``'s ``$1``/``${name}`` references (read only at a
-match, as Java reads them) and ``String.split``'s dropping of trailing empty strings.  Start
-indexes count UTF-16 units (:func:`utf16_units`).
+Patterns are Java regular expressions.  :func:`java_regex` reads one as Java 17's ``Pattern``
+does (:class:`_Translator`: its errors are Java's) and writes it for Python's ``re`` with
+nothing left to ``re``'s own reading of flags or classes: every character set is spelt out as
+code-point ranges (classes with unions, ``&&`` and negation at any depth, ``\\d``/``\\w``/``\\s``
+ASCII as in Java, ``\\h``, ``\\v``, the POSIX, ``java*``, ``Is*`` and general-category
+properties, their case-insensitive forms), case-insensitivity per character (ASCII under
+``(?i)``, ``Character.toUpperCase``/``toLowerCase`` under ``(?iu)``), ``.``, ``^``, ``$`` and
+``\\Z`` with Java's line terminators (``(?s)``, ``(?m)``, ``(?d)``), comments mode ``(?x)``
+stripped, inline flags scoped as Java scopes them (to the end of the enclosing group, across
+``|``), ``\\b`` with Java's word characters, ``\\R`` (atomic when repeated), ``\\Q..\\E``,
+``\\x{..}``, ``\\k<name>``, ``\\N{..}``, ``\\cX``, ``\\0nnn``, and back references to groups
+not closed yet (which match nothing).  :func:`java_replacement` and :func:`java_split` give
+``String.replaceAll``'s ``$1``/``${name}`` references (read only at a match, as Java reads them)
+and ``String.split``'s dropping of trailing empty strings.  Start indexes count UTF-16 units
+(:func:`utf16_units`).
 
-Deliberate departures: scripts and blocks (``\\p{IsLatin}``, ``\\p{InGreek}``), ``\\X``, ``\\G``,
-``&&`` in a nested class or a negated one, and negated nested classes are rejected as invalid;
-``(?U)`` is ignored; a back reference inside a repetition to a group closed only later matches
-nothing; the categories are Python's Unicode version's.
+Deliberate departures (docs/siddhi-differences.md, "Java regex features"): scripts and blocks
+(``\\p{IsLatin}``, ``\\p{InGreek}``), ``\\X``, ``\\G``, ``(?c)`` and a few ``java*`` properties
+are rejected as invalid, as is a lookbehind of no fixed width; ``(?U)`` is ignored; a back
+reference inside a repetition to a group closed only later matches nothing; Unicode data is
+Python's.
 """
 from __future__ import annotations
 
@@ -29,291 +34,758 @@ from srota.engine.extensions._checks import INT, STRING, err, function, is_liter
 from srota.engine.registry import Param
 from srota.grammar.model import AttrType
 
-_POSIX = {
-    "Lower": "a-z", "Upper": "A-Z", "ASCII": "\\x00-\\x7f", "Alpha": "a-zA-Z", "Digit": "0-9",
-    "Alnum": "a-zA-Z0-9", "Punct": "!-/:-@\\[-`{-~", "Graph": "!-~", "Print": " -~", "Blank": " \\t",
-    "Cntrl": "\\x00-\\x1f\\x7f", "XDigit": "0-9a-fA-F", "Space": " \\t\\n\\x0b\\f\\r",
-    "IsAlphabetic": "^\\W\\d_", "IsDigit": "0-9", "IsWhite_Space": " \\t\\n\\x0b\\f\\r",
-    "javaWhitespace": " \\t\\n\\x0b\\f\\r\\x1c-\\x1f",
-}
-#: the classes above that are Unicode in Java (outside [...] they match every letter, inside only ASCII ones;
-#: the general categories, ``\\p{L}`` and ``\\p{Lu}``, are :func:`_category`'s)
-_UNICODE_CLASSES = frozenset({"IsAlphabetic"})
-_H = " \\t\\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000"
-_V = "\\n\\x0b\\f\\r\\x85\\u2028\\u2029"
-
-
-#: Java's inline flags, ``(?iu)`` or ``(?i-u:...)``; Python has no ``d`` (UNIX_LINES) and no ``U``,
-#: and its ``u`` (Unicode matching) clashes with ``re.ASCII``, where Java's ``u`` is UNICODE_CASE
-_JAVA_FLAGS = re.compile(r"\(\?([idmsuxU]*)(?:-([idmsuxU]*))?([:)])")
 _ASCII_DIGITS = "0123456789"
-_QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?}")
 _OCTAL = re.compile(r"\\0([0-3][0-7]{2}|[0-7]{1,2})")
 
 
-#: Unicode general categories Java's \\p{..} names (``Lu``, ``IsLu``, ``gc=Lu``, ``L``)
-_CATEGORY_NAME = re.compile(r"(?:Is|gc=|general_category=)?([LMNPSZC][a-z]?)")
+# ---------------------------------------------------------------------------------------------
+# Sets of code points: sorted, disjoint, non-adjacent (lo, hi) ranges
+
+_Ranges = tuple[tuple[int, int], ...]
+_MAX = 0x10FFFF
 
 
-def _category(name: str, negate: bool = False) -> str | None:
-    """The class body (ranges of ``\\U`` escapes) of the Unicode general category ``name``
-    (``Lu``, or ``L`` for all of ``Lu``, ``Ll``, ...), or of every other code point (``negate``),
-    or None when ``name`` names none."""
-    m = _CATEGORY_NAME.fullmatch(name)
-    if m is None:
-        return None
-    ranges = _category_ranges().get(m.group(1))
-    if ranges is None:
-        return None
-    if negate:
-        bounds = [-1] + [x for a, b in ranges for x in (a, b)] + [0x110000]
-        ranges = [(bounds[k] + 1, bounds[k + 1] - 1) for k in range(0, len(bounds), 2) if bounds[k] + 1 < bounds[k + 1]]
-    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+def _norm(spans: Any) -> _Ranges:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return tuple(out)
+
+
+def _complement(a: _Ranges) -> _Ranges:
+    out, start = [], 0
+    for lo, hi in a:
+        if lo > start:
+            out.append((start, lo - 1))
+        start = hi + 1
+    if start <= _MAX:
+        out.append((start, _MAX))
+    return tuple(out)
+
+
+def _intersect(a: _Ranges, b: _Ranges) -> _Ranges:
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tuple(out)
+
+
+def _chars(text: str) -> _Ranges:
+    """The set of the characters of ``text``, ``a-z`` read as a range."""
+    spans, i = [], 0
+    while i < len(text):
+        if i + 2 < len(text) and text[i + 1] == "-":
+            spans.append((ord(text[i]), ord(text[i + 2])))
+            i += 3
+        else:
+            spans.append((ord(text[i]), ord(text[i])))
+            i += 1
+    return _norm(spans)
+
+
+def _emit(ranges: _Ranges) -> str:
+    """A Python expression matching one character of ``ranges``."""
+    if not ranges:  # still one character wide, as a lookbehind needs
+        return "[^\\x00-\\U0010ffff]"
+    comp = _complement(ranges)
+    if not comp:
+        return "(?s:.)"
+    negate = len(comp) < len(ranges)
+
+    def char(cp: int) -> str:
+        return chr(cp) if chr(cp).isascii() and chr(cp).isalnum() else f"\\U{cp:08x}"
+
+    body = "".join(char(a) if a == b else f"{char(a)}-{char(b)}" for a, b in (comp if negate else ranges))
+    return f"[{'^' if negate else ''}{body}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Java's character classes and properties (java.util.regex.CharPredicates, Java 17)
+
+_LINE_TERMINATORS = _chars("\n\r\x85\u2028\u2029")
+_ASCII_SETS = {
+    "Lower": "a-z", "Upper": "A-Z", "ASCII": "\x00-\x7f", "Alpha": "a-zA-Z", "Digit": "0-9",
+    "Alnum": "a-zA-Z0-9", "Punct": "!-/:-@[-`{-~", "Graph": "!-~", "Print": " -~", "Blank": " \t",
+    "Cntrl": "\x00-\x1f\x7f", "XDigit": "0-9a-fA-F", "Space": " \t\n\x0b\f\r", "L1": "\x00-\xff",
+}
+_PREDEFINED = {"d": "0-9", "w": "a-zA-Z0-9_", "s": " \t\n\x0b\f\r",
+               "h": " \t\xa0\u1680\u180e\u2000-\u200a\u202f\u205f\u3000", "v": "\n\x0b\f\r\x85\u2028\u2029"}
+_WHITE_SPACE = "\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+#: Java's general categories by their one- and two-letter names (LC: the cased letters, LD: letters and digits)
+_CATEGORY_GROUPS = {"LC": ("Lu", "Ll", "Lt"), "LD": ("L", "Nd")}
+#: the names whose set is every cased letter under CASE_INSENSITIVE (CharPredicates' caseIns):
+#: of \\p{Name}, and (upper-cased) of \\p{IsName}
+_CASED_UNDER_I = frozenset({"Lu", "Ll", "Lt", "javaLowerCase", "javaUpperCase", "javaTitleCase"})
+_IS_CASED_UNDER_I = frozenset({"LOWERCASE", "UPPERCASE", "TITLECASE", "LOWER", "UPPER"})
 
 
 @functools.cache
-def _category_ranges() -> dict[str, list[tuple[int, int]]]:
-    """Every general category's code-point ranges, and each major class's (``L``: every letter);
+def _category_ranges() -> dict[str, _Ranges]:
+    """Every general category's code points, and each major class's (``L``: every letter);
     computed once, on the first pattern that needs one (Python's ``re`` has no ``\\p``)."""
     import unicodedata
 
-    ranges: dict[str, list[tuple[int, int]]] = {}
+    spans: dict[str, list[tuple[int, int]]] = {}
     for cp in range(0x110000):
         cat = unicodedata.category(chr(cp))
         for key in (cat, cat[0]):
-            spans = ranges.setdefault(key, [])
-            if spans and spans[-1][1] == cp - 1:
-                spans[-1] = (spans[-1][0], cp)
+            found = spans.setdefault(key, [])
+            if found and found[-1][1] == cp - 1:
+                found[-1] = (found[-1][0], cp)
             else:
-                spans.append((cp, cp))
-    return ranges
+                found.append((cp, cp))
+    return {key: tuple(value) for key, value in spans.items()}
 
 
-def _class_span(src: str, i: int) -> int:
-    """The index after the class that starts at ``src[i]`` (a ``[``), nested classes and escapes
-    included; ``len(src) + 1`` when it is not closed."""
-    depth, j, n = 0, i, len(src)
-    while j < n:
-        c = src[j]
-        if c == "\\":
-            j += 2
-            continue
+def _categories(*names: str) -> _Ranges:
+    table = _category_ranges()
+    return _norm(span for name in names for span in table.get(name, ()))
+
+
+@functools.cache
+def _where(test: str) -> _Ranges:
+    """The code points for which the ``str`` method ``test`` (``islower``, ``isupper``) holds."""
+    method = getattr(str, test)
+    return _norm((cp, cp) for cp in range(0x110000) if method(chr(cp)))
+
+
+@functools.cache
+def _mirrored() -> _Ranges:
+    import unicodedata
+
+    return _norm((cp, cp) for cp in range(0x110000) if unicodedata.mirrored(chr(cp)))
+
+
+def _cased() -> _Ranges:
+    return _norm(_where("islower") + _where("isupper") + _categories("Lt"))
+
+
+def _alphabetic() -> _Ranges:
+    # Character.isAlphabetic: letters, letter numbers and Other_Alphabetic (which Python's
+    # unicodedata does not give: the marks it holds are left out)
+    return _categories("L", "Nl")
+
+
+def _unicode_property(name: str, ci: bool) -> _Ranges | None:
+    """``\\p{IsName}``: Java's binary properties, then its POSIX names in their Unicode forms."""
+    upper = name.upper()
+    if ci and upper in _IS_CASED_UNDER_I:
+        return _cased()
+    graph = _complement(_categories("Zs", "Zl", "Zp", "Cc", "Cs", "Cn"))
+    blank = _norm(_categories("Zs") + ((9, 9),))
+    table: dict[str, Callable[[], _Ranges]] = {
+        "ALPHABETIC": _alphabetic, "ALPHA": _alphabetic, "ASSIGNED": lambda: _complement(_categories("Cn")),
+        "CONTROL": lambda: _categories("Cc"), "CNTRL": lambda: _categories("Cc"),
+        "HEXDIGIT": lambda: _chars("0-9A-Fa-f\uff10-\uff19\uff21-\uff26\uff41-\uff46"),
+        "JOINCONTROL": lambda: _chars("\u200c-\u200d"), "LETTER": lambda: _categories("L"),
+        "LOWERCASE": lambda: _where("islower"), "LOWER": lambda: _where("islower"),
+        "UPPERCASE": lambda: _where("isupper"), "UPPER": lambda: _where("isupper"),
+        "TITLECASE": lambda: _categories("Lt"), "PUNCTUATION": lambda: _categories("P"),
+        "PUNCT": lambda: _categories("P"), "WHITESPACE": lambda: _chars(_WHITE_SPACE),
+        "SPACE": lambda: _chars(_WHITE_SPACE), "DIGIT": lambda: _categories("Nd"),
+        "ALNUM": lambda: _norm(_alphabetic() + _categories("Nd")), "BLANK": lambda: blank,
+        "GRAPH": lambda: graph, "PRINT": lambda: _intersect(_norm(graph + blank), _complement(_categories("Cc"))),
+        "WORD": lambda: _norm(_alphabetic() + _categories("Mn", "Me", "Mc", "Nd", "Pc") + _chars("\u200c-\u200d")),
+        "NONCHARACTERCODEPOINT": lambda: _norm([(0xFDD0, 0xFDEF)] + [(p + 0xFFFE, p + 0xFFFF)
+                                                                    for p in range(0, 0x110000, 0x10000)]),
+    }
+    table["XDIGIT"] = table["HEXDIGIT"]
+    table["HEX_DIGIT"] = table["HEXDIGIT"]
+    table["WHITE_SPACE"] = table["WHITESPACE"]
+    table["JOIN_CONTROL"] = table["JOINCONTROL"]
+    table["NONCHARACTER_CODE_POINT"] = table["NONCHARACTERCODEPOINT"]
+    make = table.get(upper)
+    return make() if make else None
+
+
+def _java_property(name: str, ci: bool) -> _Ranges | None:
+    """``\\p{Name}``: a general category, a POSIX class (ASCII) or a ``java*`` method's set."""
+    if ci and name in _CASED_UNDER_I:
+        return _cased()
+    if ci and name in ("Lower", "Upper"):
+        return _chars("a-zA-Z")
+    if name in _ASCII_SETS:
+        return _chars(_ASCII_SETS[name])
+    if name == "all":
+        return ((0, _MAX),)
+    if name in _CATEGORY_GROUPS:
+        return _categories(*_CATEGORY_GROUPS[name])
+    if re.fullmatch(r"[LMNPSZC][a-z]?", name):
+        found = _categories(name)
+        return found if found or name in ("Cn", "Co", "Cs") else None
+    java: dict[str, Callable[[], _Ranges]] = {
+        "javaLowerCase": lambda: _where("islower"), "javaUpperCase": lambda: _where("isupper"),
+        "javaTitleCase": lambda: _categories("Lt"), "javaAlphabetic": _alphabetic,
+        "javaDigit": lambda: _categories("Nd"), "javaDefined": lambda: _complement(_categories("Cn")),
+        "javaLetter": lambda: _categories("L"), "javaLetterOrDigit": lambda: _categories("L", "Nd"),
+        "javaSpaceChar": lambda: _categories("Zs", "Zl", "Zp"),
+        "javaWhitespace": lambda: _intersect(_norm(_categories("Zs", "Zl", "Zp") + _chars("\t-\r\x1c-\x1f")),
+                                             _complement(_chars("\xa0\u2007\u202f"))),
+        "javaISOControl": lambda: _chars("\x00-\x1f\x7f-\x9f"), "javaMirrored": _mirrored,
+    }
+    make = java.get(name)
+    return make() if make else None
+
+
+@functools.cache
+def _property(name: str, ci: bool) -> _Ranges:
+    """The set ``\\p{name}`` names (``ci``: under CASE_INSENSITIVE), as Java 17 resolves it."""
+    if "=" in name:
+        key, _, value = name.partition("=")
+        if key in ("gc", "general_category"):
+            found = _java_property(value, ci)
+            if found is not None and (value in _CATEGORY_GROUPS or re.fullmatch(r"[LMNPSZC][a-z]?", value)):
+                return found
+        raise re.error(f"Unknown character property name {{{name}}}")
+    if name.startswith("Is"):
+        found = _unicode_property(name[2:], ci)
+        if found is None:
+            found = _java_property(name[2:], ci)
+    elif name.startswith("In"):
+        found = None  # Unicode blocks: a documented gap
+    else:
+        found = _java_property(name, ci)
+    if found is None:
+        raise re.error(f"Unknown character property name {{{name}}}")
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Case folding: Java's CASE_INSENSITIVE (ASCII) and UNICODE_CASE (Character.toUpperCase/toLowerCase)
+
+
+def _upper1(c: str) -> str:
+    """``Character.toUpperCase``: the simple mapping (a full one of several characters is none)."""
+    up = c.upper()
+    if len(up) == 1:
+        return up
+    title = c.title()
+    return title if len(title) == 1 else c
+
+
+def _lower1(c: str) -> str:
+    low = c.lower()
+    return low if len(low) == 1 else ("i" if c == "\u0130" else c)
+
+
+@functools.cache
+def _case_table() -> tuple[tuple[int, int, int], ...]:
+    """Every code point whose Java case mappings move it: (it, upper, lower of upper)."""
+    out = []
+    for cp in range(0x110000):
+        c = chr(cp)
+        up = _upper1(c)
+        lu = _lower1(up)
+        if up != c or lu != c:
+            out.append((cp, ord(up), ord(lu)))
+    return tuple(out)
+
+
+def _fold_char(cp: int, flags: frozenset[str]) -> _Ranges:
+    """The characters a literal ``cp`` matches under ``flags``."""
+    if "i" not in flags:
+        return ((cp, cp),)
+    c = chr(cp)
+    if "u" not in flags:
+        if c.isascii() and c.isalpha():
+            return _norm([(ord(c.lower()),) * 2, (ord(c.upper()),) * 2])
+        return ((cp, cp),)
+    lu = ord(_lower1(_upper1(c)))
+    if ord(_upper1(c)) == lu:  # Java's single(): no case, the character itself
+        return ((cp, cp),)
+    return _norm([(cp, cp), (lu, lu)] + [(x, x) for x, _up, low in _case_table() if low == lu])
+
+
+def _fold_range(lo: int, hi: int, flags: frozenset[str]) -> _Ranges:
+    """The characters a class range ``lo-hi`` matches under ``flags`` (CIRange, CIRangeU)."""
+    spans = [(lo, hi)]
+    if "i" in flags:
+        if "u" in flags:
+            spans += [(x, x) for x, up, low in _case_table() if lo <= up <= hi or lo <= low <= hi]
+        else:
+            for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
+                if lo <= ord(c.swapcase()) <= hi:
+                    spans.append((ord(c), ord(c)))
+    return _norm(spans)
+
+
+@functools.cache
+def _word_sides() -> tuple[str, str]:
+    """Java's word boundary (``Pattern.Bound``): whether the characters before and at a position
+    are word characters: a letter, a digit (Nd) or '_', or a non-spacing mark after a letter or
+    digit (through up to two marks here; Java walks back through any number)."""
+    # Python's Unicode \w is L, N and '_': Java's word characters and the numbers (Nl, No) that
+    # are no letters, which go by a short class (the word class spelt out made every pattern
+    # with \b a 100-kB one, half a second to compile)
+    python_word = _norm(_categories("L", "Nd", "Nl", "No") + ((0x5F, 0x5F),))
+    numbers = _emit(_intersect(python_word, _complement(_norm(_categories("L", "Nd") + ((0x5F, 0x5F),)))))
+    word, base = f"(?u:(?!{numbers})\\w)", f"(?u:(?!{numbers}|_)\\w)"
+    mark = _emit(_categories("Mn"))
+    left = f"(?:(?<={word})|(?<={base}{mark})|(?<={base}{mark}{mark}))"
+    right = f"(?:(?={word})|(?<={base})(?={mark})|(?<={base}{mark})(?={mark}))"
+    return left, right
+
+
+# ---------------------------------------------------------------------------------------------
+# The translation
+
+_JAVA_BLANKS = " \t\n\x0b\f\r"
+_FLAG_LETTERS = "idmsuxU"
+_LINE_BREAK = "(?:\\r\\n|[\\n\\x0b\\f\\r\\x85\\u2028\\u2029])"
+_ANY_LINE_END = "(?:\\r\\n|(?<!\\r)\\n|[\\r\\x85\\u2028\\u2029])"
+
+
+class _Translator:
+    """Java's ``Pattern`` syntax read as Java 17 reads it, written as Python's ``re`` (every
+    character set spelt out, every anchor as lookarounds, no Python flag left to apply)."""
+
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.i = 0
+        self.flags: frozenset[str] = frozenset()
+        self.opened = 0  # capturing groups opened so far
+        self.closed: set[int] = set()
+        self.names: set[str] = set()
+
+    def error(self, message: str) -> re.error:
+        return re.error(message, pattern=self.src, pos=min(self.i, len(self.src)))
+
+    def peek(self) -> str:
+        """The next character, past blanks and comments in comments mode ('' at the end)."""
+        self.skip_blanks()
+        return self.src[self.i] if self.i < len(self.src) else ""
+
+    def skip_blanks(self) -> None:
+        if "x" not in self.flags:
+            return
+        src, n = self.src, len(self.src)
+        while self.i < n:
+            c = src[self.i]
+            if c in _JAVA_BLANKS:
+                self.i += 1
+            elif c == "#":
+                ends = "\n" if "d" in self.flags else "\n\r\x85\u2028\u2029"
+                while self.i < n and src[self.i] not in ends:
+                    self.i += 1
+            else:
+                return
+
+    # -- sequences, alternations and groups --------------------------------------------------
+
+    def alternation(self) -> str:
+        branches = [self.sequence()]
+        while self.peek() == "|":
+            self.i += 1
+            branches.append(self.sequence())
+        return "|".join(branches)
+
+    def sequence(self) -> str:
+        out: list[str] = []
+        quantifiable = False  # the last item takes a quantifier
+        while True:
+            c = self.peek()
+            if not c or c in "|)":
+                return "".join(out)
+            if c in "*+?":
+                if not quantifiable:
+                    raise self.error(f"Dangling meta character '{c}'")
+                out[-1] = self.quantifier(out[-1])
+                quantifiable = False
+                continue
+            if c == "{":  # with nothing before it, Java repeats an empty atom: '{2}' matches ''
+                if quantifiable:
+                    out[-1] = self.quantifier(out[-1])
+                else:
+                    self.quantifier("")
+                quantifiable = False
+                continue
+            items = self.atom()
+            if items is None:  # inline flags alone: nothing to quantify (Java's dangling '*')
+                quantifiable = False
+            elif items:  # (an empty \\Q\\E leaves the last item to a quantifier after it)
+                out.extend(items)
+                quantifiable = True
+
+    def quantifier(self, item: str) -> str:
+        # a repeated \R never gives back the \n of a \r\n it took: Java's LineEnding backtracks
+        # only into what follows it, and in a repetition that is the end of one round
+        item = item.replace(_LINE_BREAK, "(?>" + _LINE_BREAK[3:])
+        c = self.src[self.i]
+        self.i += 1
+        if c == "{":
+            low, high = self.counted()
+            text = f"{{{low}}}" if high == low else f"{{{low},{'' if high is None else high}}}"
+        else:
+            text = c
+        if self.peek() in ("?", "+"):
+            text += self.src[self.i]
+            self.i += 1
+        return item + text
+
+    def counted(self) -> tuple[int, int | None]:
+        """A counted closure's bounds, after its ``{``."""
+        def number() -> str:
+            digits = ""
+            while self.i < len(self.src) and self.src[self.i].isascii() and self.src[self.i].isdigit():
+                digits += self.src[self.i]
+                self.i += 1
+                self.skip_blanks()  # Java's read() passes blanks in comments mode
+            return digits
+
+        if not (self.i < len(self.src) and self.src[self.i] in _ASCII_DIGITS):
+            raise self.error("Illegal repetition")
+        low = int(number())
+        high: int | None = low
+        if self.i < len(self.src) and self.src[self.i] == ",":
+            self.i += 1
+            self.skip_blanks()
+            digits = number()
+            high = int(digits) if digits else None
+        if not (self.i < len(self.src) and self.src[self.i] == "}"):
+            raise self.error("Unclosed counted closure")
+        self.i += 1
+        if low > 0x7FFFFFFF or (high is not None and (high > 0x7FFFFFFF or high < low)):
+            raise self.error("Illegal repetition range")
+        return low, high
+
+    def group(self) -> list[str] | None:
+        src = self.src
+        self.i += 1  # the '('
+        self.skip_blanks()
+        saved = self.flags
+        if src.startswith("?", self.i):
+            self.i += 1
+            head = src[self.i:self.i + 2]
+            if head[:1] in (":", "=", "!", ">"):
+                opener = "(?" + head[0]
+                self.i += 1
+            elif head in ("<=", "<!"):
+                opener = "(?" + head
+                self.i += 2
+            elif head[:1] == "<":
+                self.i += 1
+                name = self.group_name()
+                if name in self.names:
+                    raise self.error(f"Named capturing group <{name}> is already defined")
+                self.names.add(name)
+                self.opened += 1
+                number = self.opened
+                opener = f"(?P<{name}>"
+                body = self.alternation()
+                self.close_group(saved)
+                self.closed.add(number)
+                return [opener + body + ")"]
+            else:  # inline flags, alone (they hold to the end of the enclosing group) or scoped
+                self.inline_flags()
+                if src.startswith(")", self.i):
+                    self.i += 1
+                    return None
+                if not src.startswith(":", self.i):
+                    raise self.error("Unknown inline modifier")
+                self.i += 1
+                opener = "(?:"
+            body = self.alternation()
+            self.close_group(saved)
+            return [opener + body + ")"]
+        self.opened += 1
+        number = self.opened
+        body = self.alternation()
+        self.close_group(saved)
+        self.closed.add(number)
+        return ["(" + body + ")"]
+
+    def close_group(self, saved: frozenset[str]) -> None:
+        if self.peek() != ")":
+            raise self.error("Unclosed group")
+        self.i += 1
+        self.flags = saved
+
+    def group_name(self) -> str:
+        src, start = self.src, self.i
+        if not (self.i < len(src) and src[self.i].isascii() and src[self.i].isalpha()):
+            raise self.error("capturing group name does not start with a Latin letter")
+        while self.i < len(src) and src[self.i].isascii() and src[self.i].isalnum():
+            self.i += 1
+        if not src.startswith(">", self.i):
+            raise self.error("named capturing group is missing trailing '>'")
+        self.i += 1
+        return src[start:self.i - 1]
+
+    def inline_flags(self) -> None:
+        flags, src, on = set(self.flags), self.src, True
+        while self.i < len(src) and (src[self.i] in _FLAG_LETTERS or (on and src[self.i] == "-")):
+            c = src[self.i]
+            if c == "-":
+                on = False
+            elif on:
+                flags.add(c)
+            else:
+                flags.discard(c)
+            self.i += 1
+        self.flags = frozenset(flags)
+
+    # -- atoms -------------------------------------------------------------------------------
+
+    def atom(self) -> list[str] | None:
+        """The items of the next atom (one, or one per character of a ``\\Q..\\E`` quote; None
+        for inline flags alone)."""
+        src = self.src
+        c = src[self.i]
+        if c == "(":
+            return self.group()
         if c == "[":
-            depth += 1
-            j += 2 if src.startswith("[^", j) else 1
-            if j < n and src[j] == "]":  # a leading ']' is literal in Java
-                j += 1
-            continue
-        if c == "]":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return n + 1
-
-
-def _intersection(src: str, i: int) -> tuple[int, list[str]] | None:
-    """For a class ``[A&&B...]`` at ``src[i]``: the index after it and its operands; None for a
-    class without ``&&`` at its own level."""
-    end = _class_span(src, i)
-    if end > len(src):
-        return None
-    body_start = i + 1
-    if src.startswith("^", body_start):
-        if "&&" in src[body_start:end - 1]:
-            raise re.error("a negated class with && is not supported")
-        return None
-    parts, depth, j, start = [], 0, body_start, body_start
-    while j < end - 1:
-        c = src[j]
+            self.i += 1
+            return [_emit(self.char_class())]
         if c == "\\":
-            j += 2
-            continue
-        if c == "[":
-            depth += 1
-        elif c == "]" and j > start:
-            depth -= 1
-        elif c == "&" and depth == 0 and src.startswith("&&", j):
-            parts.append(src[start:j])
-            j = start = j + 2
-            continue
-        j += 1
-    if not parts:
-        return None
-    parts.append(src[start:end - 1])
-    if not all(parts):
-        raise re.error("an empty operand of && in a class")
-    return end, parts
+            return self.escape()
+        self.i += 1
+        flags = self.flags
+        if c == ".":
+            if "s" in flags:
+                return ["(?s:.)"]
+            return [_emit(_complement(_chars("\n") if "d" in flags else _LINE_TERMINATORS))]
+        if c == "^":
+            if "m" not in flags:
+                return ["(?:\\A)"]
+            after = "(?<=\\n)" if "d" in flags else "(?<=[\\n\\x85\\u2028\\u2029])|(?<=\\r)(?!\\n)"
+            # Java's ^ never matches at the end of the input, even after a line terminator
+            return [f"(?:(?!\\Z)(?:\\A|{after}))"]
+        if c == "$":
+            return [self.dollar("m" in flags)]
+        return [_emit(_fold_char(ord(c), flags)) if "i" in flags else re.escape(c)]
 
+    def dollar(self, multiline: bool) -> str:
+        if "d" in self.flags:
+            return "(?=\\n|\\Z)" if multiline else "(?=\\n?\\Z)"
+        if multiline:  # before any line terminator (not inside \r\n), or at the end
+            return "(?=[\\r\\x85\\u2028\\u2029]|(?<!\\r)\\n|\\Z)"
+        return f"(?={_ANY_LINE_END}?\\Z)"
 
-def _python_flags(on: str, off: str | None, close: str) -> str:
-    """Java's inline flag group as Python's: the flags Python has no (compatible) form of are dropped."""
-    on, off = (re.sub("[duU]", "", f or "") for f in (on, off))
-    if not on and not off:
-        return "(?:" if close == ":" else ""
-    return f"(?{on}{'-' + off if off else ''}{close}"
+    def quote(self) -> str:
+        """The text of a ``\\Q..\\E`` quote (after its ``\\Q``)."""
+        end = self.src.find("\\E", self.i)
+        end = len(self.src) if end < 0 else end
+        text = self.src[self.i:end]
+        self.i = end + 2
+        return text
+
+    def escape(self) -> list[str]:
+        src = self.src
+        if self.i + 1 >= len(src):
+            raise self.error("Unexpected internal error")
+        d = src[self.i + 1]
+        flags = self.flags
+        if d == "Q":
+            self.i += 2
+            return [_emit(_fold_char(ord(c), flags)) if "i" in flags else re.escape(c) for c in self.quote()]
+        if d in "123456789":  # a back reference, read as Java reads it
+            self.i += 2
+            ref = int(d)
+            while self.i < len(src) and src[self.i] in _ASCII_DIGITS and ref * 10 + int(src[self.i]) <= self.opened:
+                ref, self.i = ref * 10 + int(src[self.i]), self.i + 1
+            # Java compiles a reference to a group not (yet) closed, which matches nothing then;
+            # Python rejects it
+            return [self.backref(f"\\{ref}") if ref in self.closed else "(?!)"]
+        if d == "k":
+            self.i += 2
+            if not src.startswith("<", self.i):
+                raise self.error("\\k is not followed by '<' for named capturing group")
+            self.i += 1
+            name = self.group_name()
+            if name not in self.names:
+                raise self.error(f"named capturing group <{name}> does not exist")
+            return [self.backref(f"(?P={name})")]
+        if d in "bB":
+            self.i += 2
+            left, right = _word_sides()
+            if d == "b":
+                return [f"(?:(?={left})(?!{right})|(?!{left})(?={right}))"]
+            return [f"(?:(?={left})(?={right})|(?!{left})(?!{right}))"]
+        anchors = {"A": "(?:\\A)", "z": "(?:\\Z)", "R": _LINE_BREAK}
+        if d in anchors:
+            self.i += 2
+            return [anchors[d]]
+        if d == "Z":
+            self.i += 2
+            return [self.dollar(False)]
+        found = self.char_escape()
+        if isinstance(found, tuple):
+            return [_emit(found)]
+        return [_emit(_fold_char(found, flags)) if "i" in flags else re.escape(chr(found))]
+
+    def backref(self, ref: str) -> str:
+        if "i" not in self.flags:
+            return f"(?:{ref})"
+        return f"(?i{'u' if 'u' in self.flags else ''}:{ref})"
+
+    def char_escape(self) -> int | _Ranges:
+        """The escape at ``self.i`` (a ``\\``) that stands for one character (its code point) or a
+        set of them (``\\d``, ``\\p{..}``); an error for any other."""
+        src = self.src
+        d = src[self.i + 1]
+        self.i += 2
+        if d in _PREDEFINED or d.lower() in _PREDEFINED:
+            found = _chars(_PREDEFINED[d.lower()])
+            return _complement(found) if d.isupper() else found
+        if d in "pP":
+            if src.startswith("{", self.i):
+                close = src.find("}", self.i)
+                if close < 0:
+                    raise self.error("Unclosed character family")
+                name, self.i = src[self.i + 1:close], close + 1
+            elif self.i < len(src):
+                name, self.i = src[self.i], self.i + 1
+            else:
+                raise self.error("Illegal character family")
+            found = _property(name, "i" in self.flags)
+            return _complement(found) if d == "P" else found
+        simple = {"t": 9, "n": 10, "r": 13, "f": 12, "a": 7, "e": 27}
+        if d in simple:
+            return simple[d]
+        if d == "0":
+            octal = _OCTAL.match(src, self.i - 2)
+            if not octal:
+                raise self.error("Illegal octal escape sequence")
+            self.i = octal.end()
+            return int(octal.group(1), 8)
+        if d == "x":
+            if src.startswith("{", self.i):
+                close = src.find("}", self.i)
+                digits = src[self.i + 1:close] if close > 0 else ""
+                if not digits or not all(c in "0123456789abcdefABCDEF" for c in digits) or int(digits, 16) > _MAX:
+                    raise self.error("Illegal hexadecimal escape sequence")
+                self.i = close + 1
+                return int(digits, 16)
+            digits = src[self.i:self.i + 2]
+            if len(digits) < 2 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise self.error("Illegal hexadecimal escape sequence")
+            self.i += 2
+            return int(digits, 16)
+        if d == "u":
+            digits = src[self.i:self.i + 4]
+            if len(digits) < 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise self.error("Illegal Unicode escape sequence")
+            self.i += 4
+            return int(digits, 16)
+        if d == "c":
+            if self.i >= len(src):
+                raise self.error("Illegal control escape sequence")
+            self.i += 1
+            return ord(src[self.i - 1]) ^ 64
+        if d == "N" and src.startswith("{", self.i):
+            import unicodedata
+
+            close = src.find("}", self.i)
+            try:
+                char = unicodedata.lookup(src[self.i + 1:close]) if close > 0 else ""
+            except KeyError:
+                char = ""
+            if len(char) != 1:
+                raise self.error("Unknown character name")
+            self.i = close + 1
+            return ord(char)
+        if d.isascii() and d.isalnum():  # \G, \X, \y ...: Java's unsupported escapes (and gaps)
+            raise self.error("Illegal/unsupported escape sequence")
+        return ord(d)
+
+    # -- character classes -------------------------------------------------------------------
+
+    def char_class(self) -> _Ranges:
+        """A class (after its ``[``): unions of members and nested classes, ``&&`` between them
+        (left to right), all of it negated by a leading ``^``."""
+        src = self.src
+        negate = src.startswith("^", self.i)
+        if negate:
+            self.i += 1
+        result: _Ranges | None = None  # the intersection so far
+        operand: list[tuple[int, int]] = []
+        has_member = False
+        while True:
+            self.skip_blanks()
+            if self.i >= len(src):
+                raise self.error("Unclosed character class")
+            c = src[self.i]
+            if c == "]" and (has_member or result is not None):
+                self.i += 1
+                break
+            if c == "&" and src.startswith("&&", self.i):
+                self.i += 2
+                if has_member:
+                    current = _norm(operand)
+                    result = current if result is None else _intersect(result, current)
+                operand, has_member = [], False
+                continue
+            if c == "[":
+                self.i += 1
+                operand.extend(self.char_class())
+                has_member = True
+                continue
+            operand.extend(self.class_member())
+            has_member = True
+        if has_member or result is None:
+            current = _norm(operand)
+            result = current if result is None else _intersect(result, current)
+        return _complement(result) if negate else result
+
+    def class_member(self) -> _Ranges:
+        """One member of a class: a character, a range, a predefined class or a property."""
+        src = self.src
+        if src.startswith("\\Q", self.i):
+            self.i += 2
+            text = self.quote()
+            return _norm(span for c in text for span in self.class_char(ord(c)))
+        first = self.class_atom()
+        if isinstance(first, tuple):
+            return first
+        self.skip_blanks()
+        if (src.startswith("-", self.i) and self.i + 1 < len(src) and src[self.i + 1] not in "[]"):
+            self.i += 1
+            self.skip_blanks()
+            if self.i >= len(src):
+                raise self.error("Unclosed character class")
+            last = self.class_atom()
+            if isinstance(last, tuple) or last < first:
+                raise self.error("Illegal character range")
+            return _fold_range(first, last, self.flags)
+        return self.class_char(first)
+
+    def class_atom(self) -> int | _Ranges:
+        c = self.src[self.i]
+        if c == "\\":
+            d = self.src[self.i + 1:self.i + 2]
+            if d and d in "123456789bBAzZRXGk":
+                raise self.error("Illegal/unsupported escape sequence")
+            return self.char_escape()
+        self.i += 1
+        return ord(c)
+
+    def class_char(self, cp: int) -> _Ranges:
+        """A character member: under UNICODE_CASE one below 256 adds its two cases (Java's BitClass),
+        but for the few whose folding reaches past 255 (k, s, i, µ, å, ÿ and their cases)."""
+        flags = self.flags
+        if "i" in flags and "u" in flags and cp < 256 and chr(cp) not in "IiSsKk\xc5\xe5\xff\xb5" \
+                and not chr(cp).isascii():
+            c = chr(cp)
+            return _norm([(cp, cp), (ord(_lower1(c)),) * 2, (ord(_upper1(c)),) * 2])
+        return _fold_char(cp, flags)
 
 
 def _translate(src: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(src)
-    in_class = 0
-    # per open group, how many scoped flag groups ``(?i:`` it holds: Java's ``a(?i)b`` turns the
-    # flag on up to the end of the enclosing group, which Python spells ``a(?i:b)``
-    scoped = [0]
-    groups: list[int] = [0]  # per open group, its number (0: not capturing)
-    opened, closed = 0, set[int]()  # capturing groups opened so far; those closed
-    while i < n:
-        c = src[i]
-        if c == "\\" and i + 1 < n:
-            d = src[i + 1]
-            if d == "Q":
-                end = src.find("\\E", i + 2)
-                end = n if end < 0 else end
-                out.append(re.escape(src[i + 2:end]))
-                i = end + 2
-                continue
-            if d in "pP" and i + 2 < n:
-                if src[i + 2] == "{":
-                    close = src.find("}", i + 3)
-                    name = src[i + 3:close] if close > 0 else ""
-                    i = close + 1 if close > 0 else n
-                else:
-                    name, i = src[i + 2], i + 3
-                name = name[2:] if name.startswith("Is") and name[2:] in _POSIX else name
-                body = _POSIX.get(name)
-                # inside [...] a negated category is written as its complement's ranges
-                complement = body is None and in_class > 0 and d == "P"
-                if body is None:
-                    body = _category(name, negate=complement)
-                if body is None:
-                    raise re.error(f"unsupported character class \\{d}{{{name}}}")
-                negate = (d == "P" and not complement) != body.startswith("^")
-                body = body.lstrip("^")
-                if in_class:
-                    if negate:
-                        raise re.error(f"negated class \\{d}{{{name}}} inside [...] is not supported")
-                    out.append(body)
-                elif name in _UNICODE_CLASSES:  # Unicode letters, where the POSIX classes are ASCII
-                    out.append(f"(?u:[{'^' if negate else ''}{body}])")
-                else:
-                    out.append(f"[{'^' if negate else ''}{body}]")
-                continue
-            if d == "c" and i + 2 < n:  # \cX: the control character X ^ 64
-                out.append(f"\\x{ord(src[i + 2]) ^ 64:02x}")
-                i += 3
-                continue
-            octal = _OCTAL.match(src, i) if d == "0" else None
-            if octal:  # Java's \0n, \0nn, \0mnn (Python reads \0 with up to two more digits)
-                out.append(f"\\x{int(octal.group(1), 8):02x}")
-                i = octal.end()
-                continue
-            if d in "123456789" and not in_class:  # a back reference, read as Java reads it
-                ref, i = int(d), i + 2
-                while i < n and src[i] in _ASCII_DIGITS and ref * 10 + int(src[i]) <= opened:
-                    ref, i = ref * 10 + int(src[i]), i + 1
-                # Java compiles a reference to a group not (yet) closed, which matches nothing
-                # then; Python rejects it
-                out.append(f"(?:\\{ref})" if ref in closed else "(?!)")
-                continue
-            if d in "bB" and not in_class:  # Java's word boundary knows every letter and digit
-                out.append(f"(?u:\\{d})")
-                i += 2
-                continue
-            if d == "R" and not in_class:
-                out.append("(?:\r\n|[\n\x0b\f\r\x85\u2028\u2029])")
-                i += 2
-                continue
-            simple = {"z": "\\Z", "Z": "(?=\\n?\\Z)", "e": "\\x1b", "h": f"[{_H}]", "H": f"[^{_H}]",
-                      "v": f"[{_V}]", "V": f"[^{_V}]"}
-            if d in simple:
-                text = simple[d]
-                if in_class and text.startswith("["):
-                    if text.startswith("[^"):
-                        raise re.error(f"\\{d} inside [...] is not supported")
-                    text = text[1:-1]
-                elif in_class and d in "zZ":
-                    raise re.error(f"\\{d} inside [...]")
-                out.append(text)
-                i += 2
-                continue
-            out.append(src[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            if c == "[":  # Java's nested class is a union: its members join the outer class
-                if src.startswith("[^", i):
-                    raise re.error("a negated class inside [...] is not supported")
-                in_class += 1
-                i += 1
-                if i < n and src[i] == "]":  # a leading ']' is literal in Java
-                    out.append("\\]")
-                    i += 1
-                continue
-            if c == "&" and src.startswith("&&", i):  # only in a nested class (see _intersection)
-                raise re.error("character-class intersection (&&) in a nested class is not supported")
-            if c == "]" and not (out and out[-1] in ("[", "[^")):
-                in_class -= 1
-                if in_class == 0:
-                    out.append(c)
-            else:
-                out.append(c)
-            i += 1
-            continue
-        if c == "[":
-            operands = _intersection(src, i)
-            if operands is not None:  # [A&&B]: one character that both classes match
-                end, parts = operands
-                classes = [_translate(p if _class_span(p, 0) == len(p) else f"[{p}]") for p in parts]
-                out.append("(?:" + "".join(f"(?={c})" for c in classes[1:]) + classes[0] + ")")
-                i = end
-                continue
-            in_class = 1
-            if src.startswith("[^", i):
-                out.append("[^")
-                i += 2
-            else:
-                out.append("[")
-                i += 1
-            if i < n and src[i] == "]":  # a leading ']' is literal in Java too
-                out.append("\\]")
-                i += 1
-            continue
-        if c == "(" and src.startswith("(?<", i) and i + 3 < n and src[i + 3] not in "=!":
-            out.append("(?P<")
-            scoped.append(0)
-            opened += 1
-            groups.append(opened)
-            i += 3
-            continue
-        flags = _JAVA_FLAGS.match(src, i) if c == "(" else None
-        if flags:
-            on, off, closer = flags.groups()
-            if closer == ")" and (out or len(scoped) > 1):  # not at the start: scoped to the group
-                text = _python_flags(on, off, ":")
-                if text != "(?:":
-                    out.append(text)
-                    scoped[-1] += 1
-            else:
-                out.append(_python_flags(on, off, closer))
-                if closer == ":":
-                    scoped.append(0)
-                    groups.append(0)
-            i = flags.end()
-            continue
-        if c == "(":
-            scoped.append(0)
-            capturing = not src.startswith("(?", i)
-            opened += capturing
-            groups.append(opened if capturing else 0)
-        elif c == ")" and len(scoped) > 1:
-            out.append(")" * scoped.pop())
-            closed.add(groups.pop())
-        if c == "{" and not _QUANTIFIER.match(src, i):
-            raise re.error("Illegal repetition", pattern=src, pos=i)  # Python would read it literally
-        out.append(c)
-        i += 1
-    return "".join(out) + ")" * scoped[0]
+    translator = _Translator(src)
+    out = translator.alternation()
+    if translator.i < len(src):
+        raise translator.error("Unmatched closing ')'")
+    return out
 
 
 @functools.lru_cache(maxsize=1024)
@@ -478,7 +950,9 @@ def _find(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
         if start < 0 or start > len(units):
             raise IndexError(f"Illegal start index {start}")
         if len(units) != len(source):
-            start = len(from_utf16_units(units[:start]))
+            # a start between the two halves of a surrogate pair: Java sees each half alone
+            head = from_utf16_units(units[:start])
+            source, start = head + from_utf16_units(units[start:]), len(head)
         return pattern.search(source, start) is not None
 
     return AttrType.BOOL, find_from

@@ -83,10 +83,102 @@ def test_java_patterns(pattern, text, found):
     assert (java_regex(pattern).search(text) is not None) is found
 
 
-@pytest.mark.parametrize("pattern", ["a{", "x{y}", "[^a&&b]"])
+@pytest.mark.parametrize("pattern", ["a{", "x{y}", "a{,3}", "[a-\\d]", "\\0", "(?<a_b>x)", "[\\b]", "\\x{110000}",
+                                     "\\k<n>(?<n>x)", "(?z)", "\\ca\\c", "a)", "*a", "a**", "\\p{alpha}"])
 def test_java_rejects(pattern):
     with pytest.raises(re.error):
         java_regex(pattern)
+
+
+# Found by the differential generator (tests/differential/functions_regex.py) against Java 17's
+# java.util.regex, each answer checked there.
+@pytest.mark.parametrize("pattern, text, found", [
+    ("\\p{javaLowerCase}\\p{javaUpperCase}", "éÉ", True),  # the java* classes
+    ("^\\p{javaWhitespace}$", "\u2028", True),
+    ("\\p{javaWhitespace}", "\xa0", False),
+    ("\\p{javaLetterOrDigit}", "\u0663", True),
+    ("\\p{IsAlpha}", "é", True),              # Is + a POSIX name is its Unicode form
+    ("\\p{IsPunct}", "¡", True),
+    ("\\p{IsDigit}", "\u0663", True),
+    ("\\p{IsWhite_Space}", "\x85", True),
+    ("\\p{Punct}", "¡", False),                # without Is it is ASCII
+    ("(?i)\\p{javaLowerCase}", "A", True),     # under (?i) the case classes are every cased letter
+    ("(?i)\\p{Lu}", "é", True),
+    ("(?i)\\p{Lower}", "A", True),
+    ("(?i)\\p{Lower}", "é", False),
+])
+def test_java_properties(pattern, text, found):
+    assert (java_regex(pattern).search(text) is not None) is found
+
+
+@pytest.mark.parametrize("pattern, text, found", [
+    ("a.b", "a\rb", False),                    # . stops at every Java line terminator
+    ("a.b", "a\x85b", False),
+    ("a.b", "a\u2028b", False),
+    ("(?d)a.b", "a\rb", True),                 # but \n alone under UNIX_LINES
+    ("(?s)a.b", "a\u2028b", True),
+    ("a$", "a\r\n", True),                     # $ before a final line terminator of any kind
+    ("a$", "a\u2028", True),
+    ("a$", "a\r\r", False),
+    ("a\\Z", "a\x85", True),
+    ("a\\z", "a\n", False),
+    ("(?m)a$\\r", "a\r\n", True),
+    ("(?m)a\\r$", "a\r\n", False),            # never between \r and \n
+    ("(?m)^", "", False),                       # Java's multi-line ^ never matches at the end
+    ("(?m)\\n^", "a\n", False),
+    ("(?m)\\r^\\n", "\r\n", False),
+    ("(?m)\\u2028^b", "\u2028b", True),
+    ("(?dm)\\r^b", "\rb", False),
+])
+def test_line_terminators(pattern, text, found):
+    assert (java_regex(pattern).search(text) is not None) is found
+
+
+@pytest.mark.parametrize("pattern, text, found", [
+    ("(?i)é", "É", False),                      # CASE_INSENSITIVE alone is ASCII
+    ("(?i)[k]", "\u212a", False),
+    ("(?iu)é", "É", True),                      # UNICODE_CASE: Character.toUpperCase/toLowerCase
+    ("(?iu)[é]", "É", True),
+    ("(?iu)s", "ſ", True),
+    ("(?iu)k", "\u212a", True),
+    ("(?iu)[a-z]", "ſ", True),                  # a range: the character, its upper case or that one's lower
+    ("(?iu)[a-z]", "\u212a", True),
+    ("(?iu)σ", "ς", True),
+    ("(?iu)i", "İ", True),
+    ("(?iu)\\w", "\u212a", False),              # predefined classes and properties never fold
+    ("(?u)é", "É", False),
+])
+def test_case_folding(pattern, text, found):
+    assert (java_regex(pattern).search(text) is not None) is found
+
+
+@pytest.mark.parametrize("pattern, text, found", [
+    ("(a(?i)b|c)", "C", True),                  # a flag alone holds on in the later alternatives
+    ("(?-s)a", "a", True),
+    ("(?x)( ?:a)", "a", True),                  # comments mode: blanks ignored, in classes too
+    ("(?x)[a b]", " ", False),
+    ("(?x)a#c\nb", "ab", True),
+    ("(?x)a\\ b", "a b", True),
+    ("\\x{61}\\x{1F600}", "a\U0001F600", True),
+    ("(?<n1>x)\\k<n1>", "xx", True),
+    ("\\N{LATIN SMALL LETTER A}", "a", True),
+    ("{2}x", "x", True),                        # a counted closure after nothing repeats nothing
+    ("a\\Q\\E*", "", True),                     # an empty quote leaves a* behind
+    ("\\A?+b", "ab", True),                     # a quantified anchor
+    ("\\B", "", True),
+    ("\\b", "", False),
+    ("a\\b", "a\u0301", False),                # a non-spacing mark after a letter is a word character
+    ("[a&&]", "a", True),
+    ("[a[^b]]", "c", True),                     # a negated nested class, && under ^, && nested
+    ("[^a&&b]", "a", True),
+    ("[^a-z&&[^b]]", "b", True),
+    ("[a-z&&[b-y&&[^c]]]", "c", False),
+    ("^\\R{2}$", "\r\n", False),               # a repeated \R never splits a \r\n
+    ("^\\R\\n$", "\r\n", True),
+    ("(?<=[a&&b]|c)d", "cd", True),             # an empty class is still one character wide
+])
+def test_java_syntax(pattern, text, found):
+    assert (java_regex(pattern).search(text) is not None) is found
 
 
 def test_find_start_counts_utf16_units_and_compiles_first(select_one):
@@ -94,3 +186,6 @@ def test_find_start_counts_utf16_units_and_compiles_first(select_one):
     assert select_one("regex:find(r, s, i) as v", ["\U0001F600x", "x", 2]) == [True]
     assert select_one("regex:find(r, s, i) as v", ["\U0001F600x", "x", 4]) == []  # past the end
     assert select_one("regex:find(r, s, i) as v", ["b", "[", None]) == []  # the bad regex, not the null
+    # a start between the halves of a surrogate pair: Java matches from the lone low surrogate
+    assert select_one("regex:find(r, s, i) as v", ["\U0001F600!", "^.!", 1]) == [False]
+    assert select_one("regex:find(r, s, i) as v", ["\U0001F600!", ".!", 1]) == [True]
