@@ -24,6 +24,7 @@ JAVA_SPACE = "".join(chr(c) for c in range(33))
 # ASCII digits only
 _FLOATING = re.compile(r"[+-]?(?:NaN|Infinity|(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
                        r"|0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)")
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
 _F32_OVERFLOW = 3.4028235677973366e38  # Float.MAX_VALUE + half an ulp: the least value a float rounds to infinity
 _F32, _U32 = struct.Struct("<f"), struct.Struct("<I")
 
@@ -47,6 +48,11 @@ def java_digit(c: str, radix: int) -> int:
 def parse_integer(text: str, low: float, high: float, radix: int = 10) -> int:
     """``Integer.parseInt`` (``low``, ``high`` an int's range) or ``Long.parseLong`` (a long's):
     a sign and at least one digit of ``radix`` (:func:`java_digit`), nothing else, in range."""
+    if radix == 10 and _ASCII_INTEGER.fullmatch(text):  # (the common text, without a loop)
+        value = int(text)
+        if low <= value <= high:
+            return value
+        raise ValueError(f'For input string: "{text}"')
     body = text[1:] if text[:1] in "+-" else text
     value = 0
     for c in body:
