@@ -26,6 +26,8 @@ tag    value
        Java ``HashMap`` with its table length
 10     a set of an engine subclass of ``set`` ``[name, elements, attributes]`` (same
        rule for ``name``), e.g. a Java ``HashSet`` with its iteration order
+11     a float of an engine subclass of ``float`` ``[name, value, attributes]`` (same
+       rule for ``name``; made with ``float.__new__``), e.g. a JSON ``BigDecimal``
 =====  =====================================================================
 
 Dictionaries keep non-string keys (MessagePack allows them).  Anything else (a function,
@@ -41,7 +43,7 @@ from typing import Any
 
 import msgpack
 
-_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM, _INT_OF, _DICT_OF, _SET_OF = range(1, 11)
+_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM, _INT_OF, _DICT_OF, _SET_OF, _FLOAT_OF = range(1, 12)
 
 _registered: dict[str, type] = {}
 
@@ -108,6 +110,9 @@ def _default(value: Any) -> Any:
         _check_allowed(cls)
         return msgpack.ExtType(_DICT_OF, _pack([_name(cls), [[k, v] for k, v in value.items()],
                                                 _attributes(value)]))
+    if isinstance(value, float):  # (json's BigDecimal: a double that knows its digits)
+        _check_allowed(cls)
+        return msgpack.ExtType(_FLOAT_OF, _pack([_name(cls), float(value), _attributes(value)]))
     if isinstance(value, (list, dict, tuple, str, bytes, float, int)):
         raise TypeError(f"cannot keep a {cls.__qualname__} (a subclass of a built-in type) in state")
     # a class made for speed keeps its state as the class it stands for (RawEvent as Event)
@@ -187,6 +192,14 @@ def _ext_hook(code: int, data: bytes) -> Any:
         for key, val in (inner[2] or {}).items():
             object.__setattr__(mapping, key, val)
         return mapping
+    if code == _FLOAT_OF:
+        cls = _class(inner[0])
+        if not issubclass(cls, float):
+            raise StateDecodeError(f"state names {inner[0]} as a kind of float, which it is not")
+        number: Any = float.__new__(cls, inner[1])
+        for key, val in (inner[2] or {}).items():
+            object.__setattr__(number, key, val)
+        return number
     if code == _SET_OF:
         cls = _class(inner[0])
         if not issubclass(cls, set):

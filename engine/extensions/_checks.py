@@ -414,7 +414,11 @@ def json_writer(quote: Callable[[str], str], real: Callable[[float], str] = java
     """A compact JSON writer in the manner of one Java library (Gson, json-smart, org.json differ
     only in these): ``quote`` writes a string or a key, ``real`` a float, ``keys`` orders a map's
     keys (default: as stored), ``sequences`` are the types written as arrays; any other value is
-    written as its quoted ``str``."""
+    written as its quoted ``str``. A key that is no string is written as Java's
+    ``String.valueOf`` writes it (``1.0E10``, ``true``, ``null``)."""
+    def key(k: Any) -> str:
+        return quote(k if isinstance(k, str) else java_str(k))
+
     def write(value: Any) -> str:
         if value is None:
             return "null"
@@ -428,8 +432,8 @@ def json_writer(quote: Callable[[str], str], real: Callable[[float], str] = java
             return quote(value)
         if isinstance(value, dict):
             if keys is None:
-                return "{" + ",".join(f"{quote(str(k))}:{write(v)}" for k, v in value.items()) + "}"
-            return "{" + ",".join(f"{quote(str(k))}:{write(value[k])}" for k in keys(value)) + "}"
+                return "{" + ",".join(f"{key(k)}:{write(v)}" for k, v in value.items()) + "}"
+            return "{" + ",".join(f"{key(k)}:{write(value[k])}" for k in keys(value)) + "}"
         if isinstance(value, sequences):
             return "[" + ",".join(write(v) for v in value) + "]"
         return quote(str(value))

@@ -669,9 +669,10 @@ def _walk(path: CompiledPath, i: int, ref: Ref, model: Any, ctx: _Context, match
         if matches(model):
             if i == len(path.tokens) - 1:
                 _eval(path, i, ref, model, ctx)
-            else:  # Jayway skips the target token here and runs the one after it on every element
-                for idx, item in enumerate(model):
-                    _eval(path, i + 1, (model, idx), item, ctx)
+            else:  # Jayway skips the target token here and runs the one after it on every element,
+                # each under the array's own reference (what setElement then changes)
+                for item in model:
+                    _eval(path, i + 1, ref, item, ctx)
         for idx, item in enumerate(model):
             _walk(path, i, (model, idx), item, ctx, matches)
 

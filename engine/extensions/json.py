@@ -8,23 +8,33 @@ Siddhi builds on three Java libraries, and their behaviour is the contract here:
   path (names, indexes, functions) gives its value or fails with "path not found" (the
   functions then give null); an *indefinite* one (``..``, ``*``, slices, unions, filters)
   gives a list, possibly empty; a path Jayway cannot read or compute fails, and the event is
-  dropped.
+  dropped, as it is for a null document. The functions read a map or list document as Gson
+  writes it (keys as ``String.valueOf``, a ``HashMap``'s in its order) and json-smart parses it
+  again; the tokenizers read it as it is. ``json:setElement`` changes Jayway's targets in
+  Jayway's order (:func:`_update_order`).
 * json-smart parses JSON text permissively (:func:`parse`: unquoted keys and strings, single
-  quotes); ``json:toObject`` and the aggregators build ``HashMap``-backed objects, so their
-  key order is Java's ``HashMap`` iteration order (:func:`hash_order`), which is what
-  Siddhi's output strings show.
+  quotes, useless commas, trailing data after an object or array), an integer past a long as
+  a ``BigInteger`` and a decimal of more than 18 characters as a :class:`BigDecimal`;
+  ``json:group`` parses with its stricter ``MODE_JSON_SIMPLE``. ``json:toObject`` builds
+  ``JSONObject`` maps (:class:`JsonObject`, a ``HashMap``), so their key order is Java's
+  ``HashMap`` iteration order, which is what Siddhi's output strings show.
 * Gson writes JSON (:func:`gson`): compact, nulls kept, ``< > & = '`` escaped as ``\\u003c``...,
   doubles as Java prints them.
 
 Deliberate departures: ``json:groupAsObject`` keeps one collection per group
-(Siddhi's shares one across every group of a query); ``json:setElement`` with a string
-element that is not valid JSON sets the string (Gson fails on some of them in Siddhi).
+(Siddhi's shares one across every group of a query); ``json:setElement`` with an element
+Gson cannot read back from its ``toString()`` (a string that is not JSON, a map whose keys hold
+spaces) sets the element, where Siddhi drops the event. Not yet as Siddhi: a ``JSONObject`` or
+``JSONArray`` made text by ``toString`` is its JSON in Java (docs/siddhi-differences.md).
 """
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -37,6 +47,7 @@ from srota.engine.extensions._checks import (
     PRIMITIVES,
     STRING,
     ChunkProcessor,
+    JavaHashMap,
     aggregator,
     err,
     function,
@@ -48,7 +59,7 @@ from srota.engine.extensions._checks import (
     stream_processor,
 )
 from srota.engine.registry import Param
-from srota.engine.types import f32
+from srota.engine.types import f32, hashmap_keys
 from srota.grammar.model import Attribute, AttrType
 
 _JSON_TYPES = (AttrType.STRING, AttrType.OBJECT)
@@ -61,28 +72,75 @@ class InvalidJson(ValueError):
     """The input is not JSON, even for json-smart's permissive parser."""
 
 
-_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+class JsonObject(JavaHashMap):
+    """A json-smart ``JSONObject`` (what ``json:toObject`` makes of every object): a ``HashMap``,
+    which ``json:group`` takes as it is where it writes and parses any other map again."""
+
+    __slots__ = ()
+
+
+def _json_objects(value: Any) -> Any:
+    """``value`` with every object a :class:`JsonObject` (json-smart's ``JSONParser``)."""
+    if isinstance(value, dict):  # (its keys in HashMap order, for whatever iterates the dict itself)
+        return JsonObject((k, _json_objects(value[k])) for k in hashmap_keys(value))
+    if isinstance(value, list):
+        return [_json_objects(v) for v in value]
+    return value
+
+
+class BigDecimal(float):
+    """A JSON number json-smart reads as a ``BigDecimal``: a decimal of more than 18 characters
+    (``USE_HI_PRECISION_FLOAT``). It computes as the nearest double, and is written (by Gson,
+    json-smart, ``toString``) as ``BigDecimal.toString`` writes its digits: all of them."""
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> BigDecimal:
+        number = super().__new__(cls, text)
+        number.text = str(Decimal(text))  # (Python's Decimal writes as Java's BigDecimal.toString)
+        return number
+
+
+_LONG_NUMBER = re.compile(r"[-+.\deE]{19}")  # a number orjson would read as a double, maybe
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")  # (json-smart: ".5" is no number)
+_STRICT_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d*)?(?:[eE][-+]?\d+)?")  # no leading zero
 _STOP = set(",:]}")
 
 
-def parse(text: str) -> Any:
-    """Parse JSON text permissively (json-smart): strict JSON first, then unquoted/single-quoted forms."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
-    p = _Parser(text)
+def parse(text: str, *, trailing: bool = True, strict: bool = False) -> Any:
+    """Parse JSON text permissively (json-smart): strict JSON first, then unquoted/single-quoted forms.
+
+    json-smart's permissive mode accepts trailing data: an object, an array or a quoted string
+    ends the text (``{"a": 1} x`` is ``{"a": 1}``), and an unquoted text is a string to its end
+    (``1 2``; the empty text is ``""``); and useless commas (``[1,,2,]`` is ``[1, 2]``).
+    ``trailing=False`` refuses anything after the value. ``strict``: json-smart's
+    ``MODE_JSON_SIMPLE`` (what ``json:group`` parses with): trailing data and useless commas
+    still, but no single quotes, no unquoted strings, no NaN and no leading zeros.
+    """
+    if not _LONG_NUMBER.search(text):  # (orjson reads an integer past 64 bits as a double)
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    p = _Parser(text, strict)
+    p.ws()
+    if trailing and not strict and (p.i == len(text) or text[p.i] not in "{[\"':]}"):
+        return p.bare(top=True)
     value = p.value()
     p.ws()
-    if p.i < len(text):
+    if p.i < len(text) and not trailing:
         raise InvalidJson(f"unexpected '{text[p.i]}' at {p.i}")
     return value
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, strict: bool = False) -> None:
         self.s = text
         self.i = 0
+        self.strict = strict
 
     def ws(self) -> None:
         s, i = self.s, self.i
@@ -99,20 +157,28 @@ class _Parser:
             return self.obj()
         if c == "[":
             return self.arr()
-        if c in "\"'":
+        if c == '"' or (c == "'" and not self.strict):
             return self.quoted()
         return self.bare()
+
+    def _commas(self) -> None:
+        """Skip useless commas (json-smart accepts ``[1,,2,]`` and ``{,"a": 1,}``)."""
+        self.ws()
+        while self.i < len(self.s) and self.s[self.i] == ",":
+            self.i += 1
+            self.ws()
 
     def obj(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         self.i += 1
-        self.ws()
-        if self._peek() == "}":
-            self.i += 1
-            return out
         while True:
-            self.ws()
+            self._commas()
             c = self._peek()
+            if c == "}":
+                self.i += 1
+                return out
+            if self.strict and c != '"':
+                raise InvalidJson(f"unexpected '{c}' at {self.i}")
             key = self.quoted() if c in "\"'" else self.word()
             self.ws()
             if self._peek() != ":":
@@ -121,26 +187,26 @@ class _Parser:
             out[str(key)] = self.value()
             self.ws()
             c = self._peek()
-            self.i += 1
             if c == "}":
-                return out
+                continue
+            self.i += 1
             if c != ",":
                 raise InvalidJson(f"expected ',' or '}}' at {self.i - 1}")
 
     def arr(self) -> list[Any]:
         out: list[Any] = []
         self.i += 1
-        self.ws()
-        if self._peek() == "]":
-            self.i += 1
-            return out
         while True:
+            self._commas()
+            if self._peek() == "]":
+                self.i += 1
+                return out
             out.append(self.value())
             self.ws()
             c = self._peek()
-            self.i += 1
             if c == "]":
-                return out
+                continue
+            self.i += 1
             if c != ",":
                 raise InvalidJson(f"expected ',' or ']' at {self.i - 1}")
 
@@ -160,7 +226,8 @@ class _Parser:
             c = s[self.i]
             if c == quote:
                 self.i += 1
-                return "".join(out)
+                text = "".join(out)  # (an escaped surrogate pair is one character, as in Java's UTF-16)
+                return text.encode("utf-16", "surrogatepass").decode("utf-16") if "\\u" in s else text
             if c == "\\":
                 self.i += 1
                 e = s[self.i] if self.i < len(s) else ""
@@ -183,13 +250,14 @@ class _Parser:
             raise InvalidJson(f"unexpected '{self._peek()}' at {self.i}")
         return s[start:self.i]
 
-    def bare(self) -> Any:
+    def bare(self, top: bool = False) -> Any:
+        """An unquoted value: to the next ``, : ] }``, or (``top``, the whole text) to the end."""
         start = self.i
         s = self.s
-        while self.i < len(s) and s[self.i] not in _STOP:
+        while self.i < len(s) and (top or s[self.i] not in _STOP):
             self.i += 1
         text = s[start:self.i].strip()
-        if not text:
+        if not text and not top:
             raise InvalidJson(f"unexpected '{self._peek()}' at {self.i}")
         if text == "true":
             return True
@@ -197,10 +265,14 @@ class _Parser:
             return False
         if text == "null":
             return None
-        if _NUMBER.fullmatch(text):
+        if (_STRICT_NUMBER if self.strict else _NUMBER).fullmatch(text):
             if any(ch in text for ch in ".eE"):
-                return float(text)
-            return int(text)
+                return BigDecimal(text) if len(text) > 18 else float(text)
+            return int(text)  # (an Integer, a Long or a BigInteger)
+        if self.strict:
+            raise InvalidJson(f"unexpected '{text}' at {start}")
+        if text == "NaN":
+            return math.nan
         return text  # json-smart's permissive mode takes an unquoted word as a string
 
 
@@ -219,13 +291,22 @@ def _document_of(info: ArgInfo) -> Callable[[Any], Any]:
 
 
 def _document(value: Any) -> Any:
-    """The document a function reads: JSON text parsed, or a map/list as is."""
-    if isinstance(value, str):
-        try:
-            return parse(value)
-        except (InvalidJson, ValueError, IndexError) as exc:
-            raise ValueError(f"The input JSON is not a valid JSON. Input JSON - {value}") from exc
-    return value
+    """The document a function reads (Jayway's ``JsonPath.parse``): JSON text parsed; any other
+    value is written with Gson first, as Siddhi does (``gson.toJson(map)``: keys as
+    ``String.valueOf`` writes them, a ``HashMap``'s in its order, every long and float a JSON
+    number again). A document that is null (a null argument, which Gson writes ``null``) is an
+    error, as Jayway's ``JsonContext`` refuses it, and the event is dropped."""
+    if not isinstance(value, str):
+        value = gson(value)
+    if not value:
+        raise ValueError("json string can not be null or empty")
+    try:
+        doc = parse(value)
+    except (InvalidJson, ValueError, IndexError) as exc:
+        raise ValueError(f"The input JSON is not a valid JSON. Input JSON - {value}") from exc
+    if doc is None:
+        raise ValueError("json can not be null")
+    return doc
 
 
 # ---------------------------------------------------------------------------- writing (Gson)
@@ -246,11 +327,19 @@ def _gson_real(value: float) -> str:
 
 
 def _double_text(value: float) -> str:
-    """``Double.toString``; Java 17 prints Double.MIN_VALUE (what Jayway's ``max()`` starts from) as 4.9E-324."""
+    """``Double.toString``; Java 17 prints Double.MIN_VALUE (what Jayway's ``max()`` starts from) as 4.9E-324.
+    A :class:`BigDecimal` writes its own digits."""
+    if isinstance(value, BigDecimal):
+        return value.text
     return "4.9E-324" if value == 5e-324 else java_double_str(value)
 
 
-gson = json_writer(_gson_str, _gson_real, sequences=(list, tuple, set, frozenset))
+def _gson_keys(m: dict[Any, Any]) -> Any:
+    """A map's keys as Gson meets them: a ``HashMap``'s in its order, a JSON object's as parsed."""
+    return hashmap_keys(m) if isinstance(m, JavaHashMap) else m
+
+
+gson = json_writer(_gson_str, _gson_real, sequences=(list, tuple, set, frozenset), keys=_gson_keys)
 """``new GsonBuilder().serializeNulls().create().toJson(value)``."""
 
 _SMART_SPECIAL = re.compile("[\"\\\\/\x00-\x1f\x7f-\x9f\u2000-\u20ff]")
@@ -262,8 +351,11 @@ def _smart_str(s: str) -> str:
     return '"' + _SMART_SPECIAL.sub(lambda m: _SMART_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), s) + '"'
 
 
-smart = json_writer(_smart_str)
+smart = json_writer(_smart_str, _double_text)
 """json-smart's ``toJSONString`` (what ``json:group`` prints)."""
+
+_canonical = json_writer(_gson_str, _gson_real, keys=sorted)
+"""A JSON object's text with its keys sorted: equal objects (as ``JSONObject.equals``) alike."""
 
 
 def _java_text(v: Any) -> str:
@@ -296,6 +388,29 @@ def _at(doc: Any, container: Any, key: Any) -> Any:
         return {k: container[k] for k in key if k in container}
     _no_negative(key)
     return container[key]
+
+
+def _update_order(refs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """The targets in the order Jayway changes them (``EvaluationContextImpl.updateOperations``
+    sorts its ``PathRef``s): two array indexes by index, others by their accessors' text
+    (``$``, the property, the index, several names joined with ``&&``), both descending."""
+    def accessor(ref: tuple[Any, Any]) -> bytes:
+        container, key = ref
+        text = "$" if container is None else "&&".join(key) if isinstance(key, list) else str(key)
+        return text.encode("utf-16-be")  # (String.compareTo compares UTF-16 units)
+
+    def index(ref: tuple[Any, Any]) -> int | None:
+        container, key = ref
+        return key if isinstance(container, list) and isinstance(key, int) else None
+
+    def compare(a: tuple[Any, Any], b: tuple[Any, Any]) -> int:
+        ia, ib = index(a), index(b)
+        if ia is not None and ib is not None:
+            return (ib > ia) - (ib < ia)
+        sa, sb = accessor(a), accessor(b)
+        return (sb > sa) - (sb < sa)
+
+    return sorted(refs, key=functools.cmp_to_key(compare))
 
 
 def _no_negative(key: Any) -> None:
@@ -393,7 +508,7 @@ def _get_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
         if isinstance(found, list) and len(found) == 1:
             found = found[0]
         if shared and isinstance(found, (dict, list)):
-            return orjson.loads(orjson.dumps(found))
+            return copy.deepcopy(found)
         return found
 
     return AttrType.OBJECT, get
@@ -422,7 +537,7 @@ def _element(value: Any) -> Any:
     """A string element that is a JSON object or array is inserted parsed (as Siddhi does with Gson)."""
     if isinstance(value, str):
         try:
-            parsed = parse(value)
+            parsed = parse(value, trailing=False)  # (Gson's fromJson: the whole text or nothing)
         except (InvalidJson, ValueError, IndexError):
             return value
         if isinstance(parsed, (dict, list)):
@@ -436,7 +551,7 @@ def _gson_numbers(value: Any) -> Any:
         return {k: _gson_numbers(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_gson_numbers(v) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return value
 
@@ -458,27 +573,49 @@ def _set_element(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
     def set_element(json: Any, path: Any, element: Any, key: Any = None) -> Any:
         if json is None or path is None:
             raise ValueError("json:setElement(): the json and the path cannot be null")
-        doc = parse(json) if isinstance(json, str) else orjson.loads(orjson.dumps(json, default=str))
+        doc = _document(json)
         try:
             found = read(doc, path)
         except PathNotFound:
             found = None
+        if element is None and (key is not None or isinstance(found, list)):
+            # Siddhi reads the element with jsonElement.toString() to add it to an array or put it
+            # under a key: a null one is a NullPointerException, and the event is dropped
+            raise ValueError("json:setElement(): the element cannot be null")
         try:
-            targets = _targets(doc, path)
+            targets = _update_order(_targets(doc, path))
         except PathNotFound:
             return doc
+        # Jayway adds or puts at each target in turn: a null or missing one is skipped, one of
+        # the wrong kind throws InvalidModificationException, which Siddhi catches, keeping
+        # what the targets before it got
         if isinstance(found, list):
             for container, k in targets:
+                if isinstance(k, list):  # (several names: "Add can not be performed to multiple properties")
+                    return doc
                 value = _at(doc, container, k)
+                if value is None:
+                    continue
                 if not isinstance(value, list):
                     return doc
+                if isinstance(container, list):
+                    # an array in an array: Jayway's ArrayIndexPathRef.add calls setProperty, which
+                    # json-smart's provider refuses for a list (a JsonPathException Siddhi does not
+                    # catch here): the event is dropped
+                    raise ValueError("setProperty operation cannot be used with a list")
                 value.append(_element(element))
         elif key is not None:
+            if key == "":
+                raise ValueError("key can not be null or empty")
             for container, k in targets:
+                if isinstance(k, list):
+                    return doc
                 try:
                     value = _at(doc, container, k)
                 except (KeyError, IndexError):  # Jayway: path not found, the JSON stays as it was
                     return doc
+                if value is None:
+                    continue
                 if not isinstance(value, dict):
                     return doc
                 value[str(key)] = _element(element)
@@ -486,10 +623,13 @@ def _set_element(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
             for container, k in targets:
                 if container is None:
                     return doc
-                for one in (k if isinstance(k, list) else [k]):
-                    _no_negative(one)
-                    if one in container if isinstance(container, dict) else -len(container) <= one < len(container):
-                        container[one] = element  # (Jayway's set replaces a leaf that is there, adds none)
+                if isinstance(k, list):  # several names: Jayway sets each, there or not
+                    for one in k:
+                        container[one] = element
+                    continue
+                _no_negative(k)
+                if k in container if isinstance(container, dict) else -len(container) <= k < len(container):
+                    container[k] = element  # (Jayway's set replaces a leaf that is there, adds none)
         return doc
 
     return AttrType.OBJECT, holding_floats(infos, set_element)
@@ -504,7 +644,7 @@ def _to_object(infos: list[ArgInfo], ctx: Any) -> tuple[AttrType, Any]:
         if text is None:
             raise ValueError("json:toObject(): the argument cannot be null")
         try:
-            return hash_order(parse(text))
+            return _json_objects(parse(text))
         except (InvalidJson, ValueError, IndexError):
             return None
 
@@ -538,10 +678,11 @@ def _smart_object(value: Any) -> Any:
     """A json-smart JSONObject (HashMap order) from JSON text or a map; null stays null."""
     if value is None:
         return None
-    if isinstance(value, str):
-        parsed = parse(value)
-    else:
-        parsed = parse(gson(value))
+    if isinstance(value, JsonObject):  # (Siddhi keeps a JSONObject as it is)
+        return value
+    parsed = parse(value if isinstance(value, str) else gson(value), strict=True)
+    if parsed is None:  # (the text "null": json-smart's null, which Siddhi collects as such)
+        return None
     if not isinstance(parsed, dict):
         raise ValueError(f"'{value}' is not a JSON object")
     return hash_order(parsed)
@@ -574,7 +715,7 @@ class _Group(AggregatorState):
 
     def add(self, value: Any) -> Any:
         obj = _smart_object(self._options(value))
-        key = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+        key = _canonical(obj)
         slot = self.items.get(key)
         if slot is None:
             self.items[key] = [obj, 1]
@@ -584,12 +725,13 @@ class _Group(AggregatorState):
 
     def remove(self, value: Any) -> Any:
         obj = _smart_object(self._options(value))
-        key = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+        key = _canonical(obj)
         slot = self.items.get(key)
-        if slot is not None:
-            slot[1] -= 1
-            if slot[1] <= 0:
-                del self.items[key]
+        if slot is None:  # (Java unboxes the null count of an object never added: NullPointerException)
+            raise ValueError(f"json:group: {value!r} was never added")
+        slot[1] -= 1
+        if slot[1] <= 0:
+            del self.items[key]
         return self.value()
 
     def reset(self) -> None:
@@ -659,8 +801,11 @@ def _tokenizer(name: str, as_object: bool) -> None:
             out: list[Event] = []
             for e in chunk:
                 path = get_path(e)
-                try:
-                    found = read(_document(get_json(e)), path)
+                json = get_json(e)
+                if json is None:  # (JsonPath.read refuses a null json)
+                    raise ValueError("json can not be null")
+                try:  # (an object is read as it is, not written and parsed again as the functions do)
+                    found = read(_document(json) if isinstance(json, str) else json, path)
                 except PathNotFound:
                     found = None
                 if isinstance(found, list):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from srota.engine import SiddhiAppCreationError, SiddhiManager
 from srota.engine.extensions._jsonpath import JsonPathError
-from srota.engine.extensions.json import PathNotFound, gson, hash_order, parse, read
+from srota.engine.extensions.json import PathNotFound, _Group, gson, hash_order, parse, read
 
 STREAM = "define stream S (json string, path string);\n"
 DOC = '{name:"John", age:25, married:true, salary:2500.5, bar:[{barName:"b1"},{barName:"b2"}]}'
@@ -229,3 +229,119 @@ def test_set_element_through_a_negative_index_drops_the_event(select_one):
     doc = "{'a': [1, 2]}"
     assert select_one("json:setElement(json, path, e) as v", [doc, "$.a[-1]", "9"], stream) == []
     assert select_one("json:setElement(json, path, e) as v", [doc, "$.a[1]", "9"], stream) == [{"a": [1, "9"]}]
+
+
+# ---- found by the differential generator (tests/differential/functions_collection.py)
+def test_a_map_is_read_as_gson_writes_it(select_one):
+    # Siddhi reads a non-string document through gson.toJson: keys as String.valueOf writes them,
+    # in the map's HashMap order
+    stream = "define stream S (l long, d double, s string);"
+    assert select_one("json:getObject(map:create(l, s, d, 2), '$') as v", [7, 1.5, "x"], stream) == [
+        {"7": "x", "1.5": 2}]
+    assert select_one("json:setElement(map:create(l, s), '$', d, 'k') as v", [7, 1.5, "x"], stream) == [
+        {"7": "x", "k": 1.5}]
+    assert select_one("json:toString(map:create('id', s, 'b', 42)) as v", [7, 1.5, "ß"], stream) == [
+        '{"b":42,"id":"ß"}']
+    stream = "define stream S (b bool, d double);"
+    assert select_one("json:toString(map:create(b, 1)) as v", [True, 1e10], stream) == ['{"true":1}']
+    assert select_one("json:toString(map:create(d, 1)) as v", [True, 1e10], stream) == ['{"1.0E10":1}']
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"a": 1} x', {"a": 1}),  # json-smart's permissive mode stops after the first object or array
+    ("[1] 2", [1]),
+    ("1 2", "1 2"),  # an unquoted text is a string to its end
+    ("", ""),
+    ('{"a": 1,}', {"a": 1}),  # useless commas
+    ("[1,,2,]", [1, 2]),
+    ("{,}", {}),
+])
+def test_json_smart_reads_trailing_data_and_useless_commas(select_one, text, expected):
+    assert select_one("json:toObject(json) as v", [text, "$"]) == [expected]
+    assert parse(text) == expected
+
+
+def test_a_null_document_drops_the_event(select_one):
+    # Gson writes a null as "null", which Jayway's JsonContext refuses
+    for select in ("json:getString(json, '$.a')", "json:isExists(json, '$.a')", "json:getBool(json, '$.a')"):
+        assert select_one(f"{select} as v", [None, "$"]) == []
+        assert select_one(f"{select} as v", ["null", "$"]) == []
+    assert select_one("json:getString(json, '$.a') as v", ["", "$"]) == []
+
+
+def test_group_parses_as_json_simple_and_fails_on_what_it_never_added(run_app):
+    app = "define stream S (json string);\nfrom S select json:group(json) as g insert into Out;"
+    runtime, got = run_app(app)
+    h = runtime.get_input_handler("S")
+    for j in ['{"a": 1}', "{a: 2}", '{"b": 3} x', "null"]:
+        h.send([j])
+    # {a: 2} is no JSON to MODE_JSON_SIMPLE (dropped); trailing data is fine; "null" is a null
+    assert got.rows == [['[{"a":1}]'], ['[{"a":1},{"b":3}]'], ['[{"a":1},{"b":3},null]']]
+    group = _Group(1, as_object=False, second_is_bool=False)
+    with pytest.raises(ValueError, match="never added"):  # (Siddhi unboxes a null count)
+        group.remove('{"a": 1}')
+
+
+@pytest.mark.parametrize("doc, path, expected", [
+    # Jayway changes its targets in its own order (by name or index, descending): the first
+    # that cannot take the element stops the rest (z is changed, m stops, a is not), and a
+    # null one is skipped
+    ('{"a": [1], "m": 5, "z": [2]}', "$.*", {"a": [1], "m": 5, "z": [2, 7]}),
+    ('{"a": [[1], 5]}', "$.a[*]", {"a": [[1], 5]}),
+    ('{"a": [1], "n": null, "b": [2]}', "$.*", {"a": [1, 7], "n": None, "b": [2, 7]}),
+    ('{"a": [1], "x": {"y": 1}}', "$['x','q']", {"a": [1], "x": 7, "q": 7}),  # several names: each set
+    # a deep scan runs a function on an array's elements under the array's own reference: the
+    # array, its two elements: three targets, all the array
+    ('{"a": [1, 2]}', "$..*.size()", {"a": [1, 2, 7, 7, 7]}),
+])
+def test_set_element_changes_targets_in_jayway_order(select_one, doc, path, expected):
+    stream = "define stream S (json string, path string, e int);"
+    assert select_one("json:setElement(json, path, e) as v", [doc, path, 7], stream) == [expected]
+
+
+def test_set_element_drops_a_null_element_it_would_add_or_put(select_one):
+    stream = "define stream S (json string, path string, e int, key string);"
+    doc = '{"a": [1], "b": {}}'
+    assert select_one("json:setElement(json, path, e) as v", [doc, "$.a", None, None], stream) == []
+    assert select_one("json:setElement(json, path, e, key) as v", [doc, "$.b", None, "k"], stream) == []
+    assert select_one("json:setElement(json, path, e) as v", [doc, "$.b", None, None], stream) == [
+        {"a": [1], "b": None}]
+    assert select_one("json:setElement(json, path, e, key) as v", [doc, "$.b", 1, ""], stream) == []
+    # an array in an array takes no element (json-smart's setProperty refuses a list)
+    assert select_one("json:setElement(json, path, e) as v", ["[[1], [2]]", "$[*]", 1, None], stream) == []
+
+
+def test_long_numbers_keep_their_digits(select_one):
+    # json-smart reads an integer past a long as a BigInteger (orjson would give a double) and a
+    # decimal of more than 18 characters as a BigDecimal, which Gson writes with all its digits
+    doc = '{"i": 123456789012345678901234567890, "d": 0.12345678901234567890, "e": 12345678901234567.5}'
+    assert select_one("json:getString(json, '$.i') as v", [doc, "$"]) == ["123456789012345678901234567890"]
+    assert select_one("json:getString(json, '$.d') as v", [doc, "$"]) == ["0.12345678901234567890"]
+    assert select_one("json:getString(json, '$.e') as v", [doc, "$"]) == ["12345678901234567.5"]
+    assert select_one("json:getDouble(json, '$.d') as v", [doc, "$"]) == [0.12345678901234568]
+    assert select_one("json:group(json) as v", ['{"d": -0.000000000000000001}', "$"]) == ['[{"d":-1E-18}]']
+    assert select_one("json:getString(json, '$.s') as v", ['{"s": "\\ud83d\\ude00", "n": 1234567890123456789.0}',
+                                                          "$"]) == ["😀"]
+
+
+def test_json_objects_are_taken_as_they_are(select_one, run_app):
+    # json:group keeps a JSONObject (json:toObject's) as it is, and the tokenizers read any
+    # object as it is: a BigDecimal stays one (written -1E-18); the functions write and parse it
+    # again (Gson, then json-smart: -1E-18 is short enough to be a double, -1.0E-18)
+    doc = '{"a": -0.000000000000000001}'
+    assert select_one("json:group(json:toObject(json)) as v", [doc, "$"]) == ['[{"a":-1E-18}]']
+    assert select_one("json:getString(json:toObject(json), '$') as v", [doc, "$"]) == ['{"a":-1.0E-18}']
+    runtime, got = run_app("define stream S (json string);\n"
+                           "from S#json:tokenize(json:toObject(json), '$') select jsonElement insert into Out;")
+    runtime.get_input_handler("S").send([doc])
+    assert got.rows == [['{"a":-1E-18}']]
+
+
+def test_json_numbers_and_objects_keep_their_class_in_a_snapshot():
+    from srota.engine import state_codec
+    from srota.engine.extensions.json import BigDecimal, JsonObject, _json_objects
+
+    obj = _json_objects(parse('{"a": 0.12345678901234567890, "b": [1]}'))
+    back = state_codec.loads(state_codec.dumps({"o": obj}))["o"]
+    assert type(back) is JsonObject and type(back["a"]) is BigDecimal and back["a"].text == "0.12345678901234567890"
+    assert gson(back) == gson(obj) == '{"a":0.12345678901234567890,"b":[1]}'

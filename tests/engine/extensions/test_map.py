@@ -72,6 +72,15 @@ def test_tokenize(run_app):
     assert got.rows == [[1, ["one", None]], [2, [None, "two"]]]
 
 
+def test_tokenize_iterates_a_new_hash_set_of_the_keys(run_app):
+    # Siddhi collects even one map's keys into a new HashSet (a table of 16): a clone, whose
+    # table is sized for its entries (4 here), iterates its keys in another order than that set
+    runtime, got = run_app("define stream S (a string, b string);\n"
+                           "from S#map:tokenize(map:clone(map:create(a, 1, b, 2))) select key, value insert into Out;")
+    runtime.get_input_handler("S").send(["é", "ü"])
+    assert got.rows == [["é", 1], ["ü", 2]]
+
+
 def test_a_float_in_a_map_prints_as_the_float_it_was(select_one):
     """A float attribute put into a map is held as Java holds its Float: its own shortest digits
     (111.11), not the double's (111.11000061035156), as str:fillTemplate and convert show it;
