@@ -144,8 +144,10 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, (set, frozenset)):
         return sorted((_plain(v) for v in value), key=repr)
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, dict):  # (a key as Gson writes it: String.valueOf, null and true too)
+        from srota.engine.extensions._checks import java_str
+
+        return {java_str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     return value

@@ -1,7 +1,7 @@
 """The comparison's rules, without a JVM."""
 from __future__ import annotations
 
-from tests.differential.harness import compare, run_srota, same_value
+from tests.differential.harness import _plain, compare, run_srota, same_value
 
 
 def test_a_java_float_and_srotas_32_bit_value_are_the_same() -> None:
@@ -78,3 +78,8 @@ def test_a_fault_streams_error_compares_as_a_marker() -> None:
             "streams": ["F"], "queries": [], "steps": [{"stream": "S", "events": [[1, [1, 2]]]}]}
     rows = [row for out in run_srota(case)["outputs"] for _, row, *_ in out["events"]]
     assert rows == [[1, "$error"]]  # (Integer and Long do not compare: the event faults)
+
+
+def test_a_maps_keys_are_written_as_gson_writes_them() -> None:
+    # String.valueOf of each key: null, true, Double.toString, as the runner's Gson writes them
+    assert _plain({None: 1, True: 2, 1e10: 3, "a": 4}) == {"null": 1, "true": 2, "1.0E10": 3, "a": 4}
