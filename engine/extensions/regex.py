@@ -264,8 +264,9 @@ def _property(name: str, ci: bool) -> _Ranges:
 # Case folding: Java's CASE_INSENSITIVE (ASCII) and UNICODE_CASE (Character.toUpperCase/toLowerCase)
 
 
-def _upper1(c: str) -> str:
-    """``Character.toUpperCase``: the simple mapping (a full one of several characters is none)."""
+def java_upper(c: str) -> str:
+    """``Character.toUpperCase(c)``: Python's full mapping where it is one character; else the
+    titlecase where that is (the Greek letters with iota subscript), else ``c`` (ß, ŉ, ﬀ ...)."""
     up = c.upper()
     if len(up) == 1:
         return up
@@ -273,7 +274,8 @@ def _upper1(c: str) -> str:
     return title if len(title) == 1 else c
 
 
-def _lower1(c: str) -> str:
+def java_lower(c: str) -> str:
+    """``Character.toLowerCase(c)``: only U+0130's full lowercase is longer ('i' and a combining dot)."""
     low = c.lower()
     return low if len(low) == 1 else ("i" if c == "\u0130" else c)
 
@@ -284,8 +286,8 @@ def _case_table() -> tuple[tuple[int, int, int], ...]:
     out = []
     for cp in range(0x110000):
         c = chr(cp)
-        up = _upper1(c)
-        lu = _lower1(up)
+        up = java_upper(c)
+        lu = java_lower(up)
         if up != c or lu != c:
             out.append((cp, ord(up), ord(lu)))
     return tuple(out)
@@ -300,8 +302,8 @@ def _fold_char(cp: int, flags: frozenset[str]) -> _Ranges:
         if c.isascii() and c.isalpha():
             return _norm([(ord(c.lower()),) * 2, (ord(c.upper()),) * 2])
         return ((cp, cp),)
-    lu = ord(_lower1(_upper1(c)))
-    if ord(_upper1(c)) == lu:  # Java's single(): no case, the character itself
+    lu = ord(java_lower(java_upper(c)))
+    if ord(java_upper(c)) == lu:  # Java's single(): no case, the character itself
         return ((cp, cp),)
     return _norm([(cp, cp), (lu, lu)] + [(x, x) for x, _up, low in _case_table() if low == lu])
 
@@ -776,7 +778,7 @@ class _Translator:
         if "i" in flags and "u" in flags and cp < 256 and chr(cp) not in "IiSsKk\xc5\xe5\xff\xb5" \
                 and not chr(cp).isascii():
             c = chr(cp)
-            return _norm([(cp, cp), (ord(_lower1(c)),) * 2, (ord(_upper1(c)),) * 2])
+            return _norm([(cp, cp), (ord(java_lower(c)),) * 2, (ord(java_upper(c)),) * 2])
         return _fold_char(cp, flags)
 
 

@@ -43,9 +43,11 @@ from srota.engine.extensions._checks import (
 from srota.engine.extensions.regex import (
     compile_or_error,
     from_utf16_units,
+    java_lower,
     java_regex,
     java_replace,
     java_split,
+    java_upper,
     pattern_getter,
     utf16_units,
 )
@@ -226,24 +228,8 @@ def _equals_ignore_case(a: Any, b: Any) -> bool:
         return False
     # String.regionMatches(ignoreCase): per character, the simple (one-character) mappings of
     # Character.toUpperCase, then toLowerCase of those; so 'İ' matches 'i' and 'ﬅ' not 'ﬆ'
-    return a == b or all(x == y or (ux := _simple_upper(x)) == (uy := _simple_upper(y))
-                         or _simple_lower(ux) == _simple_lower(uy) for x, y in zip(a, b, strict=True))
-
-
-def _simple_upper(c: str) -> str:
-    """``Character.toUpperCase(c)``: Python's full mapping where it is one character; else the
-    titlecase where that is (the Greek letters with iota subscript), else ``c`` (ß, ŉ, ﬀ ...)."""
-    u = c.upper()
-    if len(u) == 1:
-        return u
-    t = c.title()
-    return t if len(t) == 1 else c
-
-
-def _simple_lower(c: str) -> str:
-    """``Character.toLowerCase(c)``: only U+0130's full lowercase is longer ('i' and a combining dot)."""
-    low = c.lower()
-    return low if len(low) == 1 else "i" if c == "\u0130" else c
+    return a == b or all(x == y or (ux := java_upper(x)) == (uy := java_upper(y))
+                         or java_lower(ux) == java_lower(uy) for x, y in zip(a, b, strict=True))
 
 
 _TEMPLATE_SPLIT = java_regex(r"\{\{|}}")
