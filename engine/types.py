@@ -416,6 +416,8 @@ def java_order(value: Any) -> Any:
         if value != value:
             return (1, 0.0, 0.0)
         return (0, value, math.copysign(1.0, value))
+    if isinstance(value, int) and cls is not bool:
+        return (0, value, 1.0)  # (comparable with a float's key: a double column may hold an int)
     if cls is str and not value.isascii():
         units = value.encode("utf-16-be", "surrogatepass")
         if len(units) != 2 * len(value):  # a character beyond the BMP: its surrogates instead

@@ -62,6 +62,13 @@ def test_order_by_a_double_in_compare_to_order():
     assert [str(r[0]) for r in got[0]] == ["-1.0", "-0.0", "0.0", "1.0", "nan"]
 
 
+def test_order_by_a_double_column_holding_an_int():
+    # a double attribute may hold an int (sent as 100): it sorts with the doubles
+    got = _run("from S#window.lengthBatch(3) select price order by price desc insert into O;",
+               [[("a", 100, 1), ("a", 1.5, 1), ("a", 7.25, 1)]])
+    assert got == [[[100], [7.25], [1.5]]]
+
+
 def test_having_sees_output_names_and_aggregates():
     got = _run("from S select sym, sum(price) + 10 as price having price > 15 insert into O;",
                [[("a", 1.0, 1)], [("a", 5.0, 1)]])

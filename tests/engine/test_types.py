@@ -553,6 +553,8 @@ def test_java_order_is_compare_to() -> None:
     nan, inf = float("nan"), math.inf
     ordered = sorted([nan, 1.5, 0.0, -0.0, inf, -inf, nan], key=java_order)
     assert [java_double_str(v) for v in ordered] == ["-Infinity", "-0.0", "0.0", "1.5", "Infinity", "NaN", "NaN"]
+    # an int where a double is held (a double attribute sent 100) sorts with the doubles
+    assert sorted([100, 1.5, nan, -2], key=java_order)[:3] == [-2, 1.5, 100]
     # String.compareTo compares UTF-16 code units: a character beyond the BMP is a surrogate
     # pair (U+D800..), below U+E000..U+FFFF, where Python's code points put it above
     assert sorted(["\uffff", "\U00010000", "b", "\u00e9"], key=java_order) == ["b", "\u00e9", "\U00010000", "\uffff"]
