@@ -38,6 +38,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from srota.engine.types import wrap_int, wrap_long
+
 DAY_MS = 86_400_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _RD_EPOCH = 719_163  # Rata Die (fixed date) of 1970-01-01
@@ -536,16 +538,6 @@ class Fields:
             if first - next_jan1 >= md and self.epoch_day >= first - 7:
                 return 1
         return week
-
-
-def wrap_int(value: int) -> int:
-    """``value`` as a Java ``int`` (32-bit two's complement)."""
-    return (value + 2**31) % 2**32 - 2**31
-
-
-def wrap_long(value: int) -> int:
-    """``value`` as a Java ``long`` (64-bit two's complement)."""
-    return (value + 2**63) % 2**64 - 2**63
 
 
 def calendar_add(millis: int, unit: str, amount: int, zone: Zone) -> int:

@@ -43,10 +43,10 @@ from srota.engine.extensions._javatime import (
     default_zone,
     time_formatter,
     week_rules,
-    wrap_int,
     zone_of,
 )
 from srota.engine.registry import Param
+from srota.engine.types import wrap_int
 from srota.grammar.model import AttrType
 
 _NS = "time"

@@ -101,10 +101,6 @@ def _print_pattern(rng: random.Random) -> str:
 _Fields = dict[str, Any]
 
 
-def _pad(width: int) -> Callable[[int], str]:
-    return lambda v: str(v).rjust(width, "0")
-
-
 #: a pattern letter run's text for the fields drawn (numbers may be out of range: lenient)
 _RENDER: dict[str, Callable[[_Fields], str]] = {
     "yyyy": lambda f: str(f["y"]).rjust(4, "0"), "yy": lambda f: f"{f['y'] % 100:02d}",
