@@ -18,6 +18,7 @@ selector drops a group's states only when all of them can go.
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Any
 
 from srota.engine.expression import ArgInfo
@@ -406,19 +407,26 @@ class _MinMax(AggregatorState):
     that comes first stays the answer until a removal, one that comes later is passed over.
     After a removal the answer is the window's least (greatest) number, NaN only when nothing
     else is left (Siddhi's queue may answer NaN there, docs/siddhi-differences.md).
+
+    Where that number is zero and the window holds both -0.0 and 0.0, the answer is the one
+    Siddhi's queue has first: ``zeros`` keeps the queue's zero entries in its order (see
+    :meth:`_track_zero`).
     """
 
-    __slots__ = ("counts", "best", "is_max")
+    __slots__ = ("counts", "best", "is_max", "zeros")
 
     def __init__(self, is_max: bool) -> None:
         self.is_max = is_max
         self.counts: dict[Any, int] = {}
         self.best: Any = None
+        self.zeros: deque[float] | None = None
 
     def add(self, value: Any) -> Any:
         if value is not None:
             key = java_key(value)
             self.counts[key] = self.counts.get(key, 0) + 1
+            if value == 0 or self.zeros:
+                self._track_zero(value)
             best = self.best
             if best is None or (value > best if self.is_max else value < best):
                 self.best = value
@@ -436,7 +444,34 @@ class _MinMax(AggregatorState):
             best = self.best
             if value == best or best != best:
                 self.best = self._best_left()
+        zeros = self.zeros
+        if zeros:
+            if value == 0:
+                _remove_first_zero(zeros, value)
+            if zeros and self.best == 0:  # the queue's head: its first zero
+                self.best = zeros[0]
         return self.best
+
+    def _track_zero(self, value: Any) -> None:
+        """Follow the zero entries of Siddhi's queue (``MinAttributeAggregatorExecutor``) as
+        ``value`` comes in: a double zero is added at its end; a value below zero (above, for
+        ``max``) pushes every zero out.  The queue keeps equal entries in the order they came
+        (its comparison is ``>``, false for -0.0 against 0.0), and after a removal it answers
+        its first entry: the older of -0.0 and 0.0 still in the window."""
+        zeros = self.zeros
+        if value.__class__ is float and value == 0.0:
+            if zeros is None:
+                zeros = self.zeros = deque()
+            zeros.append(value)
+        elif zeros and (value > 0 if self.is_max else value < 0):
+            zeros.clear()
+
+    def __getattr__(self, name: str) -> Any:
+        # (only for a slot that was never set: a state restored from a snapshot taken before
+        # ``zeros`` was kept)
+        if name == "zeros":
+            return None
+        raise AttributeError(name)
 
     def _best_left(self) -> Any:
         values = [key_value(k) for k in self.counts]
@@ -448,12 +483,23 @@ class _MinMax(AggregatorState):
     def reset(self) -> None:
         self.counts = {}
         self.best = None
+        self.zeros = None
 
     def value(self) -> Any:
         return self.best
 
     def can_destroy(self) -> bool:
         return not self.counts
+
+
+def _remove_first_zero(zeros: deque[float], value: float) -> None:
+    """Remove the first entry of ``zeros`` that ``Double.equals`` ``value`` (of its sign), as
+    the queue's ``removeFirstOccurrence`` does."""
+    negative = math.copysign(1.0, value) < 0
+    for i, z in enumerate(zeros):
+        if (math.copysign(1.0, z) < 0) == negative:
+            del zeros[i]
+            return
 
 
 def _min_max(name: str, is_max: bool) -> None:

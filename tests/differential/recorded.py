@@ -8,6 +8,7 @@ To record one (with the reference engine here)::
 
     from tests.differential.recorded import record
     record("join-lengthbatch-outer", case, note="a lengthBatch side joined ...")
+    record("ext-str-unhex-pairs", case, note="...", extra_classpath=jars)  # an extension's case
 """
 from __future__ import annotations
 
@@ -19,14 +20,18 @@ from typing import Any
 RECORDED = Path(__file__).resolve().parent / "recorded"
 
 
-def record(name: str, case: dict[str, Any], note: str, answer: dict[str, Any] | None = None) -> Path:
-    """Run ``case`` on real Siddhi (unless its ``answer`` is given) and save both as ``recorded/<name>.json``."""
+def record(name: str, case: dict[str, Any], note: str, answer: dict[str, Any] | None = None,
+           extra_classpath: str = "") -> Path:
+    """Run ``case`` on real Siddhi (unless its ``answer`` is given) and save both as ``recorded/<name>.json``.
+
+    ``extra_classpath``: the extension jars a case of an extension needs (as ``--classpath`` of
+    ``python -m tests.differential``)."""
     if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", name):
         raise ValueError(f"a recorded case's name is lower-case letters, digits, '-', '_' and '.': {name!r}")
     if answer is None:
         from tests.differential.reference import ReferenceSiddhi
 
-        ref = ReferenceSiddhi()
+        ref = ReferenceSiddhi(extra_classpath=extra_classpath)
         try:
             answer = ref.run(dict(case, id=name))
         finally:

@@ -72,6 +72,36 @@ def test_min_and_max_over_nan_and_signed_zeros():
     assert [str(row[0]) for row in got] == ["0.0", "0.0", "-0.0", "1.0"]  # -0.0 is not 0.0, and leaves alone
 
 
+@pytest.mark.parametrize(("fn", "values", "expected"), [
+    ("min", [-0.0, 0.0, -0.0, 66.0], ["-0.0", "-0.0", "-0.0", "0.0"]),
+    ("max", [0.0, -0.0, 0.0, -5.0], ["0.0", "0.0", "0.0", "-0.0"]),
+    ("min", [0.0, -0.0, -1.0, 0.0, -0.0, 2.0, 3.0], ["0.0", "0.0", "-1.0", "-1.0", "-1.0", "0.0", "-0.0"]),
+])
+def test_min_and_max_between_equal_zeros_answer_the_older_one_left(fn, values, expected):
+    """-0.0 and 0.0 compare equal, and Siddhi's queue keeps both in the order they came: after
+    a removal its answer is the older one still in the window (Siddhi 5.1.33's answers; the
+    first: the oldest -0.0 leaves, and the 0.0 after it answers though another -0.0 is left)."""
+    got, _ = _run(f"{fn}(b) as m", [(1, v, True, "x") for v in values])
+    assert [str(row[0]) for row in got] == expected
+
+
+def test_min_state_from_a_snapshot_without_the_zeros_still_works():
+    """A ``min`` state kept before the queue's zeros were followed restores without them."""
+    from srota.engine.aggregators import _MinMax
+
+    old = _MinMax(False)
+    old.add(2.0)
+    old.add(1.0)
+    state = old.__getstate__()
+    del state["zeros"]
+    restored = object.__new__(_MinMax)
+    restored.__setstate__(state)
+    assert restored.remove(2.0) == 1.0
+    assert restored.add(0.0) == 0.0
+    assert restored.remove(1.0) == 0.0
+    assert restored.add(-0.0) == 0.0 and restored.remove(0.0) == -0.0
+
+
 def test_union_set():
     rt = SiddhiManager().create_siddhi_app_runtime(
         "define stream S (v string); @info(name='q') from S#window.length(2) "
