@@ -38,6 +38,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from srota.engine.extensions._javazones import JAVA_ZONE_NAMES
 from srota.engine.types import wrap_int, wrap_long
 
 DAY_MS = 86_400_000
@@ -214,6 +215,15 @@ class Zone:
         dst_ms = int(dst.total_seconds() * 1000)
         return total_ms - dst_ms, dst_ms
 
+    def _java_daylight(self, utc_ms: int) -> bool:
+        """``TimeZone.inDaylightTime``: whether the JDK counts ``utc_ms`` as daylight time (see
+        ``_NEGATIVE_DST_SINCE``)."""
+        dst = self.offsets(utc_ms)[1]
+        since = _NEGATIVE_DST_SINCE.get(self.id)
+        if since is None or utc_ms < since:
+            return dst > 0
+        return dst == 0  # tzdata's standard time is the JDK's daylight time, its negative DST the JDK's standard
+
     def offset(self, utc_ms: int) -> int:
         if self.info is None:
             return self.fixed or 0
@@ -232,7 +242,7 @@ class Zone:
         """``TimeZone.getDisplayName``: ``UTC``, ``IST``, ``PDT``, ``GMT+05:30``."""
         names = _JAVA_NAMES.get(self.id)
         if names is not None:
-            return names[2 * long + (self.offsets(utc_ms)[1] > 0)]
+            return names[2 * long + self._java_daylight(utc_ms)]
         if self.info is not None:
             abbr = _clamped(utc_ms).astimezone(self.info).tzname() or ""
             if long:
@@ -256,77 +266,21 @@ _LONG_NAMES = {
 
 
 #: Java's names of zones (TimeZone.getDisplayName in English: short standard, short daylight,
-#: long standard, long daylight); tzdata's abbreviations differ for some (``+0545`` for NPT) and
-#: it has no long names.  (Europe/Dublin is left out: tzdata's winter there is a negative DST.)
-_JAVA_NAMES = {
-    "Asia/Kathmandu": ("NPT", "NPST", "Nepal Time", "Nepal Summer Time"),
-    "America/Sao_Paulo": ("BRT", "BRST", "Brasilia Standard Time", "Brasilia Summer Time"),
-    "Asia/Dubai": ("GST", "GDT", "Gulf Standard Time", "Gulf Daylight Time"),
-    "Asia/Singapore": ("SGT", "SGST", "Singapore Standard Time", "Singapore Summer Time"),
-    "Asia/Dhaka": ("BDT", "BDST", "Bangladesh Standard Time", "Bangladesh Summer Time"),
-    "Asia/Karachi": ("PKT", "PKST", "Pakistan Standard Time", "Pakistan Summer Time"),
-    "Asia/Ho_Chi_Minh": ("ICT", "ICST", "Indochina Time", "Indochina Summer Time"),
-    "Asia/Bangkok": ("ICT", "ICST", "Indochina Time", "Indochina Summer Time"),
-    "Pacific/Apia": ("WSST", "WSDT", "Apia Standard Time", "Apia Daylight Time"),
-    "Australia/Darwin": ("ACST", "ACDT", "Australian Central Standard Time", "Australian Central Daylight Time"),
-    "Africa/Cairo": ("EET", "EEST", "Eastern European Standard Time", "Eastern European Summer Time"),
-    "America/Argentina/Buenos_Aires": ("ART", "ARST", "Argentina Standard Time", "Argentina Summer Time"),
-    "Africa/Harare": ("CAT", "CAST", "Central Africa Time", "Central African Summer Time"),
-    "America/St_Johns": ("NST", "NDT", "Newfoundland Standard Time", "Newfoundland Daylight Time"),
-    "Asia/Shanghai": ("CST", "CDT", "China Standard Time", "China Daylight Time"),
-    "Africa/Addis_Ababa": ("EAT", "EAST", "East Africa Time", "Eastern African Summer Time"),
-    "America/Indiana/Indianapolis": ("EST", "EDT", "Eastern Standard Time", "Eastern Daylight Time"),
-    "Asia/Yerevan": ("AMT", "AMST", "Armenia Standard Time", "Armenia Summer Time"),
-    "Pacific/Auckland": ("NZST", "NZDT", "New Zealand Standard Time", "New Zealand Daylight Time"),
-    "America/Phoenix": ("MST", "MDT", "Mountain Standard Time", "Mountain Daylight Time"),
-    "America/Puerto_Rico": ("AST", "ADT", "Atlantic Standard Time", "Atlantic Daylight Time"),
-    "Pacific/Guadalcanal": ("SBT", "SBST", "Solomon Islands Time", "Solomon Is. Summer Time"),
-    "Asia/Tokyo": ("JST", "JDT", "Japan Standard Time", "Japan Daylight Time"),
-    "Asia/Kolkata": ("IST", "IDT", "India Standard Time", "India Daylight Time"),
-    "Europe/Paris": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
-    "Australia/Sydney": ("AEST", "AEDT", "Australian Eastern Standard Time", "Australian Eastern Daylight Time"),
-    "America/Anchorage": ("AKST", "AKDT", "Alaska Standard Time", "Alaska Daylight Time"),
-    "Europe/London": ("GMT", "BST", "Greenwich Mean Time", "British Summer Time"),
-    "America/New_York": ("EST", "EDT", "Eastern Standard Time", "Eastern Daylight Time"),
-    "America/Los_Angeles": ("PST", "PDT", "Pacific Standard Time", "Pacific Daylight Time"),
-    "America/Chicago": ("CST", "CDT", "Central Standard Time", "Central Daylight Time"),
-    "America/Denver": ("MST", "MDT", "Mountain Standard Time", "Mountain Daylight Time"),
-    "UTC": ("UTC", "UTC", "Coordinated Universal Time", "Coordinated Universal Time"),
-    "GMT": ("GMT", "GMT", "Greenwich Mean Time", "Greenwich Mean Time"),
-    "Asia/Jerusalem": ("IST", "IDT", "Israel Standard Time", "Israel Daylight Time"),
-    "Europe/Moscow": ("MSK", "MSD", "Moscow Standard Time", "Moscow Summer Time"),
-    "Asia/Tehran": ("IRST", "IRDT", "Iran Standard Time", "Iran Daylight Time"),
-    "Asia/Kabul": ("AFT", "AFST", "Afghanistan Time", "Afghanistan Summer Time"),
-    "Europe/Berlin": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
-    "Europe/Athens": ("EET", "EEST", "Eastern European Standard Time", "Eastern European Summer Time"),
-    "Europe/Lisbon": ("WET", "WEST", "Western European Standard Time", "Western European Summer Time"),
-    "Asia/Hong_Kong": ("HKT", "HKST", "Hong Kong Standard Time", "Hong Kong Summer Time"),
-    "Asia/Seoul": ("KST", "KDT", "Korean Standard Time", "Korean Daylight Time"),
-    "Pacific/Honolulu": ("HST", "HDT", "Hawaii-Aleutian Standard Time", "Hawaii-Aleutian Daylight Time"),
-    "America/Toronto": ("EST", "EDT", "Eastern Standard Time", "Eastern Daylight Time"),
-    "America/Mexico_City": ("CST", "CDT", "Central Standard Time", "Central Daylight Time"),
-    "Africa/Johannesburg": ("SAST", "SAST", "South Africa Standard Time", "South Africa Summer Time"),
-    "Africa/Lagos": ("WAT", "WAST", "West Africa Standard Time", "West Africa Summer Time"),
-    "Australia/Perth": ("AWST", "AWDT", "Australian Western Standard Time", "Australian Western Daylight Time"),
-    "Australia/Adelaide": ("ACST", "ACDT", "Australian Central Standard Time", "Australian Central Daylight Time"),
-    "Pacific/Chatham": ("CHAST", "CHADT", "Chatham Standard Time", "Chatham Daylight Time"),
-    "Europe/Istanbul": ("TRT", "TRST", "Turkey Time", "Turkey Summer Time"),
-    "Asia/Jakarta": ("WIB", "WIST", "Western Indonesia Time", "West Indonesia Summer Time"),
-    "Asia/Manila": ("PST", "PDT", "Philippine Standard Time", "Philippine Summer Time"),
-    "Asia/Colombo": ("IST", "IDT", "India Standard Time", "India Daylight Time"),
-    "America/Bogota": ("COT", "COST", "Colombia Standard Time", "Colombia Summer Time"),
-    "America/Lima": ("PET", "PEST", "Peru Standard Time", "Peru Summer Time"),
-    "America/Santiago": ("CLT", "CLST", "Chile Standard Time", "Chile Summer Time"),
-    "America/Halifax": ("AST", "ADT", "Atlantic Standard Time", "Atlantic Daylight Time"),
-    "Atlantic/Reykjavik": ("GMT", "GMT", "Greenwich Mean Time", "Greenwich Mean Time"),
-    "Europe/Amsterdam": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
-    "Europe/Madrid": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
-    "Europe/Rome": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
-    "Europe/Zurich": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
-    "Europe/Stockholm": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
-    "Europe/Helsinki": ("EET", "EEST", "Eastern European Standard Time", "Eastern European Summer Time"),
-    "Europe/Kiev": ("EET", "EEST", "Eastern European Standard Time", "Eastern European Summer Time"),
-    "Europe/Warsaw": ("CET", "CEST", "Central European Standard Time", "Central European Summer Time"),
+#: long standard, long daylight), for every zone id Java has (:mod:`._javazones`)
+_JAVA_NAMES = JAVA_ZONE_NAMES
+
+#: Zones whose tzdata (the vanguard form Python's zoneinfo reads) counts a season as negative
+#: daylight saving, from when: the JDK's tzdb is built from the rearguard form, where the higher
+#: offset is the daylight one.  Ireland's winter GMT (its IST, tzdata's standard time, is the
+#: JDK's daylight time, and so is the all-year IST of 1968-1971), Morocco's +00 in Ramadan (its
+#: +01 the rest of the year), Namibia's winter WAT (the JDK keeps its CAT as daylight time from
+#: 1990 on, the winters of 1994-2017 aside).
+_NEGATIVE_DST_SINCE = {
+    "Europe/Dublin": -37_242_000_000,  # 1968-10-26 23:00 UTC
+    "Eire": -37_242_000_000,
+    "Africa/Casablanca": 1_540_692_000_000,  # 2018-10-28 02:00 UTC
+    "Africa/El_Aaiun": 1_540_692_000_000,
+    "Africa/Windhoek": 637_970_400_000,  # 1990-03-20 22:00 UTC
 }
 
 

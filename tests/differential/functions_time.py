@@ -209,7 +209,11 @@ _TZ_PATTERNS = ("yyyy-MM-dd HH:mm:ss", "yyyy/MM/dd HH:mm:ss", "yyyy-MM-dd'T'HH:m
                 "yyyy-MM-dd HH:mm:ss zzzz")
 _ZONES = ("UTC", "GMT", "Z", "IST", "PST", "EST", "MST", "HST", "ECT", "America/New_York", "Europe/London",
           "Australia/Sydney", "Asia/Kolkata", "Asia/Tokyo", "Asia/Kathmandu", "Europe/Paris", "+05:30", "-08:00",
-          "GMT+2", "UTC-03:30", "+14:00", "America/Los_Angeles", "Mars/Olympus", "utc", "+25:00")
+          "GMT+2", "UTC-03:30", "+14:00", "America/Los_Angeles", "Mars/Olympus", "utc", "+25:00",
+          # Java names every zone (engine/extensions/_javazones.py); tzdata's negative DST (Dublin,
+          # Casablanca, Windhoek) is the JDK's standard time
+          "Asia/Tbilisi", "Africa/Nairobi", "Europe/Dublin", "Africa/Casablanca", "Africa/Windhoek",
+          "America/Sao_Paulo", "Pacific/Chatham", "America/Punta_Arenas")
 #: daylight-saving gaps and overlaps (local wall times of the first zone listed)
 _DST_WALLS = ((2023, 3, 12, 2, 30, "America/New_York"), (2023, 11, 5, 1, 30, "America/New_York"),
               (2023, 3, 26, 1, 30, "Europe/London"), (2023, 10, 29, 1, 30, "Europe/London"),

@@ -201,6 +201,15 @@ def test_calendar_add_overflows_like_java(select_all, select, row, expected):
     # Java's zone names, where tzdata has a number (+0545) or no long name
     ("Asia/Kathmandu", "yyyy-MM-dd HH:mm z", "2023-11-14 15:45 NPT"),
     ("Asia/Kathmandu", "yyyy-MM-dd HH:mm zzzz", "2023-11-14 15:45 Nepal Time"),
+    # every zone Java names (engine/extensions/_javazones.py), not only the common ones
+    ("Asia/Tbilisi", "yyyy-MM-dd HH:mm z", "2023-11-14 14:00 GET"),
+    ("Africa/Nairobi", "yyyy-MM-dd HH:mm zzzz", "2023-11-14 13:00 East Africa Time"),
+    ("America/Punta_Arenas", "yyyy-MM-dd HH:mm z", "2023-11-14 07:00 GMT-03:00"),
+    # the JDK's daylight time where tzdata counts a negative DST: Dublin's winter GMT is
+    # standard time, Morocco's +01 and Namibia's CAT are daylight time
+    ("Europe/Dublin", "yyyy-MM-dd HH:mm zzzz", "2023-11-14 10:00 Greenwich Mean Time"),
+    ("Africa/Casablanca", "yyyy-MM-dd HH:mm z", "2023-11-14 11:00 WEST"),
+    ("Africa/Windhoek", "yyyy-MM-dd HH:mm zzzz", "2023-11-14 12:00 Western African Time"),
 ])
 def test_timezone_convert_zone_ids_and_names(select_all, target, pattern, expected):
     assert project(select_all, "time:timezoneConvert(s, f, z) as v", s="2023-11-14 10:00 UTC", f=pattern,
