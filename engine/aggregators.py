@@ -23,7 +23,7 @@ from typing import Any
 
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
-from srota.engine.types import hashmap_capacity, hashmap_keys, java_key, key_value
+from srota.engine.types import hashmap_capacity, hashmap_keys, java_float_hash, java_hash, java_key, key_value
 from srota.grammar.errors import SiddhiAppCreationError
 from srota.grammar.model import AttrType
 
@@ -734,34 +734,74 @@ _bool_agg("or", False)
 
 
 class JavaHashSet(set[Any]):
-    """A set that also knows the order a Java ``HashSet`` of it iterates (``java_order``), the
-    order Siddhi prints it in (``convert(unionSet(...), 'string')``)."""
+    """A set that also knows its elements as a Java ``HashSet`` holds and iterates them
+    (``java_order``): Siddhi's order when it prints one (``convert(unionSet(...), 'string')``),
+    and its size (``sizeOfSet``), where Java tells -0.0 from 0.0 and takes every NaN for one, as
+    ``Double.equals`` does (the Python set itself holds them as Python's equality does).
+    ``float32``: its elements are a float attribute's, which Java hashes as ``Float``."""
 
-    __slots__ = ("java_order",)
+    __slots__ = ("java_order", "float32")
     java_order: tuple[Any, ...]
 
 
+def java_set(values: list[Any], float32: bool = False, capacity: int = 16) -> JavaHashSet:
+    """A :class:`JavaHashSet` of the distinct ``values`` (by ``Double.equals``), put into a new
+    HashSet of ``capacity`` in this order."""
+    out = JavaHashSet(values)
+    out.java_order = tuple(hashmap_keys(values, capacity, java_float_hash if float32 else java_hash))
+    out.float32 = float32
+    return out
+
+
+def set_elements(value: Any) -> Any:
+    """The elements of a set as Java holds them (a :class:`JavaHashSet`'s ``java_order``)."""
+    if value.__class__ is JavaHashSet:
+        return value.java_order
+    return value
+
+
+def _set_key(value: Any) -> Any:
+    """``value`` as a dict key equal where Java's ``equals`` is: -0.0 apart from 0.0, one NaN
+    (a tuple: no element of a set of one attribute's values is one)."""
+    if value.__class__ is float and (value != value or (value == 0.0 and math.copysign(1.0, value) < 0)):
+        return ("NaN",) if value != value else ("-0.0",)
+    return value
+
+
+def _set_value(key: Any) -> Any:
+    if key.__class__ is tuple:
+        return math.nan if key == ("NaN",) else -0.0
+    return key
+
+
 class _UnionSet(AggregatorState):
-    # ``counts``: each element's count, in the order the elements came into Siddhi's set;
-    # ``table``: that HashSet's table length (it grows with the elements, never shrinks)
-    __slots__ = ("counts", "table")
+    # ``counts``: each element's count (by _set_key), in the order the elements came into
+    # Siddhi's set; ``table``: that HashSet's table length (it grows with the elements, never
+    # shrinks); ``float32``: the sets are a float attribute's
+    __slots__ = ("counts", "table", "float32")
 
     def __init__(self) -> None:
         self.counts: dict[Any, int] = {}
         self.table = 16
+        self.float32 = False
 
     def add(self, value: Any) -> set[Any]:
-        for v in value or ():
-            self.counts[v] = self.counts.get(v, 0) + 1
+        if value:
+            if getattr(value, "float32", False):
+                self.float32 = True
+            for v in set_elements(value):
+                k = _set_key(v)
+                self.counts[k] = self.counts.get(k, 0) + 1
         return self.value()
 
     def remove(self, value: Any) -> set[Any]:
-        for v in value or ():
-            left = self.counts.get(v, 0) - 1
+        for v in set_elements(value) if value else ():
+            k = _set_key(v)
+            left = self.counts.get(k, 0) - 1
             if left > 0:
-                self.counts[v] = left
+                self.counts[k] = left
             else:
-                self.counts.pop(v, None)
+                self.counts.pop(k, None)
         return self.value()
 
     def reset(self) -> None:
@@ -770,11 +810,11 @@ class _UnionSet(AggregatorState):
     def value(self) -> set[Any]:
         """A new HashSet of the union (``returnSet.addAll(state.set)``): the state's elements in
         the state set's order, put into a set of its own."""
-        # (a state restored from a snapshot taken before the table was kept starts from 16)
+        # (a state restored from a snapshot taken before the table or float32 was kept: 16, False)
         self.table = hashmap_capacity(len(self.counts), getattr(self, "table", 16))
-        out = JavaHashSet(self.counts)
-        out.java_order = tuple(hashmap_keys(hashmap_keys(self.counts, self.table)))
-        return out
+        float32 = getattr(self, "float32", False)
+        hash_of = java_float_hash if float32 else java_hash
+        return java_set(hashmap_keys([_set_value(k) for k in self.counts], self.table, hash_of), float32)
 
     def can_destroy(self) -> bool:
         return not self.counts

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from srota.engine.aggregators import java_set, set_elements
 from srota.engine.expression import ArgInfo
 from srota.engine.registry import ANY_TYPE, NUMERIC_TYPES, Kind, Param, extension
 from srota.engine.types import (
@@ -286,6 +287,8 @@ def _create_set(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
     _count("createSet", args, 1)
     if args[0].type not in _PRIMITIVES:
         raise _err(f"createSet() needs a primitive argument, found {args[0].type.value}")
+    if args[0].type is AttrType.FLOAT:  # (Java hashes a Float apart from a Double: unionSet's order)
+        return AttrType.OBJECT, lambda v: java_set([v], float32=True)
     return AttrType.OBJECT, lambda v: {v}
 
 
@@ -301,7 +304,7 @@ def _size_of_set(args: list[ArgInfo], ctx: Any) -> FunctionImpl:
             return 0
         if not isinstance(value, (set, frozenset)):
             raise TypeError(f"sizeOfSet() got {type(value).__name__}, not a set")
-        return len(value)
+        return len(set_elements(value))
 
     return AttrType.INT, size
 

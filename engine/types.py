@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from srota.grammar.model import AttrType
@@ -445,35 +445,45 @@ def java_hash(key: Any) -> int:
         v = key & 0xFFFFFFFFFFFFFFFF
         return (v ^ (v >> 32)) & 0xFFFFFFFF
     if isinstance(key, float):
-        bits = struct.unpack(">q", struct.pack(">d", key))[0] & 0xFFFFFFFFFFFFFFFF
+        # Double.hashCode: doubleToLongBits, every NaN as the one canonical NaN
+        bits = 0x7FF8000000000000 if key != key else struct.unpack(">Q", struct.pack(">d", key))[0]
         return (bits ^ (bits >> 32)) & 0xFFFFFFFF
     return hash(key) & 0xFFFFFFFF
 
 
-def hashmap_order(keys: Sequence[Any], capacity: int = 16) -> list[int]:
+def java_float_hash(value: float) -> int:
+    """``Float.hashCode`` of a float attribute's value: ``floatToIntBits``, every NaN as the one
+    canonical NaN (a ``Float`` in a HashSet or HashMap orders by it, not by the double's hash)."""
+    if value != value:
+        return 0x7FC00000
+    return int(struct.unpack(">I", struct.pack(">f", value))[0])
+
+
+def hashmap_order(keys: Sequence[Any], capacity: int = 16, hash_of: Callable[[Any], int] = java_hash) -> list[int]:
     """Indexes of distinct ``keys`` in the order a ``java.util.HashMap`` they were put into, in
     this order, iterates them (Siddhi's outputs follow it where it keeps groups in one).
 
     ``capacity``: the map's table length before these keys (a map that held more keys once
-    keeps its larger table after ``clear()``)."""
+    keeps its larger table after ``clear()``); ``hash_of``: the keys' ``hashCode``
+    (:func:`java_float_hash` for a float attribute's values)."""
     cap = capacity
     while len(keys) > cap * 0.75:
         cap *= 2
 
     def slot(i: int) -> tuple[int, int]:
-        h = java_hash(keys[i])
+        h = hash_of(keys[i])
         return ((h ^ (h >> 16)) & (cap - 1), i)
 
     return sorted(range(len(keys)), key=slot)
 
 
-def hashmap_keys(keys: Any, capacity: int = 16) -> list[Any]:
+def hashmap_keys(keys: Any, capacity: int = 16, hash_of: Callable[[Any], int] = java_hash) -> list[Any]:
     """The keys in the order a ``java.util.HashMap`` filled in this order iterates them
-    (``capacity``: see :func:`hashmap_order`; a map that knows its table length, a ``table``
-    attribute, is iterated in that table)."""
+    (``capacity``, ``hash_of``: see :func:`hashmap_order`; a map that knows its table length, a
+    ``table`` attribute, is iterated in that table)."""
     capacity = getattr(keys, "table", 0) or capacity
     keys = list(keys)
-    return [keys[i] for i in hashmap_order(keys, capacity)]
+    return [keys[i] for i in hashmap_order(keys, capacity, hash_of)]
 
 
 def hashmap_table_for(size: int) -> int:

@@ -402,20 +402,29 @@ def java_str(v: Any, type_: AttrType | None = None) -> str:
         return "{" + ", ".join(f"{java_str(k)}={java_str(v[k])}" for k in hashmap_keys(v)) + "}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(java_str(x) for x in v) + "]"
-    if isinstance(v, (set, frozenset)):  # (a java.util.HashSet: its elements in their hash order)
-        order = getattr(v, "java_order", None)
-        return "[" + ", ".join(java_str(x) for x in (order if order is not None else hashmap_keys(v))) + "]"
+    if isinstance(v, (set, frozenset)):
+        element_type = AttrType.FLOAT if getattr(v, "float32", False) else None  # (Float.toString)
+        return "[" + ", ".join(java_str(x, element_type) for x in java_set_order(v)) + "]"
     return str(v)
+
+
+def java_set_order(v: set[Any] | frozenset[Any]) -> Sequence[Any]:
+    """The elements of a set as a ``java.util.HashSet`` of them iterates: in their hash order,
+    or as the set says (``java_order``: ``unionSet``'s, which knows its table and -0.0 from 0.0)."""
+    order = getattr(v, "java_order", None)
+    return order if order is not None else hashmap_keys(v)
 
 
 def json_writer(quote: Callable[[str], str], real: Callable[[float], str] = java_double_str, *,
                 sequences: tuple[type[Iterable[Any]], ...] = (list, tuple),
-                keys: Callable[[dict[Any, Any]], Iterable[Any]] | None = None) -> Callable[[Any], str]:
+                keys: Callable[[dict[Any, Any]], Iterable[Any]] | None = None,
+                real32: Callable[[float], str] | None = None) -> Callable[[Any], str]:
     """A compact JSON writer in the manner of one Java library (Gson, json-smart, org.json differ
     only in these): ``quote`` writes a string or a key, ``real`` a float, ``keys`` orders a map's
     keys (default: as stored), ``sequences`` are the types written as arrays; any other value is
     written as its quoted ``str``. A key that is no string is written as Java's
-    ``String.valueOf`` writes it (``1.0E10``, ``true``, ``null``)."""
+    ``String.valueOf`` writes it (``1.0E10``, ``true``, ``null``). A set is written as a Java
+    ``HashSet`` iterates it, a float attribute's (``float32``) with ``real32`` (a ``Float``)."""
     def key(k: Any) -> str:
         return quote(k if isinstance(k, str) else java_str(k))
 
@@ -435,7 +444,11 @@ def json_writer(quote: Callable[[str], str], real: Callable[[float], str] = java
                 return "{" + ",".join(f"{key(k)}:{write(v)}" for k, v in value.items()) + "}"
             return "{" + ",".join(f"{key(k)}:{write(value[k])}" for k in keys(value)) + "}"
         if isinstance(value, sequences):
-            return "[" + ",".join(write(v) for v in value) + "]"
+            if not isinstance(value, (set, frozenset)):
+                return "[" + ",".join(write(v) for v in value) + "]"
+            if real32 is not None and getattr(value, "float32", False):
+                return "[" + ",".join(write(v) if v is None else real32(v) for v in java_set_order(value)) + "]"
+            return "[" + ",".join(write(v) for v in java_set_order(value)) + "]"
         return quote(str(value))
 
     return write

@@ -59,7 +59,7 @@ from srota.engine.extensions._checks import (
     stream_processor,
 )
 from srota.engine.registry import Param
-from srota.engine.types import f32, hashmap_keys
+from srota.engine.types import f32, hashmap_keys, java_float32_str
 from srota.grammar.model import Attribute, AttrType
 
 _JSON_TYPES = (AttrType.STRING, AttrType.OBJECT)
@@ -326,6 +326,13 @@ def _gson_real(value: float) -> str:
     return _double_text(value)
 
 
+def _gson_real32(value: float) -> str:
+    """A ``Float`` (a float attribute's value in a set): ``Float.toString``."""
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"{java_float32_str(value)} is not a valid double value as per JSON specification")
+    return java_float32_str(value)
+
+
 def _double_text(value: float) -> str:
     """``Double.toString``; Java 17 prints Double.MIN_VALUE (what Jayway's ``max()`` starts from) as 4.9E-324.
     A :class:`BigDecimal` writes its own digits."""
@@ -339,7 +346,8 @@ def _gson_keys(m: dict[Any, Any]) -> Any:
     return hashmap_keys(m) if isinstance(m, JavaHashMap) else m
 
 
-gson = json_writer(_gson_str, _gson_real, sequences=(list, tuple, set, frozenset), keys=_gson_keys)
+gson = json_writer(_gson_str, _gson_real, sequences=(list, tuple, set, frozenset), keys=_gson_keys,
+                   real32=_gson_real32)
 """``new GsonBuilder().serializeNulls().create().toJson(value)``."""
 
 _SMART_SPECIAL = re.compile("[\"\\\\/\x00-\x1f\x7f-\x9f\u2000-\u20ff]")

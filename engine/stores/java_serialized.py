@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from srota.engine.types import f32, java_hash
+from srota.engine.types import f32, java_float_hash, java_hash
 
 MAGIC = b"\xac\xed\x00\x05"
 _NULL, _REFERENCE, _CLASSDESC, _OBJECT, _STRING = 0x70, 0x71, 0x72, 0x73, 0x74
@@ -187,7 +187,7 @@ def loads_hash_set(data: bytes) -> set[Any]:
 def _element_hash(value: Any, java_type: str) -> int:
     """``hashCode()`` of the boxed value (what orders a HashSet's iteration)."""
     if java_type == "float":
-        return int(struct.unpack(">I", struct.pack(">f", value))[0])
+        return java_float_hash(value)
     if java_type == "double":
         return java_hash(float(value))
     if java_type == "long":

@@ -141,3 +141,25 @@ def test_union_set_prints_as_a_java_hashset_and_keeps_it_in_a_snapshot(run_app):
     raw = got.rows[-1][1]
     back = state_codec.loads(state_codec.dumps(raw))
     assert type(back) is JavaHashSet and back == raw and back.java_order == raw.java_order
+
+
+def test_sets_hold_their_elements_as_a_java_hashset(run_app):
+    """-0.0 is not 0.0 and every NaN is one element (``Double.equals``), and a float attribute's
+    elements go in ``Float.hashCode``'s order and print as ``Float.toString``; Siddhi 5.1.33's
+    answers (tests/differential/recorded/aggregator-union-set-java-equality-and-float-hash.json)."""
+    from srota.engine import state_codec
+
+    runtime, got = run_app("define stream S (d double, f float);\n"
+                           "from S select sizeOfSet(unionSet(createSet(d))) as n, "
+                           "convert(unionSet(createSet(d)), 'string') as s, "
+                           "convert(unionSet(createSet(f)), 'string') as sf, unionSet(createSet(f)) as raw "
+                           "insert into Out;")
+    for v in (0.0, -0.0, float("nan"), float("nan"), 1.0, 0.1):
+        runtime.get_input_handler("S").send([v, v])
+    assert [row[:3] for row in got.rows] == [
+        [1, "[0.0]", "[0.0]"], [2, "[0.0, -0.0]", "[0.0, -0.0]"], [3, "[0.0, -0.0, NaN]", "[0.0, -0.0, NaN]"],
+        [3, "[0.0, -0.0, NaN]", "[0.0, -0.0, NaN]"], [4, "[0.0, -0.0, 1.0, NaN]", "[0.0, -0.0, NaN, 1.0]"],
+        [5, "[0.0, -0.0, 1.0, 0.1, NaN]", "[0.0, -0.0, NaN, 1.0, 0.1]"]]
+    raw = got.rows[-1][3]
+    back = state_codec.loads(state_codec.dumps(raw))
+    assert list(map(repr, back.java_order)) == list(map(repr, raw.java_order)) and back.float32

@@ -558,3 +558,15 @@ def test_java_order_is_compare_to() -> None:
     # String.compareTo compares UTF-16 code units: a character beyond the BMP is a surrogate
     # pair (U+D800..), below U+E000..U+FFFF, where Python's code points put it above
     assert sorted(["\uffff", "\U00010000", "b", "\u00e9"], key=java_order) == ["b", "\u00e9", "\U00010000", "\uffff"]
+
+
+def test_hash_codes_of_doubles_and_floats_as_java():
+    """``Double.hashCode`` and ``Float.hashCode``: -0.0 apart from 0.0, every NaN as the one
+    canonical NaN (a NaN with another payload or sign hashes the same)."""
+    from srota.engine.types import java_float_hash, java_hash
+
+    other_nan = struct.unpack(">d", struct.pack(">Q", 0xFFF8000000000001))[0]
+    assert java_hash(other_nan) == java_hash(float("nan")) == 0x7FF80000
+    assert java_hash(0.0) == 0 and java_hash(-0.0) == 0x80000000
+    assert java_float_hash(1.0) == 0x3F800000 and java_float_hash(-0.0) == 0x80000000
+    assert java_float_hash(other_nan) == java_float_hash(float("nan")) == 0x7FC00000
