@@ -453,7 +453,10 @@ def java_hash(key: Any) -> int:
 
 def java_float_hash(value: float) -> int:
     """``Float.hashCode`` of a float attribute's value: ``floatToIntBits``, every NaN as the one
-    canonical NaN (a ``Float`` in a HashSet or HashMap orders by it, not by the double's hash)."""
+    canonical NaN (a ``Float`` in a HashSet or HashMap orders by it, not by the double's hash);
+    0 for null, as ``HashMap.hash`` takes it."""
+    if value is None:
+        return 0
     if value != value:
         return 0x7FC00000
     return int(struct.unpack(">I", struct.pack(">f", value))[0])

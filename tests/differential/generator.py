@@ -677,8 +677,7 @@ def _aggregate_family(app: _App) -> list[dict[str, Any]]:
             window, _ = _window(rng, s, ("length", "lengthBatch", "time", "timeBatch", "timeLength", "batch"))
         # Siddhi 5.1.33 defects kept out of Srota (docs/siddhi-differences.md): unionSet keeps
         # values that left a window; and/or of a null throw inside Siddhi
-        # and a set of doubles: Srota's is a Python set, where -0.0 is 0.0 and NaNs are apart
-        kinds = [k for k in _AGGREGATOR_KINDS if not (k == "unionSet" and (window or app.values.edge_rate))
+        kinds = [k for k in _AGGREGATOR_KINDS if not (k == "unionSet" and window)
                  and not (k in ("and", "or") and s.nullable)]
         aggs = _aggregators(rng, s, rng.randint(2, 5), kinds=kinds, windowed=bool(window))
         grouped = rng.random() < 0.7

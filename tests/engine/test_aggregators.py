@@ -163,3 +163,13 @@ def test_sets_hold_their_elements_as_a_java_hashset(run_app):
     raw = got.rows[-1][3]
     back = state_codec.loads(state_codec.dumps(raw))
     assert list(map(repr, back.java_order)) == list(map(repr, raw.java_order)) and back.float32
+
+
+def test_a_set_of_a_float_attribute_holds_null(run_app):
+    """``createSet`` of a null float is a set holding null (a HashSet takes null, hash 0)."""
+    runtime, got = run_app("define stream S (f float);\n"
+                           "from S select sizeOfSet(unionSet(createSet(f))) as n, "
+                           "convert(unionSet(createSet(f)), 'string') as s insert into Out;")
+    for v in (None, 1.5, None):
+        runtime.get_input_handler("S").send([v])
+    assert got.rows == [[1, "[null]"], [2, "[null, 1.5]"], [2, "[null, 1.5]"]]

@@ -570,3 +570,4 @@ def test_hash_codes_of_doubles_and_floats_as_java():
     assert java_hash(0.0) == 0 and java_hash(-0.0) == 0x80000000
     assert java_float_hash(1.0) == 0x3F800000 and java_float_hash(-0.0) == 0x80000000
     assert java_float_hash(other_nan) == java_float_hash(float("nan")) == 0x7FC00000
+    assert java_float_hash(None) == java_hash(None) == 0
