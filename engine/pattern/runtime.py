@@ -331,6 +331,8 @@ class PatternRuntime:
             per_event += ["_r_matched = None",
                           *self._process_lines(p, names),
                           "if _r_matched is not None:",
+                          "    if len(_r_matched) > 1:  # (once each: see _unique)",
+                          "        _r_matched = list({id(_r_se): _r_se for _r_se in _r_matched}.values())",
                           "    if _r_groups is None:",
                           "        _r_groups = []",
                           f"    _r_groups.append(([{copy} for _r_se in _r_matched], _r_matched))"]
@@ -616,6 +618,8 @@ class PatternRuntime:
                     for p in order:
                         got = p.process_and_return(ev)
                         if got:
+                            if len(got) > 1:  # (one state event twice in a pending list: once)
+                                got = _unique(got)
                             pairs.append(([_copy(se) for se in got], got))
                             if links is not None and len(got) > 1:
                                 for a, b in zip(got, got[1:], strict=False):
@@ -754,7 +758,10 @@ def _unique(matched: list[StateEvent]) -> list[StateEvent]:
     Siddhi's SingleProcessStreamReceiver links the state events returned in a chunk into one
     list for the end of the chunk; adding one already in it closes a loop, which
     ComplexEventChunk.getLastEvent detaches: a match completed again by a later event of the
-    chunk (``e1=C*, e2=A?``: each C meets e2's minimum of 0) goes out once.
+    chunk (``e1=C*, e2=A?``: each C meets e2's minimum of 0) goes out once.  So does a state
+    event that one processAndReturn completes twice (its returned chunk is such a list): a
+    sequence's logical state can hold the same one twice in its pending list, once as it
+    skipped an optional state and once as it took an event there.
     """
     return list({id(se): se for se in matched}.values())
 

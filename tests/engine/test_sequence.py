@@ -98,6 +98,18 @@ def test_logical_and_in_a_sequence(run_app):
     assert got.rows == [[25.5, 45.5, 46.56]]
 
 
+def test_a_logical_state_after_an_optional_one_completes_a_match_once(run_app):
+    """The same state event reaches the logical state twice (it skipped ``e2?``, then took an event
+    there), so its pending list holds it twice; Siddhi's returned chunk holds it once (Siddhi
+    5.1.33's answer: one row; seed 2912001, app 1099)."""
+    rt, got = run_app(app("from e1=S2, e2=S1?, e3=S1[volume <= 33] and e4=S2[price > 28.0] "
+                          "select e2.price as b, e3.price as c, e4.price as d"))
+    send(rt, "S2", ("GOOG", 45.6, 54), ts=1000)
+    send(rt, "S1", ("IBM", 0.0, 2147483647), ("IBM", 32.5, -2147483648), ts=2000)
+    send(rt, "S2", ("GOOG", 53.0, 22), ts=3000)
+    assert got.rows == [[[0.0], 32.5, 53.0]]
+
+
 def test_absent_in_a_sequence_fires_on_event_time(run_app):
     rt, got = run_app(app("from e1=S1[price > 10], not S2[price > 20] for 1 sec "
                           "select e1.symbol as a"))
