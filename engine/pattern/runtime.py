@@ -703,10 +703,21 @@ def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]
     extends the same partial match (a count state that matched with none, say) moves its
     timestamp, and the row goes out with that later time; one that expires it (``within``)
     makes it a removed event for the query callbacks (see PatternRuntime._emit_expiring).
+
+    A StateEvent matched again by a later event of the chunk (a count state that went on, as
+    ``e1+`` taking the event after its first match) is one object in Siddhi: its selector wrote
+    the later match's row into that event's output data, over the first one's, so each of its
+    rows goes out as the last match's (here: that match's copy, wherever the state event is).
     """
+    again = len(pairs) > 1 and len({id(o) for _, originals in pairs for o in originals}) < sum(
+        len(originals) for _, originals in pairs)
+    if again:
+        last = {id(o): c for copies, originals in pairs for c, o in zip(copies, originals, strict=True)}
     groups = []
     late: set[int] = set()
     for copies, originals in pairs:
+        if again:
+            copies = [last[id(o)] for o in originals]
         for c, o in zip(copies, originals, strict=True):
             c.timestamp = o.timestamp
             if o.type == EXPIRED and c.type == CURRENT:

@@ -110,6 +110,20 @@ def test_a_logical_state_after_an_optional_one_completes_a_match_once(run_app):
     assert got.rows == [[[0.0], 32.5, 53.0]]
 
 
+def test_a_match_made_again_later_in_the_chunk_goes_out_as_the_later_one_both_times(run_app):
+    """``e1+`` matched with GOOG as ``e3``, then took GOOG itself and matched again with ORCL, in
+    one chunk: in Siddhi that is one StateEvent, whose selector wrote the second row over the
+    first, so both rows are the second (Siddhi 5.1.33's answer; sent alone, the first row is
+    ``[IBM]``; seed 2911917, app 1762)."""
+    from srota.engine import Event
+
+    rt, got = run_app(app("from every e1=S1[symbol != 'ORCL']+, e2=S1*, e3=S1 or e4=S1[symbol == 'ORCL'] "
+                          "select e1.symbol as a, e4.price as d"))
+    send(rt, "S1", ("IBM", 68.3, 59), ts=1000)
+    rt.get_input_handler("S1").send_events([Event(2000, ("GOOG", 19.7, 41)), Event(2000, ("ORCL", 74.1, 30))])
+    assert got.rows == [[["IBM", "GOOG"], None], [["IBM", "GOOG"], None]]  # (ORCL is e3: e3 comes first)
+
+
 def test_absent_in_a_sequence_fires_on_event_time(run_app):
     rt, got = run_app(app("from e1=S1[price > 10], not S2[price > 20] for 1 sec "
                           "select e1.symbol as a"))
