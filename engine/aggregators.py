@@ -742,6 +742,7 @@ class JavaHashSet(set[Any]):
 
     __slots__ = ("java_order", "float32")
     java_order: tuple[Any, ...]
+    float32: bool
 
 
 def java_set(values: list[Any], float32: bool = False, capacity: int = 16) -> JavaHashSet:
