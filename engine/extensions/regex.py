@@ -18,7 +18,8 @@ and ``String.split``'s dropping of trailing empty strings.  Start indexes count 
 
 Deliberate departures (docs/siddhi-differences.md, "Java regex features"): scripts and blocks
 (``\\p{IsLatin}``, ``\\p{InGreek}``), ``\\X``, ``\\G``, ``(?c)`` and a few ``java*`` properties
-are rejected as invalid, as is a lookbehind of no fixed width; ``(?U)`` is ignored; a back
+are rejected as invalid, as is a lookbehind with an alternative of no fixed width (its
+alternatives may differ in width); ``(?U)`` is ignored; a back
 reference inside a repetition to a group closed only later matches nothing; Unicode data is
 Python's.
 """
@@ -385,11 +386,14 @@ class _Translator:
     # -- sequences, alternations and groups --------------------------------------------------
 
     def alternation(self) -> str:
+        return "|".join(self.branches())
+
+    def branches(self) -> list[str]:
         branches = [self.sequence()]
         while self.peek() == "|":
             self.i += 1
             branches.append(self.sequence())
-        return "|".join(branches)
+        return branches
 
     def sequence(self) -> str:
         out: list[str] = []
@@ -472,8 +476,16 @@ class _Translator:
                 opener = "(?" + head[0]
                 self.i += 1
             elif head in ("<=", "<!"):
-                opener = "(?" + head
                 self.i += 2
+                branches = self.branches()
+                self.close_group(saved)
+                if len(branches) > 1:
+                    # Java looks behind for alternatives of different widths; re takes one
+                    # fixed width per lookbehind: one each, the same test in the same order
+                    if head == "<=":
+                        return ["(?:" + "|".join(f"(?<={b})" for b in branches) + ")"]
+                    return ["(?:" + "".join(f"(?<!{b})" for b in branches) + ")"]
+                return [f"(?{head}{branches[0]})"]
             elif head[:1] == "<":
                 self.i += 1
                 name = self.group_name()

@@ -23,8 +23,8 @@ ASCII and non-ASCII letters whose case folding differs (Java's ``(?i)`` is ASCII
 string and null.
 
 Kept out of the way (docs/siddhi-differences.md, "Java regex features", and "A query that
-throws on an event"): scripts and blocks, ``\\X``, ``\\G``, ``(?U)``, ``(?c)``, lookbehinds of no
-fixed width (Python's ``re`` has none; Java allows them); capturing groups where Java keeps a
+throws on an event"): scripts and blocks, ``\\X``, ``\\G``, ``(?U)``, ``(?c)``, lookbehinds with an
+alternative of no fixed width (Python's ``re`` has none; Java allows them); capturing groups where Java keeps a
 capture from a failed path or backtracks repeated rounds in its own order (:func:`_group`);
 characters beyond U+FFFF near lookbehinds and back references, and the letters a
 case-insensitive back reference folds otherwise (:func:`_kept_out`); characters whose Unicode
@@ -233,10 +233,9 @@ def _group(b: _Builder, depth: int, quantified: bool, no_capture: bool) -> _Node
 
 def _group_body(b: _Builder, depth: int, kind: str) -> _Node:
     rng = b.rng
-    if kind == "behind":  # a fixed width: Python's lookbehind is no more (a documented gap)
-        width = rng.randint(1, 3)
+    if kind == "behind":  # each alternative of a fixed width (Srota's lookbehind: a documented gap)
         # (a blank escaped: in comments mode, which a scoped flag may turn on, it would be no width)
-        alternatives = [re.sub(r"(?<!\\) ", r"\\ ", "".join(_single(b)[0] for _ in range(width)))
+        alternatives = [re.sub(r"(?<!\\) ", r"\\ ", "".join(_single(b)[0] for _ in range(rng.randint(1, 3))))
                         for _ in range(rng.randint(1, 2))]
         return f"(?<{rng.choice('=!')}{'|'.join(alternatives)})", _const("")
     if kind == "capture" or kind == "named":

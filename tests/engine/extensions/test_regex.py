@@ -189,3 +189,17 @@ def test_find_start_counts_utf16_units_and_compiles_first(select_one):
     # a start between the halves of a surrogate pair: Java matches from the lone low surrogate
     assert select_one("regex:find(r, s, i) as v", ["\U0001F600!", "^.!", 1]) == [False]
     assert select_one("regex:find(r, s, i) as v", ["\U0001F600!", ".!", 1]) == [True]
+
+
+@pytest.mark.parametrize(("pattern", "text", "found"), [
+    # Java looks behind for alternatives of different widths (Java 17's answers)
+    ("(?<=ab|c)x", "abx cx bx", ["2:x", "5:x"]),
+    ("(?<!ab|c)x", "abx cx bx", ["8:x"]),
+    ("(?<=(a)|(bb))y", "ay bby cy", ["1:y[a,None]", "5:y[None,bb]"]),
+    ("(?<!.\\0111|[k&&\\s]\u00e9\\p{IsWord})[^a\\u00e9]|\\r{2,}?|\\}", "\u03c2\u00df", ["0:\u03c2", "1:\u00df"]),
+])
+def test_lookbehind_alternatives_of_different_widths(pattern, text, found):
+    r = java_regex(pattern)
+    got = [f"{m.start()}:{m.group()}" + (f"[{m.group(1)},{m.group(2)}]" if r.groups >= 2 else "")
+           for m in r.finditer(text)]
+    assert got == found
