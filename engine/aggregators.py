@@ -745,11 +745,11 @@ class JavaHashSet(set[Any]):
     float32: bool
 
 
-def java_set(values: list[Any], float32: bool = False, capacity: int = 16) -> JavaHashSet:
+def java_set(values: list[Any], float32: bool = False) -> JavaHashSet:
     """A :class:`JavaHashSet` of the distinct ``values`` (by ``Double.equals``), put into a new
-    HashSet of ``capacity`` in this order."""
+    HashSet in this order."""
     out = JavaHashSet(values)
-    out.java_order = tuple(hashmap_keys(values, capacity, java_float_hash if float32 else java_hash))
+    out.java_order = tuple(hashmap_keys(values, 16, java_float_hash if float32 else java_hash))
     out.float32 = float32
     return out
 

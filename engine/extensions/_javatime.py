@@ -240,7 +240,7 @@ class Zone:
 
     def name(self, utc_ms: int, long: bool) -> str:
         """``TimeZone.getDisplayName``: ``UTC``, ``IST``, ``PDT``, ``GMT+05:30``."""
-        names = _JAVA_NAMES.get(self.id)
+        names = JAVA_ZONE_NAMES.get(self.id)
         if names is not None:
             return names[2 * long + self._java_daylight(utc_ms)]
         if self.info is not None:
@@ -264,10 +264,6 @@ _LONG_NAMES = {
     "EET": "Eastern European Time", "EEST": "Eastern European Summer Time", "WET": "Western European Time",
 }
 
-
-#: Java's names of zones (TimeZone.getDisplayName in English: short standard, short daylight,
-#: long standard, long daylight), for every zone id Java has (:mod:`._javazones`)
-_JAVA_NAMES = JAVA_ZONE_NAMES
 
 #: Zones whose tzdata (the vanguard form Python's zoneinfo reads) counts a season as negative
 #: daylight saving, from when: the JDK's tzdb is built from the rearguard form, where the higher
@@ -880,11 +876,11 @@ _DTF_LETTERS = set("GuyDMLdQqYwWEecFaBhKkHmsSAnNVvzOXxZp")
 
 #: the zone names DateTimeFormatter reads for z, zz, zzz (short) and zzzz (long), besides ids
 _ZONE_NAME_REGEX = {long: "|".join(re.escape(name) for name in sorted(
-    {name for names in _JAVA_NAMES.values() for name in names[2 * long:2 * long + 2]}, key=len, reverse=True))
+    {name for names in JAVA_ZONE_NAMES.values() for name in names[2 * long:2 * long + 2]}, key=len, reverse=True))
     for long in (False, True)}
 
 
-_ZONE_NAMES_READ = {f"zone_{style}": {name for names in _JAVA_NAMES.values() for name in names[i:i + 2]}
+_ZONE_NAMES_READ = {f"zone_{style}": {name for names in JAVA_ZONE_NAMES.values() for name in names[i:i + 2]}
                     for style, i in (("short", 0), ("long", 2))}
 
 
@@ -1032,7 +1028,7 @@ class TimeFormatter:
             elif c == "V":
                 out.append(zone.id)
             elif c == "z":  # an offset's name is its id (``+05:30``, ``GMT+02:00``)
-                out.append(zone.name(utc_ms, n >= 4) if zone.info is not None or zone.id in _JAVA_NAMES else zone.id)
+                out.append(zone.name(utc_ms, n >= 4) if zone.info is not None or zone.id in JAVA_ZONE_NAMES else zone.id)
             else:
                 raise JavaTimeError(f"pattern letter '{c}' is not supported by time:timezoneConvert")
         return "".join(out)

@@ -642,6 +642,14 @@ class _Translator:
             return f"(?:{ref})"
         return f"(?i{'u' if 'u' in self.flags else ''}:{ref})"
 
+    def hex_digits(self, n: int, message: str) -> int:
+        """The value of the ``n`` hexadecimal digits at the cursor (``\\xhh``, ``\\uhhhh``)."""
+        digits = self.src[self.i:self.i + n]
+        if len(digits) < n or not all(c in "0123456789abcdefABCDEF" for c in digits):
+            raise self.error(message)
+        self.i += n
+        return int(digits, 16)
+
     def char_escape(self) -> int | _Ranges:
         """The escape at ``self.i`` (a ``\\``) that stands for one character (its code point) or a
         set of them (``\\d``, ``\\p{..}``); an error for any other."""
@@ -680,17 +688,9 @@ class _Translator:
                     raise self.error("Illegal hexadecimal escape sequence")
                 self.i = close + 1
                 return int(digits, 16)
-            digits = src[self.i:self.i + 2]
-            if len(digits) < 2 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise self.error("Illegal hexadecimal escape sequence")
-            self.i += 2
-            return int(digits, 16)
+            return self.hex_digits(2, "Illegal hexadecimal escape sequence")
         if d == "u":
-            digits = src[self.i:self.i + 4]
-            if len(digits) < 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise self.error("Illegal Unicode escape sequence")
-            self.i += 4
-            return int(digits, 16)
+            return self.hex_digits(4, "Illegal Unicode escape sequence")
         if d == "c":
             if self.i >= len(src):
                 raise self.error("Illegal control escape sequence")

@@ -51,6 +51,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from srota.engine.extensions._javatime import days_from_civil, month_length
+
 from tests.differential.functions import BASE_TS, function_case
 
 _DAY = 86_400_000
@@ -148,10 +150,6 @@ def _render(pattern: str, fields: _Fields) -> str:
     return "".join(out)
 
 
-def _is_leap(y: int) -> bool:
-    return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
-
-
 def _fields(rng: random.Random, pattern: str) -> _Fields:
     """Fields for a text in ``pattern``: mostly valid dates, with month ends, February 29 of
     leap and common years, and (numeric fields) months and days past their ends."""
@@ -231,8 +229,8 @@ def _tz_text(rng: random.Random, pattern: str) -> tuple[str | None, str | None]:
     if rng.random() < 0.05:
         return rng.choice(("", "2023-11-14", "2023-13-01 10:00:00", "2023-11-14 25:00:00", "2023-11-14 24:00:00",
                            "2023-02-30 10:00:00", "2023-11-32 10:00:00", "2023-11-14 10:60:00")), zone
-    weekday = _WEEKDAYS[(_days(y, mo, min(d, _month_length(y, mo))) + 4) % 7][:3]
-    doy = _days(y, mo, min(d, _month_length(y, mo))) - _days(y, 1, 1) + 1
+    weekday = _WEEKDAYS[(days_from_civil(y, mo, min(d, month_length(y, mo))) + 4) % 7][:3]
+    doy = days_from_civil(y, mo, min(d, month_length(y, mo))) - days_from_civil(y, 1, 1) + 1
     text = (pattern.replace("yyyy", f"{y:04d}").replace("uuuu", f"{y:04d}").replace("MMM", _MONTHS[mo - 1][:3])
             .replace("MM", f"{mo:02d}").replace("dd", f"{d:02d}").replace("HH", f"{h:02d}")
             .replace("hh", f"{h % 12 or 12:02d}").replace("mm", f"{mi:02d}").replace("ss", f"{rng.randint(0, 59):02d}")
@@ -243,17 +241,6 @@ def _tz_text(rng: random.Random, pattern: str) -> tuple[str | None, str | None]:
             .replace("VV", rng.choice(("Asia/Tokyo", "UTC", "Europe/Paris"))))
     return text, zone
 
-
-def _days(y: int, m: int, d: int) -> int:
-    y -= m <= 2
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-
-
-def _month_length(y: int, m: int) -> int:
-    return 29 if m == 2 and _is_leap(y) else 28 if m == 2 else 30 if m in (4, 6, 9, 11) else 31
 
 
 # ---------------------------------------------------------------------------- the calls
