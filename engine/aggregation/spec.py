@@ -25,7 +25,9 @@ The latest event is the one with the greatest event time; on a tie the later arr
 (conformance note 18).  Its time is ``AGG_LAST_EVENT_TIMESTAMP``.
 
 In memory a bucket is a list ``[last_ts, utc_offset, *latest values, *base values]`` keyed by
-``(bucket start, group key tuple)``; ``utc_offset`` is the latest event's (``AGG_TIMEZONE``,
+``(bucket start, group key tuple)``, a double or float of the key as its
+:func:`~engine.types.java_key` (Siddhi's key is the values' text: -0.0 is a group of its own,
+every NaN one group; so are a distinctCount set's elements); ``utc_offset`` is the latest event's (``AGG_TIMEZONE``,
 information only: buckets align in GMT, see :mod:`.buckets`).  The functions that create, update, combine and read
 these rows are generated once per aggregation (DESIGN.md decision 2).
 """
@@ -40,7 +42,7 @@ from srota.engine.aggregation.persisted import persisted_durations, persisted_en
 from srota.engine.codegen import CodeGen
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.scope import StreamScope
-from srota.engine.types import wrap_long
+from srota.engine.types import java_key, key_value, wrap_long
 from srota.grammar.model import (
     AggregationDefinition,
     Attribute,
@@ -165,7 +167,8 @@ def compile_spec(ad: AggregationDefinition, stream: StreamDefinition, ctx: Any) 
         if var.attribute in [n for n, _ in spec.group_by]:
             raise error_at(f"'{var.attribute}' is grouped by twice", var)
         spec.group_by.append((var.attribute, t))
-        key_codes.append(code)
+        # Siddhi's group key is the values' text: -0.0 a group of its own, every NaN one group
+        key_codes.append(f"{gen.ref(java_key, 'java_key')}({code})" if t in _REAL else code)
     key_expr = "(" + "".join(c + ", " for c in key_codes) + ")"
     spec.locate = gen.function("_agg_locate", "e", ["d = e.data", *time_lines, f"return ts, off, {key_expr}"])
 
@@ -294,6 +297,15 @@ def _summed(base: BaseColumn, a: str, b: str, gen: CodeGen) -> str:
     return f"{a} + {b}"
 
 
+#: The types whose group keys and set elements are :func:`~engine.types.java_key`\ s.
+_REAL = (AttrType.FLOAT, AttrType.DOUBLE)
+
+
+def _set_element(b: BaseColumn, value: str, gen: CodeGen) -> str:
+    """A distinctCount set's element: Siddhi's set is a ``HashSet`` of the boxed values."""
+    return f"{gen.ref(java_key, 'java_key')}({value})" if b.arg_type in _REAL else value
+
+
 def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], base_codes: list[str]) -> None:
     n_latest = len(latest_codes)
     b0 = 2 + n_latest
@@ -307,7 +319,7 @@ def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], bas
             continue
         fresh.append(f"{t} = {code}")
         if b.op == "distinct":
-            vals.append(f"(set() if {t} is None else {{{t}}})")
+            vals.append(f"(set() if {t} is None else {{{_set_element(b, t, gen)}}})")
         elif b.op == "sum" and b.type is AttrType.DOUBLE:
             # Siddhi's sum starts from 0.0: a bucket of one -0.0 sums to 0.0
             vals.append(f"(None if {t} is None else 0.0 + {t})")
@@ -333,7 +345,7 @@ def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], bas
             cmp = "<" if b.op == "min" else ">"
             body += [f"    r = row[{k}]", f"    if r is None or v {cmp} r:", f"        row[{k}] = v"]
         else:
-            body.append(f"    row[{k}].add(v)")
+            body.append(f"    row[{k}].add({_set_element(b, 'v', gen)})")
     spec.absorb = gen.function("_agg_absorb", "row, e, ts, off", body)
 
     # merge(dst, src): combine two rows of the same bucket and key
@@ -361,7 +373,8 @@ def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], bas
     outs = ["start"]
     for o in spec.outputs:
         if o.kind == "key":
-            outs.append(f"key[{o.refs[0]}]")
+            i = o.refs[0]
+            outs.append(f"{gen.ref(key_value, 'key_value')}(key[{i}])" if spec.group_by[i][1] in _REAL else f"key[{i}]")
         elif o.kind == "latest":
             outs.append(f"row[{2 + o.refs[0]}]")
         elif o.kind == "avg":

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from srota.engine import collector
 from srota.engine.aggregation.buckets import TABLE_SUFFIX, format_offset, parse_offset
+from srota.engine.types import java_key, java_order, key_value
 from srota.grammar.model import AttrType, TimeDuration
 
 if TYPE_CHECKING:
@@ -69,14 +70,26 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def encode_distinct(values: set[Any]) -> str:
-    """A distinct set as the JSON text both the engine and Spark write (sorted, compact)."""
-    return json.dumps(sorted(values, key=lambda v: (type(v).__name__, v)), separators=(",", ":"),
-                      ensure_ascii=False)
+def encode_distinct(values: set[Any], real: bool = False) -> str:
+    """A distinct set as the JSON text both the engine and Spark write (sorted, compact).
+
+    ``real``: the set holds a double or float attribute's values, as their
+    :func:`~engine.types.java_key` values (written as the numbers they stand for)."""
+    if real:
+        values = [v if v is None else key_value(v) for v in values]  # type: ignore[assignment]
+    return _dump_sorted(values)
 
 
 def decode_distinct(text: str | None) -> set[Any]:
-    return set(json.loads(text)) if text else set()
+    """The set :func:`encode_distinct` wrote (a number read back as its java_key: only a double
+    or float set holds a JSON number with a fraction or exponent)."""
+    return {java_key(v) for v in json.loads(text)} if text else set()
+
+
+def _dump_sorted(values: Any) -> str:
+    # (doubles in Double.compareTo's order, as Spark's array_sort: -0.0 before 0.0, NaN last)
+    return json.dumps(sorted(values, key=lambda v: (type(v).__name__, java_order(v) if v.__class__ is float else v)),
+                      separators=(",", ":"), ensure_ascii=False)
 
 
 class Store:
@@ -299,14 +312,16 @@ class SqliteSchema:
         for j, b in enumerate(spec.bases):
             v = f"row[{2 + n_latest + j}]"
             if b.op == "distinct":
-                parts.append(f"_enc({v})")
+                parts.append(f"_enc({v}, True)" if b.arg_type in (AttrType.FLOAT, AttrType.DOUBLE) else f"_enc({v})")
             elif b.type is AttrType.BOOL:
                 parts.append(f"(None if {v} is None else int({v}))")
             else:
                 parts.append(v)
+        keys = "".join((f"_kv(key[{i}])" if t in (AttrType.FLOAT, AttrType.DOUBLE) else f"key[{i}]") + ", "
+                       for i, (_, t) in enumerate(spec.group_by))
         code = ("def to_params(start, key, row):\n"
-                f"    return (start, *key, _tz(row[1]), row[0], {''.join(p + ', ' for p in parts)})\n")
-        ns: dict[str, Any] = {"_enc": encode_distinct, "_tz": functools.cache(format_offset)}
+                f"    return (start, {keys}_tz(row[1]), row[0], {''.join(p + ', ' for p in parts)})\n")
+        ns: dict[str, Any] = {"_enc": encode_distinct, "_tz": functools.cache(format_offset), "_kv": key_value}
         exec(compile(code, f"<to_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
         return ns["to_params"]
 
@@ -342,14 +357,15 @@ class SqliteSchema:
         last = f"v[{2 + nk}]"
         if self.coerce_times:
             last = f"(None if {last} is None else int({last}))"
-        key = "".join(value(1 + i, t) + ", " for i, (_, t) in enumerate(spec.group_by))
+        key = "".join((f"_jk({value(1 + i, t)})" if t in (AttrType.FLOAT, AttrType.DOUBLE) else value(1 + i, t)) + ", "
+                      for i, (_, t) in enumerate(spec.group_by))
         at = 3 + nk
         parts = [value(at + i, t) for i, (_, t) in enumerate(spec.latest)]
         at += len(spec.latest)
         parts += [value(at + j, b.type, b.op == "distinct") for j, b in enumerate(spec.bases)]
         code = ("def from_params(v):\n"
                 f"    return {start}, ({key}), [{last}, _tz(v[{1 + nk}]), {''.join(p + ', ' for p in parts)}]\n")
-        ns: dict[str, Any] = {"_dec": decode_distinct, "_tz": functools.cache(parse_offset)}
+        ns: dict[str, Any] = {"_dec": decode_distinct, "_tz": functools.cache(parse_offset), "_jk": java_key}
         exec(compile(code, f"<from_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
         return ns["from_params"]
 
@@ -371,7 +387,12 @@ def _transient(exc: BaseException) -> bool:
 
 
 def _union(a: str | None, b: str | None) -> str:
-    return encode_distinct(decode_distinct(a) | decode_distinct(b))
+    # one element per java_key (-0.0 apart from 0.0, one NaN), written as the value it stands for
+    merged: dict[Any, Any] = {}
+    for text in (a, b):
+        for v in json.loads(text) if text else ():
+            merged.setdefault(java_key(v), v)
+    return _dump_sorted(merged.values())
 
 
 _STOP = object()

@@ -64,7 +64,7 @@ from srota.engine.stores.java_serialized import (
     is_java_serialized,
     loads_hash_set,
 )
-from srota.engine.types import f32
+from srota.engine.types import f32, java_key, key_value
 from srota.grammar.model import AttrType, TimeDuration
 
 _log = logging.getLogger("srota.engine.aggregation")
@@ -220,7 +220,8 @@ class SiddhiAggregationSchema:
             parts.append("shard")
         if self.event_time:
             parts.append("start")
-        parts += [f"(None if key[{i}] is None else bool(key[{i}]))" if t is AttrType.BOOL else f"key[{i}]"
+        parts += [f"(None if key[{i}] is None else bool(key[{i}]))" if t is AttrType.BOOL
+                  else f"_kv(key[{i}])" if t in (AttrType.FLOAT, AttrType.DOUBLE) else f"key[{i}]"
                   for i, (_, t) in enumerate(spec.group_by)]
         for i, (_, t) in enumerate(spec.latest):
             v = f"row[{2 + i}]"
@@ -232,14 +233,14 @@ class SiddhiAggregationSchema:
             java = _JAVA_ELEMENT.get(b.arg_type, "string")
             parts.append(f"_enc({v}, {java!r})" if b.op == "distinct" else v)
         code = f"def to_params(start, key, row, shard):\n    return ({', '.join(parts)},)\n"
-        ns: dict[str, Any] = {"_enc": self._encode_set}
+        ns: dict[str, Any] = {"_enc": self._encode_set, "_kv": key_value}
         exec(compile(code, f"<siddhi to_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
         return ns["to_params"]
 
     def _encode_set(self, values: set[Any], java_type: str) -> bytes:
         if self.java_sets and java_type in ("int", "long", "float", "double", "bool", "string"):
             return dumps_hash_set(values, java_type)
-        return encode_distinct(values).encode()
+        return encode_distinct(values, java_type in ("float", "double")).encode()
 
     def _compile_from_params(self) -> Any:
         spec = self.spec
@@ -259,7 +260,8 @@ class SiddhiAggregationSchema:
         at = 1 + int(self.sharded)
         start = f"int(v[{at}])" if self.event_time else "int(v[0])"
         at += int(self.event_time)
-        key = "".join(value(at + i, t) + ", " for i, (_, t) in enumerate(spec.group_by))
+        key = "".join((f"_jk({value(at + i, t)})" if t in (AttrType.FLOAT, AttrType.DOUBLE) else value(at + i, t)) + ", "
+                      for i, (_, t) in enumerate(spec.group_by))
         at += len(spec.group_by)
         latest = [value(at + i, t) for i, (_, t) in enumerate(spec.latest)]
         at += len(spec.latest)
@@ -270,7 +272,7 @@ class SiddhiAggregationSchema:
         code = ("def from_params(v):\n"
                 f"    ts = {start}\n"
                 f"    return ts, ({key}), [{last}, 0, {''.join(p + ', ' for p in latest + bases)}]\n")
-        ns: dict[str, Any] = {"_dec": _decode_set, "_f32": f32}
+        ns: dict[str, Any] = {"_dec": _decode_set, "_f32": f32, "_jk": java_key}
         exec(compile(code, f"<siddhi from_params {spec.id}>", "exec"), ns)  # noqa: S102 - generated from the spec
         return ns["from_params"]
 

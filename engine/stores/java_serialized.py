@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from srota.engine.types import f32, java_float_hash, java_hash
+from srota.engine.types import f32, java_float_hash, java_hash, java_key, key_value
 
 MAGIC = b"\xac\xed\x00\x05"
 _NULL, _REFERENCE, _CLASSDESC, _OBJECT, _STRING = 0x70, 0x71, 0x72, 0x73, 0x74
@@ -158,7 +158,7 @@ class _Reader:
             values: set[Any] = set()
             self.handles[n] = values
             for _ in range(size):
-                values.add(self.content())
+                values.add(java_key(self.content()))
             if self.u1() != _ENDBLOCKDATA:
                 raise JavaSerializedError("a HashSet with more than its elements")
             return values
@@ -173,7 +173,8 @@ class _Reader:
 
 
 def loads_hash_set(data: bytes) -> set[Any]:
-    """The elements of a Java-serialized ``HashSet`` (``Float`` read as the float32 value)."""
+    """The elements of a Java-serialized ``HashSet`` (``Float`` read as the float32 value; a
+    double or float as its :func:`~engine.types.java_key`, as the engine's sets hold them)."""
     if not is_java_serialized(data):
         raise JavaSerializedError("not a Java serialization stream")
     reader = _Reader(data)
@@ -202,6 +203,8 @@ def dumps_hash_set(values: set[Any], java_type: str) -> bytes:
     cap = 16
     while len(values) > cap * 0.75:
         cap *= 2
+    # a set of doubles holds them as java_key()s: -0.0 and NaN are its markers
+    elements = [v if v is None else key_value(v) for v in values] if java_type in ("float", "double") else values
 
     def slot(v: Any) -> tuple[int, int]:
         if v is None:
@@ -237,7 +240,7 @@ def dumps_hash_set(values: set[Any], java_type: str) -> bytes:
     out.extend(struct.pack(">BBifi", _BLOCKDATA, 12, cap, 0.75, len(values)))
     box_handle: int | None = None
     number_handle: int | None = None
-    for v in sorted(values, key=slot):
+    for v in sorted(elements, key=slot):
         if v is None:
             out.append(_NULL)
         elif java_type == "string":

@@ -222,3 +222,17 @@ def test_a_chunk_waiting_long_for_the_writer_lets_the_collector_run() -> None:
         writer.stop()
         if not was:
             gc.disable()
+
+
+def test_distinct_sets_keep_java_equality_through_their_json() -> None:
+    # a double set's elements are java_keys in memory and numbers in the table; the SQLite
+    # merge of two rows' sets (srota_union) unites them as Java's HashSet does
+    from srota.engine.aggregation.store import _union, decode_distinct, encode_distinct
+    from srota.engine.types import java_key
+
+    doubles = {java_key(v) for v in (0.0, -0.0, float("nan"), 2.5)}
+    text = encode_distinct(doubles, real=True)
+    assert text == "[-0.0,0.0,2.5,NaN]"
+    assert decode_distinct(text) == doubles
+    assert encode_distinct({"NaN", "-0.0"}) == '["-0.0","NaN"]'  # a string set's text stays text
+    assert decode_distinct(_union("[0.0,NaN]", "[-0.0,NaN,0.0]")) == doubles - {2.5}
