@@ -25,10 +25,10 @@ sets), and these Siddhi 5.1.33 behaviours are kept out of the way:
 * a periodic trigger ticks on the wall clock even under playback (``PeriodicTrigger`` is a
   ``scheduleAtFixedRate``): triggers here are ``at 'start'`` and ``at every 10 min|1 hour``,
   which never ticks during a run;
-* a closed second's or minute's aggregation bucket is written to its table on another thread
-  (waited for at hours only), so a read ``per 'seconds'`` or ``'minutes'`` races it: reads
-  here are per hours, days, months or years, whose buckets never close during a run (events
-  span less than 40 minutes from 22:13:20);
+* a closed second's or minute's aggregation bucket is written to its table on another thread,
+  so a read right after it races the write: the runner has those writes made on the sending
+  thread (``SiddhiRunner.writeAggregationTablesInline``), and reads here may be per seconds and
+  minutes too;
 * a time-based output rate (``output ... every 2 sec``, ``output snapshot ...``) starts its
   period at ``System.currentTimeMillis()``, so under playback with these timestamps it never
   emits: it is generated (it is valid SiddhiQL, and Siddhi's silence is its answer) but only
@@ -1255,19 +1255,18 @@ def _trigger_family(app: _App) -> list[dict[str, Any]]:
     return _steps(app, [(s, 1.0)], count=(10, 30))
 
 
-# (durations, the ``per`` values a read may use): reads are per hours or coarser, whose buckets
-# never close during a run (a run's events span less than 40 minutes from 22:13:20 UTC): Siddhi
-# 5.1.33 writes each closed second's and minute's bucket to its table on another thread
-# (IncrementalExecutor's executorService, waited for at hours only), so a read per 'seconds' or
-# 'minutes' right after a bucket closes races that write, and its rows differ from run to run.
+# (durations, the ``per`` values a read may use): Siddhi 5.1.33 writes each closed bucket to its
+# table on another thread (IncrementalExecutor's executorService); the runner has those writes
+# made on the sending thread (SiddhiRunner.writeAggregationTablesInline), so a read per 'seconds'
+# or 'minutes' right after a bucket closed sees its rows, as a read a moment later does.
 _AGGREGATION_PLANS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("sec ... hour", ("hours",)),
-    ("sec ... day", ("hours", "days")),
-    ("min ... day", ("hours", "days")),
-    ("sec, min, hour", ("hours",)),
-    ("sec, hour, day", ("hours", "days")),
+    ("sec ... hour", ("seconds", "minutes", "hours")),
+    ("sec ... day", ("minutes", "hours", "days")),
+    ("min ... day", ("minutes", "hours", "days")),
+    ("sec, min, hour", ("seconds", "minutes", "hours")),
+    ("sec, hour, day", ("seconds", "hours", "days")),
     ("hour ... year", ("hours", "days", "months", "years")),
-    ("sec ... year", ("hours", "days", "months", "years")),
+    ("sec ... year", ("seconds", "hours", "days", "months", "years")),
 )
 
 

@@ -100,6 +100,88 @@ public final class SiddhiRunner {
         Runtime.getRuntime().halt(0);
     }
 
+    // An aggregation writes a closed bucket's rows to its table on a thread of its own
+    // (IncrementalExecutor.executorService), so a read right after the bucket closed (in the
+    // same send, where a playback timer closes it) may or may not see them. The runner has those
+    // writes made on the sending thread instead: the answer is the one a Siddhi user gets once
+    // the write has landed, the same on every run.
+    private static void writeAggregationTablesInline(SiddhiAppRuntime runtime) {
+        try {
+            for (Object aggregation : ((Map<?, ?>) field(runtime, "aggregationMap")).values()) {
+                for (Object executor : ((Map<?, ?>) field(aggregation, "incrementalExecutorMap")).values()) {
+                    java.lang.reflect.Field f = declared(executor.getClass(), "executorService");
+                    if (f == null) {
+                        continue;
+                    }
+                    f.setAccessible(true);
+                    Object old = f.get(executor);
+                    if (old instanceof ExecutorService) {
+                        ((ExecutorService) old).shutdown();
+                    }
+                    f.set(executor, new InlineExecutor());
+                }
+            }
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot reach the aggregations' table writers: " + e, e);
+        }
+    }
+
+    private static java.lang.reflect.Field declared(Class<?> type, String name) {
+        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+            try {
+                return c.getDeclaredField(name);
+            } catch (NoSuchFieldException e) {
+                // a superclass may declare it
+            }
+        }
+        return null;
+    }
+
+    private static Object field(Object owner, String name) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = declared(owner.getClass(), name);
+        if (f == null) {
+            throw new NoSuchFieldException(owner.getClass().getName() + "." + name);
+        }
+        f.setAccessible(true);
+        return f.get(owner);
+    }
+
+    // Runs each task on the thread that submits it.
+    private static final class InlineExecutor extends java.util.concurrent.AbstractExecutorService {
+        private volatile boolean down;
+
+        @Override
+        public void execute(Runnable task) {
+            task.run();
+        }
+
+        @Override
+        public void shutdown() {
+            down = true;
+        }
+
+        @Override
+        public List<Runnable> shutdownNow() {
+            down = true;
+            return new ArrayList<>();
+        }
+
+        @Override
+        public boolean isShutdown() {
+            return down;
+        }
+
+        @Override
+        public boolean isTerminated() {
+            return down;
+        }
+
+        @Override
+        public boolean awaitTermination(long timeout, TimeUnit unit) {
+            return true;
+        }
+    }
+
     private static String describe(Throwable e) {
         return e.getClass().getSimpleName() + ": " + e.getMessage();
     }
@@ -155,6 +237,7 @@ public final class SiddhiRunner {
                     subscribers.add(subscriber(t.getAsString(), outputs));
                 }
             }
+            writeAggregationTablesInline(runtime);
             runtime.start();
             Map<String, InputHandler> handlers = new HashMap<>();
             for (JsonElement stepElement : request.getAsJsonArray("steps")) {
