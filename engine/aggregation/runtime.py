@@ -28,7 +28,10 @@ granularity that ended by the clock's now is written and rolled up, and the time
 at the end of now's root bucket, and so on each root bucket.  The clock is the app's: the
 wall clock live, the playback clock (event timestamps) under ``@app:playback``.  So with
 event times in the past (2017) the open buckets are closed at once, and late events that
-follow land in their reopened buckets, closed at the next tick.  Siddhi 5 dropped
+follow land in their reopened buckets, closed at the next tick (a coarser granularity's under
+playback only when its own bucket ends, as Siddhi's).  Under playback an event-time
+aggregation closes its root buckets by the chunk's time, as Siddhi's ``AGG_TIMESTAMP`` (its
+last event's), keying each event's row by its own bucket.  Siddhi 5 dropped
 ``@BufferSize``; with it (or ``@IgnoreEventsOlderThanBuffer``) the WSO2 SP 4.2 rules hold, and
 SP 4.2 armed no timer for event time (the buffer decides when a bucket is complete).
 
@@ -105,6 +108,9 @@ class Aggregation:
         self._stopped = False
         self._purge_thread: threading.Thread | None = None
         self._plans: dict[Any, Any] = {}
+        # String.hashCode of the store keys' parts (group text, "<bucket>:-:"): _store_key_hash
+        self._key_hashes: dict[tuple[Any, ...], tuple[int, int]] = {}  # group -> (hash, 31**len)
+        self._start_hashes: dict[int, int] = {}
         self.dropped = 0
         """Events ignored: older than the buffer, or already stored before a restart."""
         self.persisted: PersistedRollups | None = None
@@ -141,12 +147,18 @@ class Aggregation:
         # the newest timestamp seen, which never goes back: an event with an older timestamp (or
         # a chunk whose last event is not its newest) lands in the bucket of that time.
         clock = self.ctx.clock
-        arrival = clock.now() if spec.time_attribute is None and clock.playback else None
+        arrival = clock.now() if clock.playback and (spec.time_attribute is None or self._timed) else None
+        # Event time under playback: Siddhi 5's root executor closes buckets by the event's
+        # arrival (AGG_TIMESTAMP, the app's clock: a chunk's last time), and keys each event's
+        # row by its own bucket, so a chunk's older events join the open buckets under their own
+        # seconds, handed on together at the next close.  (One by one the two times agree.)
+        closing = None if arrival is None or spec.time_attribute is None else \
+            (arrival - arrival % unit if unit is not None else bucket_start(arrival, duration))
         for e in chunk:
             if e.type != CURRENT:
                 continue
             ts, off, key = locate(e)
-            if arrival is not None:
+            if arrival is not None and closing is None:
                 ts = arrival
             # Buckets align in the aggregation's zone (GMT, as Siddhi 5's default aggTimeZone),
             # never in the event's own offset: that only moved the event to epoch ms.
@@ -154,7 +166,7 @@ class Aggregation:
             if arm:
                 arm = False
                 if not self._stopped:
-                    self._arm_bucket_timer(next_bucket_start(b, duration))
+                    self._arm_bucket_timer(next_bucket_start(b if closing is None else closing, duration))
             top = lvl.top
             resume = self._resume_after
             if resume is not None and ts < resume:
@@ -162,6 +174,9 @@ class Aggregation:
                     self.dropped += 1  # stored before the restart: a resent event
                     continue
                 self._resume_after = None
+            if closing is not None and (top is None or closing > top):
+                self._advance(0, closing)
+                top = closing
             if top is None or b > top:
                 self._advance(0, b)
             elif b < top - buffer_ms and self.ignore_older:
@@ -210,7 +225,12 @@ class Aggregation:
 
     def _dispatch(self, i: int, keys: list[Key]) -> None:
         lvl = self._levels[i]
-        keys.sort(key=lambda k: k[0])  # stable: one bucket's groups keep their order
+        # Siddhi's store hands out its groups in its map's order (the next granularity adds
+        # them up in that order, and the table is written in it)
+        due = set(keys)
+        keys = [k for k in _dispatch_order(lvl.buckets, self._store_key_hash) if k in due]
+        if self.spec.time_attribute is None:
+            keys.sort(key=lambda k: k[0])  # (stable: an older bucket first, each in that order)
         pop = lvl.buckets.pop
         rows: list[StoredRow] = [(k[0], k[1], pop(k)) for k in keys]
         tags: dict[Key, int] = {}
@@ -371,49 +391,118 @@ class Aggregation:
             if not self._initialised:
                 self._initialise()
             merged = {}
-            copy, merge = spec.copy_row, spec.merge
-            for ts, key, row in self.store.scan(per, start, end):
+            own = spec.time_attribute is not None
+            scanned = self.store.scan(per, start, end)
+            if own and isinstance(self.store, MemoryStore):
+                # Siddhi's in-memory table keys an event-time row by the primary key string
+                # "<AGG_TIMESTAMP>:-:<AGG_EVENT_TIMESTAMP>:-:<group values>:-:" in a HashMap
+                # sized by the whole table, and a find walks that map (rows sharing a bin in the
+                # order they were written: by bucket, then as the executor handed them out)
+                cap = hashmap_capacity(self.store.size(per))
+                slots = [_hash_slot(f"{ts}:-:{_java_key((ts, key))}", cap) for ts, key, _ in scanned]
+                scanned = [scanned[n] for n in sorted(range(len(scanned)), key=lambda n: (slots[n], n))]
+            for ts, key, row in scanned:
                 merged[(ts, key)] = row
             stored = len(merged)
-            # Event time: Siddhi filters each open bucket on its own start (the finer
-            # executor's AGG_EVENT_TIMESTAMP), then merges it into its ``per`` bucket
-            # (``OutOfOrderEventsDataAggregator``): a second bucket inside ``within`` counts
-            # towards a minute that starts before it.  Arrival time: on the ``per`` bucket.
-            own = spec.time_attribute is not None
             # (persisted, arrival time: per days and coarser, Siddhi reads the table alone; event
             # time reads the open finer buckets as ever: IncrementalAggregateCompileCondition.find)
-            table_only = self.persisted is not None and per in PERSISTED and spec.time_attribute is None
-            for j in range(-1 if table_only else i, -1, -1):
-                for (s, key), row in self._levels[j].buckets.items():
-                    b = s if j == i else bucket_start(s, per)
-                    t = s if own else b
-                    if (start is not None and t < start) or (end is not None and t >= end):
-                        continue
-                    k = (b, key)
-                    have = merged.get(k)
-                    if have is None:
-                        merged[k] = copy(row)
-                    else:
-                        merge(have, row)
+            if not (self.persisted is not None and per in PERSISTED and not own):
+                self._merge_open(i, per, start, end, merged)
         finalize = spec.finalize
         items = list(merged.items())
         if spec.time_attribute is None and not self.store.sharded:
             # (dicts keep insertion order: the table's rows come first, then the open buckets)
-            memory = items[stored:]
+            # (the open buckets came in IncrementalDataAggregator's order: _merge_open)
             table_order = list(range(stored))
             if spec.group_by and isinstance(self.store, MemoryStore):
                 # Siddhi's in-memory table keys rows by the primary key string
                 # "<AGG_TIMESTAMP>:-:<group values>:-:" in a HashMap sized by the whole table,
                 # and a find walks that map (a lone numeric key is a TreeMap: time order)
-                # (rows sharing a slot keep their insertion order: by bucket, and a bucket's
-                # groups in the HashMap order of their keys, as the executor dispatched them)
+                # (rows sharing a bin in the order they were written: by bucket, then as the
+                # executor handed them out, _dispatch)
                 cap = hashmap_capacity(self.store.size(per))
-                table_order.sort(key=lambda n: (_hash_slot(_java_key(items[n][0]), cap), items[n][0][0],
-                                                _hash_slot(_java_group_key(items[n][0][1]), 16), n))
-            order = table_order + [stored + n for n in hashmap_order([_java_memory_key(k) for k, _ in memory])]
+                table_order.sort(key=lambda n: (_hash_slot(_java_key(items[n][0]), cap), items[n][0][0], n))
+            order = table_order + list(range(stored, len(items)))
+        elif not self.store.sharded:
+            # OutOfOrderEventsDataAggregator's map is filled by computeIfAbsent, which puts a new
+            # key at the head of its bin: a bin iterates its keys newest first
+            order = _computed_map_order([_java_key(k) for k, _ in items])
         else:
             order = hashmap_order([_java_key(k) for k, _ in items])
         return [finalize(items[n][0][0], items[n][0][1], items[n][1]) for n in order]
+
+    def _store_key_hash(self, k: Key) -> int:
+        """``hashCode`` of :meth:`_store_key` ``(k)``, from cached parts (every dispatch orders
+        its buckets by it; a high-cardinality group by would walk each key's text each time)."""
+        parts = self._key_hashes
+        group = parts.get(k[1])
+        if group is None:
+            if len(parts) >= _KEY_HASHES_KEPT:
+                parts.clear()
+            text = _java_group_key(k[1]) if k[1] or self.spec.time_attribute is not None else "null"
+            h, n = _text_hash(text)
+            group = parts[k[1]] = (h, pow(31, n, 1 << 32))
+        if self.spec.time_attribute is None:
+            return group[0]
+        start = self._start_hashes.get(k[0])
+        if start is None:
+            if len(self._start_hashes) >= _KEY_HASHES_KEPT:
+                self._start_hashes.clear()
+            start = self._start_hashes[k[0]] = java_hash(f"{k[0]}:-:")
+        # String.hashCode of the joined text, a polynomial: start * 31**len(group) + group
+        return (start * group[1] + group[0]) & 0xFFFFFFFF
+
+    def _store_key(self, k: Key) -> str:
+        """The key of open bucket ``k`` in its granularity's store (Siddhi's group-by key:
+        under event time the bucket's own start, then the group's values)."""
+        if self.spec.time_attribute is not None:
+            return _java_key(k)
+        return _java_group_key(k[1]) if k[1] else "null"
+
+    def _merge_open(self, i: int, per: TimeDuration, start: int | None, end: int | None,
+                    merged: dict[Key, list[Any]]) -> None:
+        """Add the open buckets of granularity ``i`` and the finer ones to ``merged`` (the
+        table's rows of ``per``) as a read of Siddhi's does.
+
+        ``IncrementalDataAggregator`` walks the granularities from ``per`` down to the root and
+        each one's open buckets in the order its store hands them out (``_dispatch_order``),
+        uniting them under ``"<store key>-<per start>"`` keys (the ``per`` bucket of the store's
+        current one) in a map filled by computeIfAbsent; the rows of that map, in its order,
+        follow the table's (arrival time) or are added to them, each to its ``per`` bucket and
+        group (event time: ``OutOfOrderEventsDataAggregator``).  Where two rows meet, that order
+        decides a sum that loses digits and which of -0.0 and 0.0 a min or max keeps.  Under
+        event time an open bucket is kept or left by its own start (its
+        ``AGG_EVENT_TIMESTAMP``), not its ``per`` bucket's.
+        """
+        copy, merge = self.spec.copy_row, self.spec.merge
+        own = self.spec.time_attribute is not None
+        united: dict[str, list[Any]] = {}
+        for j in range(i, -1, -1):
+            lvl = self._levels[j]
+            if not lvl.buckets:
+                continue
+            store_per = None if lvl.top is None else bucket_start(lvl.top, per)
+            for k in _dispatch_order(lvl.buckets, self._store_key_hash):
+                s = k[0]
+                name = f"{self._store_key(k)}-{bucket_start(s, per) if store_per is None else store_per}"
+                have = united.get(name)
+                if have is None:
+                    united[name] = [s, k[1], copy(lvl.buckets[k])]
+                else:
+                    merge(have[2], lvl.buckets[k])
+        names = list(united)
+        for n in _computed_map_order(names):
+            s, key, row = united[names[n]]
+            b = bucket_start(s, per)
+            t = s if own else b
+            if (start is not None and t < start) or (end is not None and t >= end):
+                continue
+            k = (b, key)
+            have = merged.get(k)
+            if have is None:
+                merged[k] = row
+            else:
+                merge(have, row)
 
     def _shard_rows(self, i: int, start: int | None, end: int | None) -> dict[Key, list[Any]]:
         """Granularity ``i``'s rows in ``[start, end)`` composed from every shard's tables.
@@ -564,10 +653,12 @@ class Aggregation:
         """Dispatch, finest granularity first, every open bucket that ended by ``now``.
 
         A level's newest bucket becomes now's, as Siddhi's executors move their emit time on
-        with the timer event: events of earlier buckets that still arrive are late ones, and
-        the buckets they reopen (at any granularity) close at the next tick, so that they
-        reach every table within a tick instead of waiting for their granularity's next
-        bucket end (which a year bucket would do for a year).
+        with the timer event: events of earlier buckets that still arrive are late ones.  The
+        root buckets they reopen close at the next tick.  Under the wall clock so do the coarser
+        ones, so that late data reaches every table within a tick instead of waiting for its
+        granularity's next bucket end (which a year bucket would do for a year); under playback
+        a coarser one waits for that end, as in Siddhi (the order a read adds buckets in then
+        is Siddhi's: docs/siddhi-differences.md).
         """
         for i, lvl in enumerate(self._levels):
             b = bucket_start(now, lvl.duration)
@@ -576,6 +667,12 @@ class Aggregation:
                     self._advance(i, b)  # the bucket that ended is computed in the database
                 else:
                     lvl.top = b
+            elif i > 0 and self.ctx.clock.playback:
+                # under playback, as Siddhi's executors: a coarser granularity hands its buckets
+                # on only when its own one changes, a late event's reopened one with the rest
+                # (the order a read then adds them in is Siddhi's); under the wall clock they
+                # reach the tables at the next tick, so that late data is stored at once
+                continue
             threshold = b - (self._buffer_ms if i == 0 else 0)
             due = self._due(lvl, threshold)
             if due:
@@ -671,11 +768,43 @@ class Aggregation:
 
 
 # ---------------------------------------------------------------------------- Siddhi's order
+#: How many groups' (and bucket starts') key hashes an aggregation keeps before starting over.
+_KEY_HASHES_KEPT = 1 << 16
+
+
 def _java_key(k: Key) -> str:
     parts = [str(k[0])]
     for v in k[1]:
         parts.append(_java_str(v))
     return "".join(p + ":-:" for p in parts)
+
+
+def _computed_map_order(keys: list[str]) -> list[int]:
+    """Indexes of ``keys`` in the order a ``HashMap`` filled with them by ``computeIfAbsent``
+    iterates them: by bin, and within a bin newest first (``computeIfAbsent`` links a new node
+    at the head of its bin, where ``put`` appends it; a resize keeps a bin's order)."""
+    return _computed_order([java_hash(k) for k in keys])
+
+
+def _computed_order(hashes: list[int]) -> list[int]:
+    """:func:`_computed_map_order` of keys with these hash codes."""
+    mask = hashmap_capacity(len(hashes)) - 1
+    return sorted(range(len(hashes)), key=lambda n: ((hashes[n] ^ (hashes[n] >> 16)) & mask, -n))
+
+
+def _dispatch_order(buckets: dict[Key, list[Any]], key_hash: Callable[[Key], int]) -> list[Key]:
+    """A store's open buckets in the order Siddhi's store hands them out
+    (``BaseIncrementalValueStore.getGroupedByEvents``): its group states, a map filled by
+    ``computeIfAbsent`` under their store keys (``key_hash``: the keys' ``hashCode``), copied
+    into a ``HashMap``."""
+    keys = list(buckets)
+    return [keys[n] for n in _computed_order([key_hash(k) for k in keys])]
+
+
+def _text_hash(text: str) -> tuple[int, int]:
+    """``String.hashCode`` of ``text`` and its length in UTF-16 units."""
+    return java_hash(text), len(text.encode("utf-16-be")) // 2
+
 
 
 def _hash_slot(key: str, cap: int) -> int:
@@ -686,13 +815,6 @@ def _hash_slot(key: str, cap: int) -> int:
 def _java_group_key(group: tuple[Any, ...]) -> str:
     """``GroupByKeyGenerator``'s key: each value and ``:-:``."""
     return "".join(_java_str(v) + ":-:" for v in group)
-
-
-def _java_memory_key(k: Key) -> str:
-    """``IncrementalDataAggregator``'s key of an open bucket: the group-by key (each value and
-    ``:-:``; ``null`` without ``group by``), ``-`` and the bucket's start."""
-    group = "".join(_java_str(v) + ":-:" for v in k[1]) if k[1] else "null"
-    return f"{group}-{k[0]}"
 
 
 def _java_str(v: Any) -> str:

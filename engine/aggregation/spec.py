@@ -297,7 +297,7 @@ def _summed(base: BaseColumn, a: str, b: str, gen: CodeGen) -> str:
     return f"{a} + {b}"
 
 
-#: The types whose group keys and set elements are :func:`~engine.types.java_key`\ s.
+#: The types whose group keys and set elements are :func:`~engine.types.java_key` values.
 _REAL = (AttrType.FLOAT, AttrType.DOUBLE)
 
 

@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 from srota.engine import SiddhiAppCreationError, SiddhiManager
 from srota.engine.aggregation.buckets import bucket_start, next_bucket_start, parse_time, parse_within_pattern
+from srota.engine.event import Event
 from srota.grammar.model import TimeDuration as D
 
 SEC = 1000
@@ -220,6 +221,65 @@ def test_a_double_group_by_with_a_sqlite_store_writes_and_reads_its_buckets(tmp_
     # the read of the open minute comes from memory)
     store = f"@store(type='sqlite', database='{tmp_path / 'agg.db'}')"
     assert _double_keyed_run(store) == [["-0.0", 1, 1], ["0.0", 2, 2], ["1.0", 4, 3], ["nan", 2, 1]]
+
+
+def _zeros_run(chunked: bool, times: tuple[int, ...], values: tuple[float, ...]) -> list[str]:
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "@app:playback\ndefine stream S (k string, v double, ts long);\n"
+        "define aggregation A from S select k, min(v) as lo, max(v) as hi group by k aggregate by ts every sec, min;")
+    rt.start()
+    h = rt.get_input_handler("S")
+    t0 = 1_700_000_000_000
+    rows = [["a", v, t0 + t] for t, v in zip(times, values, strict=True)]
+    if chunked:
+        h.send_events([Event(r[2], tuple(r)) for r in rows])
+    else:
+        for r in rows:
+            h.send(r, timestamp=r[2])
+    got = rt.query("from A within 1699990000000L, 1700010000000L per 'minutes' select lo, hi")
+    rt.shutdown()
+    return [str(v) for e in got for v in e.data]
+
+
+def test_a_read_adds_open_buckets_in_the_order_of_siddhis_maps():
+    # IncrementalDataAggregator keeps one entry per store key ("<second>:-:a:-:-<minute>" for
+    # the open second, "<minute>:-:a:-:-<minute>" for the minute) in a map filled by
+    # computeIfAbsent, newest first in a bin: the second's -0.0 is added before the minute's 0.0,
+    # and min and max keep the first of equal values
+    # (recorded: aggregation-read-adds-open-buckets-in-siddhis-map-order)
+    assert _zeros_run(False, (1, 1005), (0.0, -0.0)) == ["-0.0", "-0.0"]
+    assert _zeros_run(False, (1, 1005), (-0.0, 0.0)) == ["0.0", "0.0"]
+
+
+def test_under_playback_a_chunk_closes_buckets_by_its_own_time():
+    # Siddhi's root closes by AGG_TIMESTAMP, a chunk's time (its last event's): the chunk's three
+    # events stay open under their own seconds, and the read adds them in the store's map order
+    # (recorded: aggregation-chunk-closes-buckets-by-arrival)
+    assert _zeros_run(True, (1, 1005, 2005), (0.0, -0.0, 5.0)) == ["-0.0", "5.0"]
+    assert _zeros_run(False, (1, 1005, 2005), (0.0, -0.0, 5.0)) == ["0.0", "5.0"]
+
+
+def test_under_playback_a_late_coarser_bucket_stays_open_until_its_granularity_moves_on():
+    # the chunk's IBM of 22:13:59 reaches the minutes after 22:13 closed, and stays open under its
+    # own minute: the hour's read adds hour (MAX), second (-Infinity) and that minute (MAX) in
+    # that order, -Infinity (adding the two MAX first gives NaN)
+    # (recorded: aggregation-late-minute-stays-open-under-playback)
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "@app:playback\ndefine stream S (sym string, price double, ts long);\n"
+        "define aggregation A from S select sym, sum(price) as total group by sym "
+        "aggregate by ts every sec, min, hour;")
+    rt.start()
+    h = rt.get_input_handler("S")
+    big = 1.7976931348623157e308
+    h.send(["IBM", big, 1_700_000_008_345], timestamp=1_700_000_008_345)
+    h.send_events([Event(1_700_000_039_821, ("IBM", big, 1_700_000_039_821)),
+                   Event(1_700_000_040_147, ("ORCL", 35.4, 1_700_000_040_147))])
+    agg = rt.context.aggregations["A"]
+    h.send(["IBM", float("-inf"), 1_700_000_098_560], timestamp=1_700_000_098_560)
+    assert (1_699_999_980_000, ("IBM",)) in agg._levels[1].buckets  # 22:13 open again, and still
+    got = rt.query("from A on sym == 'IBM' within 1699920000000L, 1700006400000L per 'hours' select total")
+    rt.shutdown()
+    assert [e.data[0] for e in got] == [float("-inf")]
 
 
 def test_sqlite_tables_hold_base_values_keyed_by_time_and_group(tmp_path):
