@@ -57,7 +57,7 @@ from srota.engine.aggregation.store import MemoryStore, SqliteStore, Store, Stor
 from srota.engine.clock import next_period
 from srota.engine.event import CURRENT, Event
 from srota.engine.expression import error_at
-from srota.engine.types import hashmap_capacity, hashmap_order, java_float_str, java_hash
+from srota.engine.types import hashmap_capacity, java_float_str, java_hash
 from srota.grammar.model import AggregationDefinition, Attribute, TimeDuration, find_annotation
 
 _log = logging.getLogger("srota.engine.aggregation")
@@ -423,12 +423,10 @@ class Aggregation:
                 cap = hashmap_capacity(self.store.size(per))
                 table_order.sort(key=lambda n: (_hash_slot(_java_key(items[n][0]), cap), items[n][0][0], n))
             order = table_order + list(range(stored, len(items)))
-        elif not self.store.sharded:
+        else:
             # OutOfOrderEventsDataAggregator's map is filled by computeIfAbsent, which puts a new
             # key at the head of its bin: a bin iterates its keys newest first
             order = _computed_map_order([_java_key(k) for k, _ in items])
-        else:
-            order = hashmap_order([_java_key(k) for k, _ in items])
         return [finalize(items[n][0][0], items[n][0][1], items[n][1]) for n in order]
 
     def _store_key_hash(self, k: Key) -> int:
