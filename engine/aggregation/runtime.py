@@ -12,9 +12,10 @@ Out-of-order events (event time only):
 * An event older than the buffer is dropped with ``@IgnoreEventsOlderThanBuffer('true')``.
   Otherwise it still lands in its own bucket (Siddhi 5 behaviour, conformance note 18, which
   ``Aggregation1TestCase`` pins): the bucket is reopened in memory and, when dispatched, is
-  merged into the row already stored and passed on as a correction to the coarser
-  granularities.  This keeps the tables independent of arrival order, which is what lets the
-  Spark backfill reproduce them.
+  merged into the row already stored (an in-memory table keeps it as a row of its own, under
+  the bucket it was written in, as Siddhi's does: reads add the two) and passed on as a
+  correction to the coarser granularities.  This keeps the tables independent of arrival
+  order, which is what lets the Spark backfill reproduce them.
 
 After a restart with a persistent ``@store``, the coarser granularities' open buckets are
 recreated from the finer tables, and resent events older than the end of the newest stored
@@ -57,8 +58,8 @@ from srota.engine.aggregation.store import MemoryStore, SqliteStore, Store, Stor
 from srota.engine.clock import next_period
 from srota.engine.event import CURRENT, Event
 from srota.engine.expression import error_at
-from srota.engine.types import hashmap_capacity, java_float_str, java_hash
-from srota.grammar.model import AggregationDefinition, Attribute, TimeDuration, find_annotation
+from srota.engine.types import hashmap_capacity, java_float32_str, java_float_str, java_hash
+from srota.grammar.model import AggregationDefinition, Attribute, AttrType, TimeDuration, find_annotation
 
 _log = logging.getLogger("srota.engine.aggregation")
 
@@ -68,7 +69,7 @@ Key = tuple[int, tuple[Any, ...]]
 class _Level:
     """One granularity's open buckets: ``(start, group key) -> row``, and the newest start seen."""
 
-    __slots__ = ("duration", "buckets", "top", "late")
+    __slots__ = ("duration", "buckets", "top", "late", "last_new")
 
     def __init__(self, duration: TimeDuration) -> None:
         self.duration = duration
@@ -77,6 +78,9 @@ class _Level:
         self.late: dict[Key, int] = {}
         """Persisted aggregation: buckets holding only late events -> the root bucket they were
         written in (Siddhi writes them as rows of their own: persisted.py, "late events")."""
+        self.last_new = True
+        """Whether the last event (or finer row) in opened a bucket: Siddhi's store map had one
+        key fewer at that call, which decides its table's size (``_dispatch_order``)."""
 
 
 class Aggregation:
@@ -111,6 +115,7 @@ class Aggregation:
         # String.hashCode of the store keys' parts (group text, "<bucket>:-:"): _store_key_hash
         self._key_hashes: dict[tuple[Any, ...], tuple[int, int]] = {}  # group -> (hash, 31**len)
         self._start_hashes: dict[int, int] = {}
+        self._float_keys = tuple(t is AttrType.FLOAT for _, t in spec.group_by)
         self.dropped = 0
         """Events ignored: older than the buffer, or already stored before a restart."""
         self.persisted: PersistedRollups | None = None
@@ -191,8 +196,10 @@ class Aggregation:
             row = buckets.get(k)
             if row is None:
                 buckets[k] = fresh(e, ts, off)
+                lvl.last_new = True
             else:
                 absorb(row, e, ts, off)
+                lvl.last_new = False
 
     def _advance(self, i: int, new_top: int) -> None:
         """Granularity ``i`` saw bucket ``new_top``: dispatch the buckets that are now complete.
@@ -212,23 +219,25 @@ class Aggregation:
                 # Siddhi's timer event: the next persisted granularity starts counting time too
                 up_duration = self._levels[i + 1].duration
                 self._advance(i + 1, bucket_start(new_top if old is None else old, up_duration))
-        lvl.top = new_top
+        under, lvl.top = lvl.top, new_top
         threshold = new_top - (self._buffer_ms if i == 0 else 0)
         due = self._due(lvl, threshold)
         if due:
-            self._dispatch(i, due)
+            self._dispatch(i, due, under)
         if self._timed and i + 1 < len(self._levels):
             up = self._levels[i + 1]
             b = bucket_start(new_top, up.duration)
             if up.top is not None and b > up.top:
                 self._advance(i + 1, b)
 
-    def _dispatch(self, i: int, keys: list[Key]) -> None:
+    def _dispatch(self, i: int, keys: list[Key], under: int | None = None) -> None:
+        """Hand granularity ``i``'s buckets ``keys`` on: to its table and the next granularity.
+        ``under``: the bucket the store was in (an older bucket's row is a late event's)."""
         lvl = self._levels[i]
         # Siddhi's store hands out its groups in its map's order (the next granularity adds
         # them up in that order, and the table is written in it)
         due = set(keys)
-        keys = [k for k in _dispatch_order(lvl.buckets, self._store_key_hash) if k in due]
+        keys = [k for k in _dispatch_order(lvl.buckets, self._store_key_hash, lvl.last_new) if k in due]
         if self.spec.time_attribute is None:
             keys.sort(key=lambda k: k[0])  # (stable: an older bucket first, each in that order)
         pop = lvl.buckets.pop
@@ -244,7 +253,10 @@ class Aggregation:
                 self.persisted.write_late(d, [(bucket_start(tags[(s, key)], d), s, key, row)
                                               for s, key, row in rows if (s, key) in tags])
                 written = [r for r in rows if (r[0], r[1]) not in tags]
-        self.store.write(lvl.duration, written, "merge")
+        if under is not None and self.spec.time_attribute is not None and isinstance(self.store, MemoryStore):
+            self.store.write(lvl.duration, written, "merge", under)  # late rows apart, as Siddhi's
+        else:
+            self.store.write(lvl.duration, written, "merge")
         if i + 1 < len(self._levels):
             self._forward(i + 1, rows, tags)
 
@@ -293,6 +305,7 @@ class Aggregation:
                 self._advance(j, b)
             k = (b, key)
             have = lvl.buckets.get(k)
+            lvl.last_new = have is None
             if have is None:
                 lvl.buckets[k] = row  # the finer granularity no longer holds it
             else:
@@ -308,7 +321,7 @@ class Aggregation:
                 self._initialise()
             for i, lvl in enumerate(self._levels):
                 if lvl.buckets:
-                    self._dispatch(i, list(lvl.buckets))
+                    self._dispatch(i, list(lvl.buckets), lvl.top)
             self.store.flush()
 
     # ------------------------------------------------------------------ restart
@@ -385,6 +398,7 @@ class Aggregation:
                              f"(it keeps {', '.join(d.value for d in self.spec.durations)})")
         spec = self.spec
         stored = 0  # how many of the rows came from the table (arrival time: they go first)
+        last_new = True  # whether the last row added to ``merged`` opened a key
         if self.store.sharded:
             merged = self._shard_rows(i, start, end)
         else:
@@ -392,22 +406,38 @@ class Aggregation:
                 self._initialise()
             merged = {}
             own = spec.time_attribute is not None
-            scanned = self.store.scan(per, start, end)
+            scanned: list[StoredRow] = []
             if own and isinstance(self.store, MemoryStore):
                 # Siddhi's in-memory table keys an event-time row by the primary key string
-                # "<AGG_TIMESTAMP>:-:<AGG_EVENT_TIMESTAMP>:-:<group values>:-:" in a HashMap
-                # sized by the whole table, and a find walks that map (rows sharing a bin in the
-                # order they were written: by bucket, then as the executor handed them out)
+                # "<AGG_TIMESTAMP>:-:<AGG_EVENT_TIMESTAMP>:-:<group values>:-:" (the bucket it
+                # was written in, its own) in a HashMap sized by the whole table, and a find walks
+                # that map (rows sharing a bin in the order they were written: by the bucket
+                # written in, then as the executor handed them out); a late event's row, kept
+                # apart, is added to its own bucket's in that order
+                entries = self.store.entries(per, start, end)
                 cap = hashmap_capacity(self.store.size(per))
-                slots = [_hash_slot(f"{ts}:-:{_java_key((ts, key))}", cap) for ts, key, _ in scanned]
-                scanned = [scanned[n] for n in sorted(range(len(scanned)), key=lambda n: (slots[n], n))]
+                slots = [_hash_slot(f"{u}:-:{self._key_text((ts, key))}", cap) for u, ts, key, _ in entries]
+                merge = spec.merge
+                for n in sorted(range(len(entries)), key=lambda n: (slots[n], n)):
+                    _, ts, key, row = entries[n]
+                    have = merged.get((ts, key))
+                    last_new = have is None
+                    if have is None:
+                        merged[(ts, key)] = row
+                    else:
+                        merge(have, row)
+            else:
+                scanned = self.store.scan(per, start, end)
             for ts, key, row in scanned:
                 merged[(ts, key)] = row
+                last_new = True
             stored = len(merged)
             # (persisted, arrival time: per days and coarser, Siddhi reads the table alone; event
             # time reads the open finer buckets as ever: IncrementalAggregateCompileCondition.find)
             if not (self.persisted is not None and per in PERSISTED and not own):
-                self._merge_open(i, per, start, end, merged)
+                opened = self._merge_open(i, per, start, end, merged)
+                if opened is not None:
+                    last_new = opened
         finalize = spec.finalize
         items = list(merged.items())
         if spec.time_attribute is None and not self.store.sharded:
@@ -421,12 +451,13 @@ class Aggregation:
                 # (rows sharing a bin in the order they were written: by bucket, then as the
                 # executor handed them out, _dispatch)
                 cap = hashmap_capacity(self.store.size(per))
-                table_order.sort(key=lambda n: (_hash_slot(_java_key(items[n][0]), cap), items[n][0][0], n))
+                table_order.sort(key=lambda n: (_hash_slot(self._key_text(items[n][0]), cap), items[n][0][0], n))
             order = table_order + list(range(stored, len(items)))
         else:
             # OutOfOrderEventsDataAggregator's map is filled by computeIfAbsent, which puts a new
             # key at the head of its bin: a bin iterates its keys newest first
-            order = _computed_map_order([_java_key(k) for k, _ in items])
+            order = _computed_map_order([self._key_text(k) for k, _ in items],
+                                        None if self.store.sharded else len(items) - (1 if last_new else 0))
         return [finalize(items[n][0][0], items[n][0][1], items[n][1]) for n in order]
 
     def _store_key_hash(self, k: Key) -> int:
@@ -437,7 +468,7 @@ class Aggregation:
         if group is None:
             if len(parts) >= _KEY_HASHES_KEPT:
                 parts.clear()
-            text = _java_group_key(k[1]) if k[1] or self.spec.time_attribute is not None else "null"
+            text = self._group_text(k[1]) if k[1] or self.spec.time_attribute is not None else "null"
             h, n = _text_hash(text)
             group = parts[k[1]] = (h, pow(31, n, 1 << 32))
         if self.spec.time_attribute is None:
@@ -454,11 +485,21 @@ class Aggregation:
         """The key of open bucket ``k`` in its granularity's store (Siddhi's group-by key:
         under event time the bucket's own start, then the group's values)."""
         if self.spec.time_attribute is not None:
-            return _java_key(k)
-        return _java_group_key(k[1]) if k[1] else "null"
+            return self._key_text(k)
+        return self._group_text(k[1]) if k[1] else "null"
+
+    def _group_text(self, group: tuple[Any, ...]) -> str:
+        """``GroupByKeyGenerator``'s key of a group: each value as Java prints it (a float
+        attribute's as a ``Float``) and ``:-:``."""
+        return "".join((java_float32_str(v) if f32 and v.__class__ is float else _java_str(v)) + ":-:"
+                       for v, f32 in zip(group, self._float_keys, strict=True))
+
+    def _key_text(self, k: Key) -> str:
+        """``"<bucket>:-:<group values>:-:"``: a table's primary key, a read's group key."""
+        return f"{k[0]}:-:{self._group_text(k[1])}"
 
     def _merge_open(self, i: int, per: TimeDuration, start: int | None, end: int | None,
-                    merged: dict[Key, list[Any]]) -> None:
+                    merged: dict[Key, list[Any]]) -> bool | None:
         """Add the open buckets of granularity ``i`` and the finer ones to ``merged`` (the
         table's rows of ``per``) as a read of Siddhi's does.
 
@@ -471,25 +512,30 @@ class Aggregation:
         decides a sum that loses digits and which of -0.0 and 0.0 a min or max keeps.  Under
         event time an open bucket is kept or left by its own start (its
         ``AGG_EVENT_TIMESTAMP``), not its ``per`` bucket's.
+
+        Returns whether the last row added to ``merged`` opened a key there (None: none added).
         """
         copy, merge = self.spec.copy_row, self.spec.merge
         own = self.spec.time_attribute is not None
         united: dict[str, list[Any]] = {}
+        united_new = True
         for j in range(i, -1, -1):
             lvl = self._levels[j]
             if not lvl.buckets:
                 continue
             store_per = None if lvl.top is None else bucket_start(lvl.top, per)
-            for k in _dispatch_order(lvl.buckets, self._store_key_hash):
+            for k in _dispatch_order(lvl.buckets, self._store_key_hash, lvl.last_new):
                 s = k[0]
                 name = f"{self._store_key(k)}-{bucket_start(s, per) if store_per is None else store_per}"
                 have = united.get(name)
+                united_new = have is None
                 if have is None:
                     united[name] = [s, k[1], copy(lvl.buckets[k])]
                 else:
                     merge(have[2], lvl.buckets[k])
         names = list(united)
-        for n in _computed_map_order(names):
+        last_new = None
+        for n in _computed_map_order(names, len(names) - (1 if united_new else 0)):
             s, key, row = united[names[n]]
             b = bucket_start(s, per)
             t = s if own else b
@@ -497,10 +543,12 @@ class Aggregation:
                 continue
             k = (b, key)
             have = merged.get(k)
+            last_new = have is None
             if have is None:
                 merged[k] = row
             else:
                 merge(have, row)
+        return last_new
 
     def _shard_rows(self, i: int, start: int | None, end: int | None) -> dict[Key, list[Any]]:
         """Granularity ``i``'s rows in ``[start, end)`` composed from every shard's tables.
@@ -660,6 +708,7 @@ class Aggregation:
         """
         for i, lvl in enumerate(self._levels):
             b = bucket_start(now, lvl.duration)
+            under = lvl.top
             if lvl.top is not None and b > lvl.top:
                 if self.persisted is not None and lvl.duration in PERSISTED:
                     self._advance(i, b)  # the bucket that ended is computed in the database
@@ -674,7 +723,7 @@ class Aggregation:
             threshold = b - (self._buffer_ms if i == 0 else 0)
             due = self._due(lvl, threshold)
             if due:
-                self._dispatch(i, due)
+                self._dispatch(i, due, under)
 
     def _arm_bucket_timer(self, at: int) -> None:
         self._timer_at = at
@@ -770,33 +819,36 @@ class Aggregation:
 _KEY_HASHES_KEPT = 1 << 16
 
 
-def _java_key(k: Key) -> str:
-    parts = [str(k[0])]
-    for v in k[1]:
-        parts.append(_java_str(v))
-    return "".join(p + ":-:" for p in parts)
-
-
-def _computed_map_order(keys: list[str]) -> list[int]:
+def _computed_map_order(keys: list[str], size_at_last_call: int | None = None) -> list[int]:
     """Indexes of ``keys`` in the order a ``HashMap`` filled with them by ``computeIfAbsent``
     iterates them: by bin, and within a bin newest first (``computeIfAbsent`` links a new node
-    at the head of its bin, where ``put`` appends it; a resize keeps a bin's order)."""
-    return _computed_order([java_hash(k) for k in keys])
+    at the head of its bin, where ``put`` appends it; a resize keeps a bin's order).
+
+    ``size_at_last_call``: how many keys the map held at the last call (default: one fewer
+    than ``keys``, the last call adding the last key).  ``computeIfAbsent`` grows the table
+    at a call, a new key's or not, while the map is over its threshold (``put`` grows it after
+    adding), so the table is the one ``put`` would give that many keys."""
+    return _computed_order([java_hash(k) for k in keys], size_at_last_call)
 
 
-def _computed_order(hashes: list[int]) -> list[int]:
+def _computed_order(hashes: list[int], size_at_last_call: int | None = None) -> list[int]:
     """:func:`_computed_map_order` of keys with these hash codes."""
-    mask = hashmap_capacity(len(hashes)) - 1
+    size = max(len(hashes) - 1, 0) if size_at_last_call is None else size_at_last_call
+    mask = hashmap_capacity(size) - 1
     return sorted(range(len(hashes)), key=lambda n: ((hashes[n] ^ (hashes[n] >> 16)) & mask, -n))
 
 
-def _dispatch_order(buckets: dict[Key, list[Any]], key_hash: Callable[[Key], int]) -> list[Key]:
+def _dispatch_order(buckets: dict[Key, list[Any]], key_hash: Callable[[Key], int], last_new: bool) -> list[Key]:
     """A store's open buckets in the order Siddhi's store hands them out
     (``BaseIncrementalValueStore.getGroupedByEvents``): its group states, a map filled by
-    ``computeIfAbsent`` under their store keys (``key_hash``: the keys' ``hashCode``), copied
-    into a ``HashMap``."""
+    ``computeIfAbsent`` under their store keys (``key_hash``: the keys' ``hashCode``; every
+    event a call, ``last_new`` whether the last one opened its bucket), copied into a
+    ``HashMap`` by ``put``."""
     keys = list(buckets)
-    return [keys[n] for n in _computed_order([key_hash(k) for k in keys])]
+    hashes = [key_hash(k) for k in keys]
+    mask = hashmap_capacity(len(keys)) - 1
+    states = _computed_order(hashes, len(keys) - (1 if last_new else 0))
+    return [keys[n] for n in sorted(states, key=lambda n: (hashes[n] ^ (hashes[n] >> 16)) & mask)]
 
 
 def _text_hash(text: str) -> tuple[int, int]:
@@ -804,15 +856,9 @@ def _text_hash(text: str) -> tuple[int, int]:
     return java_hash(text), len(text.encode("utf-16-be")) // 2
 
 
-
 def _hash_slot(key: str, cap: int) -> int:
     h = java_hash(key)
     return (h ^ (h >> 16)) & (cap - 1)
-
-
-def _java_group_key(group: tuple[Any, ...]) -> str:
-    """``GroupByKeyGenerator``'s key: each value and ``:-:``."""
-    return "".join(_java_str(v) + ":-:" for v in group)
 
 
 def _java_str(v: Any) -> str:

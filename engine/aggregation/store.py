@@ -163,51 +163,102 @@ class Store:
 
 
 class MemoryStore(Store):
-    """Tables as dicts (the default without ``@store``)."""
+    """Tables as dicts (the default without ``@store``).
+
+    Under event time, the row of a late event (one whose bucket was handed on before) is kept
+    apart, under the bucket it was written in, as Siddhi's in-memory table keeps it (its
+    primary key is ``AGG_TIMESTAMP``, the bucket written in, ``AGG_EVENT_TIMESTAMP``, its own,
+    and the group): :meth:`scan` adds it to its bucket's row, and :meth:`entries` lists the rows
+    as Siddhi's table holds them, for a read that adds them in Siddhi's order.
+    """
 
     def __init__(self, spec: AggSpec) -> None:
         self._spec = spec
         self._tables: dict[TimeDuration, dict[tuple[int, tuple[Any, ...]], list[Any]]] = {
             d: {} for d in spec.durations}
+        #: (bucket written in, own bucket, key) -> row: late events' rows (see the class doc)
+        self._late: dict[TimeDuration, dict[tuple[int, int, tuple[Any, ...]], list[Any]]] = {
+            d: {} for d in spec.durations}
 
-    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
-        table = self._tables[duration]
+    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge",
+              under: int | None = None) -> None:
+        """As :meth:`Store.write`; ``under``: the bucket the rows were written in (event time),
+        whose older rows are late ones, kept apart."""
+        table, late = self._tables[duration], self._late[duration]
         copy, merge = self._spec.copy_row, self._spec.merge
         for start, key, row in rows:
+            if under is not None and start < under and mode == "merge":
+                k3 = (under, start, key)
+                have = late.get(k3)
+                if have is None:
+                    late[k3] = copy(row)
+                else:
+                    merge(have, row)
+                continue
             k = (start, key)
             have = table.get(k)
             if have is None or mode == "replace":
                 table[k] = copy(row)
+                if late and mode == "replace":
+                    for gone in [k3 for k3 in late if k3[1:] == k]:
+                        del late[gone]
             else:
                 merge(have, row)
 
     def scan(self, duration: TimeDuration, start: int | None = None, end: int | None = None) -> list[StoredRow]:
-        copy = self._spec.copy_row
-        out = [(ts, key, copy(row)) for (ts, key), row in self._tables[duration].items()
-               if (start is None or ts >= start) and (end is None or ts < end)]
+        copy, merge = self._spec.copy_row, self._spec.merge
+        rows = {k: copy(row) for k, row in self._tables[duration].items()
+                if (start is None or k[0] >= start) and (end is None or k[0] < end)}
+        for (_, ts, key), row in self._late[duration].items():
+            if (start is None or ts >= start) and (end is None or ts < end):
+                have = rows.get((ts, key))
+                if have is None:
+                    rows[(ts, key)] = copy(row)
+                else:
+                    merge(have, row)
+        out = [(ts, key, row) for (ts, key), row in rows.items()]
         out.sort(key=lambda r: r[0])
         return out
 
+    def entries(self, duration: TimeDuration, start: int | None = None,
+                end: int | None = None) -> list[tuple[int, int, tuple[Any, ...], list[Any]]]:
+        """The rows as Siddhi's table holds them, ``(bucket written in, own bucket, key, row)``
+        (the own bucket in ``[start, end)``), in the order they were written: by the bucket
+        written in, then as written."""
+        copy = self._spec.copy_row
+        out = [(ts, ts, key, copy(row)) for (ts, key), row in self._tables[duration].items()
+               if (start is None or ts >= start) and (end is None or ts < end)]
+        out += [(under, ts, key, copy(row)) for (under, ts, key), row in self._late[duration].items()
+                if (start is None or ts >= start) and (end is None or ts < end)]
+        return sorted(out, key=lambda e: e[0])  # (stable)
+
     def latest(self, duration: TimeDuration) -> int | None:
-        table = self._tables[duration]
-        return max((ts for ts, _ in table), default=None)
+        table, late = self._tables[duration], self._late[duration]
+        return max([*(ts for ts, _ in table), *(ts for _, ts, _ in late)], default=None)
 
     def size(self, duration: TimeDuration) -> int:
-        """How many rows ``duration``'s table holds."""
-        return len(self._tables[duration])
+        """How many rows ``duration``'s table holds (a late event's row counts as one)."""
+        return len(self._tables[duration]) + len(self._late[duration])
 
     def delete_before(self, duration: TimeDuration, before: int) -> int:
-        table = self._tables[duration]
+        table, late = self._tables[duration], self._late[duration]
         gone = [k for k in table if k[0] < before]
         for k in gone:
             del table[k]
-        return len(gone)
+        gone_late = [k for k in late if k[1] < before]
+        for k3 in gone_late:
+            del late[k3]
+        return len(gone) + len(gone_late)
 
     def snapshot_state(self) -> Any:
-        return self._tables
+        return {"tables": self._tables, "late": self._late}
 
     def restore_state(self, state: Any) -> None:
-        self._tables = state
+        if isinstance(state, dict) and set(state) == {"tables", "late"}:
+            self._tables, self._late = state["tables"], state["late"]
+        else:  # a snapshot from before late rows were kept apart: the tables alone
+            self._tables = state
+            self._late = {d: {} for d in self._spec.durations}
 
 
 class SqliteSchema:

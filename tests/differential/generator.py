@@ -1306,14 +1306,13 @@ def _aggregation_family(app: _App) -> list[dict[str, Any]]:
     names = ", ".join(n for _, n in aggs)
     order = f"AGG_TIMESTAMP, {key}" if grouped else "AGG_TIMESTAMP"
     cols = f"AGG_TIMESTAMP, {key + ', ' if grouped else ''}{names}"
-    # (always an order by: a row of a late event's bucket is a row of its own in Siddhi's table,
-    # and a read of an arrival-time aggregation without group by walks a HashSet of events,
-    # whose order follows identity hash codes: docs/siddhi-differences.md)
-    ondemand = [f"from A {read} select {cols} order by {order}"]
-    if rng.random() < 0.3 and (grouped or " by ts" in app.definitions[-1]):
-        # (not over an arrival-time aggregation without group by: its table's one numeric key
-        # is a TreeMap, and a read's range over it comes back as a HashSet of events, whose
-        # order follows identity hash codes: the sum would add its rows in that order)
+    # (now and then no order by: the rows then come in the order of Siddhi's maps; not over an
+    # arrival-time aggregation without group by: its table's one numeric key is a TreeMap, and a
+    # read's range over it comes back as a HashSet of events, whose order follows identity hash
+    # codes, docs/siddhi-differences.md; nor the sum of its rows, which adds them in that order)
+    hashed = grouped or " by ts" in app.definitions[-1]
+    ondemand = [f"from A {read} select {cols}" + ("" if hashed and rng.random() < 0.3 else f" order by {order}")]
+    if rng.random() < 0.3 and hashed:
         ondemand.append(f"from A {read} select sum(total) as total" +
                         (f", {key} group by {key} order by {key}" if grouped else ""))
     if grouped and key == "sym" and rng.random() < 0.3:

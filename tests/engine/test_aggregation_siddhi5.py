@@ -4,8 +4,7 @@ from __future__ import annotations
 import pytest
 from srota.engine import SiddhiAppCreationError, SiddhiManager
 from srota.engine.aggregation.buckets import parse_time
-from srota.engine.aggregation.runtime import _java_key
-from srota.engine.types import hashmap_order
+from srota.engine.aggregation.runtime import _computed_map_order
 from srota.grammar.errors import SiddhiParserError
 from srota.grammar.model import TimeDuration as D
 
@@ -96,14 +95,16 @@ def test_order_by_agg_timestamp_that_is_not_selected():
 
 def test_ties_of_agg_timestamp_keep_siddhis_hashmap_order():
     """Siddhi sorts with a stable List.sort: rows of one AGG_TIMESTAMP stay in the order the
-    aggregation's find returned them, a HashMap of "<AGG_TIMESTAMP>:-:<key>:-:" keys."""
+    aggregation's find returned them, a HashMap of "<AGG_TIMESTAMP>:-:<key>:-:" keys (filled by
+    computeIfAbsent: newest first in a bin)."""
     keys = ["IBM", "WSO2", "GOOG", "ORCL", "MSFT", "AAPL", "AMZN"]
     events = [(k, float(i), T0 + (i % 2) * 1_000) for i, k in enumerate(keys)]
     got = _run_join("order by AGG_TIMESTAMP", events)
     expected = []
     for ts in (T0, T0 + 1_000):
         ks = [(ts, (k,)) for i, k in enumerate(keys) if T0 + (i % 2) * 1_000 == ts]
-        expected += [(ks[n][1][0], float(keys.index(ks[n][1][0]))) for n in hashmap_order([_java_key(k) for k in ks])]
+        order = _computed_map_order([f"{t}:-:{k[0]}:-:" for t, k in ks])
+        expected += [(ks[n][1][0], float(keys.index(ks[n][1][0]))) for n in order]
     assert got == expected
 
 

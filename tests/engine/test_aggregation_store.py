@@ -236,3 +236,38 @@ def test_distinct_sets_keep_java_equality_through_their_json() -> None:
     assert decode_distinct(text) == doubles
     assert encode_distinct({"NaN", "-0.0"}) == '["-0.0","NaN"]'  # a string set's text stays text
     assert decode_distinct(_union("[0.0,NaN]", "[-0.0,NaN,0.0]")) == doubles - {2.5}
+
+
+def test_a_memory_store_keeps_a_late_events_row_apart_as_siddhis_table_does() -> None:
+    # (recorded: aggregation-late-row-kept-apart-in-the-table) the late row is written under the
+    # bucket the store was in; scan adds it to its own bucket's row, entries lists it apart
+    from srota.engine.aggregation.store import MemoryStore
+    from srota.grammar.model import TimeDuration
+
+    rt = SiddhiManager().create_siddhi_app_runtime(
+        "@app:playback\ndefine stream S (k string, v double, ts long);\n"
+        "define aggregation A from S select k, sum(v) as t, count() as n group by k aggregate by ts every sec, min;")
+    store = rt.context.aggregations["A"].store
+    assert isinstance(store, MemoryStore)
+    sec = TimeDuration.SECONDS
+    row = rt.context.aggregations["A"].spec.fresh
+    t0 = 1_700_000_009_000
+
+    class _E:
+        def __init__(self, data: tuple[Any, ...]) -> None:
+            self.data = data
+
+    first, late = row(_E(("a", 1.0, t0 + 10)), t0 + 10, 0), row(_E(("a", 2.0, t0 + 20)), t0 + 20, 0)
+    store.write(sec, [(t0, ("a",), first)], under=t0)
+    store.write(sec, [(t0, ("a",), late)], under=t0 + 1000)
+    assert [(u, ts) for u, ts, _, _ in store.entries(sec)] == [(t0, t0), (t0 + 1000, t0)]
+    [(ts, key, merged)] = store.scan(sec)
+    assert (ts, key, rt.context.aggregations["A"].spec.finalize(ts, key, merged)[-2:]) == (t0, ("a",), (3.0, 2))
+    assert store.size(sec) == 2 and store.latest(sec) == t0
+    state = store.snapshot_state()
+    store.restore_state(state["tables"])  # a snapshot from before: the tables alone
+    assert store.size(sec) == 1
+    store.restore_state(state)
+    assert store.size(sec) == 2
+    assert store.delete_before(sec, t0 + 1) == 2 and store.scan(sec) == []
+    rt.shutdown()
