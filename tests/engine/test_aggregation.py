@@ -190,12 +190,10 @@ def test_creation_errors(text):
 
 # ------------------------------------------------------------------------ SQLite store
 def _double_keyed_run(store: str = "") -> list[list]:
-    rt = SiddhiManager().create_siddhi_app_runtime(
+    rt, h, _ = _runtime(
         f"@app:playback\ndefine stream S (k double, v double, ts long);\n{store}\n"
         "define aggregation A from S select k, count() as n, distinctCount(v) as dv "
         "group by k aggregate by ts every sec, min;")
-    rt.start()
-    h = rt.get_input_handler("S")
     t0 = 1_700_000_000_000
     nan = float("nan")
     # every NaN a fresh object, as a decoded message gives them
@@ -224,11 +222,9 @@ def test_a_double_group_by_with_a_sqlite_store_writes_and_reads_its_buckets(tmp_
 
 
 def _zeros_run(chunked: bool, times: tuple[int, ...], values: tuple[float, ...]) -> list[str]:
-    rt = SiddhiManager().create_siddhi_app_runtime(
+    rt, h, _ = _runtime(
         "@app:playback\ndefine stream S (k string, v double, ts long);\n"
         "define aggregation A from S select k, min(v) as lo, max(v) as hi group by k aggregate by ts every sec, min;")
-    rt.start()
-    h = rt.get_input_handler("S")
     t0 = 1_700_000_000_000
     rows = [["a", v, t0 + t] for t, v in zip(times, values, strict=True)]
     if chunked:
@@ -264,17 +260,14 @@ def test_under_playback_a_late_coarser_bucket_stays_open_until_its_granularity_m
     # own minute: the hour's read adds hour (MAX), second (-Infinity) and that minute (MAX) in
     # that order, -Infinity (adding the two MAX first gives NaN)
     # (recorded: aggregation-late-minute-stays-open-under-playback)
-    rt = SiddhiManager().create_siddhi_app_runtime(
+    rt, h, agg = _runtime(
         "@app:playback\ndefine stream S (sym string, price double, ts long);\n"
         "define aggregation A from S select sym, sum(price) as total group by sym "
         "aggregate by ts every sec, min, hour;")
-    rt.start()
-    h = rt.get_input_handler("S")
     big = 1.7976931348623157e308
     h.send(["IBM", big, 1_700_000_008_345], timestamp=1_700_000_008_345)
     h.send_events([Event(1_700_000_039_821, ("IBM", big, 1_700_000_039_821)),
                    Event(1_700_000_040_147, ("ORCL", 35.4, 1_700_000_040_147))])
-    agg = rt.context.aggregations["A"]
     h.send(["IBM", float("-inf"), 1_700_000_098_560], timestamp=1_700_000_098_560)
     assert (1_699_999_980_000, ("IBM",)) in agg._levels[1].buckets  # 22:13 open again, and still
     got = rt.query("from A on sym == 'IBM' within 1699920000000L, 1700006400000L per 'hours' select total")
