@@ -253,10 +253,8 @@ class Aggregation:
                 self.persisted.write_late(d, [(bucket_start(tags[(s, key)], d), s, key, row)
                                               for s, key, row in rows if (s, key) in tags])
                 written = [r for r in rows if (r[0], r[1]) not in tags]
-        if under is not None and self.spec.time_attribute is not None and isinstance(self.store, MemoryStore):
-            self.store.write(lvl.duration, written, "merge", under)  # late rows apart, as Siddhi's
-        else:
-            self.store.write(lvl.duration, written, "merge")
+        # (event time: the rows of buckets older than ``under`` are late events', written apart)
+        self.store.write(lvl.duration, written, "merge", under if self.spec.time_attribute is not None else None)
         if i + 1 < len(self._levels):
             self._forward(i + 1, rows, tags)
 
@@ -468,8 +466,7 @@ class Aggregation:
         if group is None:
             if len(parts) >= _KEY_HASHES_KEPT:
                 parts.clear()
-            text = self._group_text(k[1]) if k[1] or self.spec.time_attribute is not None else "null"
-            h, n = _text_hash(text)
+            h, n = _text_hash(self._store_group_text(k[1]))
             group = parts[k[1]] = (h, pow(31, n, 1 << 32))
         if self.spec.time_attribute is None:
             return group[0]
@@ -485,8 +482,13 @@ class Aggregation:
         """The key of open bucket ``k`` in its granularity's store (Siddhi's group-by key:
         under event time the bucket's own start, then the group's values)."""
         if self.spec.time_attribute is not None:
-            return self._key_text(k)
-        return self._group_text(k[1]) if k[1] else "null"
+            return f"{k[0]}:-:{self._store_group_text(k[1])}"
+        return self._store_group_text(k[1])
+
+    def _store_group_text(self, group: tuple[Any, ...]) -> str:
+        """The group's part of :meth:`_store_key` (``null`` for an arrival-time aggregation
+        without group by: its store keys no group)."""
+        return self._group_text(group) if group or self.spec.time_attribute is not None else "null"
 
     def _group_text(self, group: tuple[Any, ...]) -> str:
         """``GroupByKeyGenerator``'s key of a group: each value as Java prints it (a float

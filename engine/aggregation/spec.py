@@ -39,6 +39,7 @@ from typing import Any
 
 from srota.engine.aggregation.buckets import parse_time
 from srota.engine.aggregation.persisted import persisted_durations, persisted_enabled
+from srota.engine.aggregation.store import JAVA_KEYED
 from srota.engine.codegen import CodeGen
 from srota.engine.expression import BASE_NAMESPACE, ExpressionCompiler, error_at
 from srota.engine.scope import StreamScope
@@ -168,7 +169,7 @@ def compile_spec(ad: AggregationDefinition, stream: StreamDefinition, ctx: Any) 
             raise error_at(f"'{var.attribute}' is grouped by twice", var)
         spec.group_by.append((var.attribute, t))
         # Siddhi's group key is the values' text: -0.0 a group of its own, every NaN one group
-        key_codes.append(f"{gen.ref(java_key, 'java_key')}({code})" if t in _REAL else code)
+        key_codes.append(f"{gen.ref(java_key, 'java_key')}({code})" if t in JAVA_KEYED else code)
     key_expr = "(" + "".join(c + ", " for c in key_codes) + ")"
     spec.locate = gen.function("_agg_locate", "e", ["d = e.data", *time_lines, f"return ts, off, {key_expr}"])
 
@@ -297,13 +298,9 @@ def _summed(base: BaseColumn, a: str, b: str, gen: CodeGen) -> str:
     return f"{a} + {b}"
 
 
-#: The types whose group keys and set elements are :func:`~engine.types.java_key` values.
-_REAL = (AttrType.FLOAT, AttrType.DOUBLE)
-
-
 def _set_element(b: BaseColumn, value: str, gen: CodeGen) -> str:
     """A distinctCount set's element: Siddhi's set is a ``HashSet`` of the boxed values."""
-    return f"{gen.ref(java_key, 'java_key')}({value})" if b.arg_type in _REAL else value
+    return f"{gen.ref(java_key, 'java_key')}({value})" if b.arg_type in JAVA_KEYED else value
 
 
 def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], base_codes: list[str]) -> None:
@@ -374,7 +371,7 @@ def _generate_row_code(spec: AggSpec, gen: CodeGen, latest_codes: list[str], bas
     for o in spec.outputs:
         if o.kind == "key":
             i = o.refs[0]
-            outs.append(f"{gen.ref(key_value, 'key_value')}(key[{i}])" if spec.group_by[i][1] in _REAL else f"key[{i}]")
+            outs.append(f"{gen.ref(key_value, 'key_value')}(key[{i}])" if spec.group_by[i][1] in JAVA_KEYED else f"key[{i}]")
         elif o.kind == "latest":
             outs.append(f"row[{2 + o.refs[0]}]")
         elif o.kind == "avg":

@@ -66,6 +66,12 @@ def table_name(agg_id: str, duration: TimeDuration) -> str:
     return f"{agg_id}_{TABLE_SUFFIX[duration]}"
 
 
+#: The types whose group keys and distinctCount set elements the engine holds as
+#: :func:`~engine.types.java_key` values (Siddhi's group key is the values' text and its set a
+#: ``HashSet``: -0.0 apart from 0.0, every NaN one); a table holds the numbers they stand for.
+JAVA_KEYED = (AttrType.FLOAT, AttrType.DOUBLE)
+
+
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -76,7 +82,7 @@ def encode_distinct(values: set[Any], real: bool = False) -> str:
     ``real``: the set holds a double or float attribute's values, as their
     :func:`~engine.types.java_key` values (written as the numbers they stand for)."""
     if real:
-        values = [v if v is None else key_value(v) for v in values]  # type: ignore[assignment]
+        values = [key_value(v) for v in values]  # type: ignore[assignment]
     return _dump_sorted(values)
 
 
@@ -97,8 +103,13 @@ class Store:
 
     persistent = False
 
-    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
-        """Queue ``rows`` for ``duration``'s table (``mode``: ``merge`` or ``replace``)."""
+    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge",
+              under: int | None = None) -> None:
+        """Queue ``rows`` for ``duration``'s table (``mode``: ``merge`` or ``replace``).
+
+        ``under``: the bucket the rows were written in (event time), whose older rows are late
+        events'.  A database store adds those into the stored rows; :class:`MemoryStore` keeps
+        them apart, as Siddhi's in-memory table does."""
         raise NotImplementedError
 
     def scan(self, duration: TimeDuration, start: int | None = None, end: int | None = None) -> list[StoredRow]:
@@ -182,8 +193,6 @@ class MemoryStore(Store):
 
     def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge",
               under: int | None = None) -> None:
-        """As :meth:`Store.write`; ``under``: the bucket the rows were written in (event time),
-        whose older rows are late ones, kept apart."""
         table, late = self._tables[duration], self._late[duration]
         copy, merge = self._spec.copy_row, self._spec.merge
         for start, key, row in rows:
@@ -363,12 +372,12 @@ class SqliteSchema:
         for j, b in enumerate(spec.bases):
             v = f"row[{2 + n_latest + j}]"
             if b.op == "distinct":
-                parts.append(f"_enc({v}, True)" if b.arg_type in (AttrType.FLOAT, AttrType.DOUBLE) else f"_enc({v})")
+                parts.append(f"_enc({v}, True)" if b.arg_type in JAVA_KEYED else f"_enc({v})")
             elif b.type is AttrType.BOOL:
                 parts.append(f"(None if {v} is None else int({v}))")
             else:
                 parts.append(v)
-        keys = "".join((f"_kv(key[{i}])" if t in (AttrType.FLOAT, AttrType.DOUBLE) else f"key[{i}]") + ", "
+        keys = "".join((f"_kv(key[{i}])" if t in JAVA_KEYED else f"key[{i}]") + ", "
                        for i, (_, t) in enumerate(spec.group_by))
         code = ("def to_params(start, key, row):\n"
                 f"    return (start, {keys}_tz(row[1]), row[0], {''.join(p + ', ' for p in parts)})\n")
@@ -408,7 +417,7 @@ class SqliteSchema:
         last = f"v[{2 + nk}]"
         if self.coerce_times:
             last = f"(None if {last} is None else int({last}))"
-        key = "".join((f"_jk({value(1 + i, t)})" if t in (AttrType.FLOAT, AttrType.DOUBLE) else value(1 + i, t)) + ", "
+        key = "".join((f"_jk({value(1 + i, t)})" if t in JAVA_KEYED else value(1 + i, t)) + ", "
                       for i, (_, t) in enumerate(spec.group_by))
         at = 3 + nk
         parts = [value(at + i, t) for i, (_, t) in enumerate(spec.latest)]
@@ -711,7 +720,8 @@ class SqliteStore(QueuedWriter, Store):
         conn.execute("COMMIT")
 
     # ------------------------------------------------------------------ Store
-    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
+    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge",
+              under: int | None = None) -> None:
         if not rows:
             return
         to_params = self.schema.to_params

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from srota.engine.aggregation.store import (
+    JAVA_KEYED,
     QueuedWriter,
     SqliteSchema,
     Store,
@@ -221,7 +222,7 @@ class SiddhiAggregationSchema:
         if self.event_time:
             parts.append("start")
         parts += [f"(None if key[{i}] is None else bool(key[{i}]))" if t is AttrType.BOOL
-                  else f"_kv(key[{i}])" if t in (AttrType.FLOAT, AttrType.DOUBLE) else f"key[{i}]"
+                  else f"_kv(key[{i}])" if t in JAVA_KEYED else f"key[{i}]"
                   for i, (_, t) in enumerate(spec.group_by)]
         for i, (_, t) in enumerate(spec.latest):
             v = f"row[{2 + i}]"
@@ -260,7 +261,7 @@ class SiddhiAggregationSchema:
         at = 1 + int(self.sharded)
         start = f"int(v[{at}])" if self.event_time else "int(v[0])"
         at += int(self.event_time)
-        key = "".join((f"_jk({value(at + i, t)})" if t in (AttrType.FLOAT, AttrType.DOUBLE) else value(at + i, t)) + ", "
+        key = "".join((f"_jk({value(at + i, t)})" if t in JAVA_KEYED else value(at + i, t)) + ", "
                       for i, (_, t) in enumerate(spec.group_by))
         at += len(spec.group_by)
         latest = [value(at + i, t) for i, (_, t) in enumerate(spec.latest)]
@@ -661,7 +662,8 @@ class SqlAggregationStore(QueuedWriter, Store):
         return mark
 
     # ------------------------------------------------------------------ Store
-    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge") -> None:
+    def write(self, duration: TimeDuration, rows: Sequence[StoredRow], mode: str = "merge",
+              under: int | None = None) -> None:
         if not rows:
             return
         self._check()

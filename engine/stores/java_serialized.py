@@ -204,7 +204,7 @@ def dumps_hash_set(values: set[Any], java_type: str) -> bytes:
     while len(values) > cap * 0.75:
         cap *= 2
     # a set of doubles holds them as java_key()s: -0.0 and NaN are its markers
-    elements = [v if v is None else key_value(v) for v in values] if java_type in ("float", "double") else values
+    elements = [key_value(v) for v in values] if java_type in ("float", "double") else values
 
     def slot(v: Any) -> tuple[int, int]:
         if v is None:
