@@ -137,10 +137,13 @@ class PatternRuntime:
         # The matches one event completed at one state, linked (id -> next) as Siddhi links
         # them until the end of the input chunk (see _cut_groups); kept only where something
         # cuts the links: the filtered forbidden side of 'not S[cond] and e2=...' (no 'for'),
-        # which keeps its partial matches after e2 moved them on.
+        # which keeps its partial matches after e2 moved them on.  Not behind a selector with
+        # group by: Siddhi's processGroupBy takes each match it passes out of its chunk
+        # (ComplexEventChunk.remove, which unlinks it) and hands on a GroupedComplexEvent of
+        # its own, so no link is left to cut and every row goes out.
         self.links: dict[int, StateEvent] = {}
         self.linked = any(isinstance(p, _AbsentLogicalPre) and p.is_and and p.waiting == -1
-                          and p.cond is not None for p in self.pres)
+                          and p.cond is not None for p in self.pres) and not _groups(emit)
         self.top.init()
 
     # ------------------------------------------------------------------ build (StateInputStreamParser.parse)
@@ -234,7 +237,7 @@ class PatternRuntime:
         make = plan.receivers[key]
         if make is not None:
             return make(self.pres, self._emit, _copy, StateEvent, self.ctx.fault_event, self._merge,
-                        self._emit_group, _late_times)
+                        self._emit_groups, _late_times)
         return self._receiver(key)
 
     def _emit_group(self, group: list[StateEvent], late: frozenset[int] = frozenset()) -> None:
@@ -247,43 +250,71 @@ class PatternRuntime:
         input chunk.  ``group`` holds copies made when the processor returned; ``late`` the
         ids of those whose partial match a later event of the chunk expired (_late_times).
         """
-        if late and any(id(se) in late for se in group) and self._emit_expiring(group, late):
+        if late and any(id(se) in late for se in group) and self._emit_captured([group], late):
             return
         if len(group) == 1:
             self._emit(group)
         else:
             self._emit_chunks([[se] for se in group])
 
-    def _emit_expiring(self, group: list[StateEvent], late: frozenset[int]) -> bool:
-        """:meth:`_emit_group` where some matches were expired after they were selected.
+    def _emit_groups(self, groups: list[list[StateEvent]], late: frozenset[int], again: bool) -> None:
+        """Every group of one input chunk (see :meth:`_emit_group`), in order.
+
+        ``again``: a state event stands in several groups (_late_times), so its rows must
+        all go out as its last selection's, aggregates included (:meth:`_emit_captured`).
+        """
+        if again and self._emit_captured(groups, late):
+            return
+        for group in groups:
+            self._emit_group(group, late)
+
+    def _emit_captured(self, groups: list[list[StateEvent]], late: frozenset[int]) -> bool:
+        """:meth:`_emit_group` for ``groups`` where the rows Siddhi sends differ from the
+        selections: False where a rate limiter stands between the selector and the output,
+        which this does not model (the caller emits the groups as usual).
 
         What the ReturnEventHolder sends on are the StateEvents themselves, with the rows the
-        selector wrote into them: one that a later event of the input chunk expired (its
+        selector wrote into them.  One that a later event of the input chunk expired (its
         ``within`` passed: ``StreamPreStateProcessor.expireEvents`` sets the type of the
         partial match it drops, and a logical state's two sides share theirs) reaches the
         query callbacks as a removed event, and the target stream as a current one
-        (``InsertIntoStreamCallback`` turns it back).  False where a rate limiter stands
-        between the selector and the output, which this does not model: the caller emits
-        the group as usual.
+        (``InsertIntoStreamCallback`` turns it back).  One selected again for a later group
+        (a count state that went on) holds the later row only: every row of it goes out with
+        the last selection's values, its aggregates' too (``count()`` 2 and 2, not 1 and 2).
+        Where that last selection failed ``having``, Siddhi still sends its values in the
+        earlier rows; Srota keeps their own (the failed row is never made).
         """
         selector = getattr(self._emit, "__self__", None)
         output = getattr(selector, "next", None)
         if not isinstance(output, QueryOutput):
             return False
         pieces: list[list[Event]] = []
-        removed: set[int] = set()
+        chunks: list[tuple[list[Event], set[int]]] = []
+        last_row: dict[int, Event] = {}
+        rows_of: list[tuple[int, Event]] = []
         selector.next = pieces.append  # type: ignore[union-attr]
         try:
-            for se in group:
-                n = len(pieces)
-                self._emit([se])
-                if id(se) in late:
-                    removed.update(id(row) for piece in pieces[n:] for row in piece)
+            for group in groups:
+                chunk: list[Event] = []
+                removed: set[int] = set()
+                chunks.append((chunk, removed))
+                for se in group:
+                    del pieces[:]
+                    self._emit([se])
+                    rows = [row for piece in pieces for row in piece]
+                    if id(se) in late:
+                        removed.update(id(row) for row in rows)
+                    for row in rows:
+                        rows_of.append((id(se), row))
+                        last_row[id(se)] = row
+                    chunk += rows
         finally:
             selector.next = output  # type: ignore[union-attr]
-            rows = [row for piece in pieces for row in piece]
-            if rows:
-                output(rows, removed)
+            for key, row in rows_of:
+                row.data = last_row[key].data
+            for chunk, removed in chunks:
+                if chunk:
+                    output(chunk, removed)
         return True
 
     def _merge(self) -> bool:
@@ -345,15 +376,14 @@ class PatternRuntime:
         if multi:
             # (all together where nothing can tell, as below; the groups are copies already)
             loop += ["if _r_groups is not None:",
-                     "    _r_groups, _r_lt = _r_late(_r_groups)",
+                     "    _r_groups, _r_lt, _r_again = _r_late(_r_groups)",
                      "    if not _r_lt and (len(_r_groups) > 1 or len(_r_groups[0]) > 1) and _r_merge():",
                      "        try:",
                      "            _r_emit([_r_se for _r_g in _r_groups for _r_se in _r_g])",
                      "            return",
                      "        except Exception:",
                      "            pass  # group by group, as _emit_all says",
-                     "    for _r_g in _r_groups:",
-                     "        _r_group(_r_g, _r_lt)"]
+                     "    _r_groups_out(_r_groups, _r_lt, _r_again)"]
         else:
             # Each match goes to the selector on its own, as Siddhi's SingleProcessStreamReceiver
             # sends it after the chunk, copied then; together where nothing can tell (_emit_all).
@@ -371,7 +401,7 @@ class PatternRuntime:
                      f"        _r_emit([{copy}])"]
         body += ["def _pattern_receive(_r_chunk):", *_indent(loop, 1), "return _pattern_receive"]
         return gen.function("_make_pattern_receive",
-                            "_r_pres, _r_emit, _r_copy, _r_SE, _r_fault, _r_merge, _r_group, _r_late", body)
+                            "_r_pres, _r_emit, _r_copy, _r_SE, _r_fault, _r_merge, _r_groups_out, _r_late", body)
 
     def _expiry_lines(self, p: Any, names: dict[int, str]) -> list[str]:
         """``p.expire_events(now)``, called only when it has something to do."""
@@ -595,7 +625,7 @@ class PatternRuntime:
         top = self.top
         sequence = self.plan.sequence
         fault = self.ctx.fault_event
-        emit_group = self._emit_group
+        emit_groups = self._emit_groups
         links = self.links if self.linked else None
 
         def receive(chunk: list[Event]) -> None:
@@ -633,15 +663,14 @@ class PatternRuntime:
                 return
             if links is not None:
                 pairs = _cut_groups(pairs, links)
-            groups, late = _late_times(pairs)
+            groups, late, again = _late_times(pairs)
             if not late and (len(groups) > 1 or len(groups[0]) > 1) and self._merge():
                 try:   # all together where nothing can tell (see _emit_all)
                     self._emit([se for group in groups for se in group])
                     return
                 except Exception:  # noqa: BLE001,S110 -- group by group, as _emit_all says
                     pass
-            for group in groups:
-                emit_group(group, late)
+            emit_groups(groups, late, again)
 
         return receive
 
@@ -694,20 +723,22 @@ class PatternRuntime:
 
 
 def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]
-                ) -> tuple[list[list[StateEvent]], frozenset[int]]:
-    """The groups of copies, each with its original's timestamp as the chunk leaves it, and
-    the ids of the copies whose original a later event of the chunk expired.
+                ) -> tuple[list[list[StateEvent]], frozenset[int], bool]:
+    """The groups of copies, each with its original's timestamp as the chunk leaves it, the
+    ids of the copies whose original a later event of the chunk expired, and whether a copy
+    stands in several groups (its original matched again).
 
     Siddhi's multi receiver hands the callbacks the matched StateEvents themselves after the
     input chunk: their rows were selected at the match, but a later event of the chunk that
     extends the same partial match (a count state that matched with none, say) moves its
     timestamp, and the row goes out with that later time; one that expires it (``within``)
-    makes it a removed event for the query callbacks (see PatternRuntime._emit_expiring).
+    makes it a removed event for the query callbacks (see PatternRuntime._emit_captured).
 
     A StateEvent matched again by a later event of the chunk (a count state that went on, as
     ``e1+`` taking the event after its first match) is one object in Siddhi: its selector wrote
     the later match's row into that event's output data, over the first one's, so each of its
-    rows goes out as the last match's (here: that match's copy, wherever the state event is).
+    rows goes out as the last match's (here: that match's copy, wherever the state event is,
+    and PatternRuntime._emit_captured for the aggregates).
     """
     again = len(pairs) > 1 and len({id(o) for _, originals in pairs for o in originals}) < sum(
         len(originals) for _, originals in pairs)
@@ -723,11 +754,17 @@ def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]
             if o.type == EXPIRED and c.type == CURRENT:
                 late.add(id(c))
         groups.append(copies)
-    return groups, frozenset(late) if late else _NO_IDS
+    return groups, frozenset(late) if late else _NO_IDS, again
 
 
 #: No copy expired late (the common answer of _late_times, made once).
 _NO_IDS: frozenset[int] = frozenset()
+
+
+def _groups(emit: Emit) -> bool:
+    """Whether ``emit`` is a selector's with ``group by``."""
+    plan = getattr(getattr(emit, "__self__", None), "plan", None)
+    return getattr(plan, "group_key", None) is not None
 
 
 def _cut_groups(pairs: list[tuple[list[StateEvent], list[StateEvent]]],

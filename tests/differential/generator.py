@@ -959,8 +959,27 @@ def _states(app: _App, sequence: bool) -> list[dict[str, Any]]:
         selects = [x for e in elements for x in e.selects]
         chosen = rng.sample(selects, min(len(selects), rng.randint(1, 4)))
         select = ", ".join(f"{x} as v{k}" for k, x in enumerate(chosen))
+        tail = ""
+        if rng.random() < 0.25:
+            # aggregates over the matches (a count state matched again within a chunk hands
+            # on its later row for both: PatternRuntime._emit_captured)
+            select += ", count() as n"
+            # (a count state's plain ``e2.price`` is the list of its events' prices)
+            counted = {x.split("[")[0] for x in selects if "[" in x}
+            prices = [x for x in selects if x.endswith(".price") and ("[" in x or x.split(".")[0] not in counted)]
+            if prices:
+                select += f", {rng.choice(('sum', 'max', 'min', 'avg'))}({rng.choice(prices)}) as a"
+            if rng.random() < 0.4:
+                tail += f"\ngroup by {chosen[0]}"
+            linked = any(e.text.startswith("not ") and " for " not in e.text for e in elements)
+            if rng.random() < 0.3 and (tail or not linked):
+                # a count only grows: a row that passed is never followed by one that fails
+                # (Siddhi's earlier row would then carry the failed one's values); and not
+                # where 'not S[cond] and e=' cuts the matches without group by, which Siddhi
+                # does after having (docs/siddhi-differences.md)
+                tail += f"\nhaving n >= {rng.randint(1, 3)}"
         out = f"O{q + 1}"
-        app.query(f"from {body}{within}\nselect {select}\ninsert into {out}")
+        app.query(f"from {body}{within}\nselect {select}{tail}\ninsert into {out}")
         app.watch(out)
     return _steps(app, [(st, 1.0) for st in streams], count=(30, 50) if sequence else (20, 40))
 

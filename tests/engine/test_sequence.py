@@ -124,6 +124,25 @@ def test_a_match_made_again_later_in_the_chunk_goes_out_as_the_later_one_both_ti
     assert got.rows == [[["IBM", "GOOG"], None], [["IBM", "GOOG"], None]]  # (ORCL is e3: e3 comes first)
 
 
+def test_a_match_made_again_later_in_the_chunk_carries_the_later_aggregates_both_times(run_app):
+    """As above, with aggregates: Siddhi's selector counted twice and wrote the second row over
+    the first, so both rows say 2 (Siddhi 5.1.33; Srota said 1, then 2), with or without
+    ``group by``, and a ``having`` the second row passes."""
+    from srota.engine import Event
+
+    selects = ("select e1[0].symbol as a, count() as n, sum(e1[0].price) as s",
+               "select e1[0].symbol as a, count() as n, sum(e1[0].price) as s group by e1[0].symbol",
+               "select e1[0].symbol as a, count() as n, sum(e1[0].price) as s having n >= 2")
+    for select in selects:
+        rt, got = run_app(app("from every e1=S1[symbol != 'ORCL']+, e2=S1*, e3=S1 or e4=S1[symbol == 'ORCL'] "
+                              + select))
+        send(rt, "S1", ("IBM", 68.25, 59), ts=T0)
+        rt.get_input_handler("S1").send_events([Event(T0 + 1, ("GOOG", 19.5, 41)),
+                                                Event(T0 + 2, ("ORCL", 74.0, 30))])
+        expected = [["IBM", 2, 136.5]] * (1 if "having" in select else 2)
+        assert got.rows == expected, select
+
+
 def test_absent_in_a_sequence_fires_on_event_time(run_app):
     rt, got = run_app(app("from e1=S1[price > 10], not S2[price > 20] for 1 sec "
                           "select e1.symbol as a"))
