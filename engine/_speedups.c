@@ -714,7 +714,10 @@ new_states(agg_spec *specs, Py_ssize_t k)
             Py_INCREF(value);
             Py_XSETREF(SLOT(st, specs[j].proto_off[m]), value);
         }
+        if (PyObject_GC_IsTracked(st))
+            PyObject_GC_UnTrack(st);
     }
+    PyObject_GC_UnTrack(A);
     return A;
 }
 
@@ -1928,6 +1931,27 @@ event(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return o;
 }
 
+/* untracked(data) -> data
+
+   `data` itself; where it is a tuple of atomic values, no longer tracked by the cyclic
+   collector (as CPython stops tracking such a tuple at the first collection it survives).
+   For the rows a generated selector makes: a caller that keeps them in a tuple of its own (a
+   sink's `(timestamp, data)`) then sees that tuple untracked at its first collection too,
+   where otherwise the order of the two in the collector's list decides, and a tuple left
+   tracked goes on to the older generations, whose growth sets off full collections. */
+static PyObject *
+untracked(PyObject *self, PyObject *data)
+{
+    if (PyTuple_CheckExact(data) && PyObject_GC_IsTracked(data)) {
+        Py_ssize_t i = PyTuple_GET_SIZE(data);
+        while (--i >= 0 && atomic_value(PyTuple_GET_ITEM(data, i)))
+            ;
+        if (i < 0)
+            PyObject_GC_UnTrack(data);
+    }
+    return Py_NewRef(data);
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(event_class, raw_event_class): the classes of events read and made."},
     {"gather", gather, METH_VARARGS, "gather(chunk, reads) -> bool: attributes of every event into buffers."},
@@ -1944,6 +1968,7 @@ static PyMethodDef methods[] = {
      "slide(chunk, start, records, merged, pending, plan) -> int: a fused partition query's sliding runs."},
     {"slide_one", (PyCFunction)(void (*)(void))slide_one, METH_FASTCALL,
      "slide_one(event, record, plan) -> event | None: a fused partition query's step for one event."},
+    {"untracked", untracked, METH_O, "untracked(data) -> data, no longer tracked by the collector where it is a tuple of atomic values."},
     {"event", (PyCFunction)(void (*)(void))event, METH_FASTCALL,
      "event(timestamp, data, type) -> RawEvent, untracked by the collector where it holds only atomic values."},
     {"plain", plain, METH_O, "plain(events) -> bool: every one an Event of type 0 (CURRENT) whose data is a tuple."},
@@ -1957,7 +1982,7 @@ static struct PyModuleDef module = {
 
 /* What engine/columnar.py expects of this module: a module built from an older source (left
  * in place where a rebuild failed) is not used. */
-#define SPEEDUPS_API 9
+#define SPEEDUPS_API 10
 
 PyMODINIT_FUNC
 PyInit__speedups(void)

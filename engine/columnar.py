@@ -55,7 +55,7 @@ from srota.grammar.model import (
 )
 
 #: The interface of engine/_speedups.c this module uses (its ``API``).
-_API = 9
+_API = 10
 
 try:
     if os.environ.get("SROTA_PURE_PYTHON"):
@@ -108,6 +108,8 @@ group_plan: Callable[..., Any] | None = None if _speedups is None else _speedups
 #: ``_speedups.slide_plan`` made of the query; see ``partition._compiled_slide``), or None
 #: without the compiled module.
 slide: Callable[..., int] | None = None if _speedups is None else _speedups.slide
+#: ``untracked(data) -> data``: a row of atomic values, no longer tracked by the cyclic collector
+untracked: Callable[[Any], Any] | None = None if _speedups is None else _speedups.untracked
 slide_one: Callable[..., Any] | None = None if _speedups is None else _speedups.slide_one
 slide_plan: Callable[..., Any] | None = None if _speedups is None else _speedups.slide_plan
 

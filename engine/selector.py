@@ -976,8 +976,12 @@ def _deferred_path(plan: SelectorPlan, prologue: tuple[str, ...], row: str, colu
     gen.ns.setdefault("_EventError", EventError)
     # (made without __init__, the aggregators' values read inline where they say how: this
     # runs once per group and chunk, as often as the updates on a tumbling window)
+    data = inline_values(row_value, plan.factories)
+    if _columnar.untracked is not None:
+        # (what a sink keeps of the rows costs the collector's older generations nothing)
+        data = f"{gen.ref(_columnar.untracked, 'untracked')}({data})"
     make = [f"_o = {'_RawGroupedEvent' if grouped else '_RawEvent'}()", "_o.timestamp = e.timestamp",
-        f"_o.data = {inline_values(row_value, plan.factories)}", "_o.type = e.type",
+        f"_o.data = {data}", "_o.type = e.type",
         *(["_o.group_key = key"] if grouped else []), "return _o"]
     materialize = gen.function("_materialize", "e, A, key", _noting_event(list(prologue) + make, True))
     m = gen.ref(materialize, "mat")
