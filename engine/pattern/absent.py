@@ -33,7 +33,9 @@ class _Timed:
     Siddhi also queues a time already queued; a second timer event at one time finds nothing
     left to do, except where each one re-arms: there Siddhi's queue grows with every period
     ('every not S for t' after several partial matches) until it never catches up.  Srota
-    queues a time once.
+    queues a time once, but in a partition: there a key's state that holds nothing is dropped
+    between the two (see _AbsentStreamPre._idle), and the second finds the time it asked for
+    forgotten and asks again, as in Siddhi.
     """
 
     rt: PatternRuntime
@@ -42,7 +44,7 @@ class _Timed:
         queue = self.__dict__.get("_queue")
         if queue is None:
             queue = self.__dict__["_queue"] = []
-        elif at in queue:
+        elif at in queue and not self.rt.plan.partitioned:
             return
         queue.append(at)
         if len(queue) == 1 and not self.__dict__.get("_firing"):
@@ -145,6 +147,29 @@ class _AbsentStreamPre(_Timed, _StreamPre):
         self.last_scheduled = ts + self.waiting
         self._notify_at(self.last_scheduled)
 
+    def _idle(self) -> None:
+        """Forget the time last asked for where Siddhi's state of it would go.
+
+        Inside a partition Siddhi keeps each key's state of a processor in a
+        PartitionStateHolder, which drops the state whenever it is handed back holding nothing
+        (``StreamPreState.canDestroy``: no partial match, and not a start state, which stays
+        initialized); the next call makes a new one, whose ``lastScheduledTime`` is 0.  The
+        key's timer queue is a state of its own and stays, so a timer then finds the time
+        forgotten and asks again (``notProcessed && lastScheduledTime < currentTime``): a
+        queue entry of no output of its own, which decides which key's timers fire first.
+        Called where Siddhi hands the state back.
+        """
+        if not self.pending and not self.new_every and self.rt.plan.partitioned and not self.is_start:
+            self.last_scheduled = 0
+
+    def update_state(self) -> None:
+        super().update_state()
+        self._idle()
+
+    def expire_events(self, now: int) -> None:
+        super().expire_events(now)
+        self._idle()
+
     def add_state(self, se: StateEvent) -> None:
         if not self.active:
             return
@@ -170,10 +195,17 @@ class _AbsentStreamPre(_Timed, _StreamPre):
             if self.sequence and self.post.next_every_pre is None and _has_pending(self.post.next_pre):
                 return
             self.init()
+        self._idle()
 
     def process_timer(self, now: int) -> None:
         if not self.active:
             return
+        try:
+            self._process_timer(now)
+        finally:
+            self._idle()
+
+    def _process_timer(self, now: int) -> None:
         ready: list[StateEvent] = []
         initialize = self.is_start and not self.new_every and not self.pending
         if initialize and self.sequence and self.post.next_every_pre is None and self.last_scheduled > 0:
@@ -223,7 +255,10 @@ class _AbsentStreamPre(_Timed, _StreamPre):
     def process_and_return(self, ev: Event) -> list[StateEvent]:
         if not self.active:
             return []
-        self._process_each(ev)
+        try:
+            self._process_each(ev)
+        finally:
+            self._idle()
         return []
 
     def _remove_on_no_change(self) -> bool:

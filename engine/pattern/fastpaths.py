@@ -354,3 +354,6 @@ class _Plan:
     #: Whether a chunk's matches may go on as one chunk (set by the query planner where no
     #: output depends on it: see engine.query); None: each on its own, as Siddhi sends them.
     merge: Callable[[], bool] | None = None
+    #: Inside a partition: each key's state machine (Siddhi keeps its states per key, and drops
+    #: a key's state of a processor whenever it holds nothing: see _AbsentStreamPre._idle)
+    partitioned: bool = False

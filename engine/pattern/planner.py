@@ -279,7 +279,7 @@ def plan_state_input(inp: StateInputStream, ctx: Any, sources: Any, gen: CodeGen
                 keys[sid] = _gen_key(gen, scope, parts, test, residue, bound)
     plan = _Plan(element, sequence, states, ids, conds, inp.within_millis,
                  _max_pending(inp, ctx), tests, {sid: _gen_scan(gen, t) for sid, t in tests.items()},
-                 keys, gen)
+                 keys, gen, partitioned=bool(sources.prefix))
     scope = PatternScope(states, gen, current=None, default_index=0)
     elements: dict[str, Any] = {}
 

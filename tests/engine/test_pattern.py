@@ -243,6 +243,24 @@ def test_not_and_side_cut_drops_a_later_match_that_passes_the_filter(run_app):
     assert got.rows == [[99.0, 8.0, 45.0]]   # Siddhi 5.1.33's answer
 
 
+def test_a_partition_key_forgets_its_absent_wait_while_it_holds_no_match(run_app):
+    # Regression (difftest 3011809-3363-partition): Siddhi drops a key's state of the absent
+    # processor whenever it holds no partial match (PartitionStateHolder.returnState), so
+    # GOOG's timer at 15370 (the wait its killed match asked for) finds lastScheduledTime 0 and
+    # asks again for 15870: GOOG's queue then comes first at the next time change, and its
+    # row due at 16244 goes out before IBM's due at 16243 (Siddhi 5.1.33's answer).
+    text = STREAMS + ("partition with (symbol of S1) begin @info(name='q') from every e1=S1[price >= 44] "
+                      "-> not S1[symbol == e1.symbol] for 500 millisec select e1.price as p, e1.symbol as s "
+                      "insert into Out; end;")
+    rt, got = run_app(text)
+    h = rt.get_input_handler("S1")
+    h.send(["GOOG", 47.3, 50], timestamp=_T_ABS + 14402)
+    h.send(["GOOG", 26.1, 56], timestamp=_T_ABS + 14870)
+    h.send_events([Event(_T_ABS + 15743, ("IBM", 89.8, 11)), Event(_T_ABS + 15744, ("GOOG", 80.4, 4))])
+    h.send(["ORCL", 89.1, 43], timestamp=_T_ABS + 17691)
+    assert got.rows == [[80.4, "GOOG"], [89.8, "IBM"]]
+
+
 _LATE_OR = ("from e1=S1[symbol != 'IBM'] -> every (e2=S3[price > 69.1] or e2b=S1[price > e1.price]) "
             "within 2 sec select e1.price as p1, e2.price as v0, e2b.price as v1")
 
