@@ -33,9 +33,11 @@ class _Timed:
     Siddhi also queues a time already queued; a second timer event at one time finds nothing
     left to do, except where each one re-arms: there Siddhi's queue grows with every period
     ('every not S for t' after several partial matches) until it never catches up.  Srota
-    queues a time once, but in a partition: there a key's state that holds nothing is dropped
-    between the two (see _AbsentStreamPre._idle), and the second finds the time it asked for
-    forgotten and asks again, as in Siddhi.
+    queues a time once, but in a partition twice: there a key's state that holds nothing is
+    dropped between the two (see _AbsentStreamPre._idle), and the second finds the time it
+    asked for forgotten and asks again, as in Siddhi.  A third one Srota drops, as it drops a
+    second one outside a partition: where each one re-arms, Siddhi's queue would grow without
+    end here too.
     """
 
     rt: PatternRuntime
@@ -44,7 +46,7 @@ class _Timed:
         queue = self.__dict__.get("_queue")
         if queue is None:
             queue = self.__dict__["_queue"] = []
-        elif at in queue and not self.rt.plan.partitioned:
+        elif at in queue and (not self.rt.plan.partitioned or queue.count(at) > 1):
             return
         queue.append(at)
         if len(queue) == 1 and not self.__dict__.get("_firing"):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import pytest
 from srota.engine import Event, SiddhiAppCreationError, SiddhiManager
@@ -259,6 +260,30 @@ def test_a_partition_key_forgets_its_absent_wait_while_it_holds_no_match(run_app
     h.send_events([Event(_T_ABS + 15743, ("IBM", 89.8, 11)), Event(_T_ABS + 15744, ("GOOG", 80.4, 4))])
     h.send(["ORCL", 89.1, 43], timestamp=_T_ABS + 17691)
     assert got.rows == [[80.4, "GOOG"], [89.8, "IBM"]]
+
+
+def test_a_partition_key_queues_a_time_twice_at_most() -> None:
+    # Siddhi queues every time asked for, and a key's dropped state makes a second timer at one
+    # time ask again (see the test above); where each one re-arms ('every e1=S -> every not S
+    # for t'), Siddhi's queue grows without end.  Srota keeps two of a time, not more.
+    from srota.engine.pattern.absent import _AbsentStreamPre
+
+    runtime = SiddhiManager().create_siddhi_app_runtime(
+        STREAMS + "partition with (symbol of S1) begin from every e1=S1 -> every not S1[price > 1000] "
+        "for 1 sec select e1.price as p insert into Out; end;")
+    rows: list[Any] = []
+    runtime.add_callback("Out", rows.extend)
+    runtime.start()
+    handler = runtime.get_input_handler("S1")
+    for i in range(40):
+        handler.send_events([Event(_T_ABS + 3000 * i + k, ("A", float(k), 1)) for k in range(3)])
+    pres = [p for element in runtime._ctx.elements.values() for p in getattr(element, "pres", ())
+            if isinstance(p, _AbsentStreamPre)]
+    assert pres and rows
+    for pre in pres:
+        queue = pre.__dict__.get("_queue") or []
+        assert all(queue.count(at) <= 2 for at in queue)
+    runtime.shutdown()
 
 
 _LATE_OR = ("from e1=S1[symbol != 'IBM'] -> every (e2=S3[price > 69.1] or e2b=S1[price > e1.price]) "
