@@ -1110,7 +1110,7 @@ def _partition_family(app: _App) -> list[dict[str, Any]]:
                             "set T.v = v, T.n = n\non T.sym == sym",
                             f"from S select sym, {num} as v, count() as n\ninsert into T",
                             f"from S[{_cond(rng, s, 1)}] select sym\ndelete T on T.sym == sym"))
-        if write.endswith("on T.sym == sym") and "delete" in write:
+        if "\ndelete T" in write:  # (rows to delete)
             inner.append(app.query_text(f"from S select sym, {num} as v, 1L as n\nupdate or insert into T\n"
                                         "on T.sym == sym", callback=False))
         inner.append(app.query_text(write, callback=False))
