@@ -26,8 +26,8 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 _log = logging.getLogger(__name__)
@@ -191,6 +191,8 @@ class Scheduler:
         self._earliest: float = float("inf")
         self._cancelled: set[int] = set()
         self._seq = itertools.count()
+        #: The handles of timers scheduled inside :meth:`held_back`, None outside it.
+        self._held: list[int] | None = None
         self._rank_keys: dict[tuple[int, str], tuple[int, object]] = {}
         #: The rank of a timer whose owner has none (see the class docstring).
         self.default_rank = -1
@@ -234,7 +236,28 @@ class Scheduler:
             if at < self._earliest:
                 self._earliest = at
             self._cond.notify()
+        if self._held is not None:
+            self._held.append(handle)
         return handle
+
+    @contextmanager
+    def held_back(self) -> Iterator[None]:
+        """Cancel, on leaving, every timer scheduled inside, and drop the clock's start
+        callbacks registered inside: for elements built only to be checked and thrown away
+        (a partition's queries, planned once before any key exists), whose timers would
+        otherwise fire and output into the app's streams."""
+        outer, self._held = self._held, []
+        clock = self.clock
+        starts = clock._on_start if isinstance(clock, PlaybackClock) else None
+        n_starts = len(starts) if starts is not None else 0
+        try:
+            yield
+        finally:
+            held, self._held = self._held, outer
+            for handle in held:
+                self.cancel(handle)
+            if starts is not None:
+                del starts[n_starts:]
 
     def cancel(self, handle: int) -> None:
         with self._cond:

@@ -344,15 +344,18 @@ class PartitionRuntime:
         sources = PartitionSources(self, None)
         n_start, n_stop = len(ctx.start_hooks), len(ctx.stop_hooks)
         prev, ctx.partition = ctx.partition, _VALIDATION
+        # (held back: the timers the validation instance arms, such as a pattern's absent
+        # state as its machine starts, would fire and output, though it never gets an event)
         try:
-            for j, query in enumerate(self.partition.queries, start=1):
-                sources.joining = isinstance(query.input, JoinInputStream)
-                runtime = build_query(query, ctx, sources, self._query_index(j))
-                self._query_names.append(runtime.name)
-                self._queries.append(PartitionQuery(runtime.name, runtime, self, j - 1))
-                fusion = _plan_fusion(query, runtime, sources.prefix, j - 1, self.routed_streams)
-                if fusion is not None:
-                    self._fusions[fusion.stream_id] = fusion
+            with ctx.scheduler.held_back():
+                for j, query in enumerate(self.partition.queries, start=1):
+                    sources.joining = isinstance(query.input, JoinInputStream)
+                    runtime = build_query(query, ctx, sources, self._query_index(j))
+                    self._query_names.append(runtime.name)
+                    self._queries.append(PartitionQuery(runtime.name, runtime, self, j - 1))
+                    fusion = _plan_fusion(query, runtime, sources.prefix, j - 1, self.routed_streams)
+                    if fusion is not None:
+                        self._fusions[fusion.stream_id] = fusion
         finally:
             ctx.partition = prev
             del ctx.start_hooks[n_start:]

@@ -1,10 +1,10 @@
-"""The live timer thread (engine/clock.py's Scheduler)."""
+"""The timers of engine/clock.py's Scheduler: the live thread, and timers held back."""
 from __future__ import annotations
 
 import threading
 
 import pytest
-from srota.engine.clock import Scheduler, WallClock
+from srota.engine.clock import PlaybackClock, Scheduler, WallClock
 
 
 class _Replaced(BaseException):
@@ -46,3 +46,20 @@ def test_keyboard_interrupt_in_a_timer_still_propagates() -> None:
 
     with pytest.raises(KeyboardInterrupt):
         scheduler._run(interrupted, clock.now())
+
+
+def test_timers_and_start_callbacks_made_while_held_back_never_run() -> None:
+    """What a partition builds only to check it (engine/partition.py, ``_validate``) arms its
+    timers like any element; held back, they are cancelled and its start callbacks dropped,
+    while the ones made before and after run."""
+    clock = PlaybackClock()
+    scheduler = Scheduler(clock, threading.RLock())
+    ran: list[str] = []
+    scheduler.schedule(100, lambda at: ran.append(f"before {at}"))
+    with scheduler.held_back():
+        scheduler.schedule(100, lambda at: ran.append(f"held {at}"))
+        clock.on_start(lambda at: ran.append(f"held start {at}"))
+    scheduler.schedule(200, lambda at: ran.append(f"after {at}"))
+    clock.on_start(lambda at: ran.append(f"start {at}"))
+    clock.advance(1_700_000_000_000)
+    assert ran == ["start 1700000000000", "before 100", "after 200"]

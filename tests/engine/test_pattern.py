@@ -254,6 +254,26 @@ def test_a_partition_key_forgets_its_absent_wait_while_it_holds_no_match(run_app
     assert got.rows == [[80.4, "GOOG"], [89.8, "IBM"]]
 
 
+@pytest.mark.parametrize(("keys", "expected"), [(("A",), []), (("C",), [[None, None]]),
+                                                (("A", "C"), [[None, None]])])
+def test_a_partition_s_validation_instance_fires_no_timer(run_app, keys, expected):
+    # Regression (found 2026-11-29 by the partition family): a count state that may match
+    # nothing hands the empty partial match on as its machine starts, so the absent state
+    # after it asks for a timer at once.  The partition builds its queries once to check them
+    # (no key, no events), and that instance's timer fired into Out: a row no key made.  Only
+    # C, whose event the count state does not take, waits from the start (Siddhi 5.1.33).
+    text = ("@app:playback define stream S (sym string, price double); partition with (sym of S) begin "
+            "from every e1=S[price > 10]<:3> -> not S[price > 100] for 500 millisec "
+            "select e1[0].price as p, e1[last].price as pl insert into Out; end;")
+    rt, got = run_app(text)
+    h = rt.get_input_handler("S")
+    for i, key in enumerate(keys):
+        h.send([key, 20.0 if key == "A" else 5.0], timestamp=_T_ABS + 1000 + 100 * i)
+    h.send([keys[0], 5.0], timestamp=_T_ABS + 5000)  # (time moves on: due timers fire)
+    h.send([keys[0], 5.0], timestamp=_T_ABS + 9000)
+    assert got.rows == expected
+
+
 def test_a_partition_key_queues_a_time_twice_at_most() -> None:
     # Siddhi queues every time asked for, and a key's dropped state makes a second timer at one
     # time ask again (see the test above); where each one re-arms ('every e1=S -> every not S
