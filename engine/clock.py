@@ -26,7 +26,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -262,6 +262,18 @@ class Scheduler:
     def cancel(self, handle: int) -> None:
         with self._cond:
             self._cancelled.add(handle)
+
+    def forget(self, owners: Iterable[object]) -> None:
+        """Cancel every pending timer whose callback is a method of one of ``owners``: the
+        elements of a partition key that is purged, whose state is gone (Siddhi cleans the
+        key's state of every element, its schedulers' queues included), so its timers must not
+        fire and output."""
+        ids = {id(owner) for owner in owners if owner is not None}
+        with self._cond:
+            for heap in self._heaps.values():
+                for _at, handle, callback in heap:
+                    if id(getattr(callback, "__self__", None)) in ids:
+                        self._cancelled.add(handle)
 
     # ---------------------------------------------------------------- playback
     def fire_until(self, timestamp: int, clock: PlaybackClock) -> None:

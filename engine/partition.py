@@ -561,6 +561,11 @@ class PartitionRuntime:
                         stop()
                     except Exception:
                         _log.exception("error while stopping %s", q.name)
+        # the key's timers go with its state (a window's expiry, an absent state's wait, a
+        # rate limiter's tick would otherwise still output from it); a pattern's states own
+        # their timers themselves
+        self.ctx.scheduler.forget(owner for q in inst.queries for element in q.elements.values()
+                                  for owner in (element, *getattr(element, "pres", ())))
         self.ctx.unregister_prefix(inst.prefix)
         for pq, q in zip(self._queries, inst.queries, strict=False):
             pq.purged_events_out += q.output.events_out

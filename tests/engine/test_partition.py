@@ -1,6 +1,8 @@
 """Partitions: per-key state, range keys, inner streams, global streams, purge, snapshots."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from srota.engine import PlaybackClock, QueryNotExistError, SiddhiAppCreationError, SiddhiManager
 
@@ -141,6 +143,34 @@ def test_purge_removes_idle_keys_and_keeps_active_ones():
     h.send(["busy", 1.0], timestamp=10_500)
     h.send(["idle", 1.0], timestamp=10_600)
     assert got[-2:] == [["busy", 11.0], ["idle", 1.0]]  # busy kept its sum, idle starts over
+    runtime.shutdown()
+
+
+@pytest.mark.parametrize("query", [
+    "from every e1=S[price > 10] -> not S[price > 100] for 5 sec select e1.symbol as s, e1.price as p insert",
+    "from S#window.time(5 sec) select symbol, count() as n insert expired events",
+    "from S#window.timeBatch(5 sec) select symbol, count() as n insert",
+    "from S#window.time(5 sec) select symbol, count() as n output last every 4 sec insert",
+])
+def test_a_purged_key_s_timers_go_with_its_state(query):
+    # Regression: a purged key's elements kept their timers in the app's scheduler, so its
+    # absent state's wait, its window's expiry or its rate limiter's tick still fired after the
+    # purge and output from the state that was gone.  Siddhi cleans every state of the key,
+    # its schedulers' queues included.
+    text = ("@app:playback define stream S (symbol string, price double); "
+            "@purge(enable='true', interval='1 sec', idle.period='1 sec') "
+            f"partition with (symbol of S) begin {query} into Out; end;")
+    runtime = SiddhiManager().create_siddhi_app_runtime(text)
+    got: list[Any] = []
+    runtime.add_callback("Out", lambda events: got.extend(list(e.data) for e in events))
+    runtime.start()
+    h = runtime.get_input_handler("S")
+    h.send(["idle", 20.0], timestamp=1_700_000_001_000)
+    for t in range(2_000, 12_001, 1_000):
+        h.send(["busy", 30.0], timestamp=1_700_000_000_000 + t)
+    assert runtime.partitions[0].keys() == ["busy"]
+    assert not [row for row in got if row[0] == "idle"]
+    assert [row for row in got if row[0] == "busy"]  # (the key that stays still outputs)
     runtime.shutdown()
 
 
