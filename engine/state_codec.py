@@ -28,7 +28,13 @@ tag    value
        rule for ``name``), e.g. a Java ``HashSet`` with its iteration order
 11     a float of an engine subclass of ``float`` ``[name, value, attributes]`` (same
        rule for ``name``; made with ``float.__new__``), e.g. a JSON ``BigDecimal``
+12     an engine object met before in the same value: its number, counting the engine
+       objects (tag 5) in the order they are written
 =====  =====================================================================
+
+An engine object held in several places (a pattern's partial match in the states of both
+sides of an ``and``, an event in a window and in a partial match) comes back as one object,
+as it was: the engines' state relies on it (a match one side takes is gone from the other).
 
 Dictionaries keep non-string keys (MessagePack allows them).  Anything else (a function,
 a socket, an object of an unknown class) cannot be encoded: :func:`dumps` raises
@@ -38,12 +44,18 @@ from __future__ import annotations
 
 import enum
 import sys
+import threading
 from collections import deque
 from typing import Any
 
 import msgpack
 
-_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM, _INT_OF, _DICT_OF, _SET_OF, _FLOAT_OF = range(1, 12)
+_TUPLE, _SET, _FROZENSET, _DEQUE, _OBJECT, _BIGINT, _ENUM, _INT_OF, _DICT_OF, _SET_OF, _FLOAT_OF, _SEEN = range(1, 13)
+
+#: The engine objects of the value being written (id -> number, and the objects, kept alive
+#: meanwhile so that no id is reused) or read (by number), per thread: set by the outermost
+#: dumps() or loads(), which the tags' own payloads call again.
+_shared = threading.local()
 
 _registered: dict[str, type] = {}
 
@@ -63,11 +75,24 @@ def register_state_type(cls: type) -> type:
 
 def dumps(value: Any) -> bytes:
     """Encode ``value``; raises :class:`TypeError` for what is not data."""
+    if getattr(_shared, "written", None) is not None:  # (a tag's payload)
+        return _packb(value)
+    _shared.written = ({}, [])
+    try:
+        return _packb(value)
+    finally:
+        _shared.written = None
+
+
+def _packb(value: Any) -> bytes:
     return msgpack.packb(value, default=_default, strict_types=True, use_bin_type=True)
 
 
 def loads(data: bytes) -> Any:
     """Decode what :func:`dumps` wrote; raises :class:`StateDecodeError` for anything else."""
+    outermost = getattr(_shared, "read", None) is None
+    if outermost:
+        _shared.read = []
     try:
         return msgpack.unpackb(data, ext_hook=_ext_hook, strict_map_key=False, raw=False,
                                use_list=True)
@@ -75,6 +100,9 @@ def loads(data: bytes) -> Any:
         raise
     except Exception as exc:  # msgpack's own errors: truncated or foreign bytes
         raise StateDecodeError(f"not engine state ({type(exc).__name__}: {exc})") from None
+    finally:
+        if outermost:
+            _shared.read = None
 
 
 def _name(cls: type) -> str:
@@ -118,6 +146,12 @@ def _default(value: Any) -> Any:
     # a class made for speed keeps its state as the class it stands for (RawEvent as Event)
     cls = getattr(cls, "_state_class", cls)
     _check_allowed(cls)
+    numbers, kept = _shared.written
+    number = numbers.get(id(value))
+    if number is not None:
+        return msgpack.ExtType(_SEEN, _pack(number))
+    numbers[id(value)] = len(kept)  # (numbered before its attributes, as loads() counts)
+    kept.append(value)
     return msgpack.ExtType(_OBJECT, _pack([_name(cls), _attributes(value)]))
 
 
@@ -155,12 +189,25 @@ def _class(name: str) -> type:
 
 def _ext_hook(code: int, data: bytes) -> Any:
     if code == _OBJECT:
-        name, attrs = loads(data)
-        cls = _class(name)
-        obj: Any = object.__new__(cls)
-        for key, val in (attrs or {}).items():
+        seen = _shared.read
+        place = len(seen)
+        seen.append(None)
+        # the object is made before its attributes are read: one of them may lead back to it
+        unpacker = msgpack.Unpacker(ext_hook=_ext_hook, strict_map_key=False, raw=False, use_list=True)
+        unpacker.feed(data)
+        if unpacker.read_array_header() != 2:
+            raise StateDecodeError("an engine object that is not [name, attributes]")
+        obj: Any = object.__new__(_class(unpacker.unpack()))
+        seen[place] = obj
+        for key, val in (unpacker.unpack() or {}).items():
             object.__setattr__(obj, key, val)
         return obj
+    if code == _SEEN:
+        ref = loads(data)
+        seen = _shared.read
+        if not isinstance(ref, int) or not 0 <= ref < len(seen) or seen[ref] is None:
+            raise StateDecodeError(f"state refers to engine object {ref!r}, which it has not written")
+        return seen[ref]
     if code == _BIGINT:
         return int(data.decode())
     inner = loads(data)

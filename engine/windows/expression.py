@@ -286,12 +286,21 @@ class ExpressionWindow(WindowProcessor):
         return self.queue
 
     def snapshot_state(self) -> Any:
-        return {"queue": list(self.queue), "text": self.text}
+        # The aggregators' states go as they are: adding the held events again from nothing
+        # does not always give them back (a prefix of the queue may fail the condition where
+        # the whole passed, and its events would leave), and removals are not exact in floats.
+        return {"queue": list(self.queue), "text": self.text,
+                "states": self.cond.states if self.cond is not None else None}
 
     def restore_state(self, state: Any) -> None:
         self.text = state["text"]
         self.cond = self.source.for_text(self.text) if self.text is not None else self.source.initial()
-        self.queue = deque()
+        states = state.get("states")
+        if states is not None and self.cond is not None:
+            self.queue = deque(state["queue"])
+            self.cond.states = states
+            return
+        self.queue = deque()  # (a snapshot of before 2026-11-29: the states made again)
         out: list[Event] = []
         for e in state["queue"]:
             self._add(e, self.clock.now(), out)
@@ -446,15 +455,23 @@ class ExpressionBatchWindow(WindowProcessor):
         return self.current
 
     def snapshot_state(self) -> Any:
-        return {"current": list(self.current), "expired": list(self.expired_q), "text": self.text}
+        # (the aggregators' states as they are: see ExpressionWindow.snapshot_state; after a
+        # flush they hold the event that broke the condition, which no queue holds)
+        return {"current": list(self.current), "expired": list(self.expired_q), "text": self.text,
+                "states": self.cond.states if self.cond is not None else None, "found": self.found}
 
     def restore_state(self, state: Any) -> None:
         self.text = state["text"]
         self.cond = self.source.for_text(self.text) if self.text is not None else self.source.initial()
         self.current = list(state["current"])
         self.expired_q = list(state["expired"])
-        self.found = 0  # a restored queue has a fresh cursor
+        self.found = state.get("found", 0)
         assert self.cond is not None
+        states = state.get("states")
+        if states is not None:
+            self.cond.states = states
+            return
+        # (a snapshot of before 2026-11-29: the states made again from the held events)
         held = self.current if not self.stream_current else self.expired_q
         if held:
             for e in held:
