@@ -61,12 +61,12 @@ class BatchWindow(WindowProcessor):
         return self.last
 
     def snapshot_state(self) -> Any:
-        return {"last": list(self.last), "reset": self.reset_event}
+        return {"last": list(self.last), "reset": self.reset_event, "found": self.found}
 
     def restore_state(self, state: Any) -> None:
         self.last = list(state["last"])
         self.reset_event = state["reset"]
-        self.found = 0  # a restored queue has a fresh cursor
+        self.found = state.get("found", 0)  # (Siddhi's restored queue keeps the find's place)
 
 
 @extension(Kind.WINDOW, "batch",

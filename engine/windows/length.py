@@ -145,13 +145,13 @@ class LengthBatchWindow(WindowProcessor):
         return self.last
 
     def snapshot_state(self) -> Any:
-        return {"count": self.count, "current": list(self.current), "last": list(self.last)}
+        return {"count": self.count, "current": list(self.current), "last": list(self.last), "found": self.found}
 
     def restore_state(self, state: Any) -> None:
         self.count = state["count"]
         self.current = list(state["current"])
         self.last = list(state["last"])
-        self.found = 0  # a restored queue has a fresh cursor
+        self.found = state.get("found", 0)  # (Siddhi's restored queue keeps the find's place)
 
 
 @extension(Kind.WINDOW, "lengthBatch",

@@ -296,7 +296,7 @@ class SessionWindow(WindowProcessor):
 
     def snapshot_state(self) -> Any:
         return {"sessions": {k: (c.__getstate__(), p.__getstate__()) for k, (c, p) in self.sessions.items()},
-                "keys": list(self.key_order.keys), "most_open": self.most_open}
+                "keys": list(self.key_order.keys), "most_open": self.most_open, "notices": list(self.notices)}
 
     def restore_state(self, state: Any) -> None:
         self.sessions = {}
@@ -311,10 +311,14 @@ class SessionWindow(WindowProcessor):
             cur.__setstate__(c)
             prev.__setstate__(p)
             self.sessions[k] = (cur, prev)
-            if cur.events:
-                self._notify_at(cur.end)
-            if prev.events:
-                self._notify_at(prev.alive)
+            if "notices" not in state:  # (a snapshot of before 2026-11-29: the times asked again)
+                if cur.events:
+                    self._notify_at(cur.end)
+                if prev.events:
+                    self._notify_at(prev.alive)
+        # the times asked for, in their asking order: the order they fire in (see on_timer)
+        for at in state.get("notices", ()):
+            self._notify_at(at)
 
 
 @extension(Kind.WINDOW, "session",

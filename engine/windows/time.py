@@ -159,13 +159,13 @@ class TimeBatchWindow(WindowProcessor):
 
     def snapshot_state(self) -> Any:
         return {"next_emit": self.next_emit, "current": list(self.current), "last": list(self.last),
-                "reset": self.reset_event}
+                "reset": self.reset_event, "found": self.found}
 
     def restore_state(self, state: Any) -> None:
         self.next_emit = state["next_emit"]
         self.current = list(state["current"])
         self.last = list(state["last"])
-        self.found = 0  # a restored queue has a fresh cursor
+        self.found = state.get("found", 0)  # (Siddhi's restored queue keeps the find's place)
         self.reset_event = state["reset"]
         self._timer_at = None
         if self.next_emit != -1:
