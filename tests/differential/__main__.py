@@ -2,6 +2,7 @@
 
     python -m tests.differential [--n 400] [--seed 1] [--family joins] [--out DIR] [-v]
     python -m tests.differential --family unique --classpath JARS   # an extension family
+    python -m tests.differential --restore   # each app restored from a snapshot midway
 
 An extension family (``unique``, ``reorder``) needs the siddhi-execution jars on the reference
 engine's class path (``--classpath``, os.pathsep-separated), which the project does not build.
@@ -15,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from tests.differential.generator import EXTENSION_FAMILIES, FAMILIES, generate
 from tests.differential.harness import compare, run_srota
@@ -33,6 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--classpath", default="", help="extension jars for the reference engine")
     parser.add_argument("--out", type=Path, default=ROOT / ".cache" / "difftest", help="where divergent cases go")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each divergence")
+    parser.add_argument("--restore", action="store_true",
+                        help="both engines snapshot each app at a step drawn from its id and go on in a "
+                             "new runtime restored from it; Srota's answer must be Siddhi's restored one, "
+                             "or Siddhi's without the restore where Siddhi's restore changed it (lost a "
+                             "timer, reordered a hash table) or failed")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     tally: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -43,27 +51,56 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for index in range(args.n):
             case = generate(args.seed, index, args.family)
+            restored = with_restore(case) if args.restore else case
             family = case["family"]
             counts = tally[family]
             counts["apps"] += 1
-            siddhi = ref.run(case)
+            siddhi = ref.run(restored)
+            # (with --restore, Siddhi's answer without the restore: see _restore_verdict)
+            unrestored = ref.run(case) if restored is not case else None
+            if unrestored is not None and (siddhi.get("error") or "").startswith("CannotRestoreSiddhiAppState"):
+                counts["restore_failed"] += 1
+                siddhi = unrestored
             if siddhi.get("error") in ("timeout", "runner died"):
                 counts["siddhi_timeout"] += 1
                 continue
-            srota = run_srota(case)
-            result = compare(siddhi, srota, case.get("unordered", ()))
+            srota = run_srota(restored)
+            unordered = case.get("unordered", ())
+            result = compare(siddhi, srota, unordered)
+            out = args.out
+            if not result.agree and unrestored is not None and compare(unrestored, srota, unordered).agree:
+                # Siddhi's own restore changed its answer, Srota's did not (see --restore)
+                counts["siddhi_restore_changed"] += 1
+                result, out = compare(unrestored, srota, unordered), args.out / "siddhi-restore-changed"
+                out.mkdir(exist_ok=True)
+                (out / f"{case['id']}.json").write_text(
+                    json.dumps({"case": restored, "siddhi": siddhi, "siddhi_unrestored": unrestored,
+                                "srota": srota}, indent=1, default=repr))
             counts["rows"] += result.rows and result.errors
             counts["chunks"] += result.agree
             counts["rejected"] += bool(siddhi.get("error"))
             if not result.agree:
-                (args.out / f"{case['id']}.json").write_text(
-                    json.dumps({"case": case, "siddhi": siddhi, "srota": srota,
+                (out / f"{case['id']}.json").write_text(
+                    json.dumps({"case": restored, "siddhi": siddhi, "srota": srota,
                                 "differences": result.differences}, indent=1, default=repr))
                 if args.verbose:
                     print(f"DIVERGE {case['id']}\n  " + "\n  ".join(result.differences)[:1500])
     finally:
         ref.close()
     return _report(tally, time.monotonic() - started, args.out)
+
+
+def with_restore(case: dict[str, Any]) -> dict[str, Any]:
+    """``case`` with a restore step (``{"restore": true}``) at a place drawn from its id: after
+    its first step, before its last (unchanged with one step); the app named if it is not."""
+    steps = case["steps"]
+    if len(steps) < 2:
+        return case
+    at = random.Random(case["id"]).randrange(1, len(steps))
+    app = case["app"]
+    if "@app:name" not in app:  # (Siddhi restores only into an app of the same name)
+        app = f"@app:name('restored')\n{app}"
+    return dict(case, app=app, steps=[*steps[:at], {"restore": True}, *steps[at:]])
 
 
 def _report(tally: dict[str, dict[str, int]], seconds: float, out: Path) -> int:
@@ -79,6 +116,12 @@ def _report(tally: dict[str, dict[str, int]], seconds: float, out: Path) -> int:
     diverged = compared - total["chunks"]
     print(f"{compared} apps compared in {seconds:.0f} s; {diverged} diverged"
           + (f" (cases in {out})" if diverged else ""))
+    if total["restore_failed"]:
+        print(f"{total['restore_failed']} apps Siddhi could not restore: Srota's compared with Siddhi's "
+              "answer without the restore")
+    if total["siddhi_restore_changed"]:
+        print(f"{total['siddhi_restore_changed']} apps whose answer Siddhi's restore changed and Srota's did not "
+              f"(counted as agreeing; both answers in {out / 'siddhi-restore-changed'})")
     return 1 if diverged else 0
 
 

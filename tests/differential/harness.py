@@ -36,7 +36,11 @@ class _Timeout(BaseException):
 
 def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
     """Run ``case`` on Srota's embedding API (on the service host where it publishes to or reads
-    ``inMemory`` topics, :mod:`tests.differential.transport`); the answer has the runner's shape."""
+    ``inMemory`` topics, :mod:`tests.differential.transport`); the answer has the runner's shape.
+
+    A step ``{"restore": true}`` snapshots the app and shuts it down, and a new runtime of the
+    same app, started and restored from the snapshot, takes the rest (as the runner does it).
+    """
     from srota import SiddhiManager
     from tests.differential.transport import run_srota_service, uses_transports
 
@@ -65,18 +69,30 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    def listen(runtime: Any) -> None:
+        for name in case.get("streams", ()):
+            runtime.add_callback(name, stream_callback(name, outputs))
+        for name in case.get("queries", ()):
+            runtime.add_query_callback(name, query_callback(name))
+
     try:
         try:
-            for name in case.get("streams", ()):
-                runtime.add_callback(name, stream_callback(name, outputs))
-            for name in case.get("queries", ()):
-                runtime.add_query_callback(name, query_callback(name))
+            listen(runtime)
         except Exception:  # a callback on a query or stream the app does not have
             answer["created"] = False
             raise
         runtime.start()
         handlers: dict[str, Any] = {}
         for step in case["steps"]:
+            if "restore" in step:
+                snapshot = runtime.snapshot()
+                runtime.shutdown()
+                runtime = SiddhiManager().create_siddhi_app_runtime(case["app"])
+                listen(runtime)
+                runtime.start()
+                runtime.restore(snapshot)
+                handlers.clear()
+                continue
             if "query" in step:
                 found = runtime.query(step["query"])
                 outputs.append({"cb": "ondemand", "events": plain_rows(found, expired=False)})

@@ -35,3 +35,27 @@ def test_random_app_agrees_with_siddhi(index: int, reference_siddhi: ReferenceSi
         pytest.skip(f"Siddhi gave no answer: {siddhi['error']}")
     result = compare(siddhi, run_srota(case), case.get("unordered", ()))
     assert result.agree, f"{case['app']}\n" + "\n".join(result.differences)
+
+
+RESTORED = int(os.environ.get("DIFF_RESTORED_N", "120"))
+
+
+@pytest.mark.parametrize("index", range(RESTORED))
+def test_random_app_restored_midway_agrees_with_siddhi(index: int, reference_siddhi: ReferenceSiddhi) -> None:
+    """As ``python -m tests.differential --restore``: both engines snapshot the app at a step,
+    and a new runtime restored from it goes on.  Where Siddhi's own restore changes its answer
+    (a lost timer, a hash table reordered) or fails, Srota's must be the answer of no restore."""
+    from tests.differential.__main__ import with_restore
+
+    case = generate(SEED + 1, index)
+    restored = with_restore(case)
+    siddhi = reference_siddhi.run(restored)
+    if siddhi.get("error") in ("timeout", "runner died"):
+        pytest.skip(f"Siddhi gave no answer: {siddhi['error']}")
+    srota = run_srota(restored)
+    unordered = case.get("unordered", ())
+    if compare(siddhi, srota, unordered).agree:
+        return
+    unrestored = reference_siddhi.run(case)
+    result = compare(unrestored, srota, unordered)
+    assert result.agree, f"{restored['app']}\n" + "\n".join(result.differences)

@@ -61,6 +61,29 @@ def test_run_srota_reports_callbacks_in_the_runners_shape() -> None:
     assert "query:q1" in cbs and "stream:O" in cbs
 
 
+def test_a_restore_step_goes_on_in_a_new_runtime_restored_from_a_snapshot() -> None:
+    app = ("@app:name('r') @app:playback define stream S (a int); "
+           "from S#window.length(2) select sum(a) as total insert into O;")
+    steps = [{"stream": "S", "events": [[1_700_000_000_000 + i, [i]]]} for i in range(1, 5)]
+    whole = run_srota({"app": app, "streams": ["O"], "steps": steps})
+    restored = run_srota({"app": app, "streams": ["O"], "steps": [*steps[:2], {"restore": True}, *steps[2:]]})
+    assert restored["error"] is None and restored["outputs"] == whole["outputs"]
+    assert [o["events"][0][1] for o in whole["outputs"]] == [[1], [3], [5], [7]]
+
+
+def test_with_restore_puts_the_step_inside_and_names_the_app() -> None:
+    from tests.differential.__main__ import with_restore
+
+    case = {"id": "x-1-window", "app": "@app:playback define stream S (a int);",
+            "steps": [{"stream": "S", "events": []}] * 3}
+    restored = with_restore(case)
+    at = [i for i, step in enumerate(restored["steps"]) if "restore" in step]
+    assert len(at) == 1 and 1 <= at[0] <= 2 and len(restored["steps"]) == 4
+    assert restored["app"].startswith("@app:name(") and restored == with_restore(case)
+    one = dict(case, steps=case["steps"][:1])
+    assert with_restore(one) is one
+
+
 def test_unordered_callbacks_compare_each_chunk_as_a_multiset() -> None:
     siddhi = _answer([[1, ["a"]], [1, ["b"]]], [[2, ["c"]]])
     srota = _answer([[1, ["b"]], [1, ["a"]]], [[2, ["c"]]])

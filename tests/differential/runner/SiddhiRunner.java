@@ -8,6 +8,7 @@
 //                                                                   // (a null ts: send(data));
 //                                                                   // several: send(Event[])
 //              {"query": "from T select *"},                        // an on-demand (store) query
+//              {"restore": true},      // snapshot, shut down, a new runtime started and restored
 //              {"publish": "in", "message": "text"}],               // InMemoryBroker.publish
 //    "topics": ["out"]}                                              // InMemoryBroker subscriptions
 // Answer: one line per app on stdout, prefixed with "@@DIFF " (so nothing the engine logs is
@@ -183,7 +184,46 @@ public final class SiddhiRunner {
     }
 
     private static String describe(Throwable e) {
-        return e.getClass().getSimpleName() + ": " + e.getMessage();
+        String text = e.getClass().getSimpleName() + ": " + e.getMessage();
+        // (a failed restore says only that it failed: what failed is its cause)
+        if (e.getClass().getSimpleName().equals("CannotRestoreSiddhiAppStateException") && e.getCause() != null) {
+            text += " (" + describe(e.getCause()) + ")";
+        }
+        return text;
+    }
+
+    // Adds the request's stream and query callbacks to ``runtime``, writing into ``outputs``.
+    private static void listen(SiddhiAppRuntime runtime, JsonObject request, List<Map<String, Object>> outputs) {
+        if (request.has("streams")) {
+            for (JsonElement s : request.getAsJsonArray("streams")) {
+                String name = s.getAsString();
+                runtime.addCallback(name, new StreamCallback() {
+                    @Override
+                    public void receive(Event[] events) {
+                        Map<String, Object> out = new HashMap<>();
+                        out.put("cb", "stream:" + name);
+                        out.put("events", rows(events, true));
+                        outputs.add(out);
+                    }
+                });
+            }
+        }
+        if (request.has("queries")) {
+            for (JsonElement q : request.getAsJsonArray("queries")) {
+                String name = q.getAsString();
+                runtime.addCallback(name, new QueryCallback() {
+                    @Override
+                    public void receive(long timestamp, Event[] inEvents, Event[] removeEvents) {
+                        Map<String, Object> out = new HashMap<>();
+                        out.put("cb", "query:" + name);
+                        out.put("ts", timestamp);
+                        out.put("in", rows(inEvents, false));
+                        out.put("out", rows(removeEvents, false));
+                        outputs.add(out);
+                    }
+                });
+            }
+        }
     }
 
     private static String runApp(SiddhiManager manager, JsonObject request, List<Map<String, Object>> outputs,
@@ -198,36 +238,7 @@ public final class SiddhiRunner {
         }
         try {
             try {
-                if (request.has("streams")) {
-                    for (JsonElement s : request.getAsJsonArray("streams")) {
-                        String name = s.getAsString();
-                        runtime.addCallback(name, new StreamCallback() {
-                            @Override
-                            public void receive(Event[] events) {
-                                Map<String, Object> out = new HashMap<>();
-                                out.put("cb", "stream:" + name);
-                                out.put("events", rows(events, true));
-                                outputs.add(out);
-                            }
-                        });
-                    }
-                }
-                if (request.has("queries")) {
-                    for (JsonElement q : request.getAsJsonArray("queries")) {
-                        String name = q.getAsString();
-                        runtime.addCallback(name, new QueryCallback() {
-                            @Override
-                            public void receive(long timestamp, Event[] inEvents, Event[] removeEvents) {
-                                Map<String, Object> out = new HashMap<>();
-                                out.put("cb", "query:" + name);
-                                out.put("ts", timestamp);
-                                out.put("in", rows(inEvents, false));
-                                out.put("out", rows(removeEvents, false));
-                                outputs.add(out);
-                            }
-                        });
-                    }
-                }
+                listen(runtime, request, outputs);
             } catch (Throwable e) {  // a callback on a query or stream the app does not have
                 answer.put("created", false);
                 return describe(e);
@@ -242,6 +253,19 @@ public final class SiddhiRunner {
             Map<String, InputHandler> handlers = new HashMap<>();
             for (JsonElement stepElement : request.getAsJsonArray("steps")) {
                 JsonObject step = stepElement.getAsJsonObject();
+                if (step.has("restore")) {
+                    // the app snapshotted and shut down, a new runtime of it restored (after its
+                    // start, as Siddhi's documentation restores a revision)
+                    byte[] snapshot = runtime.snapshot();
+                    runtime.shutdown();
+                    runtime = manager.createSiddhiAppRuntime(request.get("app").getAsString());
+                    listen(runtime, request, outputs);
+                    writeAggregationTablesInline(runtime);
+                    runtime.start();
+                    runtime.restore(snapshot);
+                    handlers.clear();
+                    continue;
+                }
                 if (step.has("publish")) {
                     InMemoryBroker.publish(step.get("publish").getAsString(), step.get("message").getAsString());
                     continue;
