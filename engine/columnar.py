@@ -316,9 +316,11 @@ class _Compiler:
         lt, rt = left.type, right.type
         if lt in NUMERIC_RANK and rt in NUMERIC_RANK:
             if AttrType.FLOAT in (lt, rt) or AttrType.DOUBLE in (lt, rt):
-                # as doubles; an int or long against a float first becomes a float (_promotion)
-                a = _as_double(left, rt is AttrType.FLOAT)
-                b = _as_double(right, lt is AttrType.FLOAT)
+                # as doubles; an int or long against a float first becomes a float, but for
+                # == and != a long does not (_promotion)
+                equality = e.op in (CompareOperator.EQ, CompareOperator.NE)
+                a = _as_double(left, rt is AttrType.FLOAT and not (equality and lt is AttrType.LONG))
+                b = _as_double(right, lt is AttrType.FLOAT and not (equality and rt is AttrType.LONG))
             else:
                 a, b = _as_type(left, AttrType.LONG), _as_type(right, AttrType.LONG)
         elif lt is AttrType.BOOL and rt is AttrType.BOOL and e.op in (CompareOperator.EQ, CompareOperator.NE):

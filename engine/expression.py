@@ -275,7 +275,8 @@ class ExpressionCompiler:
                 raise error_at(f"'{e.op.value}' compares numbers only, found {lt.value} and {rt.value}", e)
         lconv = rconv = ""
         if numeric:
-            (left, lconv), (right, rconv) = _promoted(left, rt), _promoted(right, lt)
+            equality = e.op in (CompareOperator.EQ, CompareOperator.NE)
+            (left, lconv), (right, rconv) = _promoted(left, rt, equality), _promoted(right, lt, equality)
         if left.constant and right.constant:
             value = _compare(e.op, left.value, right.value)
             return Compiled(repr(value), AttrType.BOOL, True, value, False)
@@ -435,9 +436,14 @@ def _float_operand(operand: _Operand, c: Compiled) -> _Operand:
     return _Operand(f"_f32({operand.use})", operand.check)
 
 
-def _promotion(c: Compiled, other: AttrType) -> str:
-    """How Java promotes a compared number against ``other``: an int or long against a float
-    becomes a float (16777217 == 16777216f), a long against a double a double; '' if as is."""
+def _promotion(c: Compiled, other: AttrType, equality: bool = False) -> str:
+    """How Siddhi's compare executors promote a compared number against ``other``: an int or
+    long against a float becomes a float (16777217 == 16777216f), a long against a double a
+    double; '' if as is.  ``==`` and ``!=`` of a long and a float compare both as doubles
+    (``EqualCompareConditionExpressionExecutorFloatLong``: ``doubleValue()`` of each), so
+    2147483647 is not 2147483647f there, though it is not less than it either."""
+    if equality and c.type is AttrType.LONG and other is AttrType.FLOAT:
+        return "float"
     if c.type in (AttrType.INT, AttrType.LONG) and other is AttrType.FLOAT:
         return "_f32"
     if c.type is AttrType.LONG and other is AttrType.DOUBLE:
@@ -445,10 +451,10 @@ def _promotion(c: Compiled, other: AttrType) -> str:
     return ""
 
 
-def _promoted(c: Compiled, other: AttrType) -> tuple[Compiled, str]:
+def _promoted(c: Compiled, other: AttrType, equality: bool = False) -> tuple[Compiled, str]:
     """``c`` promoted against ``other`` (see :func:`_promotion`): a constant is converted
     now; otherwise the conversion's name is returned, for the code to apply past the null test."""
-    name = _promotion(c, other)
+    name = _promotion(c, other, equality)
     if not name or not c.constant:
         return c, name
     value = None if c.value is None else (f32(float(c.value)) if name == "_f32" else float(c.value))

@@ -100,6 +100,18 @@ def _agree(app: str, chunks: list[list[Any]], monkeypatch: pytest.MonkeyPatch, *
         assert bool(used) is columnar_used
 
 
+def test_a_float_equal_to_a_long_compares_as_doubles(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (as the Python path: test_expression.py, test_a_float_against_a_long_or_an_int_...)
+    app = ("define stream S (f float, l long, i int);\n"
+           "from S[f == l or (l != f and f == i)] select f, l insert into O;")
+    edge = float(struct.unpack("f", struct.pack("f", 2147483647.0))[0])  # 2147483648f
+    got, used = _run(app, [[[edge, 2147483647, 0], [edge, 2147483648, 0], [edge, 2147483647, 2147483647]]],
+                     True, monkeypatch)
+    assert used == 1
+    expected = [[edge, 2147483648], [edge, 2147483647]]
+    assert [row for chunk in got for _, _, _, row in chunk] == [[_canonical(v) for v in r] for r in expected]
+
+
 # ----------------------------------------------------------------------------- values
 INTS = st.one_of(st.sampled_from([0, 1, -1, 7, 2**31 - 1, -2**31, 46341, -46341]),
                  st.integers(-2**31, 2**31 - 1))

@@ -68,6 +68,24 @@ def test_conditions(run_app, cond, row, passes):
     assert bool(got.rows) is passes
 
 
+_EDGE = [2147483647, 2147483647, f32(2147483647.0), 0.0, "", False, None]  # f is 2147483648f
+
+
+@pytest.mark.parametrize("cond, passes", [
+    # Regression (difftest 3013303-2990-filter): Siddhi's == and != of a float and a long take
+    # doubleValue() of each (EqualCompareConditionExpressionExecutorFloatLong), where the
+    # other comparisons and an int promote to float, as Java does: 2147483647L is not
+    # 2147483648f, though it is not less than it either
+    ("f == l", False), ("l == f", False), ("f != l", True), ("l != f", True),
+    ("f == 2147483647L", False), ("f < l", False), ("f >= l", True), ("l >= f", True),
+    ("f == i", True), ("i == f", True), ("f != i", False),
+])
+def test_a_float_against_a_long_or_an_int_compares_as_siddhi_does(run_app, cond, passes):
+    runtime, got = run_app(STREAM + f"from S[{cond}] select i insert into Out;")
+    runtime.get_input_handler("S").send(_EDGE)
+    assert bool(got.rows) is passes
+
+
 @pytest.mark.parametrize("cond, passes", [("i > 5", False), ("i == 7", False), ("s == 'x'", False),
                                           ("i != 7", True), ("s != 'x'", True)])
 def test_comparison_with_null(run_app, cond, passes):
