@@ -257,18 +257,24 @@ class PatternRuntime:
         else:
             self._emit_chunks([[se] for se in group])
 
-    def _emit_groups(self, groups: list[list[StateEvent]], late: frozenset[int], again: bool) -> None:
+    def _emit_groups(self, groups: list[list[StateEvent]], late: frozenset[int],
+                     again: dict[int, int] | None) -> None:
         """Every group of one input chunk (see :meth:`_emit_group`), in order.
 
-        ``again``: a state event stands in several groups (_late_times), so its rows must
-        all go out as its last selection's, aggregates included (:meth:`_emit_captured`).
+        ``again``: a state event stands in several groups (_late_times: each copy's original),
+        so its rows must all go out as its last selection's (:meth:`_emit_captured`).
         """
-        if again and self._emit_captured(groups, late):
-            return
+        if again is not None:
+            if self._emit_captured(groups, late, again):
+                return
+            # (a rate limiter between: each of its copies selected as its last one)
+            last = {again[id(c)]: c for group in groups for c in group}
+            groups = [[last[again[id(c)]] for c in group] for group in groups]
         for group in groups:
             self._emit_group(group, late)
 
-    def _emit_captured(self, groups: list[list[StateEvent]], late: frozenset[int]) -> bool:
+    def _emit_captured(self, groups: list[list[StateEvent]], late: frozenset[int],
+                       origin: dict[int, int] | None = None) -> bool:
         """:meth:`_emit_group` for ``groups`` where the rows Siddhi sends differ from the
         selections: False where a rate limiter stands between the selector and the output,
         which this does not model (the caller emits the groups as usual).
@@ -281,8 +287,11 @@ class PatternRuntime:
         (``InsertIntoStreamCallback`` turns it back).  One selected again for a later group
         (a count state that went on) holds the later row only: every row of it goes out with
         the last selection's values, its aggregates' too (``count()`` 2 and 2, not 1 and 2).
-        Where that last selection failed ``having``, Siddhi still sends its values in the
-        earlier rows; Srota keeps their own (the failed row is never made).
+        Each selection is of the match as it was then (``origin``: each copy's original): its
+        group and what its aggregates add are that match's, behind a ``group by`` the first
+        may count in another group than the last (1 and 1).  Where the last selection failed
+        ``having``, Siddhi still sends its values in the earlier rows; Srota keeps their own
+        (the failed row is never made).
         """
         selector = getattr(self._emit, "__self__", None)
         output = getattr(selector, "next", None)
@@ -304,9 +313,10 @@ class PatternRuntime:
                     rows = [row for piece in pieces for row in piece]
                     if id(se) in late:
                         removed.update(id(row) for row in rows)
+                    key = origin.get(id(se), id(se)) if origin is not None else id(se)
                     for row in rows:
-                        rows_of.append((id(se), row))
-                        last_row[id(se)] = row
+                        rows_of.append((key, row))
+                        last_row[key] = row
                     chunk += rows
         finally:
             selector.next = output  # type: ignore[union-attr]
@@ -723,10 +733,10 @@ class PatternRuntime:
 
 
 def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]
-                ) -> tuple[list[list[StateEvent]], frozenset[int], bool]:
+                ) -> tuple[list[list[StateEvent]], frozenset[int], dict[int, int] | None]:
     """The groups of copies, each with its original's timestamp as the chunk leaves it, the
-    ids of the copies whose original a later event of the chunk expired, and whether a copy
-    stands in several groups (its original matched again).
+    ids of the copies whose original a later event of the chunk expired, and, where a state
+    event stands in several groups (matched again), each copy's original (by id).
 
     Siddhi's multi receiver hands the callbacks the matched StateEvents themselves after the
     input chunk: their rows were selected at the match, but a later event of the chunk that
@@ -735,26 +745,25 @@ def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]
     makes it a removed event for the query callbacks (see PatternRuntime._emit_captured).
 
     A StateEvent matched again by a later event of the chunk (a count state that went on, as
-    ``e1+`` taking the event after its first match) is one object in Siddhi: its selector wrote
-    the later match's row into that event's output data, over the first one's, so each of its
-    rows goes out as the last match's (here: that match's copy, wherever the state event is,
-    and PatternRuntime._emit_captured for the aggregates).
+    ``e1+`` taking the event after its first match) is one object in Siddhi: its selector
+    selected each match as it was, and wrote the later match's row into that event's output
+    data, over the first one's, so each of its rows goes out as the last match's
+    (PatternRuntime._emit_captured, which the originals tell which rows are one event's).
     """
     again = len(pairs) > 1 and len({id(o) for _, originals in pairs for o in originals}) < sum(
         len(originals) for _, originals in pairs)
-    if again:
-        last = {id(o): c for copies, originals in pairs for c, o in zip(copies, originals, strict=True)}
+    origin: dict[int, int] | None = {} if again else None
     groups = []
     late: set[int] = set()
     for copies, originals in pairs:
-        if again:
-            copies = [last[id(o)] for o in originals]
         for c, o in zip(copies, originals, strict=True):
             c.timestamp = o.timestamp
             if o.type == EXPIRED and c.type == CURRENT:
                 late.add(id(c))
+            if origin is not None:
+                origin[id(c)] = id(o)
         groups.append(copies)
-    return groups, frozenset(late) if late else _NO_IDS, again
+    return groups, frozenset(late) if late else _NO_IDS, origin
 
 
 #: No copy expired late (the common answer of _late_times, made once).

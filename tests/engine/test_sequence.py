@@ -1,6 +1,8 @@
 """Sequences (``,``): strict succession, counting with * + ?, every, logical and absent states."""
 from __future__ import annotations
 
+import pytest
+
 STREAMS = """
 @app:playback
 define stream S1 (symbol string, price double, volume int);
@@ -141,6 +143,27 @@ def test_a_match_made_again_later_in_the_chunk_carries_the_later_aggregates_both
                                                 Event(T0 + 2, ("ORCL", 74.0, 30))])
         expected = [["IBM", 2, 136.5]] * (1 if "having" in select else 2)
         assert got.rows == expected, select
+
+
+@pytest.mark.parametrize(("tail", "expected"), [
+    ("", [2.4, 93.6, 2, 96.0]),                          # the sum of both matches' e3
+    ("group by e3.price", [2.4, 93.6, 1, 2.4]),         # each counted in its own group
+    ("group by e1[1].price", [2.4, 93.6, 1, 2.4]),
+])
+def test_a_match_made_again_selects_each_match_as_it_was(run_app, tail, expected):
+    """Regression (difftest 3013303-46): the one state event matched first with e3 = 93.6, then
+    (its count state went on) with e3 = 2.4, in one chunk.  Siddhi's selector selected each
+    match as it was and wrote the second row over the first: the sum adds 93.6 and 2.4, and
+    behind a group by each match counts in its own group.  Srota selected the last match twice
+    (4.8, and 2 in one group).  Siddhi 5.1.33's answers."""
+    from srota.engine import Event
+
+    rt, got = run_app(STREAMS + "from every e1=S1[volume < 45]+, e2=S2[price < 49]*, e3=S1[volume < 24.5f] "
+                      "or e3b=S1[volume < 19.1] select e3.price as v0, e1[1].price as v1, count() as n, "
+                      f"sum(e3.price) as a {tail} insert into Out;")
+    rt.get_input_handler("S1").send_events([Event(T0, ("IBM", 29.4, 27)), Event(T0, ("IBM", 93.6, 3)),
+                                            Event(T0, ("GOOG", 2.4, 23))])
+    assert got.rows == [expected, expected]
 
 
 def test_absent_in_a_sequence_fires_on_event_time(run_app):
