@@ -218,7 +218,8 @@ class Translator:
 
     def _t_Compare(self, e: Compare, t: AttrType) -> str:
         """Siddhi's comparisons: a null operand makes ``!=`` true and the others false; an int or
-        long against a float compares as floats, anything against a double as doubles; NaN
+        long against a float compares as floats (but ``==`` and ``!=`` of a long and a float as
+        doubles), anything against a double as doubles; NaN
         equals nothing and orders with nothing (Spark's NaN equals itself and sorts last)."""
         lt = self.compiler.compile(e.left).type
         rt = self.compiler.compile(e.right).type
@@ -226,6 +227,8 @@ class Translator:
             raise Untranslatable("comparison of object values")
         if lt in _INTEGRAL + _FLOATING and rt in _INTEGRAL + _FLOATING:
             ct = math_type(lt, rt)
+            if e.op.value in ("==", "!=") and {lt, rt} == {AttrType.LONG, AttrType.FLOAT}:
+                ct = AttrType.DOUBLE  # (Siddhi's == and != of a long and a float: doubleValue() of each)
             a, b = self._operand(e.left, ct), self._operand(e.right, ct)
             if ct in _FLOATING:
                 # a float is exactly a double: compare as doubles, NaN as null
