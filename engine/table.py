@@ -290,9 +290,12 @@ class InMemoryTable:
 
     # ------------------------------------------------------------------ state
     def snapshot_state(self) -> Any:
-        return [(rid, r.timestamp, r.data) for rid, r in self._rows.items()]
+        # (the HashMap's table length too: it decides the order of a keyed table's rows, and
+        # it never shrinks, so the rows alone do not give it back)
+        return {"rows": [(rid, r.timestamp, r.data) for rid, r in self._rows.items()], "capacity": self._capacity}
 
     def restore_state(self, state: Any) -> None:
+        rows = state["rows"] if isinstance(state, dict) else state  # (a list: a snapshot of before 2026-11-29)
         store, self.store = self.store, None
         try:
             self._rows.clear()
@@ -300,12 +303,16 @@ class InMemoryTable:
             self._pk.clear()
             for index in self._indexes.values():
                 index.clear()
-            for rid, ts, data in state:
+            self._capacity = 16
+            for rid, ts, data in rows:
                 self._insert(ts, tuple(data), rid)
         finally:
             self.store = store
-        # Siddhi puts the restored map's entries into its own, sized for them at once
-        self._capacity = max(self._capacity, hashmap_table_for(len(self._rows)))
+        if isinstance(state, dict):
+            self._capacity = state["capacity"]
+        else:  # the table length the rows need at once (Siddhi 5.1.33's restore, which Srota no longer copies)
+            self._capacity = max(self._capacity, hashmap_table_for(len(self._rows)))
+        self._ordered = None
         if store is not None:
             store.replace_all(self._rows)
 

@@ -189,6 +189,27 @@ def test_a_restored_keyed_table_keeps_its_order(run_app):
     assert _ordered(runtime) == before
 
 
+def test_a_keyed_table_restored_into_a_new_runtime_keeps_its_order(run_app):
+    # Regression (python -m tests.differential --restore, 2916002-971): the HashMap's table
+    # length grows with the rows and never shrinks, and decides their order; a restore sized it
+    # for the rows left (Siddhi 5.1.33's own restore, whose order then differs from its own
+    # answer without the restore, and from this one too), so the order changed.
+    text = BASE + """
+        @PrimaryKey('symbol') define table T (symbol string, price double, volume long);
+        from S insert into T;
+        from Del delete T on T.symbol == symbol;"""
+    runtime, _ = run_app(text, stream=None)
+    names = [*TEN, "C", "D", "E", "F", "G"]  # 15 rows: the table grows to 32 slots
+    for i, s in enumerate(names):
+        runtime.get_input_handler("S").send([s, 1.0, i])
+    for s in names[5:]:
+        runtime.get_input_handler("Del").send([s])
+    before = _ordered(runtime)
+    fresh, _ = run_app(text, stream=None)
+    fresh.restore(runtime.snapshot())
+    assert _ordered(fresh) == before
+
+
 def test_a_null_numeric_key_is_kept_and_read_first(run_app):
     runtime, _ = run_app(BASE + """
         @PrimaryKey('volume') define table T (symbol string, price double, volume long);
