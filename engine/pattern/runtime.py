@@ -748,7 +748,7 @@ def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]
     ``e1+`` taking the event after its first match) is one object in Siddhi: its selector
     selected each match as it was, and wrote the later match's row into that event's output
     data, over the first one's, so each of its rows goes out as the last match's
-    (PatternRuntime._emit_captured, which the originals tell which rows are one event's).
+    (PatternRuntime._emit_captured: the originals tell it which rows are one state event's).
     """
     again = len(pairs) > 1 and len({id(o) for _, originals in pairs for o in originals}) < sum(
         len(originals) for _, originals in pairs)
