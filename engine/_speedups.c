@@ -154,6 +154,19 @@ atomic_value(PyObject *v)
            || PyBool_Check(v) || PyBytes_CheckExact(v);
 }
 
+/* Whether `data` is a tuple of atomic values (see atomic_value): nothing it holds can lead
+ * back to it. */
+static inline int
+atomic_tuple(PyObject *data)
+{
+    if (!PyTuple_CheckExact(data))
+        return 0;
+    for (Py_ssize_t i = PyTuple_GET_SIZE(data); --i >= 0;)
+        if (!atomic_value(PyTuple_GET_ITEM(data, i)))
+            return 0;
+    return 1;
+}
+
 /* Untracks event `o` from the cyclic collector where nothing it holds can lead back to it (an
  * int timestamp and type, a data tuple of atomic values), and its data tuple with it, as
  * CPython stops tracking such a tuple: an event a window or a callback keeps then costs the
@@ -163,11 +176,8 @@ static void
 untrack_plain(PyObject *o)
 {
     PyObject *data = SLOT(o, off_data);
-    if (!PyTuple_CheckExact(data))
+    if (!atomic_tuple(data))
         return;
-    for (Py_ssize_t i = PyTuple_GET_SIZE(data); --i >= 0;)
-        if (!atomic_value(PyTuple_GET_ITEM(data, i)))
-            return;
     PyObject_GC_UnTrack(data);
     if (PyLong_CheckExact(SLOT(o, off_timestamp)) && PyLong_CheckExact(SLOT(o, off_type)))
         PyObject_GC_UnTrack(o);
@@ -201,9 +211,7 @@ new_event(PyObject *ts, PyObject *data, PyObject *type)
         untrack_plain(o);
         return o;
     }
-    int plain = PyTuple_CheckExact(data);
-    for (Py_ssize_t i = plain ? PyTuple_GET_SIZE(data) : 0; plain && --i >= 0;)
-        plain = atomic_value(PyTuple_GET_ITEM(data, i));
+    int plain = atomic_tuple(data);
     if (plain)
         PyObject_GC_UnTrack(data);
     if (!plain || !PyLong_CheckExact(ts) || !PyLong_CheckExact(type))
@@ -1966,13 +1974,8 @@ event(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 untracked(PyObject *self, PyObject *data)
 {
-    if (PyTuple_CheckExact(data) && PyObject_GC_IsTracked(data)) {
-        Py_ssize_t i = PyTuple_GET_SIZE(data);
-        while (--i >= 0 && atomic_value(PyTuple_GET_ITEM(data, i)))
-            ;
-        if (i < 0)
-            PyObject_GC_UnTrack(data);
-    }
+    if (PyTuple_CheckExact(data) && PyObject_GC_IsTracked(data) && atomic_tuple(data))
+        PyObject_GC_UnTrack(data);
     return Py_NewRef(data);
 }
 
