@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srota.engine.event import Event, RawEvent
-from srota.engine.types import NUMERIC_RANK, f32, held_value, math_type
+from srota.engine.types import NUMERIC_RANK, compared_as_float, f32, held_value, math_type
 from srota.grammar.model import (
     And,
     AttrType,
@@ -316,11 +316,11 @@ class _Compiler:
         lt, rt = left.type, right.type
         if lt in NUMERIC_RANK and rt in NUMERIC_RANK:
             if AttrType.FLOAT in (lt, rt) or AttrType.DOUBLE in (lt, rt):
-                # as doubles; an int or long against a float first becomes a float, but for
-                # == and != a long does not (_promotion)
+                # as doubles; an int or long against a float first becomes a float where
+                # Siddhi's executor makes it one (compared_as_float)
                 equality = e.op in (CompareOperator.EQ, CompareOperator.NE)
-                a = _as_double(left, rt is AttrType.FLOAT and not (equality and lt is AttrType.LONG))
-                b = _as_double(right, lt is AttrType.FLOAT and not (equality and rt is AttrType.LONG))
+                a = _as_double(left, compared_as_float(lt, rt, equality))
+                b = _as_double(right, compared_as_float(rt, lt, equality))
             else:
                 a, b = _as_type(left, AttrType.LONG), _as_type(right, AttrType.LONG)
         elif lt is AttrType.BOOL and rt is AttrType.BOOL and e.op in (CompareOperator.EQ, CompareOperator.NE):

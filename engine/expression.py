@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from srota.engine.codegen import CodeGen
 from srota.engine.types import (
     NUMERIC_RANK,
+    compared_as_float,
     f32,
     held_value,
     java_fdiv,
@@ -437,16 +438,12 @@ def _float_operand(operand: _Operand, c: Compiled) -> _Operand:
 
 
 def _promotion(c: Compiled, other: AttrType, equality: bool = False) -> str:
-    """How Siddhi's compare executors promote a compared number against ``other``: an int or
-    long against a float becomes a float (16777217 == 16777216f), a long against a double a
-    double; '' if as is.  ``==`` and ``!=`` of a long and a float compare both as doubles
-    (``EqualCompareConditionExpressionExecutorFloatLong``: ``doubleValue()`` of each), so
-    2147483647 is not 2147483647f there, though it is not less than it either."""
-    if equality and c.type is AttrType.LONG and other is AttrType.FLOAT:
-        return "float"
-    if c.type in (AttrType.INT, AttrType.LONG) and other is AttrType.FLOAT:
+    """How Siddhi's compare executors promote a compared number against ``other``: to a float
+    where :func:`~srota.engine.types.compared_as_float` says so (16777217 == 16777216f), a long
+    against a double (or a float, in ``==`` and ``!=``) to a double; '' if as is."""
+    if compared_as_float(c.type, other, equality):
         return "_f32"
-    if c.type is AttrType.LONG and other is AttrType.DOUBLE:
+    if c.type is AttrType.LONG and other in (AttrType.DOUBLE, AttrType.FLOAT):
         return "float"
     return ""
 

@@ -32,6 +32,15 @@ def math_type(left: AttrType, right: AttrType) -> AttrType:
     return left if NUMERIC_RANK[left] >= NUMERIC_RANK[right] else right
 
 
+def compared_as_float(t: AttrType, other: AttrType, equality: bool) -> bool:
+    """Whether Siddhi's compare executor takes a number of type ``t`` against one of type
+    ``other`` as a 32-bit float: an int against a float always, a long against a float except
+    in ``==`` and ``!=`` (``equality``), which take ``doubleValue()`` of each side
+    (``EqualCompareConditionExpressionExecutorFloatLong``): 2147483647L is not 2147483648f,
+    though it is not less than it either."""
+    return other is AttrType.FLOAT and (t is AttrType.INT or (t is AttrType.LONG and not equality))
+
+
 #: Java's int and long ranges.
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1

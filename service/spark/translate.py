@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from srota.engine.types import math_type
+from srota.engine.types import compared_as_float, math_type
 from srota.grammar.model import (
     And,
     AttrType,
@@ -227,8 +227,10 @@ class Translator:
             raise Untranslatable("comparison of object values")
         if lt in _INTEGRAL + _FLOATING and rt in _INTEGRAL + _FLOATING:
             ct = math_type(lt, rt)
-            if e.op.value in ("==", "!=") and {lt, rt} == {AttrType.LONG, AttrType.FLOAT}:
-                ct = AttrType.DOUBLE  # (Siddhi's == and != of a long and a float: doubleValue() of each)
+            equality = e.op.value in ("==", "!=")
+            if ct is AttrType.FLOAT and lt is not rt and not (compared_as_float(lt, rt, equality)
+                                                              or compared_as_float(rt, lt, equality)):
+                ct = AttrType.DOUBLE  # (a long against a float in == and !=: doubleValue() of each)
             a, b = self._operand(e.left, ct), self._operand(e.right, ct)
             if ct in _FLOATING:
                 # a float is exactly a double: compare as doubles, NaN as null
