@@ -67,14 +67,14 @@ def run_srota(case: dict[str, Any], timeout_s: float = 20.0) -> Answer:
     def on_alarm(signum: int, frame: Any) -> None:
         raise _Timeout()
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout_s)
     def listen(runtime: Any) -> None:
         for name in case.get("streams", ()):
             runtime.add_callback(name, stream_callback(name, outputs))
         for name in case.get("queries", ()):
             runtime.add_query_callback(name, query_callback(name))
 
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
         try:
             listen(runtime)

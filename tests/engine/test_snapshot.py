@@ -195,18 +195,9 @@ def test_an_expression_window_restored_keeps_its_aggregates(window):
     # window made its aggregates again by adding its events from nothing, which does not give
     # them back (an expressionBatch's hold the event that broke the condition, which no queue
     # holds); the events its condition then refused left at the restore, unseen.
-    app = f"from S#window.{window} select k, v insert all events into Out;"
     values = [13, 58, 6, 18, 47, 4, 42, 39, 32, 10, 38, 49, 60, 45]
-    events = [("S", ["a", v], 1_000 + 100 * i) for i, v in enumerate(values)]
-    whole_rt, whole = _run(app, events)
-    whole_rt.shutdown()
-    for cut in range(1, len(events)):
-        first_rt, first = _run(app, events[:cut])
-        data = first_rt.snapshot()
-        first_rt.shutdown()
-        second_rt, second = _run(app, events[cut:], snapshot=data)
-        second_rt.shutdown()
-        assert first + second == whole, f"restored after {cut} events"
+    _restored_at_every_step(f"from S#window.{window} select k, v insert all events into Out;",
+                            [("S", ["a", v], 1_000 + 100 * i) for i, v in enumerate(values)])
 
 
 def _restored_at_every_step(app: str, steps: list[tuple[str, list, int] | str]) -> None:
