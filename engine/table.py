@@ -78,7 +78,7 @@ class InMemoryTable:
         self._order = _java_order_kind(self.attributes, self.pk_positions)
         self._key_text = _java_key_text(self.attributes, self.pk_positions) if self._order == _HASHMAP else None
         self._hashes: dict[int, int] = {}  # row id -> its key's spread Java hash (HashMap order)
-        self._capacity = 16  # the HashMap's table length: it grows with the rows, never shrinks
+        self._capacity = _HASHMAP_INITIAL_TABLE  # the HashMap's table length: grows, never shrinks
         self._ordered: list[Event] | None = None  # the rows in Siddhi's order, until a change
         # keys of the primary-key and index dicts are java_key()s: Siddhi's maps tell -0.0 from
         # 0.0 and take a NaN for every NaN, as Double.equals and compareTo do
@@ -303,7 +303,7 @@ class InMemoryTable:
             self._pk.clear()
             for index in self._indexes.values():
                 index.clear()
-            self._capacity = 16
+            self._capacity = _HASHMAP_INITIAL_TABLE
             for rid, ts, data in rows:
                 self._insert(ts, tuple(data), rid)
         finally:
@@ -330,6 +330,8 @@ class InMemoryTable:
 _TREEMAP, _HASHMAP = "tree", "hash"
 _NUMERIC = frozenset({AttrType.INT, AttrType.LONG, AttrType.FLOAT, AttrType.DOUBLE})
 _FLOATS = frozenset({AttrType.FLOAT, AttrType.DOUBLE})
+#: A ``new HashMap<>()``'s table length (a keyed table's, and one restored anew).
+_HASHMAP_INITIAL_TABLE = 16
 
 
 def _java_order_kind(attributes: Sequence[Attribute], pk: Sequence[int]) -> str | None:
