@@ -49,7 +49,7 @@ class QueryOutput:
 
     def __call__(self, chunk: list[Event], removed: Collection[int] = ()) -> None:
         """Deliver ``chunk``; the callbacks see the rows whose ids are in ``removed`` as
-        removed events, the target as current ones (see PatternRuntime._emit_captured)."""
+        removed events, the target as current ones (see PatternRuntime._send_captured)."""
         if not chunk:
             # Siddhi's aggregating selector hands on an empty chunk when offset or limit
             # removed its row(s) (processInBatchNoGroupBy/processInBatchGroupBy return it, not

@@ -262,7 +262,7 @@ class PatternRuntime:
         """Every group of one input chunk (see :meth:`_emit_group`), in order.
 
         ``again``: a state event stands in several groups (_late_times: each copy's original),
-        so its rows must all go out as its last selection's (:meth:`_emit_captured`).
+        so its rows must all go out as its last selection's (:meth:`_send_captured`).
         """
         if again is not None:
             if self._emit_captured(groups, late, again):
@@ -280,52 +280,87 @@ class PatternRuntime:
         which this does not model (the caller emits the groups as usual).
 
         What the ReturnEventHolder sends on are the StateEvents themselves, with the rows the
-        selector wrote into them.  One that a later event of the input chunk expired (its
-        ``within`` passed: ``StreamPreStateProcessor.expireEvents`` sets the type of the
-        partial match it drops, and a logical state's two sides share theirs) reaches the
-        query callbacks as a removed event, and the target stream as a current one
-        (``InsertIntoStreamCallback`` turns it back).  One selected again for a later group
-        (a count state that went on) holds the later row only: every row of it goes out with
-        the last selection's values, its aggregates' too (``count()`` 2 and 2, not 1 and 2).
-        Each selection is of the match as it was then (``origin``: each copy's original): its
-        group and what its aggregates add are that match's, behind a ``group by`` the first
-        may count in another group than the last (1 and 1).  Where the last selection failed
-        ``having``, Siddhi still sends its values in the earlier rows; Srota keeps their own
-        (the failed row is never made).
+        selector wrote into them (see :meth:`_send_captured`).
         """
-        selector = getattr(self._emit, "__self__", None)
-        output = getattr(selector, "next", None)
-        if not isinstance(output, QueryOutput):
+        if not self._selects_directly():
             return False
-        pieces: list[list[Event]] = []
-        chunks: list[tuple[list[Event], set[int]]] = []
-        last_row: dict[int, Event] = {}
-        rows_of: list[tuple[int, Event]] = []
-        selector.next = pieces.append  # type: ignore[union-attr]
+        selections: list[list[list[Event]]] = []
         try:
             for group in groups:
-                chunk: list[Event] = []
-                removed: set[int] = set()
-                chunks.append((chunk, removed))
-                for se in group:
-                    del pieces[:]
-                    self._emit([se])
-                    rows = [row for piece in pieces for row in piece]
-                    if id(se) in late:
-                        removed.update(id(row) for row in rows)
-                    key = origin.get(id(se), id(se)) if origin is not None else id(se)
-                    for row in rows:
-                        rows_of.append((key, row))
-                        last_row[key] = row
-                    chunk += rows
-        finally:
-            selector.next = output  # type: ignore[union-attr]
-            for key, row in rows_of:
-                row.data = last_row[key].data
-            for chunk, removed in chunks:
-                if chunk:
-                    output(chunk, removed)
+                rows: list[list[Event]] = []
+                selections.append(rows)
+                self._select_each(group, rows)
+        finally:  # (the rows selected before one raised go out)
+            self._send_captured(groups, selections, late, origin)
         return True
+
+    def _selects_directly(self) -> bool:
+        """Whether the selector hands its rows straight to the query's output (no rate limiter
+        between, which :meth:`_select_each` and :meth:`_send_captured` do not model)."""
+        return isinstance(getattr(getattr(self._emit, "__self__", None), "next", None), QueryOutput)
+
+    def _select_each(self, group: list[StateEvent], rows: list[list[Event]]) -> None:
+        """Each state event of ``group`` selected on its own, its rows appended to ``rows``
+        (none where it failed ``having``), as Siddhi's selector takes the matches of a
+        ReturnEventHolder's chunk (only where :meth:`_selects_directly`)."""
+        selector = self._emit.__self__  # type: ignore[attr-defined]
+        output = selector.next
+        pieces: list[list[Event]] = []
+        selector.next = pieces.append
+        try:
+            for se in group:
+                del pieces[:]
+                self._emit([se])
+                rows.append([row for piece in pieces for row in piece])
+        finally:
+            selector.next = output
+
+    def _send_captured(self, groups: list[list[StateEvent]], selections: list[list[list[Event]]],
+                       late: frozenset[int], origin: dict[int, int] | None = None,
+                       cut: frozenset[int] = frozenset()) -> None:
+        """The rows of ``selections`` (:meth:`_select_each` of each group) sent as Siddhi's
+        ReturnEventHolder sends the StateEvents with the rows the selector wrote into them,
+        one chunk per group.
+
+        One that a later event of the input chunk expired (its ``within`` passed:
+        ``StreamPreStateProcessor.expireEvents`` sets the type of the partial match it drops,
+        and a logical state's two sides share theirs; ``late``) reaches the query callbacks as
+        a removed event, and the target stream as a current one (``InsertIntoStreamCallback``
+        turns it back).  Each goes out with its state event's time as the chunk leaves it
+        (:func:`_late_times`).  One selected again for a later group (a count state that went
+        on) holds the later row only: every row of it goes out with the last selection's
+        values, its aggregates' too (``count()`` 2 and 2, not 1 and 2).  Each selection is of
+        the match as it was then (``origin``: each copy's original): its group and what its
+        aggregates add are that match's, behind a ``group by`` the first may count in another
+        group than the last (1 and 1).  Where the last selection failed ``having``, Siddhi
+        still sends its values in the earlier rows; Srota keeps their own (the failed row is
+        never made).  ``cut``: the copies whose rows were selected (their aggregates count
+        them) but are not sent, as the links left them (:func:`_cut_groups`).
+        """
+        output = self._emit.__self__.next  # type: ignore[attr-defined]
+        last_row: dict[int, Event] = {}
+        rows_of: list[tuple[int, Event]] = []
+        chunks: list[tuple[list[Event], set[int]]] = []
+        for group, selected in zip(groups, selections, strict=False):
+            chunk: list[Event] = []
+            removed: set[int] = set()
+            chunks.append((chunk, removed))
+            for se, rows in zip(group, selected, strict=False):
+                key = origin.get(id(se), id(se)) if origin is not None else id(se)
+                for row in rows:
+                    row.timestamp = se.timestamp
+                    rows_of.append((key, row))
+                    last_row[key] = row
+                if id(se) in cut:
+                    continue
+                if id(se) in late:
+                    removed.update(id(row) for row in rows)
+                chunk += rows
+        for key, row in rows_of:
+            row.data = last_row[key].data
+        for chunk, removed in chunks:
+            if chunk:
+                output(chunk, removed)
 
     def _merge(self) -> bool:
         """Whether this chunk's matches may go to the selector as one chunk (see _Plan.merge)."""
@@ -640,6 +675,9 @@ class PatternRuntime:
 
         def receive(chunk: list[Event]) -> None:
             pairs: list[tuple[list[StateEvent], list[StateEvent]]] = []
+            # Behind links, each group selected as it is made, as Siddhi does (see _cut_groups)
+            selections: list[list[list[Event]]] | None = (
+                [] if links is not None and self._selects_directly() else None)
             if links:
                 links.clear()   # left by a chunk that raised
             for ev in chunk:
@@ -660,10 +698,17 @@ class PatternRuntime:
                         if got:
                             if len(got) > 1:  # (one state event twice in a pending list: once)
                                 got = _unique(got)
-                            pairs.append(([_copy(se) for se in got], got))
+                            copies = [_copy(se) for se in got]
+                            pairs.append((copies, got))
                             if links is not None and len(got) > 1:
                                 for a, b in zip(got, got[1:], strict=False):
                                     links[id(a)] = b
+                            if selections is not None:
+                                rows: list[list[Event]] = []
+                                selections.append(rows)
+                                self._select_each(copies, rows)
+                                if links:
+                                    _unlink_unselected(got, rows, links)
                 except Exception as exc:
                     # this event alone: the matches made so far (its own included) stand
                     if len(chunk) == 1:
@@ -671,9 +716,20 @@ class PatternRuntime:
                     fault(ev, exc)
             if not pairs:
                 return
-            if links is not None:
-                pairs = _cut_groups(pairs, links)
+            cut = _cut_groups(pairs, links, selections) if links is not None else _NO_IDS
             groups, late, again = _late_times(pairs)
+            if selections is not None:
+                # each match selected when it was made; the rows of those the links no
+                # longer reach are left out
+                self._send_captured(groups, selections, late, again, cut)
+                return
+            if cut:
+                # (a rate limiter between, which this does not model: the matches are cut
+                # before they are selected)
+                groups, late, again = _late_times(
+                    [([c for c in copies if id(c) not in cut], [o for c, o in zip(copies, originals, strict=True)
+                                                               if id(c) not in cut])
+                     for copies, originals in pairs])
             if not late and (len(groups) > 1 or len(groups[0]) > 1) and self._merge():
                 try:   # all together where nothing can tell (see _emit_all)
                     self._emit([se for group in groups for se in group])
@@ -742,13 +798,13 @@ def _late_times(pairs: list[tuple[list[StateEvent], list[StateEvent]]]
     input chunk: their rows were selected at the match, but a later event of the chunk that
     extends the same partial match (a count state that matched with none, say) moves its
     timestamp, and the row goes out with that later time; one that expires it (``within``)
-    makes it a removed event for the query callbacks (see PatternRuntime._emit_captured).
+    makes it a removed event for the query callbacks (see PatternRuntime._send_captured).
 
     A StateEvent matched again by a later event of the chunk (a count state that went on, as
     ``e1+`` taking the event after its first match) is one object in Siddhi: its selector
     selected each match as it was, and wrote the later match's row into that event's output
     data, over the first one's, so each of its rows goes out as the last match's
-    (PatternRuntime._emit_captured: the originals tell it which rows are one state event's).
+    (PatternRuntime._send_captured: the originals tell it which rows are one state event's).
     """
     again = len(pairs) > 1 and len({id(o) for _, originals in pairs for o in originals}) < sum(
         len(originals) for _, originals in pairs)
@@ -776,9 +832,10 @@ def _groups(emit: Emit) -> bool:
     return getattr(plan, "group_key", None) is not None
 
 
-def _cut_groups(pairs: list[tuple[list[StateEvent], list[StateEvent]]],
-                links: dict[int, StateEvent]) -> list[tuple[list[StateEvent], list[StateEvent]]]:
-    """The groups as Siddhi sends them: each from its first match along the links left.
+def _cut_groups(pairs: list[tuple[list[StateEvent], list[StateEvent]]], links: dict[int, StateEvent],
+                selections: list[list[list[Event]]] | None = None) -> frozenset[int]:
+    """The ids of the copies whose rows Siddhi does not send: those its links no longer reach
+    from the first match of their group.
 
     Siddhi's multi receiver keeps what one event completed at one state as a linked list of
     the StateEvents themselves (a ReturnEventHolder's chunk), sent after the input chunk.  The
@@ -788,25 +845,48 @@ def _cut_groups(pairs: list[tuple[list[StateEvent], list[StateEvent]]],
     linked after it, and the filter unlinks those that fail
     (:meth:`_AbsentLogicalPre._run_linked`): the group goes out as far as its links reach.
 
-    Siddhi links the rows its selector and rate limiter passed on; Srota links the matches
-    and selects what is left, the same where each match makes one row (not so with having,
-    aggregators or an output rate).  Links left after the send (Siddhi keeps them) are not
-    kept: only such a filter reads them, and it only reads complete matches.
+    Each match was selected as it was made, cut or not: its aggregates count it, and one that
+    failed ``having`` was unlinked then (:func:`_unlink_unselected`), so the group starts at
+    its first selected match (``selections``: each group's rows per match, where the
+    matches were selected as they were made).  Where a rate limiter stands between the
+    selector and the output, Srota selects only what is left (not modelled).  Links left
+    after the send (Siddhi keeps them) are not kept: only such a filter reads them, and it
+    only reads complete matches.
     """
-    out = []
-    for copies, originals in pairs:
+    cut: set[int] = set()
+    for k, (copies, originals) in enumerate(pairs):
         if len(originals) > 1:
             reached: set[int] = set()
-            x: StateEvent | None = originals[0]
+            head = 0
+            if selections is not None and k < len(selections):
+                selected = selections[k]
+                while head < len(selected) - 1 and not selected[head]:
+                    head += 1
+            x: StateEvent | None = originals[head]
             while x is not None and id(x) not in reached:
                 reached.add(id(x))
                 x = links.get(id(x))
-            if len(reached) < len(originals):
-                kept = [(c, o) for c, o in zip(copies, originals, strict=True) if id(o) in reached]
-                copies, originals = [c for c, _ in kept], [o for _, o in kept]
-        out.append((copies, originals))
+            cut.update(id(c) for c, o in zip(copies, originals, strict=True) if id(o) not in reached)
     links.clear()
-    return out
+    return frozenset(cut) if cut else _NO_IDS
+
+
+def _unlink_unselected(group: list[StateEvent], rows: list[list[Event]], links: dict[int, StateEvent]) -> None:
+    """Unlink the state events of ``group`` (linked in ``links``) whose selection made no
+    row, as Siddhi's selector removes a match that fails ``having`` from its chunk
+    (``ComplexEventChunk.remove``: the one before links to the one after, the removed one to
+    nothing) before the forbidden side's filter walks the links."""
+    previous: StateEvent | None = None
+    for se, made in zip(group, rows, strict=False):
+        if made:
+            previous = se
+            continue
+        after = links.pop(id(se), None)
+        if previous is not None:
+            if after is None:
+                links.pop(id(previous), None)
+            else:
+                links[id(previous)] = after
 
 
 def _unique(matched: list[StateEvent]) -> list[StateEvent]:

@@ -970,17 +970,14 @@ def _state_query(rng: random.Random, streams: list[_Stream], sequence: bool) -> 
     tail = ""
     if rng.random() < 0.25:
         # aggregates over the matches (a count state matched again within a chunk hands
-        # on its later row for both: PatternRuntime._emit_captured)
-        linked = any(e.text.startswith("not ") and " for " not in e.text for e in elements)
+        # on its later row for both: PatternRuntime._send_captured)
         select += ", count() as n"
         # (a count state's plain ``e2.price`` is the list of its events' prices)
         counted = {x.split("[")[0] for x in selects if "[" in x}
         prices = [x for x in selects if x.endswith(".price") and ("[" in x or x.split(".")[0] not in counted)]
         if prices:
             select += f", {rng.choice(('sum', 'max', 'min', 'avg'))}({rng.choice(prices)}) as a"
-        if rng.random() < 0.4 or linked:
-            # (behind 'not S[cond] and e=' without group by, Siddhi's aggregates count the
-            # matches it then cuts: docs/siddhi-differences.md)
+        if rng.random() < 0.4:
             tail += f"\ngroup by {chosen[0]}"
         if rng.random() < 0.3:
             # a count only grows: a row that passed is never followed by one that fails
