@@ -726,10 +726,7 @@ class PatternRuntime:
             if cut:
                 # (a rate limiter between, which this does not model: the matches are cut
                 # before they are selected)
-                groups, late, again = _late_times(
-                    [([c for c in copies if id(c) not in cut], [o for c, o in zip(copies, originals, strict=True)
-                                                               if id(c) not in cut])
-                     for copies, originals in pairs])
+                groups, late, again = _late_times(_uncut(pairs, cut))
             if not late and (len(groups) > 1 or len(groups[0]) > 1) and self._merge():
                 try:   # all together where nothing can tell (see _emit_all)
                     self._emit([se for group in groups for se in group])
@@ -869,6 +866,16 @@ def _cut_groups(pairs: list[tuple[list[StateEvent], list[StateEvent]]], links: d
             cut.update(id(c) for c, o in zip(copies, originals, strict=True) if id(o) not in reached)
     links.clear()
     return frozenset(cut) if cut else _NO_IDS
+
+
+def _uncut(pairs: list[tuple[list[StateEvent], list[StateEvent]]], cut: frozenset[int]
+           ) -> list[tuple[list[StateEvent], list[StateEvent]]]:
+    """``pairs`` without the copies in ``cut`` (and their originals)."""
+    out = []
+    for copies, originals in pairs:
+        kept = [(c, o) for c, o in zip(copies, originals, strict=True) if id(c) not in cut]
+        out.append(([c for c, _ in kept], [o for _, o in kept]))
+    return out
 
 
 def _unlink_unselected(group: list[StateEvent], rows: list[list[Event]], links: dict[int, StateEvent]) -> None:
