@@ -311,7 +311,8 @@ class PatternRuntime:
             for se in group:
                 del pieces[:]
                 self._emit([se])
-                rows.append([row for piece in pieces for row in piece])
+                made = [row for piece in pieces for row in piece]
+                rows.append(made if made else _refused(selector, se))
         finally:
             selector.next = output
 
@@ -333,12 +334,12 @@ class PatternRuntime:
         the match as it was then (``origin``: each copy's original): its group and what its
         aggregates add are that match's, behind a ``group by`` the first may count in another
         group than the last (1 and 1).  Where the last selection failed ``having``, Siddhi
-        still sends its values in the earlier rows; Srota keeps their own (the failed row is
-        never made).  ``cut``: the copies whose rows were selected (their aggregates count
+        wrote its row all the same, and the earlier rows go out with its values
+        (:func:`_refused`).  ``cut``: the copies whose rows were selected (their aggregates count
         them) but are not sent, as the links left them (:func:`_cut_groups`).
         """
         output = self._emit.__self__.next  # type: ignore[attr-defined]
-        last_row: dict[int, Event] = {}
+        last_data: dict[int, Any] = {}
         rows_of: list[tuple[int, Event]] = []
         chunks: list[tuple[list[Event], set[int]]] = []
         for group, selected in zip(groups, selections, strict=False):
@@ -350,14 +351,16 @@ class PatternRuntime:
                 for row in rows:
                     row.timestamp = se.timestamp
                     rows_of.append((key, row))
-                    last_row[key] = row
+                    last_data[key] = row.data
+                if isinstance(rows, _Refused):
+                    last_data[key] = rows.data
                 if id(se) in cut:
                     continue
                 if id(se) in late:
                     removed.update(id(row) for row in rows)
                 chunk += rows
         for key, row in rows_of:
-            row.data = last_row[key].data
+            row.data = last_data[key]
         for chunk, removed in chunks:
             if chunk:
                 output(chunk, removed)
@@ -866,6 +869,43 @@ def _cut_groups(pairs: list[tuple[list[StateEvent], list[StateEvent]]], links: d
             cut.update(id(c) for c, o in zip(copies, originals, strict=True) if id(o) not in reached)
     links.clear()
     return frozenset(cut) if cut else _NO_IDS
+
+
+class _Refused(list[Event]):
+    """The rows of a selection that ``having`` refused (none), with the row it refused in
+    ``data``."""
+
+    __slots__ = ("data",)
+    data: Any
+
+
+def _refused(selector: Any, se: StateEvent) -> list[Event]:
+    """The rows of ``se``'s selection that made none: where ``having`` refused its row, a
+    :class:`_Refused` holding that row.
+
+    Siddhi's selector writes a match's row into the StateEvent before it tests ``having``, so
+    a state event that went out earlier in the input chunk (a count state's match, made again
+    by a later event) goes out with the refused row's values.  The row is made again from the
+    event and, with aggregators, from their values now (the refused selection updated them
+    as it made the row).  Not where ``order by``, ``offset`` or ``limit`` stand after the
+    selection (its rows would not be the ones they kept).
+    """
+    plan = selector.plan
+    if (plan.having is None and plan.having_add is None) or plan.post is not None:
+        return []
+    try:
+        if not plan.factories:
+            data = plan.project(se)
+        else:
+            states = selector.states.get(plan.group_key(se) if plan.group_key is not None else None)
+            if states is None:
+                return []
+            data = plan.project_value(se, states)
+    except Exception:  # noqa: BLE001 -- the selection itself raised nothing: keep its own rows
+        return []
+    refused = _Refused()
+    refused.data = data
+    return refused
 
 
 def _uncut(pairs: list[tuple[list[StateEvent], list[StateEvent]]], cut: frozenset[int]

@@ -980,9 +980,9 @@ def _state_query(rng: random.Random, streams: list[_Stream], sequence: bool) -> 
         if rng.random() < 0.4:
             tail += f"\ngroup by {chosen[0]}"
         if rng.random() < 0.3:
-            # a count only grows: a row that passed is never followed by one that fails
-            # (Siddhi's earlier row would then carry the failed one's values)
-            tail += f"\nhaving n >= {rng.randint(1, 3)}"
+            # (a state event selected again in one chunk whose later row fails: its earlier
+            # row goes out with the refused one's values, PatternRuntime._send_captured)
+            tail += f"\nhaving n {rng.choice(('>=', '<', '!='))} {rng.randint(1, 3)}"
     return f"from {body}{within}\nselect {select}{tail}"
 
 
